@@ -1,0 +1,51 @@
+# vireo: `make run` and `make test` do everything on a fresh Debian machine.
+PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
+            libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest
+BUILD_DIR ?= build
+ASAN_DIR ?= build-asan
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build run test test-asan bench compare format clean
+
+all: build
+
+# Installs only the packages that are missing; silent when everything is present.
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	./$(BUILD_DIR)/vireo-server conf/vireo.conf
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j 2
+
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIREO_SANITIZE=ON
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 2
+
+bench: build
+	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done
+
+compare: build
+	/usr/bin/python3 bench/compare --vireo ./$(BUILD_DIR)/vireo-server
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

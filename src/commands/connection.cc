@@ -1,0 +1,219 @@
+// Connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
+#include <fmt/format.h>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// The version we report to clients: libraries enable features by it, and vireo implements
+// Redis 7.2's behaviour.
+constexpr std::string_view kRedisCompatVersion = "7.2.4";
+
+void PingCommand(CommandContext& ctx) {
+  if (ctx.argc() > 2) {
+    ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  // A RESP2 subscriber can only receive arrays, so PING answers with one there.
+  if (ctx.client.has(kClientPubsub) && ctx.client.resp() == 2) {
+    ctx.reply.Array(2);
+    ctx.reply.Bulk("pong");
+    ctx.reply.Bulk(ctx.argc() == 2 ? ctx.arg(1) : "");
+    return;
+  }
+  if (ctx.argc() == 2) {
+    ctx.reply.Bulk(ctx.arg(1));
+  } else {
+    ctx.reply.Raw("+PONG\r\n");
+  }
+}
+
+void EchoCommand(CommandContext& ctx) { ctx.reply.Bulk(ctx.arg(1)); }
+
+void QuitCommand(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.server.CloseAfterReply(ctx.client);
+}
+
+bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
+  const std::string& required = ctx.server.cfg().requirepass;
+  return EqualsIgnoreCase(user, "default") && !required.empty() && pass == required;
+}
+
+void AuthCommand(CommandContext& ctx) {
+  if (ctx.argc() > 3) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
+  std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
+  if (ctx.argc() == 2 && ctx.server.cfg().requirepass.empty()) {
+    ctx.reply.Error(
+        "ERR AUTH <password> called without any password configured for the default user. Are "
+        "you sure your configuration is correct?");
+    return;
+  }
+  // With no password configured the default user accepts any password for AUTH user pass.
+  if (ctx.server.cfg().requirepass.empty() && EqualsIgnoreCase(user, "default")) {
+    ctx.client.set_authenticated(true);
+    ctx.reply.Ok();
+    return;
+  }
+  if (!CheckPassword(ctx, user, pass)) {
+    ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
+    return;
+  }
+  ctx.client.set_authenticated(true);
+  ctx.reply.Ok();
+}
+
+bool ValidClientName(std::string_view name) {
+  for (unsigned char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+void HelloCommand(CommandContext& ctx) {
+  int64_t protover = 0;
+  size_t i = 1;
+  if (ctx.argc() >= 2) {
+    if (!ParseInt64(ctx.arg(1), &protover)) {
+      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (protover < 2 || protover > 3) {
+      ctx.reply.Error("NOPROTO unsupported protocol version");
+      return;
+    }
+    i = 2;
+  }
+  std::string_view auth_user, auth_pass, setname;
+  bool has_auth = false, has_setname = false;
+  for (; i < ctx.argc(); ++i) {
+    size_t more = ctx.argc() - i - 1;
+    if (IsArg(ctx.arg(i), "AUTH") && more >= 2) {
+      auth_user = ctx.arg(i + 1);
+      auth_pass = ctx.arg(i + 2);
+      has_auth = true;
+      i += 2;
+    } else if (IsArg(ctx.arg(i), "SETNAME") && more >= 1) {
+      setname = ctx.arg(i + 1);
+      has_setname = true;
+      i += 1;
+    } else {
+      ctx.reply.Error(fmt::format("ERR Syntax error in HELLO option '{}'", ctx.arg(i)));
+      return;
+    }
+  }
+  if (has_auth) {
+    bool ok = ctx.server.cfg().requirepass.empty() ? EqualsIgnoreCase(auth_user, "default")
+                                                   : CheckPassword(ctx, auth_user, auth_pass);
+    if (!ok) {
+      ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
+      return;
+    }
+    ctx.client.set_authenticated(true);
+  }
+  if (!ctx.client.authenticated()) {
+    ctx.reply.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+        "RESP protocol version at the same time");
+    return;
+  }
+  if (has_setname) {
+    if (!ValidClientName(setname)) {
+      ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      return;
+    }
+    ctx.client.name = std::string(setname);
+  }
+  if (protover != 0) ctx.client.set_resp(static_cast<int>(protover));
+  ReplyBuilder& r = ctx.reply;
+  r.Map(7);
+  r.Bulk("server");
+  r.Bulk("redis");
+  r.Bulk("version");
+  r.Bulk(kRedisCompatVersion);
+  r.Bulk("proto");
+  r.Integer(ctx.client.resp());
+  r.Bulk("id");
+  r.Integer(static_cast<int64_t>(ctx.client.id()));
+  r.Bulk("mode");
+  r.Bulk("standalone");
+  r.Bulk("role");
+  r.Bulk("master");
+  r.Bulk("modules");
+  r.EmptyArray();
+}
+
+void SelectCommand(CommandContext& ctx) {
+  int64_t index;
+  if (!ParseInt64(ctx.arg(1), &index)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (index < 0 || index >= ctx.server.db_count()) {
+    ctx.reply.Error(errors::kDbIndexOutOfRange);
+    return;
+  }
+  ctx.client.set_db_index(static_cast<int>(index));
+  ctx.reply.Ok();
+}
+
+void ResetCommand(CommandContext& ctx) {
+  Client& c = ctx.client;
+  c.multi_queue.clear();
+  c.clear(kClientMulti);
+  c.clear(kClientDirtyCas);
+  c.clear(kClientDirtyExec);
+  ctx.server.UnwatchAll(c);
+  c.set_db_index(0);
+  c.set_resp(2);
+  c.clear(kClientNoEvict);
+  c.clear(kClientNoTouch);
+  c.clear(kClientReplyOff);
+  c.clear(kClientReplySkip);
+  c.clear(kClientReplySkipNext);
+  ctx.server.ResetClientState(c);
+  c.set_authenticated(ctx.server.cfg().requirepass.empty());
+  ctx.reply.Raw("+RESET\r\n");
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable& table) {
+  table.Add({"ping", -1, kCmdFast, 0, 0, 0, "@fast @connection", "connection", "1.0.0",
+             "Returns the server's liveliness response.", "[message]", PingCommand, "O(1)"});
+  table.Add({"echo", 2, kCmdFast, 0, 0, 0, "@fast @connection", "connection", "1.0.0",
+             "Returns the given string.", "message", EchoCommand, "O(1)"});
+  table.Add({"quit", -1, kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading |
+                              kCmdStale,
+             0, 0, 0, "@fast @connection", "connection", "1.0.0",
+             "Closes the connection.", "", QuitCommand, "O(1)"});
+  table.Add({"reset", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth |
+                             kCmdAllowBusy,
+             0, 0, 0, "@fast @connection", "connection", "6.2.0",
+             "Resets the connection.", "", ResetCommand, "O(1)"});
+  table.Add({"auth", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth |
+                             kCmdAllowBusy,
+             0, 0, 0, "@fast @connection", "connection", "1.0.0",
+             "Authenticates the connection.", "[username] password", AuthCommand,
+             "O(N) where N is the number of passwords defined for the user"});
+  table.Add({"hello", -1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth |
+                              kCmdAllowBusy,
+             0, 0, 0, "@fast @connection", "connection", "6.0.0",
+             "Handshakes with the Redis server.",
+             "[protover [AUTH username password] [SETNAME clientname]]", HelloCommand, "O(1)"});
+  table.Add({"select", 2, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, "@fast @connection",
+             "connection", "1.0.0", "Changes the selected database.", "index", SelectCommand,
+             "O(1)"});
+}
+
+}  // namespace vireo

@@ -1,0 +1,49 @@
+#include "commands/helpers.h"
+
+#include "server/server.h"
+#include "util/strings.h"
+
+namespace vireo {
+
+DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = ctx.db.Find(key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != type) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return entry;
+}
+
+std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg, std::string_view error) {
+  int64_t value;
+  if (!ParseInt64(arg, &value)) {
+    ctx.reply.Error(error);
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg) {
+  double value;
+  if (!ParseDouble(arg, &value)) {
+    ctx.reply.Error(errors::kNotFloat);
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool IsArg(std::string_view arg, std::string_view keyword) { return EqualsIgnoreCase(arg, keyword); }
+
+void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty) {
+  KeyWritten(ctx, ctx.db, key, dirty);
+}
+
+void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_t dirty) {
+  db.NotifyModified(key);
+  ctx.server.AddDirty(dirty);
+}
+
+}  // namespace vireo

@@ -1,0 +1,33 @@
+// Small pieces every command family uses: typed lookups and argument parsing that reply with
+// Redis's error on failure.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "db/database.h"
+#include "server/command_context.h"
+
+namespace vireo {
+
+// The entry for `key` if it exists and holds `type`. On a type mismatch replies WRONGTYPE and
+// sets *wrong_type. Missing keys return nullptr without replying.
+DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
+
+// Parses an integer argument; on failure replies `error` (default: not an integer) and
+// returns nullopt.
+std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg,
+                              std::string_view error = errors::kNotInteger);
+// Parses a float argument; on failure replies "ERR value is not a valid float".
+std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg);
+
+// Case-insensitive equality of an argument with an upper-case keyword.
+bool IsArg(std::string_view arg, std::string_view keyword);
+
+// Bookkeeping after a successful write to `key`: WATCH invalidation and the dirty counter.
+// Blocked-client wake-ups and keyspace notifications hook in here as they arrive.
+void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty = 1);
+// The same for a key of another database than the client's (MOVE, COPY ... DB n).
+void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_t dirty = 1);
+
+}  // namespace vireo

@@ -1,0 +1,892 @@
+// Introspection: COMMAND, CLIENT, INFO, SLOWLOG, MONITOR.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <vector>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/info.h"
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/glob.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// Redis's HELP layout: a usage line, the given lines, then HELP itself, all as status replies.
+void ReplyHelp(CommandContext& ctx, std::string_view command,
+               std::initializer_list<std::string_view> lines) {
+  ctx.reply.Array(lines.size() + 3);
+  ctx.reply.SimpleString(
+      fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", command));
+  for (std::string_view line : lines) ctx.reply.SimpleString(line);
+  ctx.reply.SimpleString("HELP");
+  ctx.reply.SimpleString("    Prints this help.");
+}
+
+// Redis's reply for handlers that parse their own subcommand arguments.
+void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  ctx.reply.Error(
+      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+                  ctx.arg(1).substr(0, 128), ToUpper(ctx.arg(0))));
+}
+
+// Parses an integer in [min, max]; anything else replies "ERR <message>".
+std::optional<int64_t> ArgRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max,
+                                std::string_view message) {
+  int64_t value;
+  if (!ParseInt64(arg, &value) || value < min || value > max) {
+    ctx.reply.Error(fmt::format("ERR {}", message));
+    return std::nullopt;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// COMMAND
+
+// The flag names COMMAND INFO shows, in Redis's order. may_replicate is hidden, as in Redis.
+constexpr std::pair<CommandFlag, std::string_view> kFlagNames[] = {
+    {kCmdWrite, "write"},
+    {kCmdReadonly, "readonly"},
+    {kCmdDenyOom, "denyoom"},
+    {kCmdAdmin, "admin"},
+    {kCmdPubsub, "pubsub"},
+    {kCmdNoScript, "noscript"},
+    {kCmdBlocking, "blocking"},
+    {kCmdLoading, "loading"},
+    {kCmdStale, "stale"},
+    {kCmdSkipMonitor, "skip_monitor"},
+    {kCmdSkipSlowlog, "skip_slowlog"},
+    {kCmdFast, "fast"},
+    {kCmdNoAuth, "no_auth"},
+    {kCmdNoMulti, "no_multi"},
+    {kCmdMovableKeys, "movablekeys"},
+    {kCmdAllowBusy, "allow_busy"},
+};
+
+std::vector<std::string_view> SplitWords(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// Key specs are derived from the legacy first/last/step triple, so their flags can only say
+// whether the command reads or writes.
+std::vector<std::string_view> KeySpecFlags(const CommandSpec& spec) {
+  if (spec.has(kCmdWrite)) return {"RW", "access", "update"};
+  return {"RO", "access"};
+}
+
+bool HasKeys(const CommandSpec& spec) { return spec.first_key > 0 || spec.has(kCmdMovableKeys); }
+
+std::vector<const CommandSpec*> SortedSubcommands(const CommandSpec& spec) {
+  std::vector<const CommandSpec*> subs;
+  for (const auto& [name, sub] : spec.subcommands) subs.push_back(sub.get());
+  std::sort(subs.begin(), subs.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  return subs;
+}
+
+std::vector<const CommandSpec*> SortedCommands() {
+  std::vector<const CommandSpec*> all;
+  for (const auto& [name, spec] : CommandTable::Instance().all()) all.push_back(spec.get());
+  std::sort(all.begin(), all.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  return all;
+}
+
+// "get" or "config|get", any case.
+const CommandSpec* LookupFullName(std::string_view name) {
+  size_t bar = name.find('|');
+  const CommandSpec* spec = CommandTable::Instance().Find(name.substr(0, bar));
+  if (spec == nullptr || bar == std::string_view::npos) return spec;
+  if (spec->subcommands.empty()) return nullptr;
+  return CommandTable::FindSubcommand(*spec, name.substr(bar + 1));
+}
+
+void ReplyStatusSet(ReplyBuilder& r, const std::vector<std::string_view>& items) {
+  r.Set(items.size());
+  for (std::string_view item : items) r.SimpleString(item);
+}
+
+void ReplyKeySpecs(ReplyBuilder& r, const CommandSpec& spec) {
+  if (spec.first_key <= 0) {
+    r.Array(0);
+    return;
+  }
+  r.Array(1);
+  r.Map(3);
+  r.Bulk("flags");
+  ReplyStatusSet(r, KeySpecFlags(spec));
+  r.Bulk("begin_search");
+  r.Map(2);
+  r.Bulk("type");
+  r.Bulk("index");
+  r.Bulk("spec");
+  r.Map(1);
+  r.Bulk("index");
+  r.Integer(spec.first_key);
+  r.Bulk("find_keys");
+  r.Map(2);
+  r.Bulk("type");
+  r.Bulk("range");
+  r.Bulk("spec");
+  r.Map(3);
+  r.Bulk("lastkey");
+  // Relative to the first key; negative counts from the end of argv.
+  r.Integer(spec.last_key >= 0 ? spec.last_key - spec.first_key : spec.last_key);
+  r.Bulk("keystep");
+  r.Integer(spec.key_step);
+  r.Bulk("limit");
+  r.Integer(0);
+}
+
+void ReplyCommandInfo(ReplyBuilder& r, const CommandSpec& spec) {
+  r.Array(10);
+  r.Bulk(spec.name);
+  r.Integer(spec.arity);
+  std::vector<std::string_view> flags;
+  for (const auto& [flag, name] : kFlagNames) {
+    if (spec.has(flag)) flags.push_back(name);
+  }
+  ReplyStatusSet(r, flags);
+  r.Integer(spec.first_key);
+  r.Integer(spec.last_key);
+  r.Integer(spec.key_step);
+  ReplyStatusSet(r, SplitWords(spec.acl_categories));
+  r.Set(0);  // tips
+  ReplyKeySpecs(r, spec);
+  std::vector<const CommandSpec*> subs = SortedSubcommands(spec);
+  r.Array(subs.size());
+  for (const CommandSpec* sub : subs) ReplyCommandInfo(r, *sub);
+}
+
+void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, bool has_keys) {
+  r.Array(args.size());
+  for (const CommandArg& arg : args) {
+    bool key_index = has_keys && arg.type == "key";
+    bool nested = arg.type == "oneof" || arg.type == "block";
+    std::vector<std::string_view> flags;
+    if (arg.optional) flags.push_back("optional");
+    if (arg.multiple) flags.push_back("multiple");
+    if (arg.multiple_token) flags.push_back("multiple_token");
+    r.Map(2 + (key_index ? 1 : 0) + (arg.token.empty() ? 0 : 1) + (flags.empty() ? 0 : 1) +
+          (nested ? 1 : 0));
+    r.Bulk("name");
+    r.Bulk(arg.name);
+    r.Bulk("type");
+    r.Bulk(arg.type);
+    if (key_index) {
+      r.Bulk("key_spec_index");
+      r.Integer(0);
+    }
+    if (!arg.token.empty()) {
+      r.Bulk("token");
+      r.Bulk(arg.token);
+    }
+    if (!flags.empty()) {
+      r.Bulk("flags");
+      ReplyStatusSet(r, flags);
+    }
+    if (nested) {
+      r.Bulk("arguments");
+      ReplyArgs(r, arg.subargs, has_keys);
+    }
+  }
+}
+
+void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
+  bool has_complexity = !spec.complexity.empty();
+  bool has_args = !spec.args.empty();
+  bool has_subs = !spec.subcommands.empty();
+  r.Map(3 + (has_complexity ? 1 : 0) + (has_args ? 1 : 0) + (has_subs ? 1 : 0));
+  r.Bulk("summary");
+  r.Bulk(spec.summary);
+  r.Bulk("since");
+  r.Bulk(spec.since);
+  r.Bulk("group");
+  r.Bulk(spec.group);
+  if (has_complexity) {
+    r.Bulk("complexity");
+    r.Bulk(spec.complexity);
+  }
+  if (has_args) {
+    r.Bulk("arguments");
+    ReplyArgs(r, spec.args, spec.first_key > 0);
+  }
+  if (has_subs) {
+    r.Bulk("subcommands");
+    std::vector<const CommandSpec*> subs = SortedSubcommands(spec);
+    r.Map(subs.size());
+    for (const CommandSpec* sub : subs) {
+      r.Bulk(sub->name);
+      ReplyCommandDocs(r, *sub);
+    }
+  }
+}
+
+void CommandCommand(CommandContext& ctx) {
+  std::vector<const CommandSpec*> all = SortedCommands();
+  ctx.reply.Array(all.size());
+  for (const CommandSpec* spec : all) ReplyCommandInfo(ctx.reply, *spec);
+}
+
+void CommandCountCommand(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(CommandTable::Instance().all().size()));
+}
+
+void CommandInfoCommand(CommandContext& ctx) {
+  if (ctx.argc() == 2) {
+    CommandCommand(ctx);
+    return;
+  }
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    const CommandSpec* spec = LookupFullName(ctx.arg(i));
+    if (spec == nullptr) {
+      ctx.reply.Null();
+    } else {
+      ReplyCommandInfo(ctx.reply, *spec);
+    }
+  }
+}
+
+void CommandDocsCommand(CommandContext& ctx) {
+  if (ctx.argc() == 2) {
+    std::vector<const CommandSpec*> all = SortedCommands();
+    ctx.reply.Map(all.size());
+    for (const CommandSpec* spec : all) {
+      ctx.reply.Bulk(spec->name);
+      ReplyCommandDocs(ctx.reply, *spec);
+    }
+    return;
+  }
+  std::vector<const CommandSpec*> found;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    if (const CommandSpec* spec = LookupFullName(ctx.arg(i))) found.push_back(spec);
+  }
+  ctx.reply.Map(found.size());
+  for (const CommandSpec* spec : found) {
+    ctx.reply.Bulk(spec->name);
+    ReplyCommandDocs(ctx.reply, *spec);
+  }
+}
+
+struct CommandListFilter {
+  enum class Kind { kNone, kModule, kAclCat, kPattern } kind = Kind::kNone;
+  std::string_view arg;
+
+  bool Matches(const CommandSpec& spec) const {
+    switch (kind) {
+      case Kind::kNone:
+        return true;
+      case Kind::kModule:
+        return false;  // no modules
+      case Kind::kAclCat:
+        for (std::string_view cat : SplitWords(spec.acl_categories)) {
+          if (cat.size() > 1 && EqualsIgnoreCase(cat.substr(1), arg)) return true;
+        }
+        return false;
+      case Kind::kPattern:
+        return GlobMatch(arg, spec.name, true);
+    }
+    return false;
+  }
+};
+
+void CommandListCommand(CommandContext& ctx) {
+  CommandListFilter filter;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    if (!IsArg(ctx.arg(i), "FILTERBY") || ctx.argc() - 1 - i != 2) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    std::string_view type = ctx.arg(i + 1);
+    if (IsArg(type, "MODULE")) {
+      filter.kind = CommandListFilter::Kind::kModule;
+    } else if (IsArg(type, "ACLCAT")) {
+      filter.kind = CommandListFilter::Kind::kAclCat;
+    } else if (IsArg(type, "PATTERN")) {
+      filter.kind = CommandListFilter::Kind::kPattern;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    filter.arg = ctx.arg(i + 2);
+    i += 2;
+  }
+  std::vector<std::string_view> names;
+  for (const CommandSpec* spec : SortedCommands()) {
+    if (filter.Matches(*spec)) names.push_back(spec->name);
+    for (const CommandSpec* sub : SortedSubcommands(*spec)) {
+      if (filter.Matches(*sub)) names.push_back(sub->name);
+    }
+  }
+  ctx.reply.Array(names.size());
+  for (std::string_view name : names) ctx.reply.Bulk(name);
+}
+
+void GetKeys(CommandContext& ctx, bool with_flags) {
+  std::span<const std::string_view> argv = ctx.argv.subspan(2);
+  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
+    spec = CommandTable::FindSubcommand(*spec, argv[1]);
+  }
+  if (spec == nullptr) {
+    ctx.reply.Error("ERR Invalid command specified");
+    return;
+  }
+  if (!HasKeys(*spec)) {
+    ctx.reply.Error("ERR The command has no key arguments");
+    return;
+  }
+  if (!spec->ArityOk(argv.size())) {
+    ctx.reply.Error("ERR Invalid number of arguments specified for command");
+    return;
+  }
+  std::vector<size_t> positions = spec->KeyPositions(argv);
+  if (positions.empty()) {
+    ctx.reply.Error("ERR Invalid arguments specified for command");
+    return;
+  }
+  std::vector<std::string_view> flags = KeySpecFlags(*spec);
+  ctx.reply.Array(positions.size());
+  for (size_t pos : positions) {
+    if (with_flags) {
+      ctx.reply.Array(2);
+      ctx.reply.Bulk(argv[pos]);
+      ReplyStatusSet(ctx.reply, flags);
+    } else {
+      ctx.reply.Bulk(argv[pos]);
+    }
+  }
+}
+
+void CommandGetKeysCommand(CommandContext& ctx) { GetKeys(ctx, false); }
+void CommandGetKeysAndFlagsCommand(CommandContext& ctx) { GetKeys(ctx, true); }
+
+void CommandHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, "COMMAND",
+            {"(no subcommand)", "    Return details about all Redis commands.", "COUNT",
+             "    Return the total number of commands in this Redis server.", "LIST",
+             "    Return a list of all commands in this Redis server.", "INFO [<command-name> ...]",
+             "    Return details about multiple Redis commands.",
+             "    If no command names are given, documentation details for all",
+             "    commands are returned.", "DOCS [<command-name> ...]",
+             "    Return documentation details about multiple Redis commands.",
+             "    If no command names are given, documentation details for all",
+             "    commands are returned.", "GETKEYS <full-command>",
+             "    Return the keys from a full Redis command.", "GETKEYSANDFLAGS <full-command>",
+             "    Return the keys and the access flags from a full Redis command."});
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLIENT
+
+enum class ClientType { kNormal, kReplica, kPubsub, kMaster };
+
+std::optional<ClientType> ParseClientType(std::string_view name) {
+  if (IsArg(name, "NORMAL")) return ClientType::kNormal;
+  if (IsArg(name, "SLAVE") || IsArg(name, "REPLICA")) return ClientType::kReplica;
+  if (IsArg(name, "PUBSUB")) return ClientType::kPubsub;
+  if (IsArg(name, "MASTER")) return ClientType::kMaster;
+  return std::nullopt;
+}
+
+// A MONITOR counts as a normal client, as in Redis.
+ClientType TypeOf(const Client& client) {
+  return client.has(kClientPubsub) ? ClientType::kPubsub : ClientType::kNormal;
+}
+
+// Names, library names and versions appear unquoted in CLIENT LIST, so they must not contain
+// anything that would break splitting it on spaces.
+bool ValidClientAttribute(std::string_view value) {
+  return std::all_of(value.begin(), value.end(),
+                     [](unsigned char c) { return c >= '!' && c <= '~'; });
+}
+
+void ClientIdCommand(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.client.id()));
+}
+
+void ClientGetnameCommand(CommandContext& ctx) {
+  if (ctx.client.name.empty()) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.Bulk(ctx.client.name);
+  }
+}
+
+void ClientSetnameCommand(CommandContext& ctx) {
+  if (!ValidClientAttribute(ctx.arg(2))) {
+    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  ctx.client.name = std::string(ctx.arg(2));
+  ctx.reply.Ok();
+}
+
+void ClientSetinfoCommand(CommandContext& ctx) {
+  std::string_view attr = ctx.arg(2);
+  std::string* target;
+  if (IsArg(attr, "LIB-NAME")) {
+    target = &ctx.client.lib_name;
+  } else if (IsArg(attr, "LIB-VER")) {
+    target = &ctx.client.lib_ver;
+  } else {
+    ctx.reply.Error(fmt::format("ERR Unrecognized option '{}'", attr));
+    return;
+  }
+  if (!ValidClientAttribute(ctx.arg(3))) {
+    ctx.reply.Error(
+        fmt::format("ERR {} cannot contain spaces, newlines or special characters.", attr));
+    return;
+  }
+  *target = std::string(ctx.arg(3));
+  ctx.reply.Ok();
+}
+
+void ClientInfoCommand(CommandContext& ctx) {
+  ctx.reply.Verbatim(ClientInfoLine(ctx.server, ctx.client) + "\n");
+}
+
+void ClientListCommand(CommandContext& ctx) {
+  std::optional<ClientType> type;
+  std::vector<uint64_t> ids;
+  if (ctx.argc() == 4 && IsArg(ctx.arg(2), "TYPE")) {
+    type = ParseClientType(ctx.arg(3));
+    if (!type) {
+      ctx.reply.Error(fmt::format("ERR Unknown client type '{}'", ctx.arg(3)));
+      return;
+    }
+  } else if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
+    for (size_t i = 3; i < ctx.argc(); ++i) {
+      auto id = ArgRange(ctx, ctx.arg(i), 1, LLONG_MAX, "Invalid client ID");
+      if (!id) return;
+      ids.push_back(static_cast<uint64_t>(*id));
+    }
+  } else if (ctx.argc() != 2) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  std::string text;
+  auto add = [&](Client& client) {
+    text += ClientInfoLine(ctx.server, client);
+    text += '\n';
+  };
+  if (!ids.empty()) {
+    for (uint64_t id : ids) {
+      Client* client = ctx.server.FindClient(id);
+      if (client != nullptr && !client->closed) add(*client);
+    }
+  } else {
+    for (const auto& [id, client] : ctx.server.clients()) {
+      if (client->closed || (type && TypeOf(*client) != *type)) continue;
+      add(*client);
+    }
+  }
+  ctx.reply.Verbatim(text);
+}
+
+struct KillFilter {
+  std::optional<uint64_t> id;
+  std::optional<ClientType> type;
+  std::optional<std::string_view> addr;
+  std::optional<std::string_view> laddr;
+  std::optional<std::string_view> user;
+  std::optional<int64_t> max_age;
+  bool skip_me = true;
+
+  bool Matches(const Client& client, const Client& self, int64_t now_ms) const {
+    if (id && client.id() != *id) return false;
+    if (type && TypeOf(client) != *type) return false;
+    if (addr && client.addr != *addr) return false;
+    if (laddr && client.laddr != *laddr) return false;
+    if (user && client.user() != *user) return false;
+    if (max_age && (now_ms - client.created_ms) / 1000 < *max_age) return false;
+    if (skip_me && &client == &self) return false;
+    return true;
+  }
+};
+
+// Parses "CLIENT KILL <filter> <value> ...". False after replying an error.
+bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
+  for (size_t i = 2; i < ctx.argc(); i += 2) {
+    std::string_view name = ctx.arg(i);
+    if (i + 1 >= ctx.argc()) {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+    std::string_view value = ctx.arg(i + 1);
+    if (IsArg(name, "ID")) {
+      auto id = ArgRange(ctx, value, 1, LLONG_MAX, "client-id should be greater than 0");
+      if (!id) return false;
+      filter->id = static_cast<uint64_t>(*id);
+    } else if (IsArg(name, "TYPE")) {
+      filter->type = ParseClientType(value);
+      if (!filter->type) {
+        ctx.reply.Error(fmt::format("ERR Unknown client type '{}'", value));
+        return false;
+      }
+    } else if (IsArg(name, "ADDR")) {
+      filter->addr = value;
+    } else if (IsArg(name, "LADDR")) {
+      filter->laddr = value;
+    } else if (IsArg(name, "USER")) {
+      // Only the default user exists until ACLs do.
+      if (value != "default") {
+        ctx.reply.Error(fmt::format("ERR No such user '{}'", value));
+        return false;
+      }
+      filter->user = value;
+    } else if (IsArg(name, "SKIPME")) {
+      if (IsArg(value, "YES")) {
+        filter->skip_me = true;
+      } else if (IsArg(value, "NO")) {
+        filter->skip_me = false;
+      } else {
+        ctx.reply.Error(errors::kSyntax);
+        return false;
+      }
+    } else if (IsArg(name, "MAXAGE")) {
+      int64_t age;
+      if (!ParseInt64(value, &age)) {
+        ctx.reply.Error("ERR maxage is not an integer or out of range");
+        return false;
+      }
+      filter->max_age = age;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void KillClient(CommandContext& ctx, Client& victim) {
+  // The killer's own connection still gets its reply.
+  if (&victim == &ctx.client) {
+    ctx.server.CloseAfterReply(victim);
+  } else {
+    ctx.server.CloseClient(victim);
+  }
+}
+
+void ClientKillCommand(CommandContext& ctx) {
+  if (ctx.argc() == 3) {
+    // The old form: CLIENT KILL ip:port.
+    for (const auto& [id, client] : ctx.server.clients()) {
+      if (client->closed || client->addr != ctx.arg(2)) continue;
+      ctx.reply.Ok();
+      KillClient(ctx, *client);
+      return;
+    }
+    ctx.reply.Error("ERR No such client");
+    return;
+  }
+  KillFilter filter;
+  if (!ParseKillFilter(ctx, &filter)) return;
+  int64_t now = NowMs();
+  std::vector<Client*> victims;
+  for (const auto& [id, client] : ctx.server.clients()) {
+    if (!client->closed && filter.Matches(*client, ctx.client, now))
+      victims.push_back(client.get());
+  }
+  ctx.reply.Integer(static_cast<int64_t>(victims.size()));
+  for (Client* victim : victims) KillClient(ctx, *victim);
+}
+
+void ClientReplyCommand(CommandContext& ctx) {
+  Client& c = ctx.client;
+  std::string_view mode = ctx.arg(2);
+  if (IsArg(mode, "ON")) {
+    c.clear(kClientReplyOff);
+    c.clear(kClientReplySkip);
+    c.clear(kClientReplySkipNext);
+    ctx.reply.Ok();
+  } else if (IsArg(mode, "OFF")) {
+    c.set(kClientReplyOff);
+  } else if (IsArg(mode, "SKIP")) {
+    if (!c.has(kClientReplyOff)) c.set(kClientReplySkipNext);
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+  }
+}
+
+// CLIENT NO-EVICT / NO-TOUCH on|off.
+void SetClientFlagFromArg(CommandContext& ctx, ClientFlag flag) {
+  if (IsArg(ctx.arg(2), "ON")) {
+    ctx.client.set(flag);
+  } else if (IsArg(ctx.arg(2), "OFF")) {
+    ctx.client.clear(flag);
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void ClientNoEvictCommand(CommandContext& ctx) { SetClientFlagFromArg(ctx, kClientNoEvict); }
+void ClientNoTouchCommand(CommandContext& ctx) { SetClientFlagFromArg(ctx, kClientNoTouch); }
+
+// Client-side caching is not implemented, so tracking is always off.
+void ClientGetredirCommand(CommandContext& ctx) { ctx.reply.Integer(-1); }
+
+void ClientTrackinginfoCommand(CommandContext& ctx) {
+  ctx.reply.Map(3);
+  ctx.reply.Bulk("flags");
+  ctx.reply.Set(1);
+  ctx.reply.SimpleString("off");
+  ctx.reply.Bulk("redirect");
+  ctx.reply.Integer(-1);
+  ctx.reply.Bulk("prefixes");
+  ctx.reply.Array(0);
+}
+
+void ClientHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, "CLIENT",
+            {"GETREDIR",
+             "    Return the client ID we are redirecting to when tracking is enabled.",
+             "GETNAME",
+             "    Return the name of the current connection.",
+             "ID",
+             "    Return the ID of the current connection.",
+             "INFO",
+             "    Return information about the current client connection.",
+             "KILL <ip:port>",
+             "    Kill connection made from <ip:port>.",
+             "KILL <option> <value> [<option> <value> [...]]",
+             "    Kill connections. Options are:",
+             "    * ADDR (<ip:port>|<unixsocket>:0)",
+             "      Kill connections made from the specified address",
+             "    * LADDR (<ip:port>|<unixsocket>:0)",
+             "      Kill connections made to specified local address",
+             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+             "      Kill connections by type.",
+             "    * USER <username>",
+             "      Kill connections authenticated by <username>.",
+             "    * SKIPME (YES|NO)",
+             "      Skip killing current connection (default: yes).",
+             "    * ID <client-id>",
+             "      Kill connections by client id.",
+             "    * MAXAGE <maxage>",
+             "      Kill connections older than the specified age.",
+             "LIST [options ...]",
+             "    Return information about client connections. Options:",
+             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+             "      Return clients of specified type.",
+             "REPLY (ON|OFF|SKIP)",
+             "    Control the replies sent to the current connection.",
+             "SETNAME <name>",
+             "    Assign the name <name> to the current connection.",
+             "SETINFO <option> <value>",
+             "    Set client meta attr. Options are:",
+             "    * LIB-NAME: the client lib name.",
+             "    * LIB-VER: the client lib version.",
+             "TRACKINGINFO",
+             "    Report tracking status for the current connection.",
+             "NO-EVICT (ON|OFF)",
+             "    Protect current client connection from eviction.",
+             "NO-TOUCH (ON|OFF)",
+             "    Will not touch LRU/LFU stats when this mode is on."});
+}
+
+// ---------------------------------------------------------------------------------------------
+// INFO, SLOWLOG, MONITOR
+
+void InfoCommand(CommandContext& ctx) {
+  ctx.reply.Verbatim(BuildInfo(ctx.server, ctx.argv.subspan(1)));
+}
+
+void SlowlogGetCommand(CommandContext& ctx) {
+  if (ctx.argc() > 3) {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  const std::deque<SlowlogEntry>& log = ctx.server.slowlog();
+  size_t count = 10;
+  if (ctx.argc() == 3) {
+    auto n = ArgRange(ctx, ctx.arg(2), -1, LONG_MAX, "count should be greater than or equal to -1");
+    if (!n) return;
+    count = *n == -1 ? log.size() : static_cast<size_t>(*n);
+  }
+  count = std::min(count, log.size());
+  ReplyBuilder& r = ctx.reply;
+  r.Array(count);
+  for (size_t i = 0; i < count; ++i) {
+    const SlowlogEntry& e = log[i];
+    r.Array(6);
+    r.Integer(static_cast<int64_t>(e.id));
+    r.Integer(e.timestamp);
+    r.Integer(e.duration_us);
+    r.Array(e.argv.size());
+    for (const std::string& arg : e.argv) r.Bulk(arg);
+    r.Bulk(e.peer);
+    r.Bulk(e.client_name);
+  }
+}
+
+void SlowlogLenCommand(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().size()));
+}
+
+void SlowlogResetCommand(CommandContext& ctx) {
+  ctx.server.SlowlogReset();
+  ctx.reply.Ok();
+}
+
+void SlowlogHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, "SLOWLOG",
+            {"GET [<count>]",
+             "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+             "    Entries are made of:",
+             "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+             "    client name", "LEN", "    Return the length of the slowlog.", "RESET",
+             "    Reset the slowlog."});
+}
+
+void MonitorCommand(CommandContext& ctx) {
+  // Inside EXEC the client expects one reply per command, which a monitor stream would break.
+  if (ctx.in_exec) {
+    ctx.reply.Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    return;
+  }
+  if (ctx.client.has(kClientMonitor)) return;
+  ctx.server.AddMonitor(ctx.client);
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterIntrospectionCommands(CommandTable& table) {
+  constexpr uint32_t kLS = kCmdLoading | kCmdStale;
+  constexpr uint32_t kNLS = kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint32_t kAdminNLS = kCmdAdmin | kNLS;
+  constexpr const char* kConn = "@slow @connection";
+  constexpr const char* kAdminConn = "@admin @slow @dangerous @connection";
+  constexpr const char* kHelpSummary = "Returns helpful text about the different subcommands.";
+
+  table.Add({"command", -1, kLS, 0, 0, 0, kConn, "server", "2.8.13",
+             "Returns detailed information about all commands.", "", CommandCommand,
+             "O(N) where N is the total number of Redis commands"});
+  table.AddSubcommand("command", {"count", 2, kLS, 0, 0, 0, kConn, "server", "2.8.13",
+                                  "Returns a count of commands.", "", CommandCountCommand, "O(1)"});
+  table.AddSubcommand("command",
+                      {"docs", -2, kLS, 0, 0, 0, kConn, "server", "7.0.0",
+                       "Returns documentary information about one, multiple or all commands.",
+                       "[command-name [command-name ...]]", CommandDocsCommand,
+                       "O(N) where N is the number of commands to look up"});
+  table.AddSubcommand(
+      "command", {"getkeys", -3, kLS, 0, 0, 0, kConn, "server", "2.8.13",
+                  "Extracts the key names from an arbitrary command.", "command [arg ...]",
+                  CommandGetKeysCommand, "O(N) where N is the number of arguments to the command"});
+  table.AddSubcommand(
+      "command",
+      {"getkeysandflags", -3, kLS, 0, 0, 0, kConn, "server", "7.0.0",
+       "Extracts the key names and access flags for an arbitrary command.", "command [arg ...]",
+       CommandGetKeysAndFlagsCommand, "O(N) where N is the number of arguments to the command"});
+  table.AddSubcommand("command", {"help", 2, kLS, 0, 0, 0, kConn, "server", "5.0.0", kHelpSummary,
+                                  "", CommandHelpCommand, "O(1)"});
+  table.AddSubcommand("command", {"info", -2, kLS, 0, 0, 0, kConn, "server", "2.8.13",
+                                  "Returns information about one, multiple or all commands.",
+                                  "[command-name [command-name ...]]", CommandInfoCommand,
+                                  "O(N) where N is the number of commands to look up"});
+  table.AddSubcommand(
+      "command",
+      {"list", -2, kLS, 0, 0, 0, kConn, "server", "7.0.0", "Returns a list of command names.",
+       "[FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]", CommandListCommand,
+       "O(N) where N is the total number of Redis commands"});
+
+  table.Add({"client", -2, 0, 0, 0, 0, "@slow", "connection", "2.4.0",
+             "A container for client connection commands.", "", nullptr, "Depends on subcommand."});
+  table.AddSubcommand("client",
+                      {"getname", 2, kNLS, 0, 0, 0, kConn, "connection", "2.6.9",
+                       "Returns the name of the connection.", "", ClientGetnameCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"getredir", 2, kNLS, 0, 0, 0, kConn, "connection", "6.0.0",
+       "Returns the client ID to which the connection's tracking notifications are redirected.", "",
+       ClientGetredirCommand, "O(1)"});
+  table.AddSubcommand("client", {"help", 2, kLS, 0, 0, 0, kConn, "connection", "5.0.0",
+                                 kHelpSummary, "", ClientHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "client", {"id", 2, kNLS, 0, 0, 0, kConn, "connection", "5.0.0",
+                 "Returns the unique client ID of the connection.", "", ClientIdCommand, "O(1)"});
+  table.AddSubcommand("client",
+                      {"info", 2, kNLS, 0, 0, 0, kConn, "connection", "6.2.0",
+                       "Returns information about the connection.", "", ClientInfoCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"kill", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "2.4.0",
+       "Terminates open connections.",
+       "<ip:port | [ID client-id] [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] "
+       "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME <YES | NO>] [MAXAGE maxage]>",
+       ClientKillCommand, "O(N) where N is the number of client connections"});
+  table.AddSubcommand(
+      "client",
+      {"list", -2, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "2.4.0", "Lists open connections.",
+       "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+       ClientListCommand, "O(N) where N is the number of client connections"});
+  table.AddSubcommand("client", {"no-evict", 3, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
+                                 "7.0.0", "Sets the client eviction mode of the connection.",
+                                 "<ON | OFF>", ClientNoEvictCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"no-touch", 3, kNLS, 0, 0, 0, kConn, "connection", "7.2.0",
+       "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+       "<ON | OFF>", ClientNoTouchCommand, "O(1)"});
+  table.AddSubcommand("client", {"reply", 3, kNLS, 0, 0, 0, kConn, "connection", "3.2.0",
+                                 "Instructs the server whether to reply to commands.",
+                                 "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});
+  table.AddSubcommand("client",
+                      {"setinfo", 4, kNLS, 0, 0, 0, kConn, "connection", "7.2.0",
+                       "Sets information specific to the client or connection.",
+                       "<LIB-NAME libname | LIB-VER libver>", ClientSetinfoCommand, "O(1)"});
+  table.AddSubcommand(
+      "client", {"setname", 3, kNLS, 0, 0, 0, kConn, "connection", "2.6.9",
+                 "Sets the connection name.", "connection-name", ClientSetnameCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"trackinginfo", 2, kNLS, 0, 0, 0, kConn, "connection", "6.2.0",
+       "Returns information about server-assisted client-side caching for the connection.", "",
+       ClientTrackinginfoCommand, "O(1)"});
+
+  table.Add({"info", -1, kLS, 0, 0, 0, "@slow @dangerous", "server", "1.0.0",
+             "Returns information and statistics about the server.", "[section [section ...]]",
+             InfoCommand, "O(1)"});
+
+  constexpr const char* kAdminAcl = "@admin @slow @dangerous";
+  table.Add({"slowlog", -2, 0, 0, 0, 0, "@slow", "server", "2.2.12",
+             "A container for slow log commands.", "", nullptr, "Depends on subcommand."});
+  table.AddSubcommand("slowlog",
+                      {"get", -2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
+                       "Returns the slow log's entries.", "[count]", SlowlogGetCommand,
+                       "O(N) where N is the number of entries returned"});
+  table.AddSubcommand("slowlog", {"help", 2, kLS, 0, 0, 0, "@slow", "server", "6.2.0", kHelpSummary,
+                                  "", SlowlogHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "slowlog", {"len", 2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
+                  "Returns the number of entries in the slow log.", "", SlowlogLenCommand, "O(1)"});
+  table.AddSubcommand("slowlog",
+                      {"reset", 2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
+                       "Clears all entries from the slow log.", "", SlowlogResetCommand,
+                       "O(N) where N is the number of entries in the slowlog"});
+
+  table.Add({"monitor", 1, kCmdAdmin | kNLS, 0, 0, 0, kAdminAcl, "server", "1.0.0",
+             "Listens for all requests received by the server in real-time.", "", MonitorCommand,
+             ""});
+}
+
+}  // namespace vireo

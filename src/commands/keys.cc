@@ -1,0 +1,832 @@
+// Generic keyspace commands: DEL, UNLINK, EXISTS, TYPE, RENAME(NX), COPY, MOVE, TOUCH, KEYS,
+// SCAN, RANDOMKEY, the EXPIRE/TTL family, PERSIST, OBJECT, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <climits>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "util/glob.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
+
+// Frees values and whole keyspaces off the event loop (UNLINK, FLUSHDB/FLUSHALL ASYNC), so
+// dropping millions of allocations doesn't stall clients. One worker thread, started on first
+// use and joined at exit so nothing is left half-freed.
+class LazyFreer {
+ public:
+  static LazyFreer& Instance() {
+    static LazyFreer freer;
+    return freer;
+  }
+
+  void Free(Value value) {
+    std::lock_guard lock(mu_);
+    values_.push_back(std::move(value));
+    cv_.notify_one();
+  }
+  void Free(std::unique_ptr<Database> db) {
+    std::lock_guard lock(mu_);
+    dbs_.push_back(std::move(db));
+    cv_.notify_one();
+  }
+
+ private:
+  LazyFreer() : worker_([this] { Run(); }) {}
+  ~LazyFreer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    worker_.join();
+  }
+
+  void Run() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !values_.empty() || !dbs_.empty(); });
+      if (values_.empty() && dbs_.empty()) return;  // stop requested and drained
+      std::vector<Value> values;
+      std::vector<std::unique_ptr<Database>> dbs;
+      values.swap(values_);
+      dbs.swap(dbs_);
+      lock.unlock();
+      values.clear();
+      dbs.clear();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Value> values_;
+  std::vector<std::unique_ptr<Database>> dbs_;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+std::mt19937_64& Rng() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return rng;
+}
+
+// Redis's lookupKeyRead: a read lookup that counts towards keyspace_hits/keyspace_misses.
+DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key) {
+  DbEntry* entry = db.Find(key);
+  ServerStats& stats = ctx.server.stats();
+  if (entry != nullptr) {
+    ++stats.keyspace_hits;
+  } else {
+    ++stats.keyspace_misses;
+  }
+  return entry;
+}
+
+// Deletes an entry, handing big values to the background freer when `lazy`.
+void RemoveEntry(Database& db, DbEntry* entry, bool lazy) {
+  if (lazy && entry->value.object() != nullptr) {
+    Value value = std::move(entry->value);
+    db.DeleteEntry(entry);
+    LazyFreer::Instance().Free(std::move(value));
+    return;
+  }
+  db.DeleteEntry(entry);
+}
+
+// A database index argument as Redis's getIntFromObjectOrReply reads it: an integer that
+// fits in 32 bits. `error` replaces both messages when given (SWAPDB).
+std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg,
+                              std::string_view error = {}) {
+  int64_t value;
+  if (!ParseInt64(arg, &value)) {
+    ctx.reply.Error(error.empty() ? errors::kNotInteger : error);
+    return std::nullopt;
+  }
+  if (value < INT_MIN || value > INT_MAX) {
+    ctx.reply.Error(error.empty() ? fmt::format("ERR value is out of range, value must between "
+                                                "{} and {}",
+                                                INT_MIN, INT_MAX)
+                                  : std::string(error));
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
+}
+
+bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
+
+// ---------------------------------------------------------------------------------------------
+// DEL, UNLINK, EXISTS, TOUCH, TYPE
+
+void DeleteKeys(CommandContext& ctx, bool lazy) {
+  int64_t deleted = 0;
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    DbEntry* entry = ctx.db.Find(ctx.arg(i));
+    if (entry == nullptr) continue;
+    RemoveEntry(ctx.db, entry, lazy);
+    KeyWritten(ctx, ctx.arg(i));
+    ++deleted;
+  }
+  ctx.reply.Integer(deleted);
+}
+
+void DelCommand(CommandContext& ctx) { DeleteKeys(ctx, ctx.server.cfg().lazyfree_lazy_user_del); }
+
+void UnlinkCommand(CommandContext& ctx) { DeleteKeys(ctx, true); }
+
+// EXISTS counts a key named twice twice; TOUCH likewise.
+void CountExistingKeys(CommandContext& ctx) {
+  int64_t count = 0;
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    if (LookupRead(ctx, ctx.db, ctx.arg(i)) != nullptr) ++count;
+  }
+  ctx.reply.Integer(count);
+}
+
+void TypeCommand(CommandContext& ctx) {
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1));
+  ctx.reply.SimpleString(entry == nullptr ? "none" : ValueTypeName(entry->value.type()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// RENAME, RENAMENX, COPY, MOVE
+
+void Rename(CommandContext& ctx, bool nx) {
+  std::string_view src = ctx.arg(1);
+  std::string_view dst = ctx.arg(2);
+  DbEntry* entry = ctx.db.Find(src);
+  if (entry == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  // Renaming a key onto itself changes nothing, but the key must still exist.
+  if (src == dst) {
+    if (nx) {
+      ctx.reply.Integer(0);
+    } else {
+      ctx.reply.Ok();
+    }
+    return;
+  }
+  if (DbEntry* existing = ctx.db.Find(dst); existing != nullptr) {
+    if (nx) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    ctx.db.DeleteEntry(existing);
+  }
+  int64_t expire = ctx.db.GetExpire(entry);
+  Value value = std::move(entry->value);
+  ctx.db.DeleteEntry(entry);
+  DbEntry* moved = ctx.db.Add(dst, std::move(value));
+  if (expire != -1) ctx.db.SetExpire(moved, expire);
+  KeyWritten(ctx, src, 0);
+  KeyWritten(ctx, dst);
+  if (nx) {
+    ctx.reply.Integer(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
+void RenameCommand(CommandContext& ctx) { Rename(ctx, false); }
+void RenameNxCommand(CommandContext& ctx) { Rename(ctx, true); }
+
+struct CopyArgs {
+  int dst_db;
+  bool replace = false;
+};
+
+void CopyCommand(CommandContext& ctx) {
+  CopyArgs args{ctx.client.db_index()};
+  for (size_t i = 3; i < ctx.argc(); ++i) {
+    if (IsArg(ctx.arg(i), "REPLACE")) {
+      args.replace = true;
+    } else if (IsArg(ctx.arg(i), "DB") && i + 1 < ctx.argc()) {
+      std::optional<int> db = ArgDbIndex(ctx, ctx.arg(++i));
+      if (!db) return;
+      if (!ValidDb(ctx, *db)) {
+        ctx.reply.Error(errors::kDbIndexOutOfRange);
+        return;
+      }
+      args.dst_db = *db;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::string_view src = ctx.arg(1);
+  std::string_view dst = ctx.arg(2);
+  Database& dst_db = ctx.server.db(args.dst_db);
+  if (&dst_db == &ctx.db && src == dst) {
+    ctx.reply.Error(kSameObject);
+    return;
+  }
+  DbEntry* entry = LookupRead(ctx, ctx.db, src);
+  if (entry == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t expire = ctx.db.GetExpire(entry);
+  if (DbEntry* existing = dst_db.Find(dst); existing != nullptr) {
+    if (!args.replace) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    dst_db.DeleteEntry(existing);
+  }
+  DbEntry* copy = dst_db.Add(dst, entry->value.Clone());
+  if (expire != -1) dst_db.SetExpire(copy, expire);
+  KeyWritten(ctx, dst_db, dst);
+  ctx.reply.Integer(1);
+}
+
+void MoveCommand(CommandContext& ctx) {
+  std::string_view key = ctx.arg(1);
+  std::optional<int> index = ArgDbIndex(ctx, ctx.arg(2));
+  if (!index) return;
+  if (!ValidDb(ctx, *index)) {
+    ctx.reply.Error(errors::kDbIndexOutOfRange);
+    return;
+  }
+  Database& dst_db = ctx.server.db(*index);
+  if (&dst_db == &ctx.db) {
+    ctx.reply.Error(kSameObject);
+    return;
+  }
+  DbEntry* entry = ctx.db.Find(key);
+  if (entry == nullptr || dst_db.Find(key) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t expire = ctx.db.GetExpire(entry);
+  Value value = std::move(entry->value);
+  ctx.db.DeleteEntry(entry);
+  DbEntry* moved = dst_db.Add(key, std::move(value));
+  if (expire != -1) dst_db.SetExpire(moved, expire);
+  KeyWritten(ctx, key, 0);
+  KeyWritten(ctx, dst_db, key);
+  ctx.reply.Integer(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KEYS, SCAN, RANDOMKEY
+
+void KeysCommand(CommandContext& ctx) {
+  std::string_view pattern = ctx.arg(1);
+  // "*" must also match the empty key, which GlobMatch doesn't.
+  bool all_keys = pattern == "*";
+  size_t mark = ctx.reply.DeferLength();
+  size_t count = 0;
+  // Expired keys are skipped but not deleted: the walk must not modify the table.
+  ctx.db.ForEach([&](DbEntry* entry) {
+    std::string_view key = entry->key.view();
+    if (!all_keys && !GlobMatch(pattern, key)) return;
+    if (entry->has_expire() && ctx.db.IsExpired(entry)) return;
+    ctx.reply.Bulk(key);
+    ++count;
+  });
+  ctx.reply.SetDeferredArray(mark, count);
+}
+
+// The cursor as Redis reads it with strtoul: optional sign, decimal digits, nothing else; a
+// negative value wraps around; the empty string is cursor 0. A NUL ends the text, as in C.
+bool ParseScanCursor(std::string_view text, uint64_t* out) {
+  text = text.substr(0, text.find('\0'));
+  if (text.empty()) {
+    *out = 0;
+    return true;
+  }
+  size_t i = 0;
+  bool negative = false;
+  if (text[0] == '+' || text[0] == '-') {
+    negative = text[0] == '-';
+    ++i;
+  }
+  if (i == text.size()) return false;
+  uint64_t value = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c < '0' || c > '9') return false;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  *out = negative ? 0 - value : value;
+  return true;
+}
+
+struct ScanArgs {
+  uint64_t cursor = 0;
+  std::optional<std::string_view> pattern;  // absent or "*": no filtering
+  int64_t count = 10;
+  std::optional<std::string_view> type;
+};
+
+bool ParseScanArgs(CommandContext& ctx, ScanArgs* args) {
+  if (!ParseScanCursor(ctx.arg(1), &args->cursor)) {
+    ctx.reply.Error("ERR invalid cursor");
+    return false;
+  }
+  for (size_t i = 2; i < ctx.argc(); i += 2) {
+    bool has_value = i + 1 < ctx.argc();
+    std::string_view opt = ctx.arg(i);
+    if (IsArg(opt, "COUNT") && has_value) {
+      std::optional<int64_t> count = ArgInt(ctx, ctx.arg(i + 1));
+      if (!count) return false;
+      if (*count < 1) {
+        ctx.reply.Error(errors::kSyntax);
+        return false;
+      }
+      args->count = *count;
+    } else if (IsArg(opt, "MATCH") && has_value) {
+      std::string_view pattern = ctx.arg(i + 1);
+      if (pattern == "*") {
+        args->pattern.reset();
+      } else {
+        args->pattern = pattern;
+      }
+    } else if (IsArg(opt, "TYPE") && has_value) {
+      // Redis 7.2 accepts unknown type names and simply matches nothing.
+      args->type = ctx.arg(i + 1);
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ScanCommand(CommandContext& ctx) {
+  ScanArgs args;
+  if (!ParseScanArgs(ctx, &args)) return;
+  Database& db = ctx.db;
+  // COUNT is a hint: visit buckets until about COUNT keys turned up, but give up after 10x as
+  // many buckets so a sparse table can't make one call walk the whole keyspace.
+  std::vector<DbEntry*> found;
+  uint64_t cursor = args.cursor;
+  int64_t max_steps = args.count > INT64_MAX / 10 ? INT64_MAX : args.count * 10;
+  do {
+    cursor = db.Scan(cursor, [&](DbEntry* entry) { found.push_back(entry); });
+  } while (cursor != 0 && max_steps-- > 0 && found.size() < static_cast<uint64_t>(args.count));
+
+  // Filter after the walk: deleting an expired key changes the table, which the scan callback
+  // must never do. Deleting one entry leaves the others collected here valid.
+  std::vector<std::string_view> keys;
+  keys.reserve(found.size());
+  for (DbEntry* entry : found) {
+    std::string_view key = entry->key.view();
+    if (args.pattern && !GlobMatch(*args.pattern, key)) continue;
+    if (entry->has_expire() && db.IsExpired(entry)) {
+      // The lookup deletes it (and counts it as expired); copy the name, the entry dies.
+      db.Find(std::string(key));
+      continue;
+    }
+    if (args.type && !EqualsIgnoreCase(*args.type, ValueTypeName(entry->value.type()))) continue;
+    keys.push_back(key);
+  }
+  char buf[kInt64BufSize];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), cursor);
+  ctx.reply.Array(2);
+  ctx.reply.Bulk(std::string_view(buf, static_cast<size_t>(end - buf)));
+  ctx.reply.Array(keys.size());
+  for (std::string_view key : keys) ctx.reply.Bulk(key);
+}
+
+void RandomKeyCommand(CommandContext& ctx) {
+  while (true) {
+    DbEntry* entry = ctx.db.RandomEntry(Rng()());
+    if (entry == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    if (entry->has_expire() && ctx.db.IsExpired(entry)) {
+      // Delete it the lazy-expiry way and draw again.
+      ctx.db.Find(std::string(entry->key.view()));
+      continue;
+    }
+    ctx.reply.Bulk(entry->key.view());
+    return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// EXPIRE family, TTL family, PERSIST
+
+enum ExpireCondition : uint8_t {
+  kExpireAlways = 0,
+  kExpireNx = 1,
+  kExpireXx = 2,
+  kExpireGt = 4,
+  kExpireLt = 8,
+};
+
+struct ExpireArgs {
+  int64_t when_ms = 0;
+  uint8_t conditions = kExpireAlways;
+};
+
+// Redis checks the options before the time argument, so an option error wins.
+bool ParseExpireArgs(CommandContext& ctx, bool seconds, bool absolute, ExpireArgs* args) {
+  for (size_t i = 3; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    if (IsArg(opt, "NX")) {
+      args->conditions |= kExpireNx;
+    } else if (IsArg(opt, "XX")) {
+      args->conditions |= kExpireXx;
+    } else if (IsArg(opt, "GT")) {
+      args->conditions |= kExpireGt;
+    } else if (IsArg(opt, "LT")) {
+      args->conditions |= kExpireLt;
+    } else {
+      ctx.reply.Error(fmt::format("ERR Unsupported option {}", opt));
+      return false;
+    }
+  }
+  if ((args->conditions & kExpireNx) && (args->conditions & ~kExpireNx)) {
+    ctx.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    return false;
+  }
+  if ((args->conditions & kExpireGt) && (args->conditions & kExpireLt)) {
+    ctx.reply.Error("ERR GT and LT options at the same time are not compatible");
+    return false;
+  }
+  std::optional<int64_t> when = ArgInt(ctx, ctx.arg(2));
+  if (!when) return false;
+  auto invalid = [&] {
+    ctx.reply.Error(fmt::format("ERR invalid expire time in '{}' command", ctx.spec->name));
+    return false;
+  };
+  int64_t value = *when;
+  if (seconds) {
+    if (value > INT64_MAX / 1000 || value < INT64_MIN / 1000) return invalid();
+    value *= 1000;
+  }
+  int64_t base = absolute ? 0 : Database::now_ms();
+  if (value > INT64_MAX - base) return invalid();
+  args->when_ms = value + base;
+  return true;
+}
+
+// Whether the conditions allow replacing `current` (-1: no TTL, i.e. infinite) with `when`.
+bool ExpireConditionsHold(uint8_t conditions, int64_t current, int64_t when) {
+  if ((conditions & kExpireNx) && current != -1) return false;
+  if ((conditions & kExpireXx) && current == -1) return false;
+  if ((conditions & kExpireGt) && (current == -1 || when <= current)) return false;
+  if ((conditions & kExpireLt) && current != -1 && when >= current) return false;
+  return true;
+}
+
+void Expire(CommandContext& ctx, bool seconds, bool absolute) {
+  ExpireArgs args;
+  if (!ParseExpireArgs(ctx, seconds, absolute, &args)) return;
+  std::string_view key = ctx.arg(1);
+  DbEntry* entry = ctx.db.Find(key);
+  if (entry == nullptr ||
+      !ExpireConditionsHold(args.conditions, ctx.db.GetExpire(entry), args.when_ms)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  // A time already past deletes the key right away (and is not counted as an expiry).
+  if (args.when_ms <= Database::now_ms()) {
+    ctx.db.DeleteEntry(entry);
+  } else {
+    ctx.db.SetExpire(entry, args.when_ms);
+  }
+  KeyWritten(ctx, key);
+  ctx.reply.Integer(1);
+}
+
+void ExpireCommand(CommandContext& ctx) { Expire(ctx, true, false); }
+void PExpireCommand(CommandContext& ctx) { Expire(ctx, false, false); }
+void ExpireAtCommand(CommandContext& ctx) { Expire(ctx, true, true); }
+void PExpireAtCommand(CommandContext& ctx) { Expire(ctx, false, true); }
+
+void Ttl(CommandContext& ctx, bool milliseconds, bool absolute) {
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Integer(-2);
+    return;
+  }
+  int64_t expire = ctx.db.GetExpire(entry);
+  if (expire == -1) {
+    ctx.reply.Integer(-1);
+    return;
+  }
+  int64_t value = absolute ? expire : expire - Database::now_ms();
+  if (value < 0) value = 0;
+  // Seconds are rounded to the nearest, as Redis does.
+  ctx.reply.Integer(milliseconds ? value : (value + 500) / 1000);
+}
+
+void TtlCommand(CommandContext& ctx) { Ttl(ctx, false, false); }
+void PTtlCommand(CommandContext& ctx) { Ttl(ctx, true, false); }
+void ExpireTimeCommand(CommandContext& ctx) { Ttl(ctx, false, true); }
+void PExpireTimeCommand(CommandContext& ctx) { Ttl(ctx, true, true); }
+
+void PersistCommand(CommandContext& ctx) {
+  DbEntry* entry = ctx.db.Find(ctx.arg(1));
+  if (entry == nullptr || !ctx.db.Persist(entry)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Integer(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// OBJECT
+
+bool LfuPolicy(const ServerConfig& cfg) {
+  return cfg.maxmemory_policy.find("lfu") != std::string::npos;
+}
+
+// Redis shares one object for each small integer 0..9999 and reports its refcount as INT_MAX,
+// unless an LRU/LFU policy with maxmemory needs per-key access data.
+bool IsSharedInteger(const ServerConfig& cfg, const Value& value) {
+  int64_t n;
+  if (!value.GetInt(&n) || n < 0 || n >= 10000) return false;
+  bool per_key_policy = cfg.maxmemory_policy.find("lru") != std::string::npos ||
+                        cfg.maxmemory_policy.find("lfu") != std::string::npos;
+  return cfg.maxmemory == 0 || !per_key_policy;
+}
+
+// Redis's objectCommandLookup: a read lookup that counts for keyspace statistics.
+DbEntry* ObjectLookup(CommandContext& ctx) {
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(2));
+  if (entry == nullptr) ctx.reply.Null();
+  return entry;
+}
+
+void ObjectEncodingCommand(CommandContext& ctx) {
+  if (DbEntry* entry = ObjectLookup(ctx)) ctx.reply.Bulk(entry->value.EncodingName());
+}
+
+void ObjectRefcountCommand(CommandContext& ctx) {
+  if (DbEntry* entry = ObjectLookup(ctx)) {
+    ctx.reply.Integer(IsSharedInteger(ctx.server.cfg(), entry->value) ? INT_MAX : 1);
+  }
+}
+
+void ObjectIdletimeCommand(CommandContext& ctx) {
+  DbEntry* entry = ObjectLookup(ctx);
+  if (entry == nullptr) return;
+  if (LfuPolicy(ctx.server.cfg())) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+    return;
+  }
+  // vireo keeps no per-key access clock yet, so every key looks freshly used.
+  ctx.reply.Integer(0);
+}
+
+void ObjectFreqCommand(CommandContext& ctx) {
+  DbEntry* entry = ObjectLookup(ctx);
+  if (entry == nullptr) return;
+  if (!LfuPolicy(ctx.server.cfg())) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+        "that when switching between policies at runtime LRU and LFU data will take some time "
+        "to adjust.");
+    return;
+  }
+  // No per-key LFU counter yet: report the counter Redis gives a new key (LFU_INIT_VAL).
+  ctx.reply.Integer(5);
+}
+
+void ObjectHelpCommand(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.Array(std::size(kLines));
+  for (std::string_view line : kLines) ctx.reply.SimpleString(line);
+}
+
+// Only reached if dispatch didn't resolve a subcommand.
+void ObjectContainerCommand(CommandContext& ctx) {
+  ctx.reply.Error(
+      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try OBJECT HELP.",
+                  ctx.argc() > 1 ? ctx.arg(1).substr(0, 128) : ""));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DBSIZE, FLUSHDB, FLUSHALL, SWAPDB
+
+void DbSizeCommand(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.db.size())); }
+
+// FLUSHDB/FLUSHALL's optional [ASYNC | SYNC]; without it the lazyfree-lazy-user-flush config
+// decides. Returns false (after replying) on a bad argument.
+bool ParseFlushMode(CommandContext& ctx, bool* async) {
+  *async = ctx.server.cfg().lazyfree_lazy_user_flush;
+  if (ctx.argc() == 1) return true;
+  if (ctx.argc() == 2 && IsArg(ctx.arg(1), "ASYNC")) {
+    *async = true;
+    return true;
+  }
+  if (ctx.argc() == 2 && IsArg(ctx.arg(1), "SYNC")) {
+    *async = false;
+    return true;
+  }
+  ctx.reply.Error(errors::kSyntax);
+  return false;
+}
+
+// Empties database `index`, returning how many keys it held. Watchers of its keys fail first.
+size_t EmptyDb(Server& server, int index, bool async) {
+  Database& db = server.db(index);
+  server.TouchAllWatchedKeysInDb(index);
+  size_t removed = db.size();
+  if (async && removed > 0) {
+    auto doomed = std::make_unique<Database>(-1, nullptr);
+    doomed->SwapContents(db);
+    LazyFreer::Instance().Free(std::move(doomed));
+  } else {
+    db.Clear();
+  }
+  return removed;
+}
+
+void FlushDbCommand(CommandContext& ctx) {
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
+  ctx.server.AddDirty(EmptyDb(ctx.server, ctx.client.db_index(), async));
+  ctx.reply.Ok();
+}
+
+void FlushAllCommand(CommandContext& ctx) {
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
+  size_t removed = 0;
+  for (int i = 0; i < ctx.server.db_count(); ++i) removed += EmptyDb(ctx.server, i, async);
+  // Redis counts one more change for FLUSHALL itself (it also resets the snapshot).
+  ctx.server.AddDirty(removed + 1);
+  ctx.reply.Ok();
+}
+
+void SwapDbCommand(CommandContext& ctx) {
+  std::optional<int> first = ArgDbIndex(ctx, ctx.arg(1), "ERR invalid first DB index");
+  if (!first) return;
+  std::optional<int> second = ArgDbIndex(ctx, ctx.arg(2), "ERR invalid second DB index");
+  if (!second) return;
+  if (!ValidDb(ctx, *first) || !ValidDb(ctx, *second)) {
+    ctx.reply.Error(errors::kDbIndexOutOfRange);
+    return;
+  }
+  if (*first != *second) {
+    Database& a = ctx.server.db(*first);
+    Database& b = ctx.server.db(*second);
+    // A watched key that exists on either side changes value (or vanishes) with the swap.
+    ctx.server.TouchAllWatchedKeysInDb(*first, &b);
+    ctx.server.TouchAllWatchedKeysInDb(*second, &a);
+    a.SwapContents(b);
+  }
+  ctx.server.AddDirty(1);
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterKeyCommands(CommandTable& table) {
+  constexpr const char* kGeneric = "generic";
+  constexpr const char* kWriteFast = "@keyspace @write @fast";
+  constexpr const char* kReadFast = "@keyspace @read @fast";
+  table.Add({"del", -2, kCmdWrite, 1, -1, 1, "@keyspace @write @slow", kGeneric, "1.0.0",
+             "Deletes one or more keys.", "key ...", DelCommand,
+             "O(N) where N is the number of keys that will be removed. When a key to remove "
+             "holds a value other than a string, the individual complexity for this key is O(M) "
+             "where M is the number of elements in the list, set, sorted set or hash. Removing a "
+             "single key that holds a string value is O(1)."});
+  table.Add({"unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1, kWriteFast, kGeneric, "4.0.0",
+             "Asynchronously deletes one or more keys.", "key ...", UnlinkCommand,
+             "O(1) for each key removed regardless of its size. Then the command does O(N) work "
+             "in a different thread in order to reclaim memory, where N is the number of "
+             "allocations the deleted objects where composed of."});
+  table.Add({"exists", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "1.0.0",
+             "Determines whether one or more keys exist.", "key ...", CountExistingKeys,
+             "O(N) where N is the number of keys to check."});
+  table.Add({"touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "3.2.1",
+             "Returns the number of existing keys out of those specified after updating the time "
+             "they were last accessed.",
+             "key ...", CountExistingKeys,
+             "O(N) where N is the number of keys that will be touched."});
+  table.Add({"type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
+             "Determines the type of value stored at a key.", "key", TypeCommand, "O(1)"});
+  table.Add({"rename", 3, kCmdWrite, 1, 2, 1, "@keyspace @write @slow", kGeneric, "1.0.0",
+             "Renames a key and overwrites the destination.", "key newkey", RenameCommand, "O(1)"});
+  table.Add({"renamenx", 3, kCmdWrite | kCmdFast, 1, 2, 1, kWriteFast, kGeneric, "1.0.0",
+             "Renames a key only when the target key name doesn't exist.", "key newkey",
+             RenameNxCommand, "O(1)"});
+  table.Add({"copy", -3, kCmdWrite | kCmdDenyOom, 1, 2, 1, "@keyspace @write @slow", kGeneric,
+             "6.2.0", "Copies the value of a key to a new key.",
+             "source destination [DB destination-db] [REPLACE]", CopyCommand,
+             "O(N) worst case for collections, where N is the number of nested items. O(1) for "
+             "string values."});
+  table.Add({"move", 3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.0.0",
+             "Moves a key to another database.", "key db", MoveCommand, "O(1)"});
+  table.Add({"keys", 2, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow @dangerous", kGeneric,
+             "1.0.0", "Returns all key names that match a pattern.", "pattern", KeysCommand,
+             "O(N) with N being the number of keys in the database, under the assumption that "
+             "the key names in the database and the given pattern have limited length."});
+  table.Add({"scan", -2, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow", kGeneric, "2.8.0",
+             "Iterates over the key names in the database.",
+             "cursor [MATCH pattern] [COUNT count] [TYPE type]", ScanCommand,
+             "O(1) for every call. O(N) for a complete iteration, including enough command calls "
+             "for the cursor to return back to 0. N is the number of elements inside the "
+             "collection."});
+  table.Add({"randomkey", 1, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow", kGeneric, "1.0.0",
+             "Returns a random key name from the database.", "", RandomKeyCommand, "O(1)"});
+
+  table.Add({"expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.0.0",
+             "Sets the expiration time of a key in seconds.", "key seconds [NX | XX | GT | LT]",
+             ExpireCommand, "O(1)"});
+  table.Add({"pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.6.0",
+             "Sets the expiration time of a key in milliseconds.",
+             "key milliseconds [NX | XX | GT | LT]", PExpireCommand, "O(1)"});
+  table.Add({"expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.2.0",
+             "Sets the expiration time of a key to a Unix timestamp.",
+             "key unix-time-seconds [NX | XX | GT | LT]", ExpireAtCommand, "O(1)"});
+  table.Add({"pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.6.0",
+             "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+             "key unix-time-milliseconds [NX | XX | GT | LT]", PExpireAtCommand, "O(1)"});
+  table.Add({"ttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
+             "Returns the expiration time in seconds of a key.", "key", TtlCommand, "O(1)"});
+  table.Add({"pttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "2.6.0",
+             "Returns the expiration time in milliseconds of a key.", "key", PTtlCommand, "O(1)"});
+  table.Add({"expiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "7.0.0",
+             "Returns the expiration time of a key as a Unix timestamp.", "key", ExpireTimeCommand,
+             "O(1)"});
+  table.Add({"pexpiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "7.0.0",
+             "Returns the expiration time of a key as a Unix milliseconds timestamp.", "key",
+             PExpireTimeCommand, "O(1)"});
+  table.Add({"persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.2.0",
+             "Removes the expiration time of a key.", "key", PersistCommand, "O(1)"});
+
+  table.Add({"object", -2, 0, 0, 0, 0, "@slow", kGeneric, "2.2.3",
+             "A container for object introspection commands.", "", ObjectContainerCommand,
+             "Depends on subcommand."});
+  constexpr const char* kObjectAcl = "@keyspace @read @slow";
+  table.AddSubcommand("object", {"encoding", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric,
+                                 "2.2.3", "Returns the internal encoding of a Redis object.", "key",
+                                 ObjectEncodingCommand, "O(1)"});
+  table.AddSubcommand("object",
+                      {"freq", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric, "4.0.0",
+                       "Returns the logarithmic access frequency counter of a Redis object.", "key",
+                       ObjectFreqCommand, "O(1)"});
+  table.AddSubcommand("object",
+                      {"idletime", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric, "2.2.3",
+                       "Returns the time since the last access to a Redis "
+                       "object.",
+                       "key", ObjectIdletimeCommand, "O(1)"});
+  table.AddSubcommand("object", {"refcount", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric,
+                                 "2.2.3", "Returns the reference count of a value of a key.", "key",
+                                 ObjectRefcountCommand, "O(1)"});
+  table.AddSubcommand(
+      "object",
+      {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@keyspace @slow", kGeneric, "6.2.0",
+       "Returns helpful text about the different subcommands.", "", ObjectHelpCommand, "O(1)"});
+
+  table.Add({"dbsize", 1, kCmdReadonly | kCmdFast, 0, 0, 0, kReadFast, "server", "1.0.0",
+             "Returns the number of keys in the database.", "", DbSizeCommand, "O(1)"});
+  table.Add({"flushdb", -1, kCmdWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server",
+             "1.0.0", "Remove all keys from the current database.", "[ASYNC | SYNC]",
+             FlushDbCommand, "O(N) where N is the number of keys in the selected database"});
+  table.Add({"flushall", -1, kCmdWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server",
+             "1.0.0", "Removes all keys from all databases.", "[ASYNC | SYNC]", FlushAllCommand,
+             "O(N) where N is the total number of keys in all databases"});
+  table.Add({"swapdb", 3, kCmdWrite | kCmdFast, 0, 0, 0, "@keyspace @write @fast @dangerous",
+             "server", "4.0.0", "Swaps two Redis databases.", "index1 index2", SwapDbCommand,
+             "O(N) where N is the count of clients watching or blocking on keys from both "
+             "databases."});
+}
+
+}  // namespace vireo

@@ -1,0 +1,15 @@
+#include "commands/families.h"
+#include "server/command_table.h"
+
+namespace vireo {
+
+void RegisterAllCommands(CommandTable& table) {
+  RegisterConnectionCommands(table);
+  RegisterTransactionCommands(table);
+  RegisterStringCommands(table);
+  RegisterKeyCommands(table);
+  RegisterServerCommands(table);
+  RegisterIntrospectionCommands(table);
+}
+
+}  // namespace vireo

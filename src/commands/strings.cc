@@ -1,0 +1,749 @@
+// String commands: GET/SET and their variants, MGET/MSET, APPEND, ranges, counters and LCS.
+#include "util/strings.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "types/lcs.h"
+
+namespace vireo {
+namespace {
+
+// A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
+// Redis's lookupKeyRead. Lookups by writing commands are not counted.
+DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
+  DbEntry* entry = ctx.db.Find(key);
+  ServerStats& stats = ctx.server.stats();
+  if (entry != nullptr) {
+    ++stats.keyspace_hits;
+  } else {
+    ++stats.keyspace_misses;
+  }
+  return entry;
+}
+
+void ReplyString(CommandContext& ctx, const Value& value) {
+  char scratch[24];
+  ctx.reply.Bulk(value.StringView(scratch));
+}
+
+// Replies with the string at `key` (or null). Returns false after replying WRONGTYPE.
+bool ReplyGet(CommandContext& ctx, std::string_view key, DbEntry** found) {
+  DbEntry* entry = LookupRead(ctx, key);
+  *found = entry;
+  if (entry == nullptr) {
+    ctx.reply.Null();
+    return true;
+  }
+  if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+    return false;
+  }
+  ReplyString(ctx, entry->value);
+  return true;
+}
+
+void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
+  std::string message = "ERR invalid expire time in '";
+  message.append(command);
+  message.append("' command");
+  ctx.reply.Error(message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SET / GETEX options
+
+enum class ExpireKind : uint8_t { kNone, kEx, kPx, kExAt, kPxAt };
+enum class SetCondition : uint8_t { kNone, kNx, kXx };
+
+struct ExpireOptions {
+  SetCondition condition = SetCondition::kNone;
+  bool get = false;
+  bool keep_ttl = false;
+  bool persist = false;
+  ExpireKind kind = ExpireKind::kNone;
+  std::string_view expire_arg;
+};
+
+ExpireKind ExpireKeyword(std::string_view arg) {
+  if (arg.size() == 2) {
+    if (IsArg(arg, "EX")) return ExpireKind::kEx;
+    if (IsArg(arg, "PX")) return ExpireKind::kPx;
+  } else if (arg.size() == 4) {
+    if (IsArg(arg, "EXAT")) return ExpireKind::kExAt;
+    if (IsArg(arg, "PXAT")) return ExpireKind::kPxAt;
+  }
+  return ExpireKind::kNone;
+}
+
+// Parses SET's options (for_set) or GETEX's, from argv[first] on. Redis accepts an option
+// repeated (SET k v EX 1 EX 2: the last wins) but rejects conflicting ones with a syntax error.
+bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireOptions* out) {
+  for (size_t i = first; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    bool has_value = i + 1 < ctx.argc();
+    ExpireKind kind = ExpireKeyword(opt);
+    if (for_set && IsArg(opt, "NX") && out->condition != SetCondition::kXx) {
+      out->condition = SetCondition::kNx;
+    } else if (for_set && IsArg(opt, "XX") && out->condition != SetCondition::kNx) {
+      out->condition = SetCondition::kXx;
+    } else if (for_set && IsArg(opt, "GET")) {
+      out->get = true;
+    } else if (for_set && IsArg(opt, "KEEPTTL") && out->kind == ExpireKind::kNone) {
+      out->keep_ttl = true;
+    } else if (!for_set && IsArg(opt, "PERSIST") && out->kind == ExpireKind::kNone) {
+      out->persist = true;
+    } else if (kind != ExpireKind::kNone && has_value && !out->keep_ttl && !out->persist &&
+               (out->kind == ExpireKind::kNone || out->kind == kind)) {
+      out->kind = kind;
+      out->expire_arg = ctx.arg(++i);
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Turns an expire argument into an absolute unix time in ms. Replies and returns false on a
+// non-integer, a non-positive value, or one that overflows once scaled or offset by now.
+bool ResolveExpire(CommandContext& ctx, ExpireKind kind, std::string_view arg,
+                   std::string_view command, int64_t* when_ms) {
+  int64_t value;
+  if (!ParseInt64(arg, &value)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return false;
+  }
+  const bool seconds = kind == ExpireKind::kEx || kind == ExpireKind::kExAt;
+  if (value <= 0 || (seconds && value > INT64_MAX / 1000)) {
+    ReplyInvalidExpire(ctx, command);
+    return false;
+  }
+  if (seconds) value *= 1000;
+  if (kind == ExpireKind::kEx || kind == ExpireKind::kPx) {
+    const int64_t now = Database::now_ms();
+    if (value > INT64_MAX - now) {
+      ReplyInvalidExpire(ctx, command);
+      return false;
+    }
+    value += now;
+  }
+  *when_ms = value;
+  return true;
+}
+
+// What SET-like commands reply when they store the value, and when NX/XX prevents it.
+enum class SetReply : uint8_t { kOkOrNull, kOneOrZero };
+
+// The shared body of SET, SETNX, SETEX and PSETEX.
+void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view value,
+                const ExpireOptions& options, std::string_view command, SetReply reply_kind) {
+  int64_t when_ms = 0;
+  const bool has_expire = options.kind != ExpireKind::kNone;
+  if (has_expire && !ResolveExpire(ctx, options.kind, options.expire_arg, command, &when_ms)) {
+    return;
+  }
+
+  DbEntry* entry = nullptr;
+  bool looked_up = false;
+  if (options.get) {
+    // SET ... GET replies with the old value first; a non-string old value aborts the SET.
+    if (!ReplyGet(ctx, key, &entry)) return;
+    looked_up = true;
+  } else if (options.condition != SetCondition::kNone) {
+    entry = ctx.db.Find(key);
+    looked_up = true;
+  }
+  if ((options.condition == SetCondition::kNx && entry != nullptr) ||
+      (options.condition == SetCondition::kXx && entry == nullptr)) {
+    if (!options.get) {
+      if (reply_kind == SetReply::kOneOrZero) {
+        ctx.reply.Integer(0);
+      } else {
+        ctx.reply.Null();
+      }
+    }
+    return;
+  }
+
+  // A new expire time overwrites the old one in place rather than dropping and re-adding it.
+  const bool keep_ttl = options.keep_ttl || has_expire;
+  if (!looked_up) {
+    entry = ctx.db.Set(key, Value::String(value), keep_ttl);
+  } else if (entry != nullptr) {
+    entry->value = Value::String(value);
+    if (!keep_ttl) ctx.db.Persist(entry);
+  } else {
+    entry = ctx.db.Add(key, Value::String(value));
+  }
+  if (has_expire) {
+    ctx.db.SetExpire(entry, when_ms);
+    // A time already past leaves the key logically expired, as in Redis: looking it up now
+    // removes it and counts it in expired_keys.
+    if (when_ms <= Database::now_ms()) ctx.db.Find(key);
+  }
+  KeyWritten(ctx, key);
+  if (options.get) return;
+  if (reply_kind == SetReply::kOneOrZero) {
+    ctx.reply.Integer(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
+void SetCommand(CommandContext& ctx) {
+  if (ctx.argc() == 3) {
+    // The common case, kept free of option handling.
+    ctx.db.Set(ctx.arg(1), Value::String(ctx.arg(2)));
+    KeyWritten(ctx, ctx.arg(1));
+    ctx.reply.Ok();
+    return;
+  }
+  ExpireOptions options;
+  if (!ParseExpireOptions(ctx, 3, true, &options)) return;
+  SetGeneric(ctx, ctx.arg(1), ctx.arg(2), options, "set", SetReply::kOkOrNull);
+}
+
+void SetnxCommand(CommandContext& ctx) {
+  ExpireOptions options;
+  options.condition = SetCondition::kNx;
+  SetGeneric(ctx, ctx.arg(1), ctx.arg(2), options, "setnx", SetReply::kOneOrZero);
+}
+
+void SetexCommand(CommandContext& ctx) {
+  ExpireOptions options;
+  options.kind = ExpireKind::kEx;
+  options.expire_arg = ctx.arg(2);
+  SetGeneric(ctx, ctx.arg(1), ctx.arg(3), options, "setex", SetReply::kOkOrNull);
+}
+
+void PsetexCommand(CommandContext& ctx) {
+  ExpireOptions options;
+  options.kind = ExpireKind::kPx;
+  options.expire_arg = ctx.arg(2);
+  SetGeneric(ctx, ctx.arg(1), ctx.arg(3), options, "psetex", SetReply::kOkOrNull);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET and friends
+
+void GetCommand(CommandContext& ctx) {
+  DbEntry* entry = LookupRead(ctx, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Null();
+  } else if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+  } else {
+    ReplyString(ctx, entry->value);
+  }
+}
+
+void GetsetCommand(CommandContext& ctx) {
+  DbEntry* entry;
+  if (!ReplyGet(ctx, ctx.arg(1), &entry)) return;
+  if (entry != nullptr) {
+    entry->value = Value::String(ctx.arg(2));
+    ctx.db.Persist(entry);
+  } else {
+    ctx.db.Add(ctx.arg(1), Value::String(ctx.arg(2)));
+  }
+  KeyWritten(ctx, ctx.arg(1));
+}
+
+void GetdelCommand(CommandContext& ctx) {
+  DbEntry* entry;
+  if (!ReplyGet(ctx, ctx.arg(1), &entry) || entry == nullptr) return;
+  ctx.db.DeleteEntry(entry);
+  KeyWritten(ctx, ctx.arg(1));
+}
+
+void GetexCommand(CommandContext& ctx) {
+  ExpireOptions options;
+  if (!ParseExpireOptions(ctx, 2, false, &options)) return;
+  // Redis looks the key up before validating the expire time: a missing key replies null
+  // even when the time is invalid.
+  DbEntry* entry = LookupRead(ctx, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+    return;
+  }
+  int64_t when_ms = 0;
+  if (options.kind != ExpireKind::kNone &&
+      !ResolveExpire(ctx, options.kind, options.expire_arg, "getex", &when_ms)) {
+    return;
+  }
+  ReplyString(ctx, entry->value);
+  const bool absolute = options.kind == ExpireKind::kExAt || options.kind == ExpireKind::kPxAt;
+  if (absolute && when_ms <= Database::now_ms()) {
+    // Unlike SET, GETEX deletes a key given a past time outright (Redis propagates a DEL).
+    ctx.db.DeleteEntry(entry);
+    KeyWritten(ctx, ctx.arg(1));
+  } else if (options.kind != ExpireKind::kNone) {
+    ctx.db.SetExpire(entry, when_ms);
+    KeyWritten(ctx, ctx.arg(1));
+  } else if (options.persist && ctx.db.Persist(entry)) {
+    KeyWritten(ctx, ctx.arg(1));
+  }
+}
+
+void MgetCommand(CommandContext& ctx) {
+  ctx.reply.Array(ctx.argc() - 1);
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    DbEntry* entry = LookupRead(ctx, ctx.arg(i));
+    // MGET never fails: keys of other types read as missing.
+    if (entry == nullptr || !entry->value.is_string()) {
+      ctx.reply.Null();
+    } else {
+      ReplyString(ctx, entry->value);
+    }
+  }
+}
+
+bool CheckKeyValuePairs(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    std::string message = "ERR wrong number of arguments for '";
+    message.append(ctx.spec != nullptr ? ctx.spec->name : "mset");
+    message.append("' command");
+    ctx.reply.Error(message);
+    return false;
+  }
+  return true;
+}
+
+void MsetCommand(CommandContext& ctx) {
+  if (!CheckKeyValuePairs(ctx)) return;
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    ctx.db.Set(ctx.arg(i), Value::String(ctx.arg(i + 1)));
+    KeyWritten(ctx, ctx.arg(i));
+  }
+  ctx.reply.Ok();
+}
+
+void MsetnxCommand(CommandContext& ctx) {
+  if (!CheckKeyValuePairs(ctx)) return;
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    if (ctx.db.Find(ctx.arg(i)) != nullptr) {
+      ctx.reply.Integer(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    // A key repeated in the arguments exists by its second occurrence: Set, not Add.
+    ctx.db.Set(ctx.arg(i), Value::String(ctx.arg(i + 1)));
+    KeyWritten(ctx, ctx.arg(i));
+  }
+  ctx.reply.Integer(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// APPEND, STRLEN, ranges
+
+// Redis's cap on string sizes: proto-max-bulk-len, with overflow of the sum caught too.
+bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
+  uint64_t total = size + append;
+  const auto limit = static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len);
+  if (total < size || total > limit) {
+    ctx.reply.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    return false;
+  }
+  return true;
+}
+
+void AppendCommand(CommandContext& ctx) {
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  if (wrong_type) return;
+  std::string_view suffix = ctx.arg(2);
+  if (entry == nullptr) {
+    // A new key stores the argument as SET would, so APPEND k 12 is still int-encoded.
+    ctx.db.Add(ctx.arg(1), Value::String(suffix));
+    KeyWritten(ctx, ctx.arg(1));
+    ctx.reply.Integer(static_cast<int64_t>(suffix.size()));
+    return;
+  }
+  if (!CheckStringLength(ctx, entry->value.StringLength(), suffix.size())) return;
+  std::string* s = entry->value.MutableString();
+  s->append(suffix);
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Integer(static_cast<int64_t>(s->size()));
+}
+
+void StrlenCommand(CommandContext& ctx) {
+  DbEntry* entry = LookupRead(ctx, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Integer(0);
+  } else if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+  } else {
+    ctx.reply.Integer(static_cast<int64_t>(entry->value.StringLength()));
+  }
+}
+
+void GetrangeCommand(CommandContext& ctx) {
+  auto start = ArgInt(ctx, ctx.arg(2));
+  if (!start) return;
+  auto end = ArgInt(ctx, ctx.arg(3));
+  if (!end) return;
+  DbEntry* entry = LookupRead(ctx, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+    return;
+  }
+  char scratch[24];
+  std::string_view s = entry->value.StringView(scratch);
+  const auto len = static_cast<int64_t>(s.size());
+  int64_t from = *start;
+  int64_t to = *end;
+  // Both negative with start after end selects nothing, before any clamping.
+  if (from < 0 && to < 0 && from > to) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  if (from < 0) from = std::max<int64_t>(len + from, 0);
+  if (to < 0) to = std::max<int64_t>(len + to, 0);
+  if (to >= len) to = len - 1;
+  if (len == 0 || from > to) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  ctx.reply.Bulk(s.substr(static_cast<size_t>(from), static_cast<size_t>(to - from + 1)));
+}
+
+void SetrangeCommand(CommandContext& ctx) {
+  auto offset_arg = ArgInt(ctx, ctx.arg(2));
+  if (!offset_arg) return;
+  if (*offset_arg < 0) {
+    ctx.reply.Error("ERR offset is out of range");
+    return;
+  }
+  const auto offset = static_cast<uint64_t>(*offset_arg);
+  std::string_view patch = ctx.arg(3);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  if (wrong_type) return;
+  if (entry == nullptr) {
+    // Writing nothing to a missing key creates nothing.
+    if (patch.empty()) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    if (!CheckStringLength(ctx, offset, patch.size())) return;
+    std::string s(offset, '\0');
+    s.append(patch);
+    ctx.db.Add(ctx.arg(1), Value::RawString(std::move(s)));
+    KeyWritten(ctx, ctx.arg(1));
+    ctx.reply.Integer(static_cast<int64_t>(offset + patch.size()));
+    return;
+  }
+  if (patch.empty()) {
+    ctx.reply.Integer(static_cast<int64_t>(entry->value.StringLength()));
+    return;
+  }
+  if (!CheckStringLength(ctx, offset, patch.size())) return;
+  std::string* s = entry->value.MutableString();
+  const size_t needed = offset + patch.size();
+  if (s->size() < needed) s->resize(needed, '\0');
+  memcpy(s->data() + offset, patch.data(), patch.size());
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Integer(static_cast<int64_t>(s->size()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counters
+
+void IncrDecrBy(CommandContext& ctx, int64_t increment) {
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  if (wrong_type) return;
+  int64_t current = 0;
+  if (entry != nullptr && !entry->value.GetInt(&current)) {
+    char scratch[24];
+    if (!ParseInt64(entry->value.StringView(scratch), &current)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+  }
+  int64_t result;
+  if (__builtin_add_overflow(current, increment, &result)) {
+    ctx.reply.Error(errors::kOverflow);
+    return;
+  }
+  // The value is replaced in place, so the key keeps its TTL.
+  if (entry != nullptr) {
+    entry->value = Value::Integer(result);
+  } else {
+    ctx.db.Add(ctx.arg(1), Value::Integer(result));
+  }
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Integer(result);
+}
+
+void IncrCommand(CommandContext& ctx) { IncrDecrBy(ctx, 1); }
+void DecrCommand(CommandContext& ctx) { IncrDecrBy(ctx, -1); }
+
+void IncrbyCommand(CommandContext& ctx) {
+  if (auto increment = ArgInt(ctx, ctx.arg(2))) IncrDecrBy(ctx, *increment);
+}
+
+void DecrbyCommand(CommandContext& ctx) {
+  auto decrement = ArgInt(ctx, ctx.arg(2));
+  if (!decrement) return;
+  if (*decrement == INT64_MIN) {
+    ctx.reply.Error("ERR decrement would overflow");
+    return;
+  }
+  IncrDecrBy(ctx, -*decrement);
+}
+
+void IncrbyfloatCommand(CommandContext& ctx) {
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  if (wrong_type) return;
+  long double current = 0;
+  if (entry != nullptr) {
+    int64_t as_int;
+    char scratch[24];
+    if (entry->value.GetInt(&as_int)) {
+      current = static_cast<long double>(as_int);
+    } else if (!ParseLongDouble(entry->value.StringView(scratch), &current)) {
+      ctx.reply.Error(errors::kNotFloat);
+      return;
+    }
+  }
+  long double increment;
+  if (!ParseLongDouble(ctx.arg(2), &increment)) {
+    ctx.reply.Error(errors::kNotFloat);
+    return;
+  }
+  const long double result = current + increment;
+  if (std::isnan(result) || std::isinf(result)) {
+    ctx.reply.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  const std::string text = FormatLongDouble(result);
+  // Stored as text, never int-encoded, as Redis does; the TTL is kept.
+  if (entry != nullptr) {
+    entry->value = Value::PlainString(text);
+  } else {
+    ctx.db.Add(ctx.arg(1), Value::PlainString(text));
+  }
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Bulk(text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LCS
+
+struct LcsArgs {
+  bool len = false;
+  bool idx = false;
+  bool with_match_len = false;
+  int64_t min_match_len = 0;
+};
+
+bool ParseLcsArgs(CommandContext& ctx, LcsArgs* out) {
+  for (size_t i = 3; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    if (IsArg(opt, "IDX")) {
+      out->idx = true;
+    } else if (IsArg(opt, "LEN")) {
+      out->len = true;
+    } else if (IsArg(opt, "WITHMATCHLEN")) {
+      out->with_match_len = true;
+    } else if (IsArg(opt, "MINMATCHLEN") && i + 1 < ctx.argc()) {
+      auto n = ArgInt(ctx, ctx.arg(++i));
+      if (!n) return false;
+      out->min_match_len = *n < 0 ? 0 : *n;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  if (out->idx && out->len) {
+    ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
+    return false;
+  }
+  return true;
+}
+
+void ReplyLcsMatches(CommandContext& ctx, const LcsResult& result, bool with_match_len) {
+  ReplyBuilder& r = ctx.reply;
+  r.Map(2);
+  r.Bulk("matches");
+  r.Array(result.matches.size());
+  for (const LcsMatch& m : result.matches) {
+    r.Array(with_match_len ? 3 : 2);
+    r.Array(2);
+    r.Integer(m.a_start);
+    r.Integer(m.a_end);
+    r.Array(2);
+    r.Integer(m.b_start);
+    r.Integer(m.b_end);
+    if (with_match_len) r.Integer(m.length());
+  }
+  r.Bulk("len");
+  r.Integer(result.length);
+}
+
+void LcsCommand(CommandContext& ctx) {
+  // Both keys are looked up (and counted) before the options are parsed, as in Redis, so a
+  // type error wins over a syntax error.
+  DbEntry* entry_a = LookupRead(ctx, ctx.arg(1));
+  DbEntry* entry_b = LookupRead(ctx, ctx.arg(2));
+  if ((entry_a != nullptr && !entry_a->value.is_string()) ||
+      (entry_b != nullptr && !entry_b->value.is_string())) {
+    ctx.reply.Error("ERR The specified keys must contain string values");
+    return;
+  }
+  LcsArgs args;
+  if (!ParseLcsArgs(ctx, &args)) return;
+  char scratch_a[24];
+  char scratch_b[24];
+  std::string_view a = entry_a != nullptr ? entry_a->value.StringView(scratch_a) : "";
+  std::string_view b = entry_b != nullptr ? entry_b->value.StringView(scratch_b) : "";
+  if (a.size() >= kLcsMaxInputLength || b.size() >= kLcsMaxInputLength) {
+    ctx.reply.Error("ERR String too long for LCS");
+    return;
+  }
+  // The table bound applies to LEN too, although LcsLength needs far less, so the same inputs
+  // are accepted or refused whatever the options.
+  if (LcsTableBytes(a.size(), b.size()) >
+      static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
+    ctx.reply.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
+  if (args.len) {
+    ctx.reply.Integer(LcsLength(a, b));
+    return;
+  }
+  LcsOptions options;
+  options.want_sequence = !args.idx;
+  options.want_matches = args.idx;
+  options.min_match_len = static_cast<uint64_t>(args.min_match_len);
+  LcsResult result;
+  if (!ComputeLcs(a, b, options, &result)) {
+    ctx.reply.Error("ERR Insufficient memory, failed allocating transient memory for LCS");
+    return;
+  }
+  if (args.idx) {
+    ReplyLcsMatches(ctx, result, args.with_match_len);
+  } else {
+    ctx.reply.Bulk(result.sequence);
+  }
+}
+
+}  // namespace
+
+void RegisterStringCommands(CommandTable& table) {
+  constexpr uint32_t kRead = kCmdReadonly;
+  constexpr uint32_t kReadFast = kCmdReadonly | kCmdFast;
+  constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
+  constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
+  constexpr uint32_t kWriteFast = kCmdWrite | kCmdFast;
+  constexpr const char* kSetExpiry =
+      "[EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds";
+  static const std::string set_syntax =
+      std::string("key value [NX | XX] [GET] ") + kSetExpiry + " | KEEPTTL]";
+  static const std::string getex_syntax = std::string("key ") + kSetExpiry + " | PERSIST]";
+
+  table.Add({"get", 2, kReadFast, 1, 1, 1, "@read @string @fast", "string", "1.0.0",
+             "Returns the string value of a key.", "key", GetCommand, "O(1)"});
+  table.Add({"set", -3, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "1.0.0",
+             "Sets the string value of a key, ignoring its type. The key is created if it "
+             "doesn't exist.",
+             set_syntax.c_str(), SetCommand, "O(1)"});
+  table.Add({"setnx", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Set the string value of a key only when the key doesn't exist.", "key value",
+             SetnxCommand, "O(1)"});
+  table.Add({"setex", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.0.0",
+             "Sets the string value and expiration time of a key. Creates the key if it doesn't "
+             "exist.",
+             "key seconds value", SetexCommand, "O(1)"});
+  table.Add({"psetex", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.6.0",
+             "Sets both string value and expiration time in milliseconds of a key. The key is "
+             "created if it doesn't exist.",
+             "key milliseconds value", PsetexCommand, "O(1)"});
+  table.Add({"getset", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Returns the previous string value of a key after setting it to a new value.",
+             "key value", GetsetCommand, "O(1)"});
+  table.Add({"getdel", 2, kWriteFast, 1, 1, 1, "@write @string @fast", "string", "6.2.0",
+             "Returns the string value of a key after deleting the key.", "key", GetdelCommand,
+             "O(1)"});
+  table.Add({"getex", -2, kWriteFast, 1, 1, 1, "@write @string @fast", "string", "6.2.0",
+             "Returns the string value of a key after setting its expiration time.",
+             getex_syntax.c_str(), GetexCommand, "O(1)"});
+  table.Add({"mget", -2, kReadFast, 1, -1, 1, "@read @string @fast", "string", "1.0.0",
+             "Atomically returns the string values of one or more keys.", "key ...", MgetCommand,
+             "O(N) where N is the number of keys to retrieve."});
+  table.Add({"mset", -3, kWriteOom, 1, -1, 2, "@write @string @slow", "string", "1.0.1",
+             "Atomically creates or modifies the string values of one or more keys.",
+             "(key value) ...", MsetCommand, "O(N) where N is the number of keys to set."});
+  table.Add({"msetnx", -3, kWriteOom, 1, -1, 2, "@write @string @slow", "string", "1.0.1",
+             "Atomically modifies the string values of one or more keys only when all keys don't "
+             "exist.",
+             "(key value) ...", MsetnxCommand, "O(N) where N is the number of keys to set."});
+  table.Add({"append", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "2.0.0",
+             "Appends a string to the value of a key. Creates the key if it doesn't exist.",
+             "key value", AppendCommand,
+             "O(1). The amortized time complexity is O(1) assuming the appended value is small "
+             "and the already present value is of any size, since the dynamic string library "
+             "used by Redis will double the free space available on every reallocation."});
+  table.Add({"strlen", 2, kReadFast, 1, 1, 1, "@read @string @fast", "string", "2.2.0",
+             "Returns the length of a string value.", "key", StrlenCommand, "O(1)"});
+  constexpr const char* kRangeComplexity =
+      "O(N) where N is the length of the returned string. The complexity is ultimately "
+      "determined by the returned length, but because creating a substring from an existing "
+      "string is very cheap, it can be considered O(1) for small strings.";
+  table.Add({"getrange", 4, kRead, 1, 1, 1, "@read @string @slow", "string", "2.4.0",
+             "Returns a substring of the string stored at a key.", "key start end", GetrangeCommand,
+             kRangeComplexity});
+  table.Add({"substr", 4, kRead, 1, 1, 1, "@read @string @slow", "string", "1.0.0",
+             "Returns a substring from a string value.", "key start end", GetrangeCommand,
+             kRangeComplexity});
+  table.Add({"setrange", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.2.0",
+             "Overwrites a part of a string value with another by an offset. Creates the key if "
+             "it doesn't exist.",
+             "key offset value", SetrangeCommand,
+             "O(1), not counting the time taken to copy the new string in place. Usually, this "
+             "string is very small so the amortized complexity is O(1). Otherwise, complexity "
+             "is O(M) with M being the length of the value argument."});
+  table.Add({"incr", 2, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Increments the integer value of a key by one. Uses 0 as initial value if the key "
+             "doesn't exist.",
+             "key", IncrCommand, "O(1)"});
+  table.Add({"decr", 2, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Decrements the integer value of a key by one. Uses 0 as initial value if the key "
+             "doesn't exist.",
+             "key", DecrCommand, "O(1)"});
+  table.Add({"incrby", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Increments the integer value of a key by a number. Uses 0 as initial value if the "
+             "key doesn't exist.",
+             "key increment", IncrbyCommand, "O(1)"});
+  table.Add({"decrby", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             "Decrements a number from the integer value of a key. Uses 0 as initial value if "
+             "the key doesn't exist.",
+             "key decrement", DecrbyCommand, "O(1)"});
+  table.Add({"incrbyfloat", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "2.6.0",
+             "Increment the floating point value of a key by a number. Uses 0 as initial value "
+             "if the key doesn't exist.",
+             "key increment", IncrbyfloatCommand, "O(1)"});
+  table.Add({"lcs", -3, kRead, 1, 2, 1, "@read @string @slow", "string", "7.0.0",
+             "Finds the longest common substring.",
+             "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]", LcsCommand,
+             "O(N*M) where N and M are the lengths of s1 and s2, respectively"});
+}
+
+}  // namespace vireo

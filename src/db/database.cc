@@ -1,0 +1,161 @@
+#include "db/database.h"
+
+#include <utility>
+
+#include "util/clock.h"
+
+namespace vireo {
+
+int64_t Database::now_ms_ = 0;
+
+Database::~Database() { Clear(); }
+
+void Database::FreeEntry(DbEntry* entry) { delete entry; }
+
+bool Database::IsExpired(const DbEntry* entry) {
+  if (!entry->has_expire()) return false;
+  ExpireEntry* e = expires_.Find(entry->key.view());
+  return e != nullptr && e->when_ms <= now_ms_;
+}
+
+bool Database::IsLogicallyExpired(std::string_view key) {
+  DbEntry* entry = table_.Find(key);
+  return entry != nullptr && IsExpired(entry);
+}
+
+void Database::ExpireNow(DbEntry* entry) {
+  // The key text must outlive the entry for the listener: copy it first.
+  std::string key(entry->key.view());
+  DeleteEntry(entry);
+  if (listener_ != nullptr) {
+    listener_->OnKeyExpired(index_, key);
+    listener_->OnKeyModified(index_, key);
+  }
+}
+
+DbEntry* Database::Find(std::string_view key) {
+  DbEntry* entry = table_.Find(key);
+  if (entry == nullptr) return nullptr;
+  if (entry->has_expire() && IsExpired(entry)) {
+    ExpireNow(entry);
+    return nullptr;
+  }
+  return entry;
+}
+
+DbEntry* Database::Add(std::string_view key, Value value) {
+  auto* entry = new DbEntry;
+  entry->key.Assign(key);
+  entry->value = std::move(value);
+  table_.Insert(entry);
+  return entry;
+}
+
+DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
+  DbEntry* entry = Find(key);
+  if (entry == nullptr) return Add(key, std::move(value));
+  entry->value = std::move(value);
+  if (!keep_ttl) Persist(entry);
+  return entry;
+}
+
+bool Database::Delete(std::string_view key) {
+  DbEntry* entry = Find(key);
+  if (entry == nullptr) return false;
+  DeleteEntry(entry);
+  return true;
+}
+
+DbEntry* Database::Detach(std::string_view key) {
+  DbEntry* entry = Find(key);
+  if (entry == nullptr) return nullptr;
+  Persist(entry);
+  table_.Unlink(entry);
+  return entry;
+}
+
+void Database::DeleteEntry(DbEntry* entry) {
+  Persist(entry);
+  table_.Unlink(entry);
+  FreeEntry(entry);
+}
+
+int64_t Database::GetExpire(const DbEntry* entry) {
+  if (!entry->has_expire()) return -1;
+  ExpireEntry* e = expires_.Find(entry->key.view());
+  return e == nullptr ? -1 : e->when_ms;
+}
+
+void Database::SetExpire(DbEntry* entry, int64_t when_ms) {
+  if (entry->has_expire()) {
+    ExpireEntry* e = expires_.Find(entry->key.view());
+    if (e != nullptr) {
+      e->when_ms = when_ms;
+      return;
+    }
+  }
+  auto* e = new ExpireEntry{nullptr, entry, when_ms};
+  entry->key.set_flag(true);
+  expires_.Insert(e);
+}
+
+bool Database::Persist(DbEntry* entry) {
+  if (!entry->has_expire()) return false;
+  ExpireEntry* e = expires_.Remove(entry->key.view());
+  entry->key.set_flag(false);
+  delete e;
+  return e != nullptr;
+}
+
+void Database::Clear() {
+  expires_.Clear([](ExpireEntry* e) { delete e; });
+  table_.Clear([](DbEntry* e) { delete e; });
+  expire_cursor_ = 0;
+  avg_ttl_ms_ = 0;
+}
+
+void Database::SwapContents(Database& other) {
+  std::swap(table_, other.table_);
+  std::swap(expires_, other.expires_);
+  std::swap(expire_cursor_, other.expire_cursor_);
+  std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
+}
+
+size_t Database::ActiveExpireCycle(int64_t deadline_us) {
+  if (expires_.size() == 0) return 0;
+  size_t deleted = 0;
+  std::vector<DbEntry*> expired;
+  int64_t ttl_sum = 0;
+  int64_t ttl_samples = 0;
+  // Walk the expires table with a persistent cursor, a few buckets at a time. Stop at the
+  // deadline, or when a round finds under a quarter of its samples expired: then the
+  // remaining expired keys are few and lazy expiry can deal with them.
+  while (true) {
+    size_t sampled = 0;
+    expired.clear();
+    for (int i = 0; i < 20 && sampled < 20; ++i) {
+      expire_cursor_ = expires_.Scan(expire_cursor_, [&](ExpireEntry* e) {
+        ++sampled;
+        if (e->when_ms <= now_ms_) {
+          expired.push_back(e->entry);
+        } else {
+          ttl_sum += e->when_ms - now_ms_;
+          ++ttl_samples;
+        }
+      });
+      if (expire_cursor_ == 0) break;
+    }
+    for (DbEntry* entry : expired) ExpireNow(entry);
+    deleted += expired.size();
+    if (expires_.size() == 0 || expired.size() * 4 < sampled || expire_cursor_ == 0) break;
+    if (MonotonicUs() >= deadline_us) break;
+  }
+  if (ttl_samples > 0) {
+    int64_t avg = ttl_sum / ttl_samples;
+    // A running average, as INFO's avg_ttl is only an estimate.
+    avg_ttl_ms_ = avg_ttl_ms_ == 0 ? avg : (avg_ttl_ms_ / 50) * 49 + avg / 50;
+  }
+  return deleted;
+}
+
+}  // namespace vireo

@@ -1,0 +1,132 @@
+// One logical database: the keyspace table, the expires table and lazy/active expiry.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "db/value.h"
+#include "types/compact_string.h"
+#include "types/hash_table.h"
+
+namespace vireo {
+
+struct DbEntry {
+  DbEntry* next = nullptr;
+  CompactString key;
+  Value value;
+  // Whether the key has a TTL, kept in the key's spare bit so the entry stays 56 bytes.
+  bool has_expire() const { return key.flag(); }
+};
+static_assert(sizeof(DbEntry) == 56);
+
+struct DbEntryKey {
+  std::string_view operator()(const DbEntry& e) const { return e.key.view(); }
+};
+
+struct ExpireEntry {
+  ExpireEntry* next = nullptr;
+  DbEntry* entry;
+  int64_t when_ms;
+};
+
+struct ExpireEntryKey {
+  std::string_view operator()(const ExpireEntry& e) const { return e.entry->key.view(); }
+};
+
+// What the server wants to hear about keyspace changes: WATCH invalidation, blocked clients
+// waiting for a key, keyspace statistics.
+class KeyspaceListener {
+ public:
+  virtual ~KeyspaceListener() = default;
+  // Any write to the key's value or existence (SET, DEL, expiry, FLUSHDB...).
+  virtual void OnKeyModified(int db, std::string_view key) = 0;
+  // A key was deleted because its TTL passed.
+  virtual void OnKeyExpired(int db, std::string_view key) = 0;
+};
+
+class Database {
+ public:
+  using Table = HashTable<DbEntry, DbEntryKey>;
+  using ExpireTable = HashTable<ExpireEntry, ExpireEntryKey>;
+
+  Database(int index, KeyspaceListener* listener) : index_(index), listener_(listener) {}
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int index() const { return index_; }
+
+  // The time commands see: fixed for the duration of a command (and of EXEC or a script), so
+  // a key can't expire half-way through one.
+  static int64_t now_ms() { return now_ms_; }
+  static void set_now_ms(int64_t ms) { now_ms_ = ms; }
+
+  // The live entry for `key`, or nullptr. A key whose TTL has passed is deleted on the way.
+  DbEntry* Find(std::string_view key);
+  // Adds a key that must not exist.
+  DbEntry* Add(std::string_view key, Value value);
+  // Adds or replaces. A replaced key loses its TTL unless keep_ttl.
+  DbEntry* Set(std::string_view key, Value value, bool keep_ttl = false);
+  bool Delete(std::string_view key);
+  void DeleteEntry(DbEntry* entry);
+  // Removes the entry without freeing it (the caller takes ownership), TTL dropped.
+  DbEntry* Detach(std::string_view key);
+
+  // -1 when the key has no TTL.
+  int64_t GetExpire(const DbEntry* entry);
+  void SetExpire(DbEntry* entry, int64_t when_ms);
+  bool Persist(DbEntry* entry);
+  bool IsExpired(const DbEntry* entry);
+  // The key is still stored but its TTL has passed (no lazy deletion on the way).
+  bool IsLogicallyExpired(std::string_view key);
+  // Lookup without lazy expiry, for introspection that must not modify the keyspace.
+  DbEntry* Peek(std::string_view key) { return table_.Find(key); }
+
+  size_t size() const { return table_.size(); }
+  size_t expires_size() const { return expires_.size(); }
+  void Clear();
+  void SwapContents(Database& other);
+
+  template <typename F>
+  uint64_t Scan(uint64_t cursor, F&& fn) {
+    return table_.Scan(cursor, std::forward<F>(fn));
+  }
+  template <typename F>
+  void ForEach(F&& fn) {
+    table_.ForEach(std::forward<F>(fn));
+  }
+  DbEntry* RandomEntry(uint64_t rand) { return table_.RandomNode(rand); }
+
+  // Deletes expired keys, sampling the expires table until `deadline_us` (MonotonicUs) or
+  // until a pass finds few expired keys. Returns the number deleted.
+  size_t ActiveExpireCycle(int64_t deadline_us);
+  // Background rehash work for idle periods.
+  void RehashStep(int buckets) {
+    table_.RehashStep(buckets);
+    expires_.RehashStep(buckets);
+  }
+  // Average TTL of sampled keys (INFO keyspace avg_ttl).
+  int64_t avg_ttl() const { return avg_ttl_ms_; }
+  size_t MemoryUsage() const { return table_.MemoryUsage() + expires_.MemoryUsage(); }
+
+  KeyspaceListener* listener() const { return listener_; }
+  void set_listener(KeyspaceListener* listener) { listener_ = listener; }
+  void NotifyModified(std::string_view key) {
+    if (listener_ != nullptr) listener_->OnKeyModified(index_, key);
+  }
+
+ private:
+  void FreeEntry(DbEntry* entry);
+  void ExpireNow(DbEntry* entry);
+
+  static int64_t now_ms_;
+  int index_;
+  KeyspaceListener* listener_;
+  Table table_;
+  ExpireTable expires_;
+  uint64_t expire_cursor_ = 0;
+  int64_t avg_ttl_ms_ = 0;
+};
+
+}  // namespace vireo

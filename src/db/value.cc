@@ -1,0 +1,149 @@
+#include "db/value.h"
+
+#include "util/strings.h"
+
+namespace vireo {
+
+const char* ValueTypeName(ValueType type) {
+  switch (type) {
+    case ValueType::kString: return "string";
+    case ValueType::kList: return "list";
+    case ValueType::kSet: return "set";
+    case ValueType::kZSet: return "zset";
+    case ValueType::kHash: return "hash";
+    case ValueType::kStream: return "stream";
+  }
+  return "none";
+}
+
+Value Value::String(std::string_view s) {
+  int64_t n;
+  // Redis int-encodes strings of up to 20 chars that round-trip exactly as a long long.
+  if (s.size() <= 20 && ParseInt64(s, &n)) return Integer(n);
+  return PlainString(s);
+}
+
+Value Value::PlainString(std::string_view s) {
+  Value v;
+  if (s.size() <= kInlineMax) {
+    if (!s.empty()) memcpy(v.bytes_, s.data(), s.size());
+    v.bytes_[kLenByte] = static_cast<char>(s.size());
+    v.SetTag(ValueType::kString, Storage::kInline, false);
+    return v;
+  }
+  v.StorePointer(new std::string(s));
+  v.SetTag(ValueType::kString, Storage::kHeap, s.size() > kEmbstrMax);
+  return v;
+}
+
+Value Value::RawString(std::string s) {
+  Value v;
+  v.StorePointer(new std::string(std::move(s)));
+  v.SetTag(ValueType::kString, Storage::kHeap, true);
+  return v;
+}
+
+Value Value::Integer(int64_t n) {
+  Value v;
+  v.StorePointer(n);
+  v.SetTag(ValueType::kString, Storage::kInt, false);
+  return v;
+}
+
+Value Value::Object(ValueType type, std::unique_ptr<HeapObject> object) {
+  Value v;
+  v.StorePointer(object.release());
+  v.SetTag(type, Storage::kObject, false);
+  return v;
+}
+
+std::string_view Value::StringView(char (&scratch)[24]) const {
+  switch (storage()) {
+    case Storage::kInline:
+      return {bytes_, static_cast<size_t>(static_cast<uint8_t>(bytes_[kLenByte]))};
+    case Storage::kHeap:
+      return *LoadPointer<std::string*>();
+    case Storage::kInt: {
+      size_t len = FormatInt64(LoadPointer<int64_t>(), scratch);
+      return {scratch, len};
+    }
+    case Storage::kObject:
+      break;
+  }
+  return {};
+}
+
+size_t Value::StringLength() const {
+  char scratch[24];
+  return StringView(scratch).size();
+}
+
+bool Value::GetInt(int64_t* out) const {
+  if (storage() != Storage::kInt) return false;
+  *out = LoadPointer<int64_t>();
+  return true;
+}
+
+std::string* Value::MutableString() {
+  if (storage() == Storage::kHeap) {
+    SetTag(ValueType::kString, Storage::kHeap, true);
+    return LoadPointer<std::string*>();
+  }
+  char scratch[24];
+  auto* s = new std::string(StringView(scratch));
+  StorePointer(s);
+  SetTag(ValueType::kString, Storage::kHeap, true);
+  return s;
+}
+
+HeapObject* Value::object() const {
+  return storage() == Storage::kObject ? LoadPointer<HeapObject*>() : nullptr;
+}
+
+const char* Value::EncodingName() const {
+  switch (storage()) {
+    case Storage::kInline: return "embstr";
+    case Storage::kHeap: return (tag() & kRawFlag) ? "raw" : "embstr";
+    case Storage::kInt: return "int";
+    case Storage::kObject: return object()->EncodingName();
+  }
+  return "unknown";
+}
+
+size_t Value::MemoryUsage() const {
+  switch (storage()) {
+    case Storage::kHeap: return sizeof(std::string) + LoadPointer<std::string*>()->capacity();
+    case Storage::kObject: return object()->MemoryUsage();
+    default: return 0;
+  }
+}
+
+Value Value::Clone() const {
+  Value v;
+  switch (storage()) {
+    case Storage::kInline:
+    case Storage::kInt:
+      memcpy(v.bytes_, bytes_, sizeof(bytes_));
+      break;
+    case Storage::kHeap:
+      v.StorePointer(new std::string(*LoadPointer<std::string*>()));
+      v.bytes_[kTagByte] = bytes_[kTagByte];
+      break;
+    case Storage::kObject:
+      v.StorePointer(object()->Clone().release());
+      v.bytes_[kTagByte] = bytes_[kTagByte];
+      break;
+  }
+  return v;
+}
+
+void Value::Release() {
+  switch (storage()) {
+    case Storage::kHeap: delete LoadPointer<std::string*>(); break;
+    case Storage::kObject: delete LoadPointer<HeapObject*>(); break;
+    default: break;
+  }
+  ResetToEmpty();
+}
+
+}  // namespace vireo

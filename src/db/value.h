@@ -1,0 +1,111 @@
+// The value a key holds: a string (inline, heap or integer-encoded) or a typed object.
+//
+// 24 bytes, so a keyspace entry (next pointer, key, value) fits a 64-byte allocation.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "types/object.h"
+
+namespace vireo {
+
+enum class ValueType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream };
+
+// The name TYPE replies with.
+const char* ValueTypeName(ValueType type);
+
+class Value {
+ public:
+  static constexpr size_t kInlineMax = 22;
+  // Redis answers "embstr" for strings up to this many bytes created in one piece.
+  static constexpr size_t kEmbstrMax = 44;
+
+  Value() { SetTag(ValueType::kString, Storage::kInline, false); bytes_[kLenByte] = 0; }
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+  Value(Value&& other) noexcept {
+    memcpy(bytes_, other.bytes_, sizeof(bytes_));
+    other.ResetToEmpty();
+  }
+  Value& operator=(Value&& other) noexcept {
+    if (this != &other) {
+      Release();
+      memcpy(bytes_, other.bytes_, sizeof(bytes_));
+      other.ResetToEmpty();
+    }
+    return *this;
+  }
+  ~Value() { Release(); }
+
+  // A string value. Integer-looking strings (as Redis would encode them) are stored as int64.
+  static Value String(std::string_view s);
+  // A string kept as given, never int-encoded ("embstr" up to kEmbstrMax bytes, else "raw"), as
+  // Redis stores computed strings such as INCRBYFLOAT results.
+  static Value PlainString(std::string_view s);
+  // A string that Redis would report as "raw" (built by APPEND, SETRANGE...). Never int-encoded.
+  static Value RawString(std::string s);
+  static Value Integer(int64_t v);
+  static Value Object(ValueType type, std::unique_ptr<HeapObject> object);
+
+  ValueType type() const { return static_cast<ValueType>(tag() & 0x0f); }
+  bool is_string() const { return type() == ValueType::kString; }
+  bool is_int() const { return storage() == Storage::kInt; }
+
+  // The string's bytes. Integer-encoded strings are formatted into `scratch`.
+  std::string_view StringView(char (&scratch)[24]) const;
+  size_t StringLength() const;
+  // True and *out set when the string is integer-encoded.
+  bool GetInt(int64_t* out) const;
+  // A mutable string for in-place edits (APPEND, SETRANGE); converts to a raw heap string.
+  std::string* MutableString();
+
+  HeapObject* object() const;
+  template <typename T>
+  T* As() const {
+    return static_cast<T*>(object());
+  }
+
+  // "int", "embstr", "raw" or the object's encoding name.
+  const char* EncodingName() const;
+  size_t MemoryUsage() const;
+  Value Clone() const;
+
+ private:
+  enum class Storage : uint8_t { kInline = 0, kHeap = 1, kInt = 2, kObject = 3 };
+  static constexpr size_t kLenByte = 22;
+  static constexpr size_t kTagByte = 23;
+  static constexpr uint8_t kRawFlag = 0x40;
+
+  uint8_t tag() const { return static_cast<uint8_t>(bytes_[kTagByte]); }
+  Storage storage() const { return static_cast<Storage>((tag() >> 4) & 0x3); }
+  void SetTag(ValueType type, Storage storage, bool raw) {
+    bytes_[kTagByte] = static_cast<char>(static_cast<uint8_t>(type) |
+                                         (static_cast<uint8_t>(storage) << 4) |
+                                         (raw ? kRawFlag : 0));
+  }
+  template <typename T>
+  T LoadPointer() const {
+    T p;
+    memcpy(&p, bytes_, sizeof(p));
+    return p;
+  }
+  template <typename T>
+  void StorePointer(T p) {
+    memcpy(bytes_, &p, sizeof(p));
+  }
+  void Release();
+  void ResetToEmpty() {
+    SetTag(ValueType::kString, Storage::kInline, false);
+    bytes_[kLenByte] = 0;
+  }
+
+  char bytes_[24];
+};
+
+static_assert(sizeof(Value) == 24);
+
+}  // namespace vireo

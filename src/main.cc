@@ -1,0 +1,98 @@
+// vireo-server [configfile] [--option value ...]: the same command line as redis-server.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <asio.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "server/server.h"
+
+namespace {
+
+void PrintUsage() {
+  std::fprintf(stderr,
+               "Usage: ./vireo-server [/path/to/vireo.conf] [options] [-]\n"
+               "       ./vireo-server - (read config from stdin)\n"
+               "       ./vireo-server -v or --version\n"
+               "       ./vireo-server -h or --help\n\n"
+               "Examples:\n"
+               "       ./vireo-server (run the server with default conf)\n"
+               "       ./vireo-server /etc/vireo/6379.conf\n"
+               "       ./vireo-server --port 7777\n"
+               "       ./vireo-server /etc/myvireo.conf --loglevel verbose\n");
+}
+
+void SetUpLogging(const vireo::ServerConfig& c) {
+  std::shared_ptr<spdlog::logger> logger;
+  if (c.logfile.empty()) {
+    logger = spdlog::stdout_logger_mt("vireo");
+  } else {
+    logger = spdlog::basic_logger_mt("vireo", c.logfile);
+  }
+  logger->set_pattern(fmt::format("{}:M %d %b %Y %H:%M:%S.%e %^%L%$ %v", getpid()));
+  if (c.loglevel == "debug") {
+    logger->set_level(spdlog::level::debug);
+  } else if (c.loglevel == "verbose") {
+    logger->set_level(spdlog::level::info);
+  } else if (c.loglevel == "notice") {
+    logger->set_level(spdlog::level::info);
+  } else if (c.loglevel == "warning") {
+    logger->set_level(spdlog::level::warn);
+  } else {
+    logger->set_level(spdlog::level::off);
+  }
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {
+    std::printf("vireo server v=%s bits=64\n", VIREO_VERSION);
+    return 0;
+  }
+  if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+    PrintUsage();
+    return 0;
+  }
+  vireo::Config config;
+  if (std::string err = config.LoadCommandLine(args); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  SetUpLogging(config.values());
+  const vireo::ServerConfig& c = config.values();
+  if (!c.pidfile.empty()) {
+    std::ofstream(c.pidfile) << getpid() << "\n";
+  }
+
+  vireo::Server server(std::move(config));
+  if (std::string err = server.Listen(); !err.empty()) {
+    spdlog::critical("{}", err);
+    return 1;
+  }
+  spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
+               server.bound_port());
+  spdlog::info("Ready to accept connections");
+
+  asio::signal_set signals(server.io(), SIGTERM, SIGINT);
+  signals.async_wait([&server](const asio::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::warn("Received {} scheduling shutdown...", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    server.Shutdown();
+  });
+  server.Run();
+  spdlog::warn("vireo is now ready to exit, bye bye...");
+  if (!server.cfg().pidfile.empty()) unlink(server.cfg().pidfile.c_str());
+  if (!server.cfg().unixsocket.empty()) unlink(server.cfg().unixsocket.c_str());
+  return 0;
+}

@@ -1,0 +1,139 @@
+#include "protocol/resp_parser.h"
+
+#include <climits>
+#include <cstring>
+
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// Lengths in RESP headers: an optional '-' and digits, nothing else. Anything else is a
+// protocol error, which the caller reports with its own message.
+bool ParseLength(std::string_view text, int64_t* out) {
+  return ParseInt64(text, out);
+}
+
+constexpr int64_t kUnauthenticatedMaxMultibulk = 10;
+constexpr int64_t kUnauthenticatedMaxBulk = 16384;
+
+}  // namespace
+
+void RespParser::Reset() {
+  multibulk_left_ = -1;
+  pos_ = 0;
+  bulk_len_ = -1;
+  bytes_wanted_ = 0;
+  arg_spans_.clear();
+}
+
+RespParser::Result RespParser::Fail(std::string message) {
+  error_ = std::move(message);
+  Reset();
+  return Result::kError;
+}
+
+RespParser::Result RespParser::Parse(std::string_view data, size_t* consumed) {
+  *consumed = 0;
+  args_.clear();
+  if (multibulk_left_ < 0) {
+    if (data.empty()) return Result::kNeedMore;
+    if (data[0] != '*') return ParseInline(data, consumed);
+  }
+  return ParseMultibulk(data, consumed);
+}
+
+RespParser::Result RespParser::ParseInline(std::string_view data, size_t* consumed) {
+  size_t newline = data.find('\n');
+  if (newline == std::string_view::npos) {
+    if (data.size() > limits_.max_inline_len) {
+      return Fail("ERR Protocol error: too big inline request");
+    }
+    return Result::kNeedMore;
+  }
+  std::string_view line = data.substr(0, newline);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  bool ok = true;
+  inline_args_ = SplitArgs(line, &ok);
+  if (!ok) return Fail("ERR Protocol error: unbalanced quotes in request");
+  *consumed = newline + 1;
+  if (inline_args_.empty()) return Result::kNeedMore;  // an empty line is skipped
+  args_.reserve(inline_args_.size());
+  for (const std::string& arg : inline_args_) args_.emplace_back(arg);
+  return Result::kCommand;
+}
+
+RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* consumed) {
+  if (multibulk_left_ < 0) {
+    // The header "*<count>\r\n".
+    size_t cr = data.find('\r');
+    if (cr == std::string_view::npos || cr + 1 >= data.size()) {
+      if (data.size() > limits_.max_inline_len) {
+        return Fail("ERR Protocol error: too big mbulk count string");
+      }
+      return Result::kNeedMore;
+    }
+    int64_t count = 0;
+    if (!ParseLength(data.substr(1, cr - 1), &count) || count > INT_MAX ||
+        count > limits_.max_multibulk_len ||
+        (!authenticated_ && count > kUnauthenticatedMaxMultibulk)) {
+      return Fail("ERR Protocol error: invalid multibulk length");
+    }
+    if (count <= 0) {  // "*0" and "*-1" carry no command
+      *consumed = cr + 2;
+      return Result::kNeedMore;
+    }
+    multibulk_left_ = count;
+    pos_ = cr + 2;
+    arg_spans_.clear();
+    // Reserve a little: the count is client-controlled and the args may never arrive.
+    arg_spans_.reserve(static_cast<size_t>(count < 1024 ? count : 1024));
+  }
+
+  while (multibulk_left_ > 0) {
+    if (bulk_len_ < 0) {
+      if (pos_ >= data.size()) {
+        bytes_wanted_ = 0;
+        return Result::kNeedMore;
+      }
+      if (data[pos_] != '$') {
+        char got = data[pos_];
+        return Fail(std::string("ERR Protocol error: expected '$', got '") + got + "'");
+      }
+      const char* start = data.data() + pos_;
+      const void* cr_ptr = memchr(start, '\r', data.size() - pos_);
+      if (cr_ptr == nullptr || static_cast<const char*>(cr_ptr) + 1 >= data.data() + data.size()) {
+        if (data.size() - pos_ > limits_.max_inline_len) {
+          return Fail("ERR Protocol error: too big bulk count string");
+        }
+        bytes_wanted_ = 0;
+        return Result::kNeedMore;
+      }
+      size_t cr = static_cast<const char*>(cr_ptr) - data.data();
+      int64_t len = 0;
+      if (!ParseLength(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0 ||
+          len > limits_.max_bulk_len || (!authenticated_ && len > kUnauthenticatedMaxBulk)) {
+        return Fail("ERR Protocol error: invalid bulk length");
+      }
+      bulk_len_ = len;
+      pos_ = cr + 2;
+    }
+    size_t need = pos_ + static_cast<size_t>(bulk_len_) + 2;
+    if (data.size() < need) {
+      bytes_wanted_ = need;
+      return Result::kNeedMore;
+    }
+    arg_spans_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    pos_ = need;  // like Redis, the two bytes after the payload are skipped unchecked
+    bulk_len_ = -1;
+    --multibulk_left_;
+  }
+
+  args_.reserve(arg_spans_.size());
+  for (const auto& [offset, length] : arg_spans_) args_.emplace_back(data.data() + offset, length);
+  *consumed = pos_;
+  Reset();
+  return Result::kCommand;
+}
+
+}  // namespace vireo

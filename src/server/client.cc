@@ -1,0 +1,45 @@
+#include "server/client.h"
+
+#include <cstring>
+
+namespace vireo {
+
+Client::Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket)
+    : server_(server), id_(id), socket_(std::move(socket)) {}
+
+Client::~Client() {
+  asio::error_code ec;
+  socket_.close(ec);
+}
+
+void Client::ReadBuffer::EnsureWritable(size_t n) {
+  if (capacity - end >= n) return;
+  size_t used = end - start;
+  if (start > 0 && capacity - used >= n) {
+    memmove(data.get(), data.get() + start, used);
+    start = 0;
+    end = used;
+    return;
+  }
+  size_t new_capacity = capacity == 0 ? 16 * 1024 : capacity;
+  while (new_capacity - used < n) new_capacity *= 2;
+  // Not value-initialised: zeroing a 100 MB buffer we are about to fill would be waste.
+  std::unique_ptr<char[]> fresh(new char[new_capacity]);
+  if (used > 0) memcpy(fresh.get(), data.get() + start, used);
+  data = std::move(fresh);
+  capacity = new_capacity;
+  start = 0;
+  end = used;
+}
+
+void Client::ReadBuffer::ShrinkIfIdle() {
+  if (start == end) {
+    start = end = 0;
+    if (capacity > 64 * 1024) {
+      data.reset();
+      capacity = 0;
+    }
+  }
+}
+
+}  // namespace vireo

@@ -1,0 +1,137 @@
+// A connected client: its socket, buffers, protocol state and per-connection settings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <asio.hpp>
+
+#include "protocol/reply_builder.h"
+#include "protocol/resp_parser.h"
+
+namespace vireo {
+
+class Server;
+struct CommandSpec;
+
+enum ClientFlag : uint32_t {
+  kClientMulti = 1u << 0,        // inside MULTI
+  kClientDirtyCas = 1u << 1,     // a WATCHed key changed: EXEC fails
+  kClientDirtyExec = 1u << 2,    // a command failed to queue: EXEC aborts
+  kClientCloseAfterReply = 1u << 3,
+  kClientCloseAsap = 1u << 4,
+  kClientMonitor = 1u << 5,
+  kClientBlocked = 1u << 6,
+  kClientPubsub = 1u << 7,
+  kClientUnixSocket = 1u << 8,
+  kClientNoEvict = 1u << 9,
+  kClientNoTouch = 1u << 10,
+  kClientReplyOff = 1u << 11,
+  kClientReplySkipNext = 1u << 12,
+  kClientReplySkip = 1u << 13,
+  kClientPendingCommand = 1u << 14,  // has parsed input waiting to run (after an unblock)
+};
+
+struct QueuedCommand {
+  std::vector<std::string> argv;
+  const CommandSpec* spec;
+};
+
+class Client {
+ public:
+  Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket);
+  ~Client();
+
+  uint64_t id() const { return id_; }
+  Server* server() const { return server_; }
+  int fd() { return socket_.native_handle(); }
+  asio::posix::stream_descriptor& socket() { return socket_; }
+
+  bool has(ClientFlag f) const { return (flags_ & f) != 0; }
+  void set(ClientFlag f) { flags_ |= f; }
+  void clear(ClientFlag f) { flags_ &= ~f; }
+  uint32_t flags() const { return flags_; }
+
+  ReplyBuilder& reply() { return reply_; }
+  std::string& output() { return output_; }
+  int resp() const { return resp_; }
+  void set_resp(int resp) {
+    resp_ = resp;
+    reply_.set_resp3(resp == 3);
+  }
+
+  int db_index() const { return db_index_; }
+  void set_db_index(int db) { db_index_ = db; }
+
+  bool authenticated() const { return authenticated_; }
+  void set_authenticated(bool a) {
+    authenticated_ = a;
+    parser_.set_authenticated(a);
+  }
+  const std::string& user() const { return user_; }
+
+  std::string name;
+  std::string lib_name;
+  std::string lib_ver;
+  std::string addr;   // "ip:port" or "path:0" for unix sockets
+  std::string laddr;  // local address
+  int64_t created_ms = 0;
+  int64_t last_interaction_ms = 0;
+  std::string last_command = "NULL";
+  uint64_t commands_processed = 0;
+  uint64_t net_input_bytes = 0;
+  uint64_t net_output_bytes = 0;
+
+  // MULTI state.
+  std::vector<QueuedCommand> multi_queue;
+  // WATCHed keys. A key already past its TTL when watched doesn't fail EXEC by expiring.
+  struct WatchedKey {
+    int db;
+    std::string key;
+    bool expired_at_watch;
+  };
+  std::vector<WatchedKey> watched_keys;
+
+  // Read side: bytes [start, end) of `data` are received but not yet consumed.
+  struct ReadBuffer {
+    std::unique_ptr<char[]> data;
+    size_t start = 0;
+    size_t end = 0;
+    size_t capacity = 0;
+    std::string_view unconsumed() const { return {data.get() + start, end - start}; }
+    size_t size() const { return end - start; }
+    // Makes room for `n` more bytes after `end`, moving unconsumed bytes to the front first
+    // and growing geometrically, so a large bulk costs linear copying overall.
+    void EnsureWritable(size_t n);
+    // Drops a large idle buffer so an idle client holds little memory.
+    void ShrinkIfIdle();
+  };
+  ReadBuffer read_buffer;
+  RespParser& parser() { return parser_; }
+
+  // Write side: bytes of output_ already written.
+  size_t output_written = 0;
+  bool write_pending = false;  // waiting for the socket to become writable
+  bool read_armed = false;
+  bool in_pending_writes = false;
+  bool closed = false;
+
+ private:
+  Server* server_;
+  uint64_t id_;
+  asio::posix::stream_descriptor socket_;
+  uint32_t flags_ = 0;
+  std::string output_;
+  ReplyBuilder reply_{&output_};
+  RespParser parser_;
+  int resp_ = 2;
+  int db_index_ = 0;
+  bool authenticated_ = true;
+  std::string user_ = "default";
+};
+
+}  // namespace vireo

@@ -1,0 +1,50 @@
+// What a command handler sees: the client, its database, the reply builder and the arguments.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "db/database.h"
+#include "protocol/reply_builder.h"
+
+namespace vireo {
+
+class Server;
+class Client;
+struct CommandSpec;
+
+// Redis's shared error texts, so every family words them identically.
+namespace errors {
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kOutOfRange = "ERR index out of range";
+inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+inline constexpr std::string_view kInvalidExpire = "ERR invalid expire time in '%s' command";
+}  // namespace errors
+
+class CommandContext {
+ public:
+  CommandContext(Server& server, Client& client, Database& db, ReplyBuilder& reply,
+                 std::span<const std::string_view> argv, const CommandSpec* spec)
+      : server(server), client(client), db(db), reply(reply), argv(argv), spec(spec) {}
+
+  size_t argc() const { return argv.size(); }
+  std::string_view arg(size_t i) const { return argv[i]; }
+
+  // True while running inside EXEC or a script: blocking commands must not block there.
+  bool in_exec = false;
+
+  Server& server;
+  Client& client;
+  Database& db;
+  ReplyBuilder& reply;
+  std::span<const std::string_view> argv;
+  const CommandSpec* spec;
+};
+
+}  // namespace vireo

@@ -1,0 +1,129 @@
+// Every command is declared once here; the declaration drives dispatch, arity errors, key
+// extraction, COMMAND / COMMAND DOCS and docs/commands.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vireo {
+
+class CommandContext;
+
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,
+  kCmdReadonly = 1u << 1,
+  kCmdDenyOom = 1u << 2,
+  kCmdAdmin = 1u << 3,
+  kCmdPubsub = 1u << 4,
+  kCmdNoScript = 1u << 5,
+  kCmdBlocking = 1u << 6,
+  kCmdLoading = 1u << 7,
+  kCmdStale = 1u << 8,
+  kCmdSkipMonitor = 1u << 9,
+  kCmdSkipSlowlog = 1u << 10,
+  kCmdFast = 1u << 11,
+  kCmdNoAuth = 1u << 12,
+  kCmdMayReplicate = 1u << 13,
+  kCmdNoMulti = 1u << 14,
+  kCmdAllowBusy = 1u << 15,
+  kCmdMovableKeys = 1u << 16,
+};
+
+using CommandHandler = void (*)(CommandContext& ctx);
+
+// Lets maps keyed by std::string be searched with a string_view, without allocating.
+struct TransparentStringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, TransparentStringHash, std::equal_to<>>;
+
+// One node of a command's argument tree, for COMMAND DOCS (redis-cli builds its hints from it).
+struct CommandArg {
+  std::string name;
+  std::string type;  // key, string, integer, double, pattern, unix-time, pure-token, oneof, block
+  std::string token;
+  bool optional = false;
+  bool multiple = false;
+  bool multiple_token = false;  // the token repeats with each value ("[GET pattern ...]")
+  std::vector<CommandArg> subargs;
+};
+
+struct CommandSpec {
+  std::string name;  // lower case; "config|get" for subcommands
+  int arity = 0;     // Redis convention: negative = at least -arity
+  uint32_t flags = 0;
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 0;
+  std::string acl_categories;  // space separated, e.g. "@write @string @fast"
+  std::string group;           // "string", "generic", "server", ...
+  std::string summary;
+  std::string since;
+  std::string complexity;
+  std::string syntax;  // e.g. "key value [NX | XX]"; parsed into `args`
+  CommandHandler handler = nullptr;
+  std::vector<CommandArg> args;
+  StringMap<std::unique_ptr<CommandSpec>> subcommands;
+  // Statistics for INFO commandstats.
+  mutable uint64_t calls = 0;
+  mutable uint64_t usec = 0;
+  mutable uint64_t rejected_calls = 0;
+  mutable uint64_t failed_calls = 0;
+
+  bool has(CommandFlag flag) const { return (flags & flag) != 0; }
+  bool ArityOk(size_t argc) const {
+    return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+  }
+  // The positions of the key arguments in argv, from first_key/last_key/key_step.
+  std::vector<size_t> KeyPositions(std::span<const std::string_view> argv) const;
+};
+
+// Declaration helper used by each command family's Register function.
+struct CommandDef {
+  const char* name;
+  int arity;
+  uint32_t flags;
+  int first_key, last_key, key_step;
+  const char* acl;
+  const char* group;
+  const char* since;
+  const char* summary;
+  const char* syntax;
+  CommandHandler handler;
+  const char* complexity = "";
+};
+
+class CommandTable {
+ public:
+  static CommandTable& Instance();
+
+  CommandSpec* Add(const CommandDef& def);
+  // Adds "parent|sub"; the parent must exist (a container command).
+  CommandSpec* AddSubcommand(const char* parent, const CommandDef& def);
+  // Case-insensitive.
+  const CommandSpec* Find(std::string_view name) const;
+  const StringMap<std::unique_ptr<CommandSpec>>& all() const {
+    return commands_;
+  }
+  // Resolves a container command's subcommand, or returns nullptr.
+  static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view sub);
+
+ private:
+  StringMap<std::unique_ptr<CommandSpec>> commands_;
+};
+
+// Parses the syntax mini-language ("key value [NX | XX] [EX seconds | PX milliseconds]") into
+// an argument tree.
+std::vector<CommandArg> ParseCommandSyntax(std::string_view syntax);
+
+// Registers every command family. Called once at startup.
+void RegisterAllCommands(CommandTable& table);
+
+}  // namespace vireo

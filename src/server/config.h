@@ -1,0 +1,183 @@
+// Server configuration: redis.conf syntax, command-line overrides and CONFIG GET/SET/REWRITE.
+//
+// Each option is declared once with its type, default and (for mutable ones) whether CONFIG
+// SET may change it at run time; the file parser, the command line and CONFIG all go through
+// the same table.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace vireo {
+
+// Keyspace notification classes selected by notify-keyspace-events; the letters are Redis's.
+enum KeyspaceEventFlag : uint32_t {
+  kNotifyKeyspace = 1u << 0,  // K: __keyspace@<db>__:<key> channel
+  kNotifyKeyevent = 1u << 1,  // E: __keyevent@<db>__:<event> channel
+  kNotifyGeneric = 1u << 2,   // g: DEL, EXPIRE, RENAME, ...
+  kNotifyString = 1u << 3,    // $
+  kNotifyList = 1u << 4,      // l
+  kNotifySet = 1u << 5,       // s
+  kNotifyHash = 1u << 6,      // h
+  kNotifyZset = 1u << 7,      // z
+  kNotifyExpired = 1u << 8,   // x
+  kNotifyEvicted = 1u << 9,   // e
+  kNotifyStream = 1u << 10,   // t
+  kNotifyKeyMiss = 1u << 11,  // m (not included in A)
+  kNotifyModule = 1u << 12,   // d
+  kNotifyNew = 1u << 13,      // n (not included in A)
+  // A: every class except m and n, as in Redis.
+  kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet | kNotifyHash |
+               kNotifyZset | kNotifyExpired | kNotifyEvicted | kNotifyStream | kNotifyModule,
+};
+
+// One class of client-output-buffer-limit; 0 means no limit.
+struct ClientBufferLimit {
+  int64_t hard_bytes = 0;
+  int64_t soft_bytes = 0;
+  int64_t soft_seconds = 0;
+};
+// Index into ServerConfig::client_obuf_limits.
+enum ClientBufferClass { kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2 };
+
+struct ServerConfig {
+  std::vector<std::string> bind = {"127.0.0.1", "-::1"};
+  int port = 6379;
+  std::string unixsocket;
+  int unixsocketperm = 0;
+  int tcp_backlog = 511;
+  int tcp_keepalive = 300;
+  int timeout = 0;
+  int maxclients = 10000;
+  bool protected_mode = true;
+  std::string requirepass;
+  int databases = 16;
+  std::string loglevel = "notice";
+  std::string logfile;
+  bool daemonize = false;
+  std::string pidfile;
+  int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
+  int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  int hz = 10;  // always within 1..500: CONFIG SET accepts any value >= 0 and clamps, like Redis
+  int64_t slowlog_log_slower_than = 10000;
+  int64_t slowlog_max_len = 128;
+  std::string save = "3600 1 300 100 60 10000";  // as CONFIG GET shows save_params
+  std::vector<std::pair<int64_t, int64_t>> save_params = {{3600, 1}, {300, 100}, {60, 10000}};
+  bool appendonly = false;
+  std::string appendfilename = "appendonly.aof";
+  std::string appendfsync = "everysec";
+  std::string dir = ".";  // absolute path once a `dir` directive has chdir()ed there
+  std::string dbfilename = "dump.rdb";
+  int64_t maxmemory = 0;
+  std::string maxmemory_policy = "noeviction";
+  int64_t maxmemory_samples = 5;
+  int64_t list_max_listpack_size = -2;
+  int64_t list_compress_depth = 0;
+  int64_t hash_max_listpack_entries = 128;
+  int64_t hash_max_listpack_value = 64;
+  int64_t set_max_intset_entries = 512;
+  int64_t set_max_listpack_entries = 128;
+  int64_t set_max_listpack_value = 64;
+  int64_t zset_max_listpack_entries = 128;
+  int64_t zset_max_listpack_value = 64;
+  int64_t stream_node_max_bytes = 4096;
+  int64_t stream_node_max_entries = 100;
+  std::string notify_keyspace_events;  // as CONFIG GET shows notify_keyspace_flags
+  uint32_t notify_keyspace_flags = 0;  // KeyspaceEventFlag bits
+  int64_t busy_reply_threshold = 5000;
+  bool lazyfree_lazy_user_del = false;
+  bool lazyfree_lazy_user_flush = false;
+  int64_t latency_monitor_threshold = 0;
+  std::string client_output_buffer_limit =
+      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";  // as CONFIG GET
+  std::array<ClientBufferLimit, 3> client_obuf_limits = {
+      {{0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}}};
+  std::string config_file;  // absolute path of the file we started from ("" if none)
+};
+
+class Config {
+ public:
+  // kMemory takes "1gb"-style values; kOctal is parsed and shown in base 8 (unixsocketperm);
+  // kList options take several arguments (CONFIG SET splits its single value on spaces).
+  enum class Type { kBool, kInt, kMemory, kString, kEnum, kList, kOctal };
+  struct Option {
+    std::string name;
+    std::string alias;  // older name also accepted (e.g. hash-max-ziplist-entries), or ""
+    Type type;
+    bool mutable_at_runtime;
+    // Mutable in principle but refused by CONFIG SET, like Redis's PROTECTED_CONFIG (dir,
+    // dbfilename) with enable-protected-configs at its default "no".
+    bool protected_config = false;
+    // An empty value means "unset": CONFIG REWRITE then removes the directive (requirepass...).
+    bool empty_is_null = false;
+    std::string default_value;             // the CONFIG GET text of the built-in default
+    std::vector<std::string> enum_values;  // kEnum
+    int64_t min = INT64_MIN;
+    int64_t max = INT64_MAX;
+    // Reads the current value as CONFIG GET shows it.
+    std::function<std::string(const ServerConfig&)> get;
+    // Sets from text; returns an error message or "".
+    std::function<std::string(ServerConfig&, const std::vector<std::string>&)> set;
+  };
+
+  Config();
+  ServerConfig& values() { return values_; }
+  const ServerConfig& values() const { return values_; }
+
+  // Loads a redis.conf-style file (with `include`). Returns "" or an error with line info.
+  std::string LoadFile(const std::string& path);
+  // Applies "--name value..." arguments and an optional leading config file path, like
+  // redis-server's command line. Returns "" or an error.
+  std::string LoadCommandLine(const std::vector<std::string>& args);
+  // Applies one directive: name plus arguments. `startup` allows immutable options.
+  std::string Apply(std::string_view name, const std::vector<std::string>& args, bool startup);
+
+  // CONFIG SET name value [name value ...]: all or nothing, as in Redis 7. Returns "" or the
+  // complete error reply text, e.g. "ERR CONFIG SET failed (possibly related to argument
+  // 'port') - can't set immutable config". Calls on_change once per changed option on success.
+  std::string Set(const std::vector<std::pair<std::string, std::string>>& pairs);
+  // CONFIG GET pattern [pattern ...]: (name, value) pairs. Patterns without glob characters are
+  // looked up directly and echoed as given (CONFIG GET HZ answers "HZ"); glob patterns match
+  // canonical names and aliases case-insensitively. Names already reported are skipped.
+  std::vector<std::pair<std::string, std::string>> Get(
+      const std::vector<std::string>& patterns) const;
+
+  const Option* Find(std::string_view name) const;
+  const std::vector<Option>& options() const { return options_; }
+  // Writes the running configuration back into the config file, keeping comments and
+  // unknown lines, replacing changed directives in place. Returns "" or the error reply text
+  // ("ERR The server is running without a config file", "ERR Rewriting config file: ...").
+  std::string Rewrite();
+
+  // Called after CONFIG SET changes an option (e.g. to re-apply limits).
+  std::function<void(const std::string& name)> on_change;
+
+ private:
+  std::string LoadText(const std::string& text, const std::string& origin, int depth);
+  std::string LoadInclude(const std::string& pattern, int depth);
+  std::string ApplyOption(const Option& opt, std::vector<std::string> args);
+  void Declare();
+
+  ServerConfig values_;
+  bool loading_ = false;      // inside LoadText: a `save` line adds to the previous ones
+  bool save_loaded_ = false;  // the first `save` line read replaces the defaults
+  std::vector<std::string> include_stack_;  // files being loaded, to refuse include loops
+  std::vector<Option> options_;
+  std::map<std::string, size_t, std::less<>> index_;
+};
+
+// Parses "1gb", "512mb", "100k", "12345" like Redis's memory options (memtoull): digits then an
+// optional case-insensitive unit b, k (1000), kb (1024), m, mb, g, gb. Like Redis, an empty
+// number counts as 0 ("" and "kb" parse as 0). false on bad input, a sign, or > INT64_MAX.
+bool ParseMemory(std::string_view text, int64_t* out);
+
+// The inverse used by CONFIG REWRITE: "1gb", "64mb", "3kb" when exact, else plain bytes.
+std::string FormatMemory(int64_t bytes);
+
+}  // namespace vireo

@@ -1,0 +1,144 @@
+// The path from a parsed request to a handler: lookup, arity, AUTH, MULTI queueing, then the
+// call with its statistics, slowlog and MONITOR feed.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "server/command_context.h"
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// Redis quotes at most 128 bytes of each argument in "unknown command" errors.
+std::string QuoteArgsForError(std::span<const std::string_view> argv) {
+  std::string out;
+  for (size_t i = 1; i < argv.size() && out.size() < 128; ++i) {
+    std::string_view a = argv[i].substr(0, 128 - out.size());
+    out += fmt::format("'{}' ", a);
+  }
+  return out;
+}
+
+bool AllowedInMulti(const CommandSpec& spec) {
+  return spec.name == "exec" || spec.name == "discard" || spec.name == "multi" ||
+         spec.name == "watch" || spec.name == "quit" || spec.name == "reset";
+}
+
+// CLIENT REPLY OFF / SKIP: the command runs, but what it wrote for its client is dropped. SKIP
+// covers exactly the command after CLIENT REPLY SKIP, so the flags advance once per command.
+class ReplySuppressor {
+ public:
+  explicit ReplySuppressor(Client& client) : client_(client), mark_(client.output().size()) {}
+  ~ReplySuppressor() {
+    constexpr uint32_t kAny = kClientReplyOff | kClientReplySkip | kClientReplySkipNext;
+    if ((client_.flags() & kAny) == 0) return;
+    if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip)) {
+      client_.output().resize(std::max(mark_, client_.output_written));
+    }
+    client_.clear(kClientReplySkip);
+    if (client_.has(kClientReplySkipNext)) {
+      client_.clear(kClientReplySkipNext);
+      client_.set(kClientReplySkip);
+    }
+  }
+
+ private:
+  Client& client_;
+  size_t mark_;
+};
+
+}  // namespace
+
+void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
+  ReplyBuilder& reply = client.reply();
+  if (argv.empty()) return;
+  ReplySuppressor suppressor(client);
+  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  auto reject = [&](std::string_view message) {
+    if (client.has(kClientMulti)) client.set(kClientDirtyExec);
+    reply.Error(message);
+  };
+  if (spec == nullptr) {
+    client.last_command = "NULL";
+    std::string name(argv[0].substr(0, 128));
+    reject(fmt::format("ERR unknown command '{}', with args beginning with: {}", name,
+                       QuoteArgsForError(argv)));
+    return;
+  }
+  if (!spec->subcommands.empty() && argv.size() >= 2) {
+    const CommandSpec* sub = CommandTable::FindSubcommand(*spec, argv[1]);
+    if (sub == nullptr) {
+      client.last_command = "NULL";
+      ++spec->rejected_calls;
+      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", argv[1].substr(0, 128),
+                         ToUpper(spec->name)));
+      return;
+    }
+    spec = sub;
+  }
+  // CLIENT LIST's cmd= shows the command as received (EXEC, not what ran inside it).
+  client.last_command = spec->name;
+  if (!spec->ArityOk(argv.size())) {
+    ++spec->rejected_calls;
+    reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
+    return;
+  }
+  if (!client.authenticated() && !spec->has(kCmdNoAuth)) {
+    ++spec->rejected_calls;
+    reject("NOAUTH Authentication required.");
+    return;
+  }
+  if (client.has(kClientPubsub) && client.resp() == 2 && !spec->has(kCmdPubsub) &&
+      spec->name != "ping" && spec->name != "quit" && spec->name != "reset") {
+    ++spec->rejected_calls;
+    reject(
+        fmt::format("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+                    "QUIT / RESET are allowed in this context",
+                    spec->name));
+    return;
+  }
+  if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
+    if (spec->has(kCmdNoMulti)) {
+      ++spec->rejected_calls;
+      reject("ERR Command not allowed inside a transaction");
+      return;
+    }
+    QueuedCommand queued;
+    queued.spec = spec;
+    queued.argv.reserve(argv.size());
+    for (std::string_view a : argv) queued.argv.emplace_back(a);
+    client.multi_queue.push_back(std::move(queued));
+    reply.Raw("+QUEUED\r\n");
+    return;
+  }
+  Call(client, *spec, argv, false);
+}
+
+void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
+                  bool in_exec) {
+  if (!monitors_.empty() && !spec.has(kCmdSkipMonitor) && !spec.has(kCmdAdmin)) {
+    FeedMonitors(client, argv);
+  }
+  // Time stands still inside EXEC (and scripts): every command there sees the same clock.
+  if (!in_exec) UpdateCommandTime();
+  Database& db = *dbs_[client.db_index()];
+  CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
+  ctx.in_exec = in_exec;
+  uint64_t errors_before = stats_.total_error_replies;
+  int64_t start = MonotonicUs();
+  ++executing_depth_;
+  spec.handler(ctx);
+  --executing_depth_;
+  int64_t duration = MonotonicUs() - start;
+  ++spec.calls;
+  spec.usec += static_cast<uint64_t>(duration);
+  if (stats_.total_error_replies != errors_before) ++spec.failed_calls;
+  ++stats_.total_commands_processed;
+  ++client.commands_processed;
+  if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
+}
+
+}  // namespace vireo

@@ -1,0 +1,511 @@
+#include "server/info.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// Redis's section order; INFO output always follows it.
+enum Section : uint32_t {
+  kServer = 1u << 0,
+  kClients = 1u << 1,
+  kMemory = 1u << 2,
+  kPersistence = 1u << 3,
+  kStats = 1u << 4,
+  kReplication = 1u << 5,
+  kCpu = 1u << 6,
+  kModules = 1u << 7,
+  kCommandstats = 1u << 8,
+  kErrorstats = 1u << 9,
+  kLatencystats = 1u << 10,
+  kCluster = 1u << 11,
+  kKeyspace = 1u << 12,
+};
+
+constexpr uint32_t kDefaultSections = kServer | kClients | kMemory | kPersistence | kStats |
+                                      kReplication | kCpu | kModules | kErrorstats | kCluster |
+                                      kKeyspace;
+constexpr uint32_t kAllSections = kDefaultSections | kCommandstats | kLatencystats;
+
+uint32_t SectionMask(std::string_view name) {
+  static constexpr std::array<std::pair<std::string_view, uint32_t>, 16> kNames = {{
+      {"server", kServer},
+      {"clients", kClients},
+      {"memory", kMemory},
+      {"persistence", kPersistence},
+      {"stats", kStats},
+      {"replication", kReplication},
+      {"cpu", kCpu},
+      {"modules", kModules},
+      {"commandstats", kCommandstats},
+      {"errorstats", kErrorstats},
+      {"latencystats", kLatencystats},
+      {"cluster", kCluster},
+      {"keyspace", kKeyspace},
+      {"default", kDefaultSections},
+      {"all", kAllSections},
+      {"everything", kAllSections},
+  }};
+  for (const auto& [n, mask] : kNames) {
+    if (EqualsIgnoreCase(n, name)) return mask;
+  }
+  return 0;
+}
+
+// Appends "name:value\r\n".
+class InfoWriter {
+ public:
+  explicit InfoWriter(std::string* out) : out_(out) {}
+  void Header(std::string_view title) {
+    if (!out_->empty()) out_->append("\r\n");
+    out_->append("# ").append(title).append("\r\n");
+  }
+  template <typename T>
+  void Field(std::string_view name, const T& value) {
+    fmt::format_to(std::back_inserter(*out_), "{}:{}\r\n", name, value);
+  }
+  void Fixed2(std::string_view name, double value) {
+    fmt::format_to(std::back_inserter(*out_), "{}:{:.2f}\r\n", name, value);
+  }
+
+ private:
+  std::string* out_;
+};
+
+size_t ResidentSetBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return static_cast<size_t>(pages_resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string ExecutablePath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+std::string CpuSeconds(const timeval& tv) {
+  return fmt::format("{}.{:06d}", tv.tv_sec, tv.tv_usec);
+}
+
+void ServerSection(Server& server, InfoWriter& w) {
+  const ServerConfig& c = server.cfg();
+  utsname name{};
+  uname(&name);
+  int64_t now_us = NowUs();
+  int64_t uptime = (NowMs() - server.start_time_ms()) / 1000;
+  w.Header("Server");
+  w.Field("redis_version", kRedisCompatVersion);
+  w.Field("vireo_version", VIREO_VERSION);
+  w.Field("redis_git_sha1", "00000000");
+  w.Field("redis_git_dirty", 0);
+  w.Field("redis_build_id", "0");
+  w.Field("redis_mode", "standalone");
+  w.Field("os", fmt::format("{} {} {}", name.sysname, name.release, name.machine));
+  w.Field("arch_bits", sizeof(void*) * 8);
+  w.Field("monotonic_clock", "POSIX clock_gettime");
+  w.Field("multiplexing_api", "epoll");
+  w.Field("atomicvar_api", "c11-builtin");
+#if defined(__GNUC__)
+  w.Field("gcc_version", fmt::format("{}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__));
+#else
+  w.Field("gcc_version", "0.0.0");
+#endif
+  w.Field("process_id", getpid());
+  w.Field("process_supervised", "no");
+  w.Field("run_id", server.run_id());
+  w.Field("tcp_port", server.bound_port());
+  w.Field("server_time_usec", now_us);
+  w.Field("uptime_in_seconds", uptime);
+  w.Field("uptime_in_days", uptime / 86400);
+  w.Field("hz", c.hz);
+  w.Field("configured_hz", c.hz);
+  // Redis's LRU clock: seconds, wrapping at 24 bits.
+  w.Field("lru_clock", (NowMs() / 1000) & ((1 << 24) - 1));
+  w.Field("executable", ExecutablePath());
+  w.Field("config_file", c.config_file);
+  w.Field("io_threads_active", 0);
+  int listener = 0;
+  if (server.bound_port() != 0) {
+    std::string binds;
+    for (const std::string& b : c.bind) binds += ",bind=" + b;
+    w.Field(fmt::format("listener{}", listener++),
+            fmt::format("name=tcp{},port={}", binds, server.bound_port()));
+  }
+  if (!c.unixsocket.empty()) {
+    w.Field(fmt::format("listener{}", listener++), fmt::format("name=unix,bind={}", c.unixsocket));
+  }
+}
+
+void ClientsSection(Server& server, InfoWriter& w) {
+  size_t connected = 0, blocked = 0, pubsub = 0, watching = 0, watched_keys = 0;
+  size_t max_input = 0, max_output = 0;
+  for (const auto& [id, client] : server.clients()) {
+    if (client->closed) continue;
+    ++connected;
+    if (client->has(kClientBlocked)) ++blocked;
+    if (client->has(kClientPubsub)) ++pubsub;
+    if (!client->watched_keys.empty()) ++watching;
+    watched_keys += client->watched_keys.size();
+    max_input = std::max(max_input, client->read_buffer.capacity);
+    max_output = std::max(max_output, client->output().size() - client->output_written);
+  }
+  w.Header("Clients");
+  w.Field("connected_clients", connected);
+  w.Field("cluster_connections", 0);
+  w.Field("maxclients", server.cfg().maxclients);
+  w.Field("client_recent_max_input_buffer", max_input);
+  w.Field("client_recent_max_output_buffer", max_output);
+  w.Field("blocked_clients", blocked);
+  w.Field("tracking_clients", 0);
+  w.Field("pubsub_clients", pubsub);
+  w.Field("watching_clients", watching);
+  w.Field("clients_in_timeout_table", 0);
+  w.Field("total_watched_keys", watched_keys);
+  w.Field("total_blocking_keys", 0);
+  w.Field("total_blocking_keys_on_nokey", 0);
+}
+
+void MemorySection(Server& server, InfoWriter& w) {
+  const ServerConfig& c = server.cfg();
+  size_t used = server.UsedMemory();
+  size_t rss = ResidentSetBytes();
+  ServerStats& stats = server.stats();
+  stats.used_memory_peak = std::max(stats.used_memory_peak, used);
+  size_t clients_memory = 0;
+  for (const auto& [id, client] : server.clients()) {
+    clients_memory += sizeof(Client) + client->read_buffer.capacity + client->output().capacity();
+  }
+  size_t overhead = std::min(used, clients_memory);
+  size_t system_memory =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  double frag = used > 0 ? static_cast<double>(rss) / static_cast<double>(used) : 0;
+  auto percent = [](size_t part, size_t whole) {
+    return fmt::format(
+        "{:.2f}%",
+        whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  };
+  w.Header("Memory");
+  w.Field("used_memory", used);
+  w.Field("used_memory_human", BytesToHuman(used));
+  w.Field("used_memory_rss", rss);
+  w.Field("used_memory_rss_human", BytesToHuman(rss));
+  w.Field("used_memory_peak", stats.used_memory_peak);
+  w.Field("used_memory_peak_human", BytesToHuman(stats.used_memory_peak));
+  w.Field("used_memory_peak_perc", percent(used, stats.used_memory_peak));
+  w.Field("used_memory_overhead", overhead);
+  w.Field("used_memory_startup", 0);
+  w.Field("used_memory_dataset", used - overhead);
+  w.Field("used_memory_dataset_perc", percent(used - overhead, used));
+  w.Field("allocator_allocated", used);
+  w.Field("allocator_active", used);
+  w.Field("allocator_resident", rss);
+  w.Field("total_system_memory", system_memory);
+  w.Field("total_system_memory_human", BytesToHuman(system_memory));
+  w.Field("used_memory_lua", 0);
+  w.Field("used_memory_vm_eval", 0);
+  w.Field("used_memory_lua_human", "0B");
+  w.Field("used_memory_scripts_eval", 0);
+  w.Field("number_of_cached_scripts", 0);
+  w.Field("number_of_functions", 0);
+  w.Field("number_of_libraries", 0);
+  w.Field("used_memory_vm_functions", 0);
+  w.Field("used_memory_vm_total", 0);
+  w.Field("used_memory_vm_total_human", "0B");
+  w.Field("used_memory_functions", 0);
+  w.Field("used_memory_scripts", 0);
+  w.Field("used_memory_scripts_human", "0B");
+  w.Field("maxmemory", c.maxmemory);
+  w.Field("maxmemory_human", BytesToHuman(static_cast<uint64_t>(c.maxmemory)));
+  w.Field("maxmemory_policy", c.maxmemory_policy);
+  w.Fixed2("allocator_frag_ratio", 1.0);
+  w.Field("allocator_frag_bytes", 0);
+  w.Fixed2("allocator_rss_ratio", frag);
+  w.Field("allocator_rss_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
+  w.Fixed2("rss_overhead_ratio", 1.0);
+  w.Field("rss_overhead_bytes", 0);
+  w.Fixed2("mem_fragmentation_ratio", frag);
+  w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
+  w.Field("mem_not_counted_for_evict", 0);
+  w.Field("mem_replication_backlog", 0);
+  w.Field("mem_total_replication_buffers", 0);
+  w.Field("mem_clients_slaves", 0);
+  w.Field("mem_clients_normal", clients_memory);
+  w.Field("mem_cluster_links", 0);
+  w.Field("mem_aof_buffer", 0);
+  w.Field("mem_allocator", "libc");
+  w.Field("active_defrag_running", 0);
+  w.Field("lazyfree_pending_objects", 0);
+  w.Field("lazyfreed_objects", 0);
+}
+
+void PersistenceSection(Server& server, InfoWriter& w) {
+  w.Header("Persistence");
+  w.Field("loading", 0);
+  w.Field("async_loading", 0);
+  w.Field("current_cow_peak", 0);
+  w.Field("current_cow_size", 0);
+  w.Field("current_cow_size_age", 0);
+  w.Field("current_fork_perc", "0.00");
+  w.Field("current_save_keys_processed", 0);
+  w.Field("current_save_keys_total", 0);
+  w.Field("rdb_changes_since_last_save", server.dirty());
+  w.Field("rdb_bgsave_in_progress", 0);
+  w.Field("rdb_last_save_time", server.lastsave());
+  w.Field("rdb_last_bgsave_status", "ok");
+  w.Field("rdb_last_bgsave_time_sec", -1);
+  w.Field("rdb_current_bgsave_time_sec", -1);
+  w.Field("rdb_saves", 0);
+  w.Field("rdb_last_cow_size", 0);
+  w.Field("rdb_last_load_keys_expired", 0);
+  w.Field("rdb_last_load_keys_loaded", 0);
+  w.Field("aof_enabled", server.cfg().appendonly ? 1 : 0);
+  w.Field("aof_rewrite_in_progress", 0);
+  w.Field("aof_rewrite_scheduled", 0);
+  w.Field("aof_last_rewrite_time_sec", -1);
+  w.Field("aof_current_rewrite_time_sec", -1);
+  w.Field("aof_last_bgrewrite_status", "ok");
+  w.Field("aof_rewrites", 0);
+  w.Field("aof_rewrites_consecutive_failures", 0);
+  w.Field("aof_last_write_status", "ok");
+  w.Field("aof_last_cow_size", 0);
+  w.Field("module_fork_in_progress", 0);
+  w.Field("module_fork_last_cow_size", 0);
+}
+
+void StatsSection(Server& server, InfoWriter& w) {
+  const ServerStats& s = server.stats();
+  w.Header("Stats");
+  w.Field("total_connections_received", s.total_connections_received);
+  w.Field("total_commands_processed", s.total_commands_processed);
+  w.Field("instantaneous_ops_per_sec", static_cast<int64_t>(s.ops_rate.PerSecond()));
+  w.Field("total_net_input_bytes", s.total_net_input_bytes);
+  w.Field("total_net_output_bytes", s.total_net_output_bytes);
+  w.Field("total_net_repl_input_bytes", 0);
+  w.Field("total_net_repl_output_bytes", 0);
+  w.Fixed2("instantaneous_input_kbps", s.net_input_rate.PerSecond() / 1024);
+  w.Fixed2("instantaneous_output_kbps", s.net_output_rate.PerSecond() / 1024);
+  w.Field("instantaneous_input_repl_kbps", "0.00");
+  w.Field("instantaneous_output_repl_kbps", "0.00");
+  w.Field("rejected_connections", s.rejected_connections);
+  w.Field("sync_full", 0);
+  w.Field("sync_partial_ok", 0);
+  w.Field("sync_partial_err", 0);
+  w.Field("expired_keys", s.expired_keys);
+  w.Field("expired_stale_perc", "0.00");
+  w.Field("expired_time_cap_reached_count", 0);
+  w.Field("expire_cycle_cpu_milliseconds", 0);
+  w.Field("evicted_keys", 0);
+  w.Field("evicted_clients", 0);
+  w.Field("total_eviction_exceeded_time", 0);
+  w.Field("current_eviction_exceeded_time", 0);
+  w.Field("keyspace_hits", s.keyspace_hits);
+  w.Field("keyspace_misses", s.keyspace_misses);
+  w.Field("pubsub_channels", 0);
+  w.Field("pubsub_patterns", 0);
+  w.Field("pubsubshard_channels", 0);
+  w.Field("latest_fork_usec", 0);
+  w.Field("total_forks", 0);
+  w.Field("migrate_cached_sockets", 0);
+  w.Field("slave_expires_tracked_keys", 0);
+  w.Field("active_defrag_hits", 0);
+  w.Field("active_defrag_misses", 0);
+  w.Field("active_defrag_key_hits", 0);
+  w.Field("active_defrag_key_misses", 0);
+  w.Field("total_active_defrag_time", 0);
+  w.Field("current_active_defrag_time", 0);
+  w.Field("tracking_total_keys", 0);
+  w.Field("tracking_total_items", 0);
+  w.Field("tracking_total_prefixes", 0);
+  w.Field("unexpected_error_replies", s.unexpected_error_replies);
+  w.Field("total_error_replies", s.total_error_replies);
+  w.Field("dump_payload_sanitizations", 0);
+  w.Field("total_reads_processed", s.total_reads_processed);
+  w.Field("total_writes_processed", s.total_writes_processed);
+  w.Field("io_threaded_reads_processed", 0);
+  w.Field("io_threaded_writes_processed", 0);
+  w.Field("client_query_buffer_limit_disconnections", s.client_query_buffer_limit_disconnections);
+  w.Field("client_output_buffer_limit_disconnections", 0);
+  w.Field("reply_buffer_shrinks", 0);
+  w.Field("reply_buffer_expands", 0);
+  w.Field("eventloop_cycles", 0);
+  w.Field("eventloop_duration_sum", 0);
+  w.Field("eventloop_duration_cmd_sum", 0);
+  w.Field("instantaneous_eventloop_cycles_per_sec", 0);
+  w.Field("instantaneous_eventloop_duration_usec", 0);
+  w.Field("acl_access_denied_auth", 0);
+  w.Field("acl_access_denied_cmd", 0);
+  w.Field("acl_access_denied_key", 0);
+  w.Field("acl_access_denied_channel", 0);
+}
+
+void ReplicationSection(Server& server, InfoWriter& w) {
+  w.Header("Replication");
+  w.Field("role", "master");
+  w.Field("connected_slaves", 0);
+  w.Field("master_failover_state", "no-failover");
+  w.Field("master_replid", server.run_id());
+  w.Field("master_replid2", std::string(40, '0'));
+  w.Field("master_repl_offset", 0);
+  w.Field("second_repl_offset", -1);
+  w.Field("repl_backlog_active", 0);
+  w.Field("repl_backlog_size", 1048576);
+  w.Field("repl_backlog_first_byte_offset", 0);
+  w.Field("repl_backlog_histlen", 0);
+}
+
+void CpuSection(InfoWriter& w) {
+  rusage self{}, children{}, thread{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  // INFO runs on the thread that owns all data, which is the main thread of interest.
+  getrusage(RUSAGE_THREAD, &thread);
+  w.Header("CPU");
+  w.Field("used_cpu_sys", CpuSeconds(self.ru_stime));
+  w.Field("used_cpu_user", CpuSeconds(self.ru_utime));
+  w.Field("used_cpu_sys_children", CpuSeconds(children.ru_stime));
+  w.Field("used_cpu_user_children", CpuSeconds(children.ru_utime));
+  w.Field("used_cpu_sys_main_thread", CpuSeconds(thread.ru_stime));
+  w.Field("used_cpu_user_main_thread", CpuSeconds(thread.ru_utime));
+}
+
+void AddCommandStats(const CommandSpec& spec, std::vector<const CommandSpec*>* out) {
+  if (spec.calls != 0 || spec.failed_calls != 0 || spec.rejected_calls != 0) out->push_back(&spec);
+  for (const auto& [name, sub] : spec.subcommands) AddCommandStats(*sub, out);
+}
+
+void CommandstatsSection(InfoWriter& w, std::string* out) {
+  w.Header("Commandstats");
+  std::vector<const CommandSpec*> used;
+  for (const auto& [name, spec] : CommandTable::Instance().all()) AddCommandStats(*spec, &used);
+  std::sort(used.begin(), used.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  for (const CommandSpec* spec : used) {
+    double per_call =
+        spec->calls > 0 ? static_cast<double>(spec->usec) / static_cast<double>(spec->calls) : 0;
+    fmt::format_to(std::back_inserter(*out),
+                   "cmdstat_{}:calls={},usec={},usec_per_call={:.2f},rejected_calls={},"
+                   "failed_calls={}\r\n",
+                   spec->name, spec->calls, spec->usec, per_call, spec->rejected_calls,
+                   spec->failed_calls);
+  }
+}
+
+void ErrorstatsSection(Server& server, InfoWriter& w, std::string* out) {
+  w.Header("Errorstats");
+  for (const auto& [code, count] : server.stats().error_counts) {
+    fmt::format_to(std::back_inserter(*out), "errorstat_{}:count={}\r\n", code, count);
+  }
+}
+
+void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
+  w.Header("Keyspace");
+  for (int i = 0; i < server.db_count(); ++i) {
+    Database& db = server.db(i);
+    if (db.size() == 0) continue;
+    fmt::format_to(std::back_inserter(*out), "db{}:keys={},expires={},avg_ttl={}\r\n", i, db.size(),
+                   db.expires_size(), db.avg_ttl());
+  }
+}
+
+std::string ClientFlags(const Client& c) {
+  std::string flags;
+  if (c.has(kClientMonitor)) flags += 'O';
+  if (c.has(kClientPubsub)) flags += 'P';
+  if (c.has(kClientMulti)) flags += 'x';
+  if (c.has(kClientBlocked)) flags += 'b';
+  if (c.has(kClientDirtyCas)) flags += 'd';
+  if (c.has(kClientCloseAfterReply)) flags += 'c';
+  if (c.has(kClientCloseAsap)) flags += 'A';
+  if (c.has(kClientUnixSocket)) flags += 'U';
+  if (c.has(kClientNoEvict)) flags += 'e';
+  if (c.has(kClientNoTouch)) flags += 'T';
+  if (flags.empty()) flags += 'N';
+  return flags;
+}
+
+}  // namespace
+
+std::string BytesToHuman(uint64_t bytes) {
+  auto d = static_cast<double>(bytes);
+  if (bytes < 1024) return fmt::format("{}B", bytes);
+  if (bytes < 1024ULL * 1024) return fmt::format("{:.2f}K", d / 1024);
+  if (bytes < 1024ULL * 1024 * 1024) return fmt::format("{:.2f}M", d / (1024.0 * 1024));
+  if (bytes < 1024ULL * 1024 * 1024 * 1024)
+    return fmt::format("{:.2f}G", d / (1024.0 * 1024 * 1024));
+  if (bytes < 1024ULL * 1024 * 1024 * 1024 * 1024) {
+    return fmt::format("{:.2f}T", d / (1024.0 * 1024 * 1024 * 1024));
+  }
+  if (bytes < 1024ULL * 1024 * 1024 * 1024 * 1024 * 1024) {
+    return fmt::format("{:.2f}P", d / (1024.0 * 1024 * 1024 * 1024 * 1024));
+  }
+  return fmt::format("{}B", bytes);
+}
+
+std::string BuildInfo(Server& server, std::span<const std::string_view> sections) {
+  uint32_t mask = 0;
+  if (sections.empty()) mask = kDefaultSections;
+  for (std::string_view name : sections) mask |= SectionMask(name);
+  std::string out;
+  InfoWriter w(&out);
+  if (mask & kServer) ServerSection(server, w);
+  if (mask & kClients) ClientsSection(server, w);
+  if (mask & kMemory) MemorySection(server, w);
+  if (mask & kPersistence) PersistenceSection(server, w);
+  if (mask & kStats) StatsSection(server, w);
+  if (mask & kReplication) ReplicationSection(server, w);
+  if (mask & kCpu) CpuSection(w);
+  if (mask & kModules) w.Header("Modules");
+  if (mask & kCommandstats) CommandstatsSection(w, &out);
+  if (mask & kErrorstats) ErrorstatsSection(server, w, &out);
+  // No latency histograms are kept; the section is present so parsers find it.
+  if (mask & kLatencystats) w.Header("Latencystats");
+  if (mask & kCluster) {
+    w.Header("Cluster");
+    w.Field("cluster_enabled", 0);
+  }
+  if (mask & kKeyspace) KeyspaceSection(server, w, &out);
+  return out;
+}
+
+std::string ClientInfoLine(Server& server, Client& c) {
+  int64_t now = NowMs();
+  size_t multi_mem = 0;
+  for (const QueuedCommand& cmd : c.multi_queue) {
+    multi_mem += sizeof(QueuedCommand);
+    for (const std::string& arg : cmd.argv) multi_mem += sizeof(std::string) + arg.capacity();
+  }
+  size_t qbuf = c.read_buffer.size();
+  size_t qbuf_free = c.read_buffer.capacity - c.read_buffer.end;
+  size_t obl = c.output().size() - c.output_written;
+  size_t rbs = c.output().capacity();
+  size_t tot_mem = sizeof(Client) + c.read_buffer.capacity + rbs + multi_mem;
+  std::string events = "r";
+  if (c.write_pending) events += "w";
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} "
+      "multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} "
+      "omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+      c.id(), c.addr, c.laddr, c.closed ? -1 : c.fd(), c.name, (now - c.created_ms) / 1000,
+      (now - c.last_interaction_ms) / 1000, ClientFlags(c), c.db_index(), 0, 0, 0,
+      c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free, 0,
+      multi_mem, rbs, rbs, obl, 0, obl, tot_mem, events, c.last_command, c.user(), -1, c.resp(),
+      c.lib_name, c.lib_ver);
+}
+
+}  // namespace vireo

@@ -1,0 +1,29 @@
+// What the server reports about itself: INFO's text and CLIENT LIST / CLIENT INFO lines, in
+// Redis's field names and layout, since monitoring tools and client libraries parse both.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace vireo {
+
+class Server;
+class Client;
+
+// The version clients see in INFO and HELLO: libraries enable features by it.
+inline constexpr std::string_view kRedisCompatVersion = "7.2.4";
+
+// INFO's reply text for the requested sections (any case). "default", "all" and "everything"
+// expand; unknown names contribute nothing; no names means "default". Sections always come in
+// Redis's fixed order, whatever order they were asked in.
+std::string BuildInfo(Server& server, std::span<const std::string_view> sections);
+
+// One CLIENT LIST / CLIENT INFO line, without the trailing newline.
+std::string ClientInfoLine(Server& server, Client& client);
+
+// Redis's *_human formatting: "512B", "1.50K", "3.25M"...
+std::string BytesToHuman(uint64_t bytes);
+
+}  // namespace vireo

@@ -1,0 +1,674 @@
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "server/command_context.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+constexpr size_t kReadChunk = 16 * 1024;
+// A write larger than this per event loop turn would starve other clients; the rest waits.
+constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
+
+constexpr std::string_view kProtectedModeError =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same host "
+    "the server is running, however MAKE SURE Redis is not publicly accessible from internet if "
+    "you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just "
+    "disable the protected mode by editing the Redis configuration file, and setting the "
+    "protected mode option to 'no', and then restarting the server. 3) If you started the server "
+    "manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an "
+    "authentication password for the default user. NOTE: You only need to do one of the above "
+    "things in order for the server to start accepting connections from the outside.\r\n";
+
+std::string FormatPeer(const sockaddr_storage& addr) {
+  char ip[INET6_ADDRSTRLEN] = {0};
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+    return fmt::format("{}:{}", ip, ntohs(in->sin_port));
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+    return fmt::format("{}:{}", ip, ntohs(in6->sin6_port));
+  }
+  return "";
+}
+
+// Only the loopback addresses themselves count as local, as in Redis.
+bool IsLoopbackPeer(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    return ntohl(in->sin_addr.s_addr) == INADDR_LOOPBACK;
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+           (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127 &&
+            in6->sin6_addr.s6_addr[13] == 0 && in6->sin6_addr.s6_addr[14] == 0 &&
+            in6->sin6_addr.s6_addr[15] == 1);
+  }
+  return true;  // unix sockets
+}
+
+std::string RandomHex(size_t n) {
+  std::random_device rd;
+  std::mt19937_64 gen(rd());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(n, '0');
+  for (char& c : out) c = kHex[gen() % 16];
+  return out;
+}
+
+}  // namespace
+
+struct Server::Listener {
+  explicit Listener(asio::io_context& io, int fd, bool unix_socket)
+      : descriptor(io, fd), unix_socket(unix_socket) {}
+  asio::posix::stream_descriptor descriptor;
+  bool unix_socket;
+  std::string unix_path;
+};
+
+Server::Server(Config config)
+    : config_(std::move(config)), cron_timer_(io_) {
+  const ServerConfig& c = config_.values();
+  watched_keys_.resize(c.databases);
+  for (int i = 0; i < c.databases; ++i) dbs_.push_back(std::make_unique<Database>(i, this));
+  start_time_ms_ = NowMs();
+  lastsave_ = start_time_ms_ / 1000;
+  run_id_ = RandomHex(40);
+  run_id_hash_ = std::hash<std::string>{}(run_id_);
+  UpdateCommandTime();
+  config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
+}
+
+Server::~Server() {
+  clients_.clear();
+  for (auto& listener : listeners_) {
+    if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
+  }
+}
+
+void Server::UpdateCommandTime() { Database::set_now_ms(NowMs()); }
+
+std::string Server::Listen() {
+  const ServerConfig& c = config_.values();
+  // Every address listens on the same port: with "pick a free one" (0 to the kernel), the
+  // first bind decides and the rest follow it.
+  int listen_port = listen_port_override_ == -2 ? c.port : listen_port_override_;
+  if (listen_port == -1) listen_port = 0;
+  auto listen_tcp = [&](std::string addr, bool optional) -> std::string {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    addrinfo* res = nullptr;
+    std::string port = std::to_string(bound_port_ != 0 ? bound_port_ : listen_port);
+    if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
+      return optional ? "" : fmt::format("Invalid bind address '{}'", addr);
+    }
+    std::string error;
+    for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+      int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0) continue;
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+      if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
+        error = fmt::format("Could not create server TCP listening socket {}:{}: {}", addr, port,
+                            strerror(errno));
+        close(fd);
+        continue;
+      }
+      if (bound_port_ == 0) {
+        sockaddr_storage local{};
+        socklen_t len = sizeof(local);
+        getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+        bound_port_ = local.ss_family == AF_INET6
+                          ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                          : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+      }
+      listeners_.push_back(std::make_unique<Listener>(io_, fd, false));
+      error.clear();
+    }
+    freeaddrinfo(res);
+    return optional ? "" : error;
+  };
+
+  if (listen_port != 0 || listen_port_override_ == -1) {
+    for (const std::string& b : c.bind) {
+      // A leading '-' marks an address that may be unavailable (e.g. no IPv6).
+      bool optional = !b.empty() && b[0] == '-';
+      std::string error = listen_tcp(optional ? b.substr(1) : b, optional);
+      if (!error.empty()) return error;
+    }
+    if (listeners_.empty()) return "Failed listening on any bind address";
+  }
+  if (!c.unixsocket.empty()) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un sun{};
+    sun.sun_family = AF_UNIX;
+    if (c.unixsocket.size() >= sizeof(sun.sun_path)) return "unixsocket path too long";
+    strncpy(sun.sun_path, c.unixsocket.c_str(), sizeof(sun.sun_path) - 1);
+    unlink(c.unixsocket.c_str());
+    if (bind(fd, reinterpret_cast<sockaddr*>(&sun), sizeof(sun)) != 0 ||
+        listen(fd, c.tcp_backlog) != 0) {
+      std::string error = fmt::format("Failed opening Unix socket: {}", strerror(errno));
+      close(fd);
+      return error;
+    }
+    if (c.unixsocketperm != 0) chmod(c.unixsocket.c_str(), c.unixsocketperm);
+    auto listener = std::make_unique<Listener>(io_, fd, true);
+    listener->unix_path = c.unixsocket;
+    listeners_.push_back(std::move(listener));
+  }
+  if (listeners_.empty()) return "Configured to not listen anywhere, exiting.";
+  for (auto& listener : listeners_) StartAccept(*listener);
+  ScheduleCron();
+  return "";
+}
+
+void Server::StartAccept(Listener& listener) {
+  listener.descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
+                                 [this, &listener](const asio::error_code& ec) {
+                                   if (ec) return;
+                                   OnAccept(listener);
+                                   StartAccept(listener);
+                                 });
+}
+
+void Server::OnAccept(Listener& listener) {
+  // Accept a bounded number per wake-up so a connection storm can't starve the loop.
+  for (int i = 0; i < 1000; ++i) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof(peer);
+    int fd = accept4(listener.descriptor.native_handle(), reinterpret_cast<sockaddr*>(&peer),
+                     &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        spdlog::warn("Accepting client connection: {}", strerror(errno));
+      }
+      return;
+    }
+    const ServerConfig& c = config_.values();
+    ++stats_.total_connections_received;
+    if (clients_.size() >= static_cast<size_t>(c.maxclients)) {
+      static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
+      [[maybe_unused]] ssize_t n = write(fd, kFull.data(), kFull.size());
+      close(fd);
+      ++stats_.rejected_connections;
+      continue;
+    }
+    if (c.protected_mode && c.requirepass.empty() && !listener.unix_socket &&
+        !IsLoopbackPeer(peer)) {
+      [[maybe_unused]] ssize_t n = write(fd, kProtectedModeError.data(), kProtectedModeError.size());
+      close(fd);
+      ++stats_.rejected_connections;
+      continue;
+    }
+    if (!listener.unix_socket) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (c.tcp_keepalive > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+        int idle = c.tcp_keepalive;
+        int interval = std::max(1, idle / 3);
+        int count = 3;
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+      }
+    }
+    uint64_t id = next_client_id_++;
+    auto client = std::make_unique<Client>(this, id, asio::posix::stream_descriptor(io_, fd));
+    client->created_ms = NowMs();
+    client->last_interaction_ms = client->created_ms;
+    if (listener.unix_socket) {
+      client->set(kClientUnixSocket);
+      client->addr = listener.unix_path + ":0";
+      client->laddr = listener.unix_path + ":0";
+    } else {
+      client->addr = FormatPeer(peer);
+      sockaddr_storage local{};
+      socklen_t local_len = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);
+      client->laddr = FormatPeer(local);
+    }
+    client->set_authenticated(c.requirepass.empty());
+    ParserLimits limits;
+    limits.max_bulk_len = c.proto_max_bulk_len;
+    client->parser().set_limits(limits);
+    client->reply().set_error_hook(&Server::CountError, this);
+    Client& ref = *client;
+    clients_.emplace(id, std::move(client));
+    ArmRead(ref);
+  }
+}
+
+void Server::CountError(void* ctx, std::string_view code) {
+  auto* server = static_cast<Server*>(ctx);
+  ++server->stats_.total_error_replies;
+  auto& counts = server->stats_.error_counts;
+  // Errorstats is bounded in Redis too: a client inventing codes must not grow it forever.
+  auto it = counts.find(std::string(code));
+  if (it != counts.end()) {
+    ++it->second;
+  } else if (counts.size() < 128) {
+    counts.emplace(std::string(code), 1);
+  }
+}
+
+Client* Server::FindClient(uint64_t id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+void Server::ArmRead(Client& client) {
+  if (client.read_armed || client.closed) return;
+  client.read_armed = true;
+  uint64_t id = client.id();
+  client.socket().async_wait(asio::posix::stream_descriptor::wait_read,
+                             [this, id](const asio::error_code& ec) {
+                               Client* c = FindClient(id);
+                               if (c == nullptr) return;
+                               c->read_armed = false;
+                               if (ec || c->closed) return;
+                               OnReadable(id);
+                             });
+}
+
+void Server::OnReadable(uint64_t client_id) {
+  Client* client = FindClient(client_id);
+  if (client == nullptr) return;
+  Client::ReadBuffer& buf = client->read_buffer;
+  // Read what the parser says the current command still needs (a large bulk in one go),
+  // or a standard chunk.
+  size_t want = kReadChunk;
+  size_t needed = client->parser().bytes_wanted();
+  if (needed > buf.size() && needed - buf.size() > want) want = needed - buf.size();
+  buf.EnsureWritable(want);
+  ssize_t n = read(client->fd(), buf.data.get() + buf.end, want);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    CloseClient(*client);
+    return;
+  }
+  if (n > 0) {
+    buf.end += static_cast<size_t>(n);
+    client->net_input_bytes += static_cast<uint64_t>(n);
+    stats_.total_net_input_bytes += static_cast<uint64_t>(n);
+    ++stats_.total_reads_processed;
+    client->last_interaction_ms = NowMs();
+    if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
+      spdlog::warn("Closing client that reached max query buffer length: id={} addr={}",
+                   client->id(), client->addr);
+      ++stats_.client_query_buffer_limit_disconnections;
+      CloseClient(*client);
+      return;
+    }
+    ProcessInput(*client);
+  }
+  if (!client->closed && !client->has(kClientCloseAfterReply)) ArmRead(*client);
+}
+
+void Server::ProcessInput(Client& client) {
+  Client::ReadBuffer& buf = client.read_buffer;
+  while (!client.closed && !client.has(kClientCloseAfterReply) && !client.has(kClientBlocked) &&
+         buf.size() > 0) {
+    size_t consumed = 0;
+    RespParser::Result result = client.parser().Parse(buf.unconsumed(), &consumed);
+    if (result == RespParser::Result::kCommand) {
+      const std::vector<std::string_view>& args = client.parser().args();
+      ExecuteCommand(client, args);
+      buf.start += consumed;
+    } else if (result == RespParser::Result::kNeedMore) {
+      buf.start += consumed;
+      if (consumed == 0) break;
+    } else {
+      client.reply().Error(client.parser().error());
+      CloseAfterReply(client);
+      buf.start = buf.end;
+      break;
+    }
+  }
+  buf.ShrinkIfIdle();
+  QueueWrite(client);
+}
+
+void Server::QueueWrite(Client& client) {
+  if (client.in_pending_writes || client.closed) return;
+  if (client.output().size() == client.output_written && !client.has(kClientCloseAfterReply)) {
+    return;
+  }
+  client.in_pending_writes = true;
+  pending_writes_.push_back(client.id());
+}
+
+bool Server::WriteToClient(Client& client) {
+  std::string& out = client.output();
+  size_t written_now = 0;
+  while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
+    ssize_t n = write(client.fd(), out.data() + client.output_written,
+                      out.size() - client.output_written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    client.output_written += static_cast<size_t>(n);
+    written_now += static_cast<size_t>(n);
+    client.net_output_bytes += static_cast<uint64_t>(n);
+    stats_.total_net_output_bytes += static_cast<uint64_t>(n);
+  }
+  ++stats_.total_writes_processed;
+  if (client.output_written == out.size()) {
+    out.clear();
+    client.output_written = 0;
+    // Keep a modest buffer for reuse; release a big one.
+    if (out.capacity() > 1024 * 1024) out.shrink_to_fit();
+  }
+  return true;
+}
+
+void Server::ArmWrite(Client& client) {
+  if (client.write_pending || client.closed) return;
+  client.write_pending = true;
+  uint64_t id = client.id();
+  client.socket().async_wait(asio::posix::stream_descriptor::wait_write,
+                             [this, id](const asio::error_code& ec) {
+                               Client* c = FindClient(id);
+                               if (c == nullptr) return;
+                               c->write_pending = false;
+                               if (ec || c->closed) return;
+                               QueueWrite(*c);
+                             });
+}
+
+void Server::FlushPendingWrites() {
+  // Swap out first: writing may close clients, which must not disturb this list.
+  std::vector<uint64_t> ids;
+  ids.swap(pending_writes_);
+  for (uint64_t id : ids) {
+    Client* client = FindClient(id);
+    if (client == nullptr) continue;
+    client->in_pending_writes = false;
+    if (client->closed) continue;
+    if (!WriteToClient(*client)) {
+      CloseClient(*client);
+      continue;
+    }
+    if (client->output_written < client->output().size()) {
+      ArmWrite(*client);
+    } else if (client->has(kClientCloseAfterReply)) {
+      CloseClient(*client);
+    }
+  }
+}
+
+void Server::CloseAfterReply(Client& client) {
+  client.set(kClientCloseAfterReply);
+  QueueWrite(client);
+}
+
+void Server::CloseClient(Client& client) {
+  if (client.closed) return;
+  client.closed = true;
+  UnwatchAll(client);
+  if (client.has(kClientMonitor)) {
+    std::erase(monitors_, &client);
+  }
+  asio::error_code ec;
+  client.socket().cancel(ec);
+  pending_close_.push_back(client.id());
+}
+
+void Server::FreeClient(uint64_t id) { clients_.erase(id); }
+
+void Server::BeforeSleep() {
+  // Clients that were unblocked have commands waiting in their buffers.
+  while (!pending_input_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(pending_input_);
+    for (uint64_t id : ids) {
+      Client* client = FindClient(id);
+      if (client != nullptr && !client->closed) {
+        client->clear(kClientPendingCommand);
+        ProcessInput(*client);
+        ArmRead(*client);
+      }
+    }
+  }
+  FlushPendingWrites();
+  if (!pending_close_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(pending_close_);
+    for (uint64_t id : ids) FreeClient(id);
+  }
+}
+
+void Server::Run() {
+  while (!shutdown_requested_) {
+    if (io_.stopped()) io_.restart();
+    io_.run_one();
+    io_.poll();
+    BeforeSleep();
+  }
+  // Final flush so replies to SHUTDOWN-adjacent commands aren't lost.
+  FlushPendingWrites();
+}
+
+void Server::RequestShutdown() {
+  // Posted so the loop wakes up and notices; safe from any thread or a signal watcher.
+  asio::post(io_, [this] { shutdown_requested_ = true; });
+}
+
+void Server::ScheduleCron() {
+  int hz = std::clamp(config_.values().hz, 1, 500);
+  cron_timer_.expires_after(std::chrono::microseconds(1000000 / hz));
+  cron_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    Cron();
+    ScheduleCron();
+  });
+}
+
+void Server::Cron() {
+  UpdateCommandTime();
+  const ServerConfig& c = config_.values();
+  int64_t now_ms = NowMs();
+  stats_.ops_rate.Sample(now_ms, stats_.total_commands_processed);
+  stats_.net_input_rate.Sample(now_ms, stats_.total_net_input_bytes);
+  stats_.net_output_rate.Sample(now_ms, stats_.total_net_output_bytes);
+  // Active expiry: at most a quarter of each cron period, spread over the databases.
+  int hz = std::clamp(c.hz, 1, 500);
+  int64_t budget_us = 250000 / hz;
+  int64_t deadline = MonotonicUs() + budget_us;
+  for (auto& db : dbs_) {
+    if (MonotonicUs() >= deadline) break;
+    if (active_expire_enabled_) db->ActiveExpireCycle(deadline);
+    db->RehashStep(100);
+  }
+  // Idle clients.
+  if (c.timeout > 0) {
+    int64_t now = NowMs();
+    for (auto& [id, client] : clients_) {
+      if (client->closed || client->has(kClientBlocked) || client->has(kClientPubsub) ||
+          client->has(kClientMonitor)) {
+        continue;
+      }
+      if (now - client->last_interaction_ms > static_cast<int64_t>(c.timeout) * 1000) {
+        CloseClient(*client);
+      }
+    }
+  }
+}
+
+void Server::OnKeyModified(int db, std::string_view key) { TouchWatchedKey(db, key); }
+
+void Server::OnKeyExpired(int db, std::string_view key) { ++stats_.expired_keys; }
+
+void Server::Watch(Client& client, int db, std::string_view key) {
+  for (const auto& w : client.watched_keys) {
+    if (w.db == db && w.key == key) return;
+  }
+  client.watched_keys.push_back({db, std::string(key), dbs_[db]->IsLogicallyExpired(key)});
+  watched_keys_[db][std::string(key)].push_back(&client);
+}
+
+void Server::UnwatchAll(Client& client) {
+  for (const auto& w : client.watched_keys) {
+    auto& map = watched_keys_[w.db];
+    auto it = map.find(w.key);
+    if (it == map.end()) continue;
+    std::erase(it->second, &client);
+    if (it->second.empty()) map.erase(it);
+  }
+  client.watched_keys.clear();
+}
+
+void Server::TouchWatchedKey(int db, std::string_view key) {
+  auto& map = watched_keys_[db];
+  if (map.empty()) return;
+  auto it = map.find(std::string(key));
+  if (it == map.end()) return;
+  for (Client* c : it->second) c->set(kClientDirtyCas);
+}
+
+void Server::TouchAllWatchedKeysInDb(int db, Database* also_check) {
+  for (auto& [key, watchers] : watched_keys_[db]) {
+    bool exists = dbs_[db]->Find(key) != nullptr ||
+                  (also_check != nullptr && also_check->Find(key) != nullptr);
+    if (!exists) continue;
+    for (Client* c : watchers) c->set(kClientDirtyCas);
+  }
+}
+
+bool Server::WatchedKeyExpired(const Client& client) {
+  for (const auto& w : client.watched_keys) {
+    if (!w.expired_at_watch && dbs_[w.db]->IsLogicallyExpired(w.key)) return true;
+  }
+  return false;
+}
+
+void Server::ResetClientState(Client& client) {
+  if (client.has(kClientMonitor)) {
+    client.clear(kClientMonitor);
+    std::erase(monitors_, &client);
+  }
+}
+
+void Server::AddMonitor(Client& client) {
+  if (client.has(kClientMonitor)) return;
+  client.set(kClientMonitor);
+  monitors_.push_back(&client);
+}
+
+void Server::FeedMonitors(const Client& client, std::span<const std::string_view> argv) {
+  int64_t now_us = NowUs();
+  std::string line = fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000,
+                                 client.db_index(),
+                                 client.has(kClientUnixSocket) ? "unix:" + client.addr
+                                                                : client.addr);
+  for (std::string_view arg : argv) {
+    line += " \"";
+    for (unsigned char ch : arg) {
+      switch (ch) {
+        case '\\': line += "\\\\"; break;
+        case '"': line += "\\\""; break;
+        case '\n': line += "\\n"; break;
+        case '\r': line += "\\r"; break;
+        case '\t': line += "\\t"; break;
+        case '\a': line += "\\a"; break;
+        case '\b': line += "\\b"; break;
+        default:
+          if (isprint(ch)) {
+            line += static_cast<char>(ch);
+          } else {
+            line += fmt::format("\\x{:02x}", ch);
+          }
+      }
+    }
+    line += "\"";
+  }
+  line += "\r\n";
+  for (Client* monitor : monitors_) {
+    if (monitor == &client || monitor->closed) continue;
+    monitor->output().append(line);
+    QueueWrite(*monitor);
+  }
+}
+
+void Server::AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
+                          int64_t duration_us) {
+  const ServerConfig& c = config_.values();
+  if (c.slowlog_log_slower_than < 0 || duration_us < c.slowlog_log_slower_than) return;
+  SlowlogEntry entry;
+  entry.id = slowlog_next_id_++;
+  entry.timestamp = NowMs() / 1000;
+  entry.duration_us = duration_us;
+  // Like Redis: at most 32 arguments, each at most 128 bytes, so the log stays small.
+  size_t argc = std::min<size_t>(argv.size(), 32);
+  for (size_t i = 0; i < argc; ++i) {
+    if (argc == 32 && i == 31 && argv.size() > 32) {
+      entry.argv.push_back(fmt::format("... ({} more arguments)", argv.size() - 31));
+      break;
+    }
+    std::string_view a = argv[i];
+    if (a.size() > 128) {
+      entry.argv.push_back(fmt::format("{}... ({} more bytes)", a.substr(0, 128), a.size() - 128));
+    } else {
+      entry.argv.emplace_back(a);
+    }
+  }
+  entry.peer = client.addr;
+  entry.client_name = client.name;
+  slowlog_.push_front(std::move(entry));
+  while (slowlog_.size() > static_cast<size_t>(std::max<int64_t>(0, c.slowlog_max_len))) {
+    slowlog_.pop_back();
+  }
+}
+
+void Server::ApplyConfigChange(const std::string& name) {
+  if (name == "hz") {
+    cron_timer_.cancel();
+    ScheduleCron();
+  } else if (name == "proto-max-bulk-len") {
+    for (auto& [id, client] : clients_) {
+      ParserLimits limits;
+      limits.max_bulk_len = config_.values().proto_max_bulk_len;
+      client->parser().set_limits(limits);
+    }
+  }
+}
+
+size_t Server::UsedMemory() const {
+  // glibc's own accounting of what we have allocated and not freed.
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+}  // namespace vireo

@@ -1,0 +1,215 @@
+// The server: owns the event loop, the configuration, the databases and every client, and runs
+// each command to completion on the one thread that owns all data.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <asio.hpp>
+
+#include "db/database.h"
+#include "server/client.h"
+#include "server/command_table.h"
+#include "server/config.h"
+
+namespace vireo {
+
+// A per-second rate averaged over the last few cron samples (INFO's instantaneous_* fields).
+class RateSampler {
+ public:
+  void Sample(int64_t now_ms, uint64_t counter) {
+    if (last_ms_ != 0 && now_ms > last_ms_) {
+      uint64_t delta = counter >= last_counter_ ? counter - last_counter_ : 0;
+      rates_[next_ % kSamples] = static_cast<double>(delta) * 1000.0 /
+                                 static_cast<double>(now_ms - last_ms_);
+      ++next_;
+    }
+    last_ms_ = now_ms;
+    last_counter_ = counter;
+  }
+  double PerSecond() const {
+    size_t n = next_ < kSamples ? next_ : kSamples;
+    if (n == 0) return 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += rates_[i];
+    return sum / static_cast<double>(n);
+  }
+
+ private:
+  static constexpr size_t kSamples = 16;
+  double rates_[kSamples] = {};
+  size_t next_ = 0;
+  int64_t last_ms_ = 0;
+  uint64_t last_counter_ = 0;
+};
+
+struct ServerStats {
+  uint64_t total_connections_received = 0;
+  uint64_t total_commands_processed = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t total_net_input_bytes = 0;
+  uint64_t total_net_output_bytes = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t unexpected_error_replies = 0;
+  uint64_t total_reads_processed = 0;
+  uint64_t total_writes_processed = 0;
+  uint64_t client_query_buffer_limit_disconnections = 0;
+  std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
+  RateSampler ops_rate;
+  RateSampler net_input_rate;
+  RateSampler net_output_rate;
+  size_t used_memory_peak = 0;  // updated when INFO reads memory
+};
+
+struct SlowlogEntry {
+  uint64_t id;
+  int64_t timestamp;  // unix seconds
+  int64_t duration_us;
+  std::vector<std::string> argv;
+  std::string peer;
+  std::string client_name;
+};
+
+class Server : public KeyspaceListener {
+ public:
+  explicit Server(Config config);
+  ~Server() override;
+
+  // Opens the listeners. Returns "" or an error (e.g. the port is taken).
+  std::string Listen();
+  // Runs the event loop until Shutdown(). Call from the thread that owns the server.
+  void Run();
+  // Thread-safe request to stop the loop (signals, embedding API).
+  void RequestShutdown();
+  int bound_port() const { return bound_port_; }
+  // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
+  void set_listen_port(int port) { listen_port_override_ = port; }
+
+  Config& config() { return config_; }
+  const ServerConfig& cfg() const { return config_.values(); }
+  Database& db(int index) { return *dbs_[index]; }
+  int db_count() const { return static_cast<int>(dbs_.size()); }
+  ServerStats& stats() { return stats_; }
+  const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
+  Client* FindClient(uint64_t id);
+  int64_t start_time_ms() const { return start_time_ms_; }
+  uint64_t run_id_hash() const { return run_id_hash_; }
+  const std::string& run_id() const { return run_id_; }
+  int64_t lastsave() const { return lastsave_; }
+  uint64_t dirty() const { return dirty_; }
+  void AddDirty(uint64_t n) { dirty_ += n; }
+
+  // Runs one command for `client` as if it arrived from the network (used for EXEC too).
+  void ExecuteCommand(Client& client, std::span<const std::string_view> argv);
+  // Runs an already-resolved command with no MULTI/auth checks (EXEC, scripts).
+  void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
+            bool in_exec);
+
+  // Marks a client to be closed once its pending output is written (QUIT, protocol errors).
+  void CloseAfterReply(Client& client);
+  // Closes a client now (CLIENT KILL, errors).
+  void CloseClient(Client& client);
+
+  // WATCH support.
+  void Watch(Client& client, int db, std::string_view key);
+  void UnwatchAll(Client& client);
+  // Every client watching a key of `db` that exists in it (FLUSHDB, SWAPDB) becomes dirty.
+  void TouchAllWatchedKeysInDb(int db, Database* also_check = nullptr);
+  void TouchWatchedKey(int db, std::string_view key);
+  // True if a key watched by `client` has passed its TTL since WATCH (EXEC must fail).
+  bool WatchedKeyExpired(const Client& client);
+
+  // What RESET undoes beyond the client's own fields: MONITOR, and later pub/sub.
+  void ResetClientState(Client& client);
+  // MONITOR support.
+  void AddMonitor(Client& client);
+  // SLOWLOG.
+  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  void SlowlogReset() { slowlog_.clear(); }
+  uint64_t next_slowlog_id() const { return slowlog_next_id_; }
+
+  // KeyspaceListener.
+  void OnKeyModified(int db, std::string_view key) override;
+  void OnKeyExpired(int db, std::string_view key) override;
+
+  // Time used by commands (see Database::now_ms).
+  void UpdateCommandTime();
+
+  // Applies configuration changes that need action (CONFIG SET).
+  void ApplyConfigChange(const std::string& name);
+
+  // Memory accounting for INFO / MEMORY.
+  size_t UsedMemory() const;
+
+  // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys nobody touches.
+  bool active_expire_enabled() const { return active_expire_enabled_; }
+  void set_active_expire_enabled(bool enabled) { active_expire_enabled_ = enabled; }
+
+  // Shutdown bookkeeping.
+  bool shutting_down() const { return shutdown_requested_; }
+  void Shutdown() { shutdown_requested_ = true; }
+
+  asio::io_context& io() { return io_; }
+
+ private:
+  struct Listener;
+  void StartAccept(Listener& listener);
+  void OnAccept(Listener& listener);
+  void AcceptClient(int fd, bool unix_socket);
+  void ArmRead(Client& client);
+  void OnReadable(uint64_t client_id);
+  void ProcessInput(Client& client);
+  void QueueWrite(Client& client);
+  void FlushPendingWrites();
+  bool WriteToClient(Client& client);
+  void ArmWrite(Client& client);
+  void FreeClient(uint64_t id);
+  void BeforeSleep();
+  void ScheduleCron();
+  void Cron();
+  void FeedMonitors(const Client& client, std::span<const std::string_view> argv);
+  void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
+                    int64_t duration_us);
+  static void CountError(void* ctx, std::string_view code);
+
+  Config config_;
+  asio::io_context io_;
+  asio::steady_timer cron_timer_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  int bound_port_ = 0;
+  int listen_port_override_ = -2;  // -2: use the configured port
+  std::vector<std::unique_ptr<Database>> dbs_;
+  std::map<uint64_t, std::unique_ptr<Client>> clients_;
+  std::vector<uint64_t> pending_writes_;
+  std::vector<uint64_t> pending_close_;
+  std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
+  std::vector<Client*> monitors_;
+  // Per database: key -> clients watching it.
+  std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
+  std::deque<SlowlogEntry> slowlog_;
+  uint64_t slowlog_next_id_ = 0;
+  ServerStats stats_;
+  uint64_t next_client_id_ = 1;
+  int64_t start_time_ms_ = 0;
+  int64_t lastsave_ = 0;
+  uint64_t dirty_ = 0;
+  std::string run_id_;
+  uint64_t run_id_hash_ = 0;
+  std::atomic<bool> shutdown_requested_{false};
+  size_t executing_depth_ = 0;
+  bool active_expire_enabled_ = true;
+  friend class ServerAccess;
+};
+
+}  // namespace vireo

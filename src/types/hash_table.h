@@ -1,0 +1,398 @@
+// Intrusive chained hash table with incremental rehashing, used for the keyspace.
+//
+// Why intrusive: the keyspace holds millions of entries, so the table stores no per-entry
+// allocation of its own; the caller's node carries the `next` link. The only memory the table
+// owns is the bucket arrays (one pointer per bucket).
+//
+// Why incremental: resizing a table of millions of buckets at once would stall the event loop.
+// Instead, while a resize is in progress two bucket arrays coexist ("old" = tables_[0],
+// "new" = tables_[1]) and every mutating/lookup operation migrates a bounded amount of work.
+// A timer can drive the migration faster with RehashStep().
+//
+// Thread safety: none; the table is owned by a single shard/thread.
+#pragma once
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string_view>
+#include <utility>
+
+namespace vireo {
+
+// 64-bit hash of a key. XXH3 is fast on the short keys typical of a keyspace.
+inline uint64_t HashKey(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
+// Same as HashKey but with a seed, so that a table can be keyed against hash-flooding.
+// XXH3 with seed 0 is defined to equal the unseeded variant.
+inline uint64_t HashKey(std::string_view key, uint64_t seed) {
+  return XXH3_64bits_withSeed(key.data(), key.size(), seed);
+}
+
+namespace hash_table_internal {
+
+// Reverses the bit order of a 64-bit word. Used by the SCAN cursor, which increments from the
+// most significant bucket-index bit downward so that buckets split/merged by a resize stay
+// contiguous in cursor order.
+inline uint64_t ReverseBits(uint64_t v) {
+  v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+  v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+  v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
+  return __builtin_bswap64(v);
+}
+
+// Advances `cursor` to the next bucket of a table with the given mask, in reverse-binary order.
+// Bits above the mask are set first so that the carry out of the top index bit propagates
+// past them; when every index has been produced the cursor wraps to 0.
+inline uint64_t NextCursor(uint64_t cursor, uint64_t mask) {
+  cursor |= ~mask;
+  cursor = ReverseBits(cursor);
+  ++cursor;
+  return ReverseBits(cursor);
+}
+
+// Smallest power of two >= n (n >= 1).
+inline size_t RoundUpPow2(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// splitmix64: a cheap, well-mixed sequence so one caller-supplied random word can drive several
+// independent choices in RandomNode.
+inline uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace hash_table_internal
+
+// Node: any struct with a public `Node* next` member.
+// KeyOf: functor with `std::string_view operator()(const Node&) const`.
+template <typename Node, typename KeyOf>
+class HashTable {
+ public:
+  // Smallest bucket array ever allocated; also the floor for shrinking.
+  static constexpr size_t kMinBuckets = 4;
+  // Per incremental step, how many empty buckets may be skipped per migrated non-empty one.
+  // Bounds the latency of a step on a sparse old table (e.g. while shrinking).
+  static constexpr size_t kEmptyVisitsPerBucket = 10;
+
+  HashTable() = default;
+  explicit HashTable(uint64_t seed) : seed_(seed) {}
+
+  // Intrusive: nodes are owned by the caller. Call Clear(deleter) first if they must be freed.
+  ~HashTable() {
+    std::free(tables_[0].buckets);
+    std::free(tables_[1].buckets);
+  }
+
+  HashTable(const HashTable&) = delete;
+  HashTable& operator=(const HashTable&) = delete;
+
+  HashTable(HashTable&& other) noexcept { MoveFrom(other); }
+  HashTable& operator=(HashTable&& other) noexcept {
+    if (this != &other) {
+      std::free(tables_[0].buckets);
+      std::free(tables_[1].buckets);
+      MoveFrom(other);
+    }
+    return *this;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t bucket_count() const { return tables_[0].count() + tables_[1].count(); }
+  bool rehashing() const { return tables_[1].buckets != nullptr; }
+  uint64_t seed() const { return seed_; }
+  size_t MemoryUsage() const { return bucket_count() * sizeof(Node*); }
+
+  uint64_t Hash(std::string_view key) const { return HashKey(key, seed_); }
+
+  // Looks up `key`. Performs one incremental rehash step first when a resize is in progress.
+  Node* Find(std::string_view key) {
+    StepForOperation();
+    return Peek(key);
+  }
+
+  // Lookup that never modifies the table (usable from const contexts and inside callbacks).
+  Node* Peek(std::string_view key) const {
+    if (size_ == 0) return nullptr;
+    const uint64_t h = Hash(key);
+    for (int t = 0; t < 2; ++t) {
+      const Table& table = tables_[t];
+      if (table.buckets == nullptr) break;
+      const size_t idx = h & table.mask;
+      // Buckets of the old table below rehash_index_ have been migrated and are empty.
+      if (t == 0 && rehashing() && idx < rehash_index_) continue;
+      for (Node* n = table.buckets[idx]; n != nullptr; n = n->next) {
+        if (key_of_(*n) == key) return n;
+      }
+    }
+    return nullptr;
+  }
+
+  // Links `node` into the table. Precondition: no node with the same key is present.
+  void Insert(Node* node) {
+    assert(Peek(key_of_(*node)) == nullptr);
+    if (tables_[0].buckets == nullptr) Allocate(tables_[0], kMinBuckets);
+    StepForOperation();
+    // New nodes always go to the newest array so the old one only ever drains.
+    Table& table = rehashing() ? tables_[1] : tables_[0];
+    Node*& head = table.buckets[Hash(key_of_(*node)) & table.mask];
+    node->next = head;
+    head = node;
+    ++size_;
+    MaybeStartResize();
+  }
+
+  // Unlinks and returns the node with `key`, or nullptr if absent.
+  Node* Remove(std::string_view key) {
+    if (size_ == 0) return nullptr;
+    StepForOperation();
+    Node** link = FindLink(key, Hash(key), nullptr);
+    if (link == nullptr) return nullptr;
+    Node* node = *link;
+    *link = node->next;
+    node->next = nullptr;
+    --size_;
+    MaybeStartResize();
+    return node;
+  }
+
+  // Unlinks exactly `node` (compared by address). Returns false if it is not in the table.
+  // The node's key must be unchanged since insertion: it is rehashed to find the bucket.
+  bool Unlink(Node* node) {
+    if (size_ == 0 || node == nullptr) return false;
+    StepForOperation();
+    const std::string_view key = key_of_(*node);
+    Node** link = FindLink(key, Hash(key), node);
+    if (link == nullptr) return false;
+    *link = node->next;
+    node->next = nullptr;
+    --size_;
+    MaybeStartResize();
+    return true;
+  }
+
+  // Migrates up to `max_buckets` non-empty buckets (skipping at most
+  // kEmptyVisitsPerBucket * max_buckets empty ones). Meant for a periodic timer so that an idle
+  // table still finishes its resize. Starts a pending resize once the previous one completes.
+  void RehashStep(int max_buckets) {
+    if (max_buckets <= 0) return;
+    if (rehashing()) MigrateBuckets(static_cast<size_t>(max_buckets));
+    MaybeStartResize();
+  }
+
+  // Cursor-based iteration with SCAN semantics: starting from cursor 0 and feeding back the
+  // returned cursor until it is 0 again, every node present for the whole duration is passed
+  // to fn(Node*) at least once, even if the table resizes between calls. Nodes may be reported
+  // more than once. Never modifies the table; fn must not modify it either.
+  //
+  // The cursor is a bucket index read with its bits reversed. Growing a 2^k table to 2^(k+1)
+  // splits bucket i into i and i + 2^k, which are adjacent in reversed order, so the set of
+  // not-yet-visited indices maps onto a contiguous, still-unvisited range of the new table (and
+  // symmetrically when shrinking, at worst re-reporting merged buckets).
+  template <typename F>
+  uint64_t Scan(uint64_t cursor, F&& fn) const {
+    using hash_table_internal::NextCursor;
+    if (tables_[0].buckets == nullptr) return 0;
+    if (!rehashing()) {
+      VisitChain(tables_[0].buckets[cursor & tables_[0].mask], fn);
+      return NextCursor(cursor, tables_[0].mask);
+    }
+    // Mid-resize, a node may live in either array. Visit the small array's bucket, then every
+    // bucket of the large array that the small one expands to (same low bits, all values of the
+    // extra high bits); the cursor advances past all of them together.
+    const Table* small = &tables_[0];
+    const Table* large = &tables_[1];
+    if (small->mask > large->mask) std::swap(small, large);
+    VisitChain(small->buckets[cursor & small->mask], fn);
+    const uint64_t extra_bits = small->mask ^ large->mask;
+    do {
+      VisitChain(large->buckets[cursor & large->mask], fn);
+      cursor = NextCursor(cursor, large->mask);
+    } while ((cursor & extra_bits) != 0);
+    return cursor;
+  }
+
+  // Returns a random node, or nullptr if empty. `rand` is a caller-supplied random word.
+  // Picks a uniformly random non-empty bucket, then a uniform element of its chain; this slightly
+  // favours nodes in short chains, which is acceptable for eviction/RANDOMKEY.
+  Node* RandomNode(uint64_t rand) const {
+    using hash_table_internal::SplitMix64;
+    if (size_ == 0) return nullptr;
+    // Candidate positions: the not-yet-migrated tail of the old array, then the new array.
+    const size_t old_begin = rehashing() ? rehash_index_ : 0;
+    const size_t old_live = tables_[0].count() - old_begin;
+    const size_t total = old_live + tables_[1].count();
+    auto bucket_at = [&](size_t pos) -> Node* {
+      return pos < old_live ? tables_[0].buckets[old_begin + pos]
+                            : tables_[1].buckets[pos - old_live];
+    };
+    uint64_t state = rand;
+    size_t pos = 0;
+    Node* chain = nullptr;
+    // Load factor is kept >= 1/8 outside of transients, so a handful of probes normally suffices.
+    constexpr int kMaxProbes = 64;
+    for (int i = 0; i < kMaxProbes && chain == nullptr; ++i) {
+      pos = SplitMix64(state) % total;
+      chain = bucket_at(pos);
+    }
+    // Very sparse table (e.g. mass deletion mid-shrink): fall back to a bounded linear walk
+    // rather than probing indefinitely. Biased, but always terminates since size_ > 0.
+    for (size_t i = 1; chain == nullptr && i < total; ++i) chain = bucket_at((pos + i) % total);
+    size_t length = 0;
+    for (Node* n = chain; n != nullptr; n = n->next) ++length;
+    size_t pick = SplitMix64(state) % length;
+    while (pick-- > 0) chain = chain->next;
+    return chain;
+  }
+
+  // Calls fn(Node*) for every node. The table must not be modified during the walk, except that
+  // fn may destroy the node it was given (the successor is read before the call).
+  template <typename F>
+  void ForEach(F&& fn) const {
+    for (int t = 0; t < 2; ++t) {
+      const Table& table = tables_[t];
+      if (table.buckets == nullptr) continue;
+      const size_t begin = (t == 0 && rehashing()) ? rehash_index_ : 0;
+      for (size_t i = begin; i < table.count(); ++i) VisitChain(table.buckets[i], fn);
+    }
+  }
+
+  // Calls deleter(Node*) for every node, frees the bucket arrays and resets to empty.
+  template <typename D>
+  void Clear(D&& deleter) {
+    ForEach(deleter);
+    std::free(tables_[0].buckets);
+    std::free(tables_[1].buckets);
+    tables_[0] = Table{};
+    tables_[1] = Table{};
+    size_ = 0;
+    rehash_index_ = 0;
+  }
+
+ private:
+  struct Table {
+    Node** buckets = nullptr;
+    size_t mask = 0;  // bucket count - 1 when allocated
+    size_t count() const { return buckets == nullptr ? 0 : mask + 1; }
+  };
+
+  static void Allocate(Table& table, size_t count) {
+    // calloc: large arrays come from fresh zeroed pages, so a big resize does not pay for
+    // touching every bucket up front.
+    auto* buckets = static_cast<Node**>(std::calloc(count, sizeof(Node*)));
+    if (buckets == nullptr) throw std::bad_alloc();
+    table.buckets = buckets;
+    table.mask = count - 1;
+  }
+
+  void MoveFrom(HashTable& other) {
+    tables_[0] = std::exchange(other.tables_[0], Table{});
+    tables_[1] = std::exchange(other.tables_[1], Table{});
+    size_ = std::exchange(other.size_, 0);
+    rehash_index_ = std::exchange(other.rehash_index_, 0);
+    seed_ = other.seed_;
+  }
+
+  template <typename F>
+  static void VisitChain(Node* n, F& fn) {
+    while (n != nullptr) {
+      Node* next = n->next;
+      fn(n);
+      n = next;
+    }
+  }
+
+  // Returns the link (bucket head or a predecessor's `next`) that points at the node with `key`
+  // (and, if `exact` is non-null, at exactly that node), or nullptr.
+  Node** FindLink(std::string_view key, uint64_t h, const Node* exact) {
+    for (int t = 0; t < 2; ++t) {
+      Table& table = tables_[t];
+      if (table.buckets == nullptr) break;
+      const size_t idx = h & table.mask;
+      if (t == 0 && rehashing() && idx < rehash_index_) continue;
+      for (Node** link = &table.buckets[idx]; *link != nullptr; link = &(*link)->next) {
+        if (exact != nullptr ? *link == exact : key_of_(**link) == key) return link;
+      }
+    }
+    return nullptr;
+  }
+
+  // The per-operation share of rehash work: one non-empty bucket. If a shrink is being swamped
+  // by inserts (the small target array already holds more nodes than buckets), migrate a few
+  // more per operation so the follow-up grow can start sooner; still O(1) per operation.
+  void StepForOperation() {
+    if (!rehashing()) return;
+    const size_t buckets = size_ > tables_[1].count() ? 4 : 1;
+    MigrateBuckets(buckets);
+  }
+
+  // Moves up to `max_buckets` non-empty buckets of the old array into the new one, skipping at
+  // most kEmptyVisitsPerBucket * max_buckets empty buckets. Finishes the resize when drained.
+  void MigrateBuckets(size_t max_buckets) {
+    Table& from = tables_[0];
+    Table& to = tables_[1];
+    size_t empty_budget = max_buckets * kEmptyVisitsPerBucket;
+    const size_t end = from.count();
+    while (max_buckets > 0 && rehash_index_ < end) {
+      Node* n = from.buckets[rehash_index_];
+      if (n == nullptr) {
+        ++rehash_index_;
+        if (--empty_budget == 0) break;
+        continue;
+      }
+      while (n != nullptr) {
+        Node* next = n->next;
+        Node*& head = to.buckets[Hash(key_of_(*n)) & to.mask];
+        n->next = head;
+        head = n;
+        n = next;
+      }
+      from.buckets[rehash_index_++] = nullptr;
+      --max_buckets;
+    }
+    if (rehash_index_ == end) {
+      std::free(from.buckets);
+      from = to;
+      to = Table{};
+      rehash_index_ = 0;
+    }
+  }
+
+  // Starts a grow (load factor >= 1) or shrink (load factor < 1/8) if no resize is running.
+  // A resize never starts while another is in progress: the old array must fully drain first.
+  void MaybeStartResize() {
+    if (rehashing() || tables_[0].buckets == nullptr) return;
+    const size_t buckets = tables_[0].count();
+    size_t target = 0;
+    if (size_ >= buckets) {
+      // Normally 2x; more if a swamped shrink left the table far above load 1.
+      target = std::max(buckets * 2, hash_table_internal::RoundUpPow2(size_ + 1));
+    } else if (buckets > kMinBuckets && size_ < buckets / 8) {
+      // Land at load 1/4..1/2 so that a few inserts after a shrink do not immediately re-grow.
+      target = std::max(kMinBuckets, hash_table_internal::RoundUpPow2(size_ * 2));
+    } else {
+      return;
+    }
+    Allocate(tables_[1], target);
+    rehash_index_ = 0;
+  }
+
+  Table tables_[2];
+  size_t size_ = 0;
+  size_t rehash_index_ = 0;  // next old-array bucket to migrate (valid while rehashing)
+  uint64_t seed_ = 0;
+  [[no_unique_address]] KeyOf key_of_{};
+};
+
+}  // namespace vireo
