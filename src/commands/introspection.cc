@@ -123,10 +123,10 @@ void ReplyStatusSet(ReplyBuilder& r, const std::vector<std::string_view>& items)
 
 void ReplyKeySpecs(ReplyBuilder& r, const CommandSpec& spec) {
   if (spec.first_key <= 0) {
-    r.Array(0);
+    r.Set(0);
     return;
   }
-  r.Array(1);
+  r.Set(1);
   r.Map(3);
   r.Bulk("flags");
   ReplyStatusSet(r, KeySpecFlags(spec));
@@ -168,6 +168,11 @@ void ReplyCommandInfo(ReplyBuilder& r, const CommandSpec& spec) {
   ReplyStatusSet(r, SplitWords(spec.acl_categories));
   r.Set(0);  // tips
   ReplyKeySpecs(r, spec);
+  // Redis's quirk, kept for byte-identical RESP3: no subcommands is an empty set, not array.
+  if (spec.subcommands.empty()) {
+    r.Set(0);
+    return;
+  }
   std::vector<const CommandSpec*> subs = SortedSubcommands(spec);
   r.Array(subs.size());
   for (const CommandSpec* sub : subs) ReplyCommandInfo(r, *sub);
@@ -473,9 +478,9 @@ void ClientListCommand(CommandContext& ctx) {
     }
   } else if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
     for (size_t i = 3; i < ctx.argc(); ++i) {
-      auto id = ArgRange(ctx, ctx.arg(i), 1, LLONG_MAX, "Invalid client ID");
+      auto id = ArgRange(ctx, ctx.arg(i), LLONG_MIN, LLONG_MAX, "Invalid client ID");
       if (!id) return;
-      ids.push_back(static_cast<uint64_t>(*id));
+      if (*id > 0) ids.push_back(static_cast<uint64_t>(*id));
     }
   } else if (ctx.argc() != 2) {
     ctx.reply.Error(errors::kSyntax);
@@ -486,7 +491,7 @@ void ClientListCommand(CommandContext& ctx) {
     text += ClientInfoLine(ctx.server, client);
     text += '\n';
   };
-  if (!ids.empty()) {
+  if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
     for (uint64_t id : ids) {
       Client* client = ctx.server.FindClient(id);
       if (client != nullptr && !client->closed) add(*client);
@@ -790,7 +795,7 @@ void RegisterIntrospectionCommands(CommandTable& table) {
                        "O(N) where N is the number of commands to look up"});
   table.AddSubcommand(
       "command", {"getkeys", -3, kLS, 0, 0, 0, kConn, "server", "2.8.13",
-                  "Extracts the key names from an arbitrary command.", "command [arg ...]",
+                  "Extracts the key names from an arbitrary command.", "command [arg [arg ...]]",
                   CommandGetKeysCommand, "O(N) where N is the number of arguments to the command"});
   table.AddSubcommand(
       "command",

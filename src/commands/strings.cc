@@ -1,6 +1,7 @@
 // String commands: GET/SET and their variants, MGET/MSET, APPEND, ranges, counters and LCS.
 #include "util/strings.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>

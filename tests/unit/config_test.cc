@@ -87,6 +87,27 @@ TEST_F(ConfigTest, DefaultsAsConfigGetShowsThem) {
   EXPECT_EQ(v.save_params.size(), 3u);
 }
 
+// conf/vireo.conf documents the defaults: loading it must change nothing.
+TEST_F(ConfigTest, ShippedConfigFileHoldsTheDefaults) {
+  fs::path conf = fs::path(__FILE__).parent_path() / "../../conf/vireo.conf";
+  if (!fs::exists(conf)) GTEST_SKIP() << "conf/vireo.conf not found from " << __FILE__;
+  Config c;
+  ASSERT_EQ(c.LoadFile(conf.string()), "");
+  const ServerConfig defaults;
+  for (const Config::Option& o : c.options()) {
+    if (o.name != "dir") {
+      EXPECT_EQ(o.get(c.values()), o.get(defaults)) << o.name;
+    }
+  }
+  // Every option is mentioned, set or commented out.
+  std::string text = Read(conf.string());
+  for (const Config::Option& o : c.options()) {
+    EXPECT_TRUE(text.find("\n" + o.name + " ") != std::string::npos ||
+                text.find("# " + o.name + " ") != std::string::npos)
+        << o.name;
+  }
+}
+
 TEST(ParseMemoryTest, UnitsLikeRedisMemtoull) {
   int64_t v = -1;
   EXPECT_TRUE(ParseMemory("10", &v));
