@@ -1,4 +1,5 @@
 // vireo-server [configfile] [--option value ...]: the same command line as redis-server.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -54,6 +55,10 @@ void SetUpLogging(const vireo::ServerConfig& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // No glibc fastbins: they keep freed small blocks unmerged until the next large allocation
+  // merges them all at once, which after a mass deletion (a million expired keys) froze the
+  // event loop for a second or more. Without them each free merges as it goes.
+  mallopt(M_MXFAST, 0);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {
     std::printf("vireo server v=%s bits=64\n", VIREO_VERSION);

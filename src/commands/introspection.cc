@@ -463,8 +463,14 @@ void ClientSetinfoCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+size_t ArgvBytes(const CommandContext& ctx) {
+  size_t bytes = 0;
+  for (std::string_view arg : ctx.argv) bytes += arg.size();
+  return bytes;
+}
+
 void ClientInfoCommand(CommandContext& ctx) {
-  ctx.reply.Verbatim(ClientInfoLine(ctx.server, ctx.client) + "\n");
+  ctx.reply.Verbatim(ClientInfoLine(ctx.server, ctx.client, ArgvBytes(ctx)) + "\n");
 }
 
 void ClientListCommand(CommandContext& ctx) {
@@ -488,7 +494,7 @@ void ClientListCommand(CommandContext& ctx) {
   }
   std::string text;
   auto add = [&](Client& client) {
-    text += ClientInfoLine(ctx.server, client);
+    text += ClientInfoLine(ctx.server, client, &client == &ctx.client ? ArgvBytes(ctx) : 0);
     text += '\n';
   };
   if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {

@@ -204,13 +204,11 @@ void DebugCommand(CommandContext& ctx) {
     ctx.server.set_active_expire_enabled(std::atoi(std::string(ctx.arg(2)).c_str()) != 0);
     ctx.reply.Ok();
   } else if (IsArg(sub, "ERROR") && argc == 3) {
-    // A message starting with '-' is sent as is; anything else becomes an ERR error.
-    std::string_view message = ctx.arg(2);
-    if (!message.empty() && message[0] == '-') {
-      ctx.reply.Error(message.substr(1));
-    } else {
-      ctx.reply.Error(fmt::format("ERR {}", message));
-    }
+    // Written raw, as Redis does: no "ERR " prefix added, and not counted in errorstats.
+    std::string line = "-";
+    for (char c : ctx.arg(2)) line.push_back(c == '\r' || c == '\n' ? ' ' : c);
+    line += "\r\n";
+    ctx.reply.Raw(line);
   } else if (IsArg(sub, "LOG") && argc == 3) {
     spdlog::warn("DEBUG LOG: {}", ctx.arg(2));
     ctx.reply.Ok();

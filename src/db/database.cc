@@ -119,9 +119,11 @@ void Database::SwapContents(Database& other) {
   std::swap(expires_, other.expires_);
   std::swap(expire_cursor_, other.expire_cursor_);
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
+  std::swap(expire_backlog_, other.expire_backlog_);
 }
 
 size_t Database::ActiveExpireCycle(int64_t deadline_us) {
+  expire_backlog_ = false;
   if (expires_.size() == 0) return 0;
   size_t deleted = 0;
   std::vector<DbEntry*> expired;
@@ -148,7 +150,10 @@ size_t Database::ActiveExpireCycle(int64_t deadline_us) {
     for (DbEntry* entry : expired) ExpireNow(entry);
     deleted += expired.size();
     if (expires_.size() == 0 || expired.size() * 4 < sampled || expire_cursor_ == 0) break;
-    if (MonotonicUs() >= deadline_us) break;
+    if (MonotonicUs() >= deadline_us) {
+      expire_backlog_ = true;
+      break;
+    }
   }
   if (ttl_samples > 0) {
     int64_t avg = ttl_sum / ttl_samples;

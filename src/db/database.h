@@ -101,6 +101,8 @@ class Database {
   // Deletes expired keys, sampling the expires table until `deadline_us` (MonotonicUs) or
   // until a pass finds few expired keys. Returns the number deleted.
   size_t ActiveExpireCycle(int64_t deadline_us);
+  // The last ActiveExpireCycle stopped at its deadline with expired keys still left.
+  bool expire_backlog() const { return expire_backlog_; }
   // Background rehash work for idle periods.
   void RehashStep(int buckets) {
     table_.RehashStep(buckets);
@@ -127,6 +129,7 @@ class Database {
   ExpireTable expires_;
   uint64_t expire_cursor_ = 0;
   int64_t avg_ttl_ms_ = 0;
+  bool expire_backlog_ = false;
 };
 
 }  // namespace vireo

@@ -8,8 +8,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <asio.hpp>
-
 #include "protocol/reply_builder.h"
 #include "protocol/resp_parser.h"
 
@@ -43,13 +41,13 @@ struct QueuedCommand {
 
 class Client {
  public:
-  Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket);
+  // Takes ownership of the connected, non-blocking socket `fd`.
+  Client(Server* server, uint64_t id, int fd);
   ~Client();
 
   uint64_t id() const { return id_; }
   Server* server() const { return server_; }
-  int fd() { return socket_.native_handle(); }
-  asio::posix::stream_descriptor& socket() { return socket_; }
+  int fd() const { return fd_; }
 
   bool has(ClientFlag f) const { return (flags_ & f) != 0; }
   void set(ClientFlag f) { flags_ |= f; }
@@ -115,15 +113,14 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
-  bool write_pending = false;  // waiting for the socket to become writable
-  bool read_armed = false;
+  bool write_pending = false;  // write interest registered: the socket buffer was full
   bool in_pending_writes = false;
   bool closed = false;
 
  private:
   Server* server_;
   uint64_t id_;
-  asio::posix::stream_descriptor socket_;
+  int fd_;
   uint32_t flags_ = 0;
   std::string output_;
   ReplyBuilder reply_{&output_};

@@ -26,6 +26,7 @@ std::string InferArgType(std::string_view name) {
          }) {
       m.emplace(n, "integer");
     }
+    for (const char* n : {"destination-db", "index1", "index2"}) m.emplace(n, "integer");
     for (const char* n :
          {"timeout", "score", "longitude", "latitude", "radius", "width", "height", "weight"}) {
       m.emplace(n, "double");
@@ -39,7 +40,8 @@ std::string InferArgType(std::string_view name) {
 // Redis's names for a few common oneofs, keyed by their members' names; others are named after
 // their members.
 std::string WellKnownGroupName(const std::string& joined) {
-  if (joined == "nx-xx") return "condition";
+  if (joined == "nx-xx" || joined == "nx-xx-gt-lt") return "condition";
+  if (joined == "async-sync") return "flush-type";
   if (joined == "gt-lt") return "comparison";
   if (joined.rfind("seconds-milliseconds", 0) == 0) return "expiration";
   return joined;

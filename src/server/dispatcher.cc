@@ -128,14 +128,15 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
   uint64_t errors_before = stats_.total_error_replies;
-  int64_t start = MonotonicUs();
+  uint64_t start = CpuTicks();
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
-  int64_t duration = MonotonicUs() - start;
+  int64_t duration = TicksToUs(CpuTicks() - start);
   ++spec.calls;
   spec.usec += static_cast<uint64_t>(duration);
-  if (stats_.total_error_replies != errors_before) ++spec.failed_calls;
+  // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
+  if (stats_.total_error_replies > errors_before) ++spec.failed_calls;
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);

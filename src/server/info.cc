@@ -483,7 +483,7 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
   return out;
 }
 
-std::string ClientInfoLine(Server& server, Client& c) {
+std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   int64_t now = NowMs();
   size_t multi_mem = 0;
   for (const QueuedCommand& cmd : c.multi_queue) {
@@ -494,7 +494,7 @@ std::string ClientInfoLine(Server& server, Client& c) {
   size_t qbuf_free = c.read_buffer.capacity - c.read_buffer.end;
   size_t obl = c.output().size() - c.output_written;
   size_t rbs = c.output().capacity();
-  size_t tot_mem = sizeof(Client) + c.read_buffer.capacity + rbs + multi_mem;
+  size_t tot_mem = sizeof(Client) + c.read_buffer.capacity + rbs + multi_mem + argv_mem;
   std::string events = "r";
   if (c.write_pending) events += "w";
   return fmt::format(
@@ -503,9 +503,9 @@ std::string ClientInfoLine(Server& server, Client& c) {
       "omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
       c.id(), c.addr, c.laddr, c.closed ? -1 : c.fd(), c.name, (now - c.created_ms) / 1000,
       (now - c.last_interaction_ms) / 1000, ClientFlags(c), c.db_index(), 0, 0, 0,
-      c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free, 0,
-      multi_mem, rbs, rbs, obl, 0, obl, tot_mem, events, c.last_command, c.user(), -1, c.resp(),
-      c.lib_name, c.lib_ver);
+      c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
+      argv_mem, multi_mem, rbs, rbs, obl, 0, obl, tot_mem, events, c.last_command, c.user(), -1,
+      c.resp(), c.lib_name, c.lib_ver);
 }
 
 }  // namespace vireo

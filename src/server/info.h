@@ -20,8 +20,9 @@ inline constexpr std::string_view kRedisCompatVersion = "7.2.4";
 // Redis's fixed order, whatever order they were asked in.
 std::string BuildInfo(Server& server, std::span<const std::string_view> sections);
 
-// One CLIENT LIST / CLIENT INFO line, without the trailing newline.
-std::string ClientInfoLine(Server& server, Client& client);
+// One CLIENT LIST / CLIENT INFO line, without the trailing newline. `argv_mem`: the bytes of the
+// command the client is running (only the caller of CLIENT LIST has one).
+std::string ClientInfoLine(Server& server, Client& client, size_t argv_mem = 0);
 
 // Redis's *_human formatting: "512B", "1.50K", "3.25M"...
 std::string BytesToHuman(uint64_t bytes);
