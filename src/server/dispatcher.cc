@@ -12,11 +12,14 @@
 namespace vireo {
 namespace {
 
-// Redis quotes at most 128 bytes of each argument in "unknown command" errors.
+// Redis formats these with printf's %s, so text stops at a NUL byte.
+std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
+
+// Redis quotes the arguments in "unknown command" errors until 128 bytes are used.
 std::string QuoteArgsForError(std::span<const std::string_view> argv) {
   std::string out;
   for (size_t i = 1; i < argv.size() && out.size() < 128; ++i) {
-    std::string_view a = argv[i].substr(0, 128 - out.size());
+    std::string_view a = UpToNul(argv[i]).substr(0, 128 - out.size());
     out += fmt::format("'{}' ", a);
   }
   return out;
@@ -58,12 +61,24 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   ReplySuppressor suppressor(client);
   const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
   auto reject = [&](std::string_view message) {
+    // A rejected EXEC aborts the transaction (even with none open), as in Redis.
+    if (spec != nullptr && spec->name == "exec") {
+      client.multi_queue.clear();
+      client.clear(kClientMulti);
+      client.clear(kClientDirtyExec);
+      client.clear(kClientDirtyCas);
+      UnwatchAll(client);
+      std::string_view reason = message;
+      if (reason.starts_with("ERR ")) reason.remove_prefix(4);
+      reply.Error(fmt::format("EXECABORT Transaction discarded because of: {}", reason));
+      return;
+    }
     if (client.has(kClientMulti)) client.set(kClientDirtyExec);
     reply.Error(message);
   };
   if (spec == nullptr) {
     client.last_command = "NULL";
-    std::string name(argv[0].substr(0, 128));
+    std::string name(UpToNul(argv[0]).substr(0, 128));
     reject(fmt::format("ERR unknown command '{}', with args beginning with: {}", name,
                        QuoteArgsForError(argv)));
     return;
@@ -73,7 +88,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     if (sub == nullptr) {
       client.last_command = "NULL";
       ++spec->rejected_calls;
-      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", argv[1].substr(0, 128),
+      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", UpToNul(argv[1]).substr(0, 128),
                          ToUpper(spec->name)));
       return;
     }

@@ -29,8 +29,8 @@ class RateSampler {
   void Sample(int64_t now_ms, uint64_t counter) {
     if (last_ms_ != 0 && now_ms > last_ms_) {
       uint64_t delta = counter >= last_counter_ ? counter - last_counter_ : 0;
-      rates_[next_ % kSamples] = static_cast<double>(delta) * 1000.0 /
-                                 static_cast<double>(now_ms - last_ms_);
+      rates_[next_ % kSamples] =
+          static_cast<double>(delta) * 1000.0 / static_cast<double>(now_ms - last_ms_);
       ++next_;
     }
     last_ms_ = now_ms;

@@ -1025,6 +1025,9 @@ def main():
         sys.exit(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
     Options.errors = args.errors
 
+    # The servers run in their own work dirs, so a relative binary path must be resolved first.
+    if os.sep in args.vireo:
+        args.vireo = os.path.abspath(args.vireo)
     redis_srv = Server("redis", args.redis, ["--save", "", "--appendonly", "no"])
     try:
         vireo_srv = Server("vireo", args.vireo, shlex.split(args.vireo_args), addr=args.vireo_addr)
