@@ -4,15 +4,12 @@
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
+#include "server/info.h"
 #include "server/server.h"
 #include "util/strings.h"
 
 namespace vireo {
 namespace {
-
-// The version we report to clients: libraries enable features by it, and vireo implements
-// Redis 7.2's behaviour.
-constexpr std::string_view kRedisCompatVersion = "7.2.4";
 
 void PingCommand(CommandContext& ctx) {
   if (ctx.argc() > 2) {

@@ -121,11 +121,14 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       reject("ERR Command not allowed inside a transaction");
       return;
     }
-    QueuedCommand queued;
-    queued.spec = spec;
-    queued.argv.reserve(argv.size());
-    for (std::string_view a : argv) queued.argv.emplace_back(a);
-    client.multi_queue.push_back(std::move(queued));
+    // A transaction that will abort anyway needn't hold its commands (Redis doesn't either).
+    if (!client.has(kClientDirtyExec) && !client.has(kClientDirtyCas)) {
+      QueuedCommand queued;
+      queued.spec = spec;
+      queued.argv.reserve(argv.size());
+      for (std::string_view a : argv) queued.argv.emplace_back(a);
+      client.multi_queue.push_back(std::move(queued));
+    }
     reply.Raw("+QUEUED\r\n");
     return;
   }

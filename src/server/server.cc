@@ -503,10 +503,13 @@ void Server::Cron() {
   int hz = std::clamp(c.hz, 1, 500);
   int64_t budget_us = 250000 / hz;
   int64_t deadline = MonotonicUs() + budget_us;
-  for (auto& db : dbs_) {
+  // Start where the last tick stopped, so a database with a big backlog can't starve the rest.
+  for (size_t i = 0; i < dbs_.size(); ++i) {
     if (MonotonicUs() >= deadline) break;
-    if (active_expire_enabled_) db->ActiveExpireCycle(deadline);
-    db->RehashStep(100);
+    Database& db = *dbs_[cron_db_cursor_];
+    cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
+    if (active_expire_enabled_) db.ActiveExpireCycle(deadline);
+    db.RehashStep(100);
   }
   ScheduleFastExpire();
   // Idle clients.

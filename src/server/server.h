@@ -213,6 +213,7 @@ class Server : public KeyspaceListener {
   uint64_t run_id_hash_ = 0;
   std::atomic<bool> shutdown_requested_{false};
   size_t executing_depth_ = 0;
+  size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   bool active_expire_enabled_ = true;
   asio::steady_timer fast_expire_timer_{io_};
   bool fast_expire_armed_ = false;
