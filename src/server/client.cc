@@ -2,14 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace vireo {
 
-Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {}
+Client::Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket)
+    : server_(server), id_(id), socket_(std::move(socket)) {}
 
 Client::~Client() {
-  if (fd_ >= 0) close(fd_);
+  asio::error_code ec;
+  socket_.close(ec);
 }
 
 void Client::ReadBuffer::EnsureWritable(size_t n) {
@@ -21,7 +24,7 @@ void Client::ReadBuffer::EnsureWritable(size_t n) {
     end = used;
     return;
   }
-  size_t new_capacity = capacity == 0 ? 16 * 1024 : capacity;
+  size_t new_capacity = capacity == 0 ? std::max<size_t>(n, 1024) : capacity;
   while (new_capacity - used < n) new_capacity *= 2;
   // Not value-initialised: zeroing a 100 MB buffer we are about to fill would be waste.
   std::unique_ptr<char[]> fresh(new char[new_capacity]);

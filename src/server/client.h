@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <asio.hpp>
+
 #include "protocol/reply_builder.h"
 #include "protocol/resp_parser.h"
 
@@ -41,13 +43,13 @@ struct QueuedCommand {
 
 class Client {
  public:
-  // Takes ownership of the connected, non-blocking socket `fd`.
-  Client(Server* server, uint64_t id, int fd);
+  Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket);
   ~Client();
 
   uint64_t id() const { return id_; }
   Server* server() const { return server_; }
-  int fd() const { return fd_; }
+  int fd() { return socket_.native_handle(); }
+  asio::posix::stream_descriptor& socket() { return socket_; }
 
   bool has(ClientFlag f) const { return (flags_ & f) != 0; }
   void set(ClientFlag f) { flags_ |= f; }
@@ -113,14 +115,16 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
-  bool write_pending = false;  // write interest registered: the socket buffer was full
+  bool write_pending = false;   // waiting for the socket to drain (its buffer was full)
+  bool read_in_flight = false;  // an async read into read_buffer is outstanding
+  size_t read_chunk = 1024;     // next read size; grows while reads fill it, so idle clients stay small
   bool in_pending_writes = false;
   bool closed = false;
 
  private:
   Server* server_;
   uint64_t id_;
-  int fd_;
+  asio::posix::stream_descriptor socket_;
   uint32_t flags_ = 0;
   std::string output_;
   ReplyBuilder reply_{&output_};

@@ -95,7 +95,7 @@ struct Server::Listener {
 };
 
 Server::Server(Config config)
-    : config_(std::move(config)), io_(1), cron_timer_(io_), poller_(io_, &Server::OnClientEvent, this) {
+    : config_(std::move(config)), io_(1), cron_timer_(io_) {
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   for (int i = 0; i < c.databases; ++i) dbs_.push_back(std::make_unique<Database>(i, this));
@@ -189,7 +189,6 @@ std::string Server::Listen() {
   }
   if (listeners_.empty()) return "Configured to not listen anywhere, exiting.";
   for (auto& listener : listeners_) StartAccept(*listener);
-  poller_.Start();
   ScheduleCron();
   return "";
 }
@@ -246,7 +245,7 @@ void Server::OnAccept(Listener& listener) {
       }
     }
     uint64_t id = next_client_id_++;
-    auto client = std::make_unique<Client>(this, id, fd);
+    auto client = std::make_unique<Client>(this, id, asio::posix::stream_descriptor(io_, fd));
     client->created_ms = NowMs();
     client->last_interaction_ms = client->created_ms;
     if (listener.unix_socket) {
@@ -265,11 +264,9 @@ void Server::OnAccept(Listener& listener) {
     limits.max_bulk_len = c.proto_max_bulk_len;
     client->parser().set_limits(limits);
     client->reply().set_error_hook(&Server::CountError, this);
-    if (!poller_.Add(fd, id)) {
-      spdlog::warn("Registering client socket: {}", strerror(errno));
-      continue;  // the Client destructor closes the socket
-    }
+    Client& ref = *client;
     clients_.emplace(id, std::move(client));
+    StartRead(ref);
   }
 }
 
@@ -291,54 +288,63 @@ Client* Server::FindClient(uint64_t id) {
   return it == clients_.end() ? nullptr : it->second.get();
 }
 
-void Server::OnClientEvent(void* ctx, uint64_t client_id, uint32_t events) {
-  auto* server = static_cast<Server*>(ctx);
-  Client* client = server->FindClient(client_id);
-  if (client == nullptr || client->closed) return;
-  if (events & EPOLLOUT) {
-    client->write_pending = false;
-    server->SetWriteInterest(*client, false);
-    server->QueueWrite(*client);
-  }
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) server->OnReadable(client_id);
-}
-
-void Server::OnReadable(uint64_t client_id) {
-  Client* client = FindClient(client_id);
-  if (client == nullptr) return;
-  Client::ReadBuffer& buf = client->read_buffer;
+// Reads go through asio's async_read_some: asio tries the non-blocking read at once and only
+// waits for readiness when the socket is empty, and a stream descriptor stays registered
+// (edge-triggered) for its lifetime. async_wait would instead re-arm epoll with a system call
+// on every read.
+void Server::StartRead(Client& client) {
+  if (client.read_in_flight || client.closed || client.has(kClientCloseAfterReply)) return;
+  Client::ReadBuffer& buf = client.read_buffer;
+  // Safe here and only here: no read is writing into the buffer.
+  buf.ShrinkIfIdle();
   // Read what the parser says the current command still needs (a large bulk in one go),
-  // or a standard chunk.
-  size_t want = kReadChunk;
-  size_t needed = client->parser().bytes_wanted();
+  // or the client's current chunk size.
+  size_t want = client.read_chunk;
+  size_t needed = client.parser().bytes_wanted();
   if (needed > buf.size() && needed - buf.size() > want) want = needed - buf.size();
   buf.EnsureWritable(want);
-  ssize_t n = read(client->fd(), buf.data.get() + buf.end, want);
+  // Use whatever room the buffer has: fewer, larger reads.
+  want = buf.capacity - buf.end;
+  client.read_in_flight = true;
+  uint64_t id = client.id();
+  client.socket().async_read_some(
+      asio::buffer(buf.data.get() + buf.end, want),
+      [this, id](const asio::error_code& ec, size_t n) { OnRead(id, ec, n); });
+}
+
+void Server::OnRead(uint64_t client_id, const asio::error_code& ec, size_t n) {
+  Client* client = FindClient(client_id);
+  if (client == nullptr) return;
+  client->read_in_flight = false;
+  if (client->closed) return;
+  if (ec) {
+    if (ec != asio::error::operation_aborted) CloseClient(*client);
+    return;
+  }
+  Client::ReadBuffer& buf = client->read_buffer;
   if (client->has(kClientCloseAfterReply)) {
     // Whatever else it sent is ignored; the connection closes once the reply is out.
-    if (n <= 0) return;
     buf.start = buf.end = 0;
     return;
   }
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+  buf.end += n;
+  // A read that filled its buffer suggests more is coming: read bigger next time.
+  if (n == buf.capacity - (buf.end - n) && client->read_chunk < kReadChunk) {
+    client->read_chunk *= 2;
+  }
+  client->net_input_bytes += n;
+  stats_.total_net_input_bytes += n;
+  ++stats_.total_reads_processed;
+  client->last_interaction_ms = FastNowMs();
+  if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
+    spdlog::warn("Closing client that reached max query buffer length: id={} addr={}",
+                 client->id(), client->addr);
+    ++stats_.client_query_buffer_limit_disconnections;
     CloseClient(*client);
     return;
   }
-  if (n > 0) {
-    buf.end += static_cast<size_t>(n);
-    client->net_input_bytes += static_cast<uint64_t>(n);
-    stats_.total_net_input_bytes += static_cast<uint64_t>(n);
-    ++stats_.total_reads_processed;
-    client->last_interaction_ms = FastNowMs();
-    if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
-      spdlog::warn("Closing client that reached max query buffer length: id={} addr={}",
-                   client->id(), client->addr);
-      ++stats_.client_query_buffer_limit_disconnections;
-      CloseClient(*client);
-      return;
-    }
-    ProcessInput(*client);
-  }
+  ProcessInput(*client);
+  StartRead(*client);
 }
 
 void Server::ProcessInput(Client& client) {
@@ -361,7 +367,6 @@ void Server::ProcessInput(Client& client) {
       break;
     }
   }
-  buf.ShrinkIfIdle();
   QueueWrite(client);
 }
 
@@ -400,9 +405,18 @@ bool Server::WriteToClient(Client& client) {
   return true;
 }
 
-void Server::SetWriteInterest(Client& client, bool on) {
-  client.write_pending = on;
-  poller_.SetWriteInterest(client.fd(), client.id(), on);
+void Server::WaitWritable(Client& client) {
+  if (client.write_pending || client.closed) return;
+  client.write_pending = true;
+  uint64_t id = client.id();
+  client.socket().async_wait(asio::posix::stream_descriptor::wait_write,
+                             [this, id](const asio::error_code& ec) {
+                               Client* c = FindClient(id);
+                               if (c == nullptr) return;
+                               c->write_pending = false;
+                               if (ec || c->closed) return;
+                               QueueWrite(*c);
+                             });
 }
 
 void Server::FlushPendingWrites() {
@@ -419,7 +433,7 @@ void Server::FlushPendingWrites() {
       continue;
     }
     if (client->output_written < client->output().size()) {
-      if (!client->write_pending) SetWriteInterest(*client, true);
+      WaitWritable(*client);
     } else if (client->has(kClientCloseAfterReply)) {
       CloseClient(*client);
     }
@@ -438,7 +452,8 @@ void Server::CloseClient(Client& client) {
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
   }
-  poller_.Remove(client.fd());
+  asio::error_code ec;
+  client.socket().cancel(ec);
   pending_close_.push_back(client.id());
 }
 
@@ -454,6 +469,7 @@ void Server::BeforeSleep() {
       if (client != nullptr && !client->closed) {
         client->clear(kClientPendingCommand);
         ProcessInput(*client);
+        StartRead(*client);
       }
     }
   }

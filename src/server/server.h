@@ -16,7 +16,6 @@
 #include <asio.hpp>
 
 #include "db/database.h"
-#include "net/poller.h"
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -168,13 +167,13 @@ class Server : public KeyspaceListener {
   void StartAccept(Listener& listener);
   void OnAccept(Listener& listener);
   void AcceptClient(int fd, bool unix_socket);
-  static void OnClientEvent(void* ctx, uint64_t client_id, uint32_t events);
-  void OnReadable(uint64_t client_id);
+  void StartRead(Client& client);
+  void OnRead(uint64_t client_id, const asio::error_code& ec, size_t n);
   void ProcessInput(Client& client);
   void QueueWrite(Client& client);
   void FlushPendingWrites();
   bool WriteToClient(Client& client);
-  void SetWriteInterest(Client& client, bool on);
+  void WaitWritable(Client& client);
   void FreeClient(uint64_t id);
   void BeforeSleep();
   void ScheduleCron();
@@ -190,7 +189,6 @@ class Server : public KeyspaceListener {
   // Concurrency hint 1: one thread runs the loop, so asio skips cross-thread wake-ups.
   asio::io_context io_;
   asio::steady_timer cron_timer_;
-  Poller poller_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   int bound_port_ = 0;
   int listen_port_override_ = -2;  // -2: use the configured port
