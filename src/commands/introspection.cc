@@ -637,6 +637,33 @@ void ClientReplyCommand(CommandContext& ctx) {
 }
 
 // CLIENT NO-EVICT / NO-TOUCH on|off.
+void ClientUnblockCommand(CommandContext& ctx) {
+  if (ctx.argc() > 4) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t id;
+  if (!ParseInt64(ctx.arg(2), &id)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  Server::UnblockReason reason = Server::UnblockReason::kTimeout;
+  if (ctx.argc() == 4) {
+    if (IsArg(ctx.arg(3), "TIMEOUT")) {
+      reason = Server::UnblockReason::kTimeout;
+    } else if (IsArg(ctx.arg(3), "ERROR")) {
+      reason = Server::UnblockReason::kError;
+    } else {
+      ctx.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  Client* target = ctx.server.FindClient(static_cast<uint64_t>(id));
+  bool unblocked = target != nullptr && !target->closed && target->has(kClientBlocked) &&
+                   ctx.server.UnblockClient(*target, reason);
+  ctx.reply.Integer(unblocked ? 1 : 0);
+}
+
 void SetClientFlagFromArg(CommandContext& ctx, ClientFlag flag) {
   if (IsArg(ctx.arg(2), "ON")) {
     ctx.client.set(flag);
@@ -708,6 +735,8 @@ void ClientHelpCommand(CommandContext& ctx) {
              "    * LIB-VER: the client lib version.",
              "TRACKINGINFO",
              "    Report tracking status for the current connection.",
+             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+             "    Unblock the specified blocked client.",
              "NO-EVICT (ON|OFF)",
              "    Protect current client connection from eviction.",
              "NO-TOUCH (ON|OFF)",
@@ -858,6 +887,12 @@ void RegisterIntrospectionCommands(CommandTable& table) {
       {"no-touch", 3, kNLS, 0, 0, 0, kConn, "connection", "7.2.0",
        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
        "<ON | OFF>", ClientNoTouchCommand, "O(1)"});
+  table.AddSubcommand("client",
+                      {"unblock", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "5.0.0",
+                       "Unblocks a client blocked by a blocking command from a different "
+                       "connection.",
+                       "client-id [TIMEOUT | ERROR]", ClientUnblockCommand,
+                       "O(log N) where N is the number of client connections"});
   table.AddSubcommand("client", {"reply", 3, kNLS, 0, 0, 0, kConn, "connection", "3.2.0",
                                  "Instructs the server whether to reply to commands.",
                                  "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});

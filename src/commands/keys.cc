@@ -709,6 +709,8 @@ void SwapDbCommand(CommandContext& ctx) {
     ctx.server.TouchAllWatchedKeysInDb(*first, &b);
     ctx.server.TouchAllWatchedKeysInDb(*second, &a);
     a.SwapContents(b);
+    // Clients blocked in either database may find their key there now.
+    ctx.server.SignalSwappedDbs(*first, *second);
   }
   ctx.server.AddDirty(1);
   ctx.reply.Ok();

@@ -8,6 +8,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterTransactionCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
+  RegisterListCommands(table);
   RegisterServerCommands(table);
   RegisterIntrospectionCommands(table);
 }

@@ -48,6 +48,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   entry->key.Assign(key);
   entry->value = std::move(value);
   table_.Insert(entry);
+  if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
   return entry;
 }
 
@@ -56,6 +57,7 @@ DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   if (entry == nullptr) return Add(key, std::move(value));
   entry->value = std::move(value);
   if (!keep_ttl) Persist(entry);
+  if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
   return entry;
 }
 

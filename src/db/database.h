@@ -43,6 +43,8 @@ class KeyspaceListener {
   virtual void OnKeyModified(int db, std::string_view key) = 0;
   // A key was deleted because its TTL passed.
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
+  // A key was created or its value replaced: clients blocked on it may be servable now.
+  virtual void OnKeyAdded(int db, std::string_view key) = 0;
 };
 
 class Database {

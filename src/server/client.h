@@ -86,6 +86,14 @@ class Client {
   uint64_t net_input_bytes = 0;
   uint64_t net_output_bytes = 0;
 
+  // The command a blocked client is waiting to run again once a key is ready.
+  struct BlockedCommand {
+    std::vector<std::string> argv;
+    const CommandSpec* spec = nullptr;
+    int64_t deadline_ms = 0;  // monotonic; 0 = none
+  };
+  BlockedCommand blocked;
+
   // MULTI state.
   std::vector<QueuedCommand> multi_queue;
   // WATCHed keys. A key already past its TTL when watched doesn't fail EXEC by expiring.

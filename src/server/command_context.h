@@ -38,6 +38,9 @@ class CommandContext {
 
   // True while running inside EXEC or a script: blocking commands must not block there.
   bool in_exec = false;
+  // Blocking commands call this to decide: false inside MULTI/EXEC and scripts, where they
+  // behave as their non-blocking forms.
+  bool may_block() const { return !in_exec; }
 
   Server& server;
   Client& client;

@@ -133,6 +133,8 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     return;
   }
   Call(client, *spec, argv, false);
+  // After the command (or the whole EXEC): serve clients blocked on keys it made ready.
+  if (blocking_.HasReadyKeys() && !serving_ready_keys_) ServeReadyKeys();
 }
 
 void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,

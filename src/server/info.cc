@@ -177,7 +177,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   w.Field("watching_clients", watching);
   w.Field("clients_in_timeout_table", 0);
   w.Field("total_watched_keys", watched_keys);
-  w.Field("total_blocking_keys", 0);
+  w.Field("total_blocking_keys", server.blocking().blocking_keys());
   w.Field("total_blocking_keys_on_nokey", 0);
 }
 

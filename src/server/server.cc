@@ -95,7 +95,7 @@ struct Server::Listener {
 };
 
 Server::Server(Config config)
-    : config_(std::move(config)), io_(1), cron_timer_(io_) {
+    : config_(std::move(config)), io_(1), cron_timer_(io_), block_timer_(io_) {
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   for (int i = 0; i < c.databases; ++i) dbs_.push_back(std::make_unique<Database>(i, this));
@@ -447,6 +447,8 @@ void Server::CloseAfterReply(Client& client) {
 
 void Server::CloseClient(Client& client) {
   if (client.closed) return;
+  // Nothing is ever popped on behalf of a client that is gone.
+  if (client.has(kClientBlocked)) UnblockClient(client, UnblockReason::kDisconnect);
   client.closed = true;
   UnwatchAll(client);
   if (client.has(kClientMonitor)) {
@@ -569,6 +571,8 @@ void Server::ScheduleFastExpire() {
 void Server::OnKeyModified(int db, std::string_view key) { TouchWatchedKey(db, key); }
 
 void Server::OnKeyExpired(int db, std::string_view key) { ++stats_.expired_keys; }
+
+void Server::OnKeyAdded(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
 
 void Server::Watch(Client& client, int db, std::string_view key) {
   for (const auto& w : client.watched_keys) {

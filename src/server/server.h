@@ -15,6 +15,7 @@
 
 #include <asio.hpp>
 
+#include "db/blocking.h"
 #include "db/database.h"
 #include "server/client.h"
 #include "server/command_table.h"
@@ -142,6 +143,25 @@ class Server : public KeyspaceListener {
   // KeyspaceListener.
   void OnKeyModified(int db, std::string_view key) override;
   void OnKeyExpired(int db, std::string_view key) override;
+  void OnKeyAdded(int db, std::string_view key) override;
+
+  // The blocking engine (src/server/blocking_clients.cc).
+  // Blocks the client running `ctx` on `keys` until one of them holds a value of `type`
+  // (then the command runs again, in full, and replies as its non-blocking form would) or
+  // `timeout_ms` passes (0 = forever; then it gets the null-array reply). Handlers call this
+  // instead of replying, and only when ctx.may_block().
+  void BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
+                   ValueType type);
+  void SignalKeyAsReady(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
+  // After SWAPDB: keys now present in either database may serve their waiters.
+  void SignalSwappedDbs(int a, int b);
+  // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
+  // to one waiter, including keys made ready while serving. Runs after each command.
+  void ServeReadyKeys();
+  enum class UnblockReason { kTimeout, kError, kDisconnect };
+  // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
+  bool UnblockClient(Client& client, UnblockReason reason);
+  const BlockingEngine& blocking() const { return blocking_; }
 
   // Time used by commands (see Database::now_ms).
   void UpdateCommandTime();
@@ -177,6 +197,8 @@ class Server : public KeyspaceListener {
   void FreeClient(uint64_t id);
   void BeforeSleep();
   void ScheduleCron();
+  void ArmBlockTimer();
+  void OnBlockTimer();
   void Cron();
   // Extra short expiry cycles while the cron's share of time can't keep up with expired keys.
   void ScheduleFastExpire();
@@ -189,6 +211,11 @@ class Server : public KeyspaceListener {
   // Concurrency hint 1: one thread runs the loop, so asio skips cross-thread wake-ups.
   asio::io_context io_;
   asio::steady_timer cron_timer_;
+  asio::steady_timer block_timer_;
+  int64_t block_timer_deadline_ = 0;  // what block_timer_ is armed for (0 = not armed)
+  BlockingEngine blocking_;
+  bool serving_ready_keys_ = false;
+  int64_t reblock_deadline_ = 0;  // set while a served client's command runs again
   std::vector<std::unique_ptr<Listener>> listeners_;
   int bound_port_ = 0;
   int listen_port_override_ = -2;  // -2: use the configured port

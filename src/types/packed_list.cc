@@ -8,6 +8,8 @@
 #include <limits>
 #include <new>
 
+#include "util/strings.h"
+
 namespace vireo {
 
 namespace packed_list_internal {
@@ -20,33 +22,6 @@ constexpr size_t kNegFillLimits[] = {4096, 8192, 16384, 32768, 65536};
 
 // Node byte limit of a negative fill; fills below -5 act as -5.
 size_t NegFillLimit(int fill) { return kNegFillLimits[fill <= -5 ? 4 : -fill - 1]; }
-
-// Canonical decimal int64, the strings a Redis listpack stores as integers: no sign but '-',
-// no leading zeros, no "-0", at most 20 characters.
-bool ParseCanonicalInt(std::string_view s, int64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size()) return false;
-  if (s[i] < '1' || s[i] > '9') {
-    *out = 0;
-    return s == "0";
-  }
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    unsigned d = static_cast<unsigned>(s[i] - '0');
-    if (d > 9 || v > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
-  if (s[0] == '-') {
-    if (v > kMax + 1) return false;
-    *out = static_cast<int64_t>(0 - v);
-  } else {
-    if (v > kMax) return false;
-    *out = static_cast<int64_t>(v);
-  }
-  return true;
-}
 
 // Smallest n such that v fits n-byte two's complement.
 size_t IntBytes(int64_t v) {
@@ -85,6 +60,36 @@ size_t EntryLpBytes(const uint8_t* p) {
 
 }  // namespace
 
+// Entry offsets of one node, with amortised O(1) push and pop at both ends: the live offsets
+// are v[begin..], and the slots before begin are room for pushes at the front.
+struct OffsetDeque {
+  std::vector<uint32_t> v;
+  size_t begin = 0;
+
+  size_t size() const { return v.size() - begin; }
+  uint32_t operator[](size_t i) const { return v[begin + i]; }
+  uint32_t back() const { return v.back(); }
+  void push_back(uint32_t off) { v.push_back(off); }
+  void pop_back() { v.pop_back(); }
+  void push_front(uint32_t off) {
+    if (begin == 0) {
+      size_t room = v.size() + 4;
+      v.insert(v.begin(), room, 0);
+      begin = room;
+    }
+    v[--begin] = off;
+  }
+  void pop_front() {
+    if (++begin > 16 && begin * 2 > v.size()) {
+      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(begin));
+      begin = 0;
+    }
+  }
+  void Shift(uint32_t from, uint32_t to) {
+    for (size_t i = begin; i < v.size(); ++i) v[i] = v[i] - from + to;
+  }
+};
+
 constexpr size_t kLpEmptyBytes = 7;  // listpack header (6) + terminator (1)
 
 struct Elem {
@@ -92,7 +97,8 @@ struct Elem {
   int64_t num = 0;
   bool is_int;
 
-  explicit Elem(std::string_view s) : str(s), is_int(ParseCanonicalInt(s, &num)) {}
+  // ParseInt64 has string2ll's grammar, which is also what a listpack stores as an integer.
+  explicit Elem(std::string_view s) : str(s), is_int(ParseInt64(s, &num)) {}
 
   size_t EncodedSize() const {
     if (is_int) return num >= 0 && num < 0x30 ? 1 : 1 + IntBytes(num);
@@ -172,12 +178,8 @@ PackedList::Node* PackedList::NewNode(size_t payload) {
   if (mem == nullptr) throw std::bad_alloc();
   size_t usable = malloc_usable_size(mem);
   bytes_ += usable;
-  return new (mem) Node{nullptr,
-                        nullptr,
-                        0,
-                        0,
-                        static_cast<uint32_t>(usable - sizeof(Node)),
-                        static_cast<uint32_t>(kLpEmptyBytes)};
+  auto cap = static_cast<uint32_t>(usable - sizeof(Node));
+  return new (mem) Node{nullptr, nullptr, 0, 0, cap, static_cast<uint32_t>(kLpEmptyBytes), 0};
 }
 
 void PackedList::FreeNode(Node* n) {
@@ -185,29 +187,41 @@ void PackedList::FreeNode(Node* n) {
   free(n);
 }
 
-PackedList::Node* PackedList::Resize(Node* n, size_t payload) {
+PackedList::Node* PackedList::Relayout(Node* n, size_t front, size_t back) {
+  uint32_t old_front = n->front;
+  // Entries move towards the start before a shrinking realloc and after a growing one, so
+  // that realloc never cuts them off.
+  if (front < old_front) memmove(n->base() + front, n->data(), n->used);
   size_t old_usable = malloc_usable_size(n);
-  Node* m = static_cast<Node*>(realloc(n, sizeof(Node) + payload));
+  Node* m = static_cast<Node*>(realloc(n, sizeof(Node) + front + n->used + back));
   if (m == nullptr) throw std::bad_alloc();
   size_t usable = malloc_usable_size(m);
   bytes_ = bytes_ - old_usable + usable;
   m->cap = static_cast<uint32_t>(usable - sizeof(Node));
+  if (front > old_front) memmove(m->base() + front, m->base() + old_front, m->used);
+  m->front = static_cast<uint32_t>(front);
   if (m != n) {
     (m->prev != nullptr ? m->prev->next : head_) = m;
     (m->next != nullptr ? m->next->prev : tail_) = m;
   }
+  if (m == tail_ && tail_index_ != nullptr) tail_index_->Shift(old_front, m->front);
   return m;
 }
 
-// Grows by a quarter (at most 4 KB) beyond the need so that a run of pushes reallocates
-// O(log) times per node; nodes are trimmed to fit once they stop being an end node.
+// Room grows by a quarter (at most 4 KB) beyond the need, so a run of pushes reallocates a
+// node O(log) times; a node is trimmed to fit once it stops being an end node.
 PackedList::Node* PackedList::Reserve(Node* n, size_t extra) {
-  if (n->cap - n->used >= extra) return n;
-  return Resize(n, n->used + extra + std::min<size_t>(n->used / 4, 4096));
+  if (n->cap - n->front - n->used >= extra) return n;
+  return Relayout(n, 0, extra + std::min<size_t>(n->used / 4, 4096));
+}
+
+PackedList::Node* PackedList::ReserveFront(Node* n, size_t extra) {
+  if (n->front >= extra) return n;
+  return Relayout(n, extra + std::min<size_t>(n->used / 4, 4096), 0);
 }
 
 PackedList::Node* PackedList::ShrinkIfSparse(Node* n) {
-  if (n->cap > 2 * static_cast<size_t>(n->used) + 64) return Resize(n, n->used + n->used / 8);
+  if (n->cap > 2 * static_cast<size_t>(n->used) + 64) return Relayout(n, 0, n->used / 8);
   return n;
 }
 
@@ -258,7 +272,11 @@ size_t PackedList::EraseAt(Node* n, uint32_t from, uint32_t to, uint32_t entries
   for (uint32_t off = from; off < to; off += static_cast<uint32_t>(EntrySize(d + off))) {
     lp += pl::EntryLpBytes(d + off);
   }
-  memmove(d + from, d + to, n->used - to);
+  if (from == 0) {
+    n->front += to;  // a cut at the start just grows the front room
+  } else {
+    memmove(d + from, d + to, n->used - to);
+  }
   n->used -= to - from;
   n->count -= entries;
   n->lp -= static_cast<uint32_t>(lp);
@@ -282,7 +300,7 @@ const PackedList::Node* PackedList::Seek(int64_t index, uint32_t* at) const {
 
 uint32_t PackedList::OffsetOf(const Node* n, uint32_t k) const {
   if (k == n->count) return n->used;
-  if (n == tail_ && tail_index_valid_) return tail_index_[k];
+  if (n == tail_ && tail_index_ != nullptr) return (*tail_index_)[k] - n->front;
   const uint8_t* d = n->data();
   uint32_t off = 0;
   for (uint32_t i = 0; i < k; ++i) off += static_cast<uint32_t>(EntrySize(d + off));
@@ -300,15 +318,12 @@ void PackedList::EntryOffsets(const Node* n, uint32_t k, std::vector<uint32_t>* 
 }
 
 void PackedList::BuildTailIndex() {
-  EntryOffsets(tail_, tail_->count, &tail_index_);
-  tail_index_valid_ = true;
+  tail_index_ = std::make_unique<pl::OffsetDeque>();
+  EntryOffsets(tail_, tail_->count, &tail_index_->v);
+  tail_index_->Shift(0, tail_->front);
 }
 
-void PackedList::InvalidateTailIndex() {
-  tail_index_valid_ = false;
-  tail_index_.clear();
-  if (tail_index_.capacity() > 256) tail_index_.shrink_to_fit();
-}
+void PackedList::InvalidateTailIndex() { tail_index_.reset(); }
 
 // ---- Redis's limits and encoding conversions ----------------------------------------------
 
@@ -378,54 +393,48 @@ void PackedList::PushBack(std::string_view v) {
   PushBackElem(Elem(v));
 }
 
-void PackedList::PushFrontMany(std::span<const std::string_view> values) {
-  size_t bytes = 0;
-  for (std::string_view v : values) bytes += v.size();
-  GrowCheck(bytes, values.size());
-  for (std::string_view v : values) PushFrontElem(Elem(v));
-}
+void PackedList::PushFrontMany(std::span<const std::string_view> values) { PushMany(values, true); }
 
-void PackedList::PushBackMany(std::span<const std::string_view> values) {
+void PackedList::PushBackMany(std::span<const std::string_view> values) { PushMany(values, false); }
+
+void PackedList::PushMany(std::span<const std::string_view> values, bool front) {
   size_t bytes = 0;
   for (std::string_view v : values) bytes += v.size();
   GrowCheck(bytes, values.size());
-  for (std::string_view v : values) PushBackElem(Elem(v));
+  for (std::string_view v : values) front ? PushFrontElem(Elem(v)) : PushBackElem(Elem(v));
 }
 
 // A listpack-encoded list is one node that grows without limit; a quicklist starts a new end
 // node when the current one is full (quicklistPushHead/Tail).
 void PackedList::PushFrontElem(const Elem& e) {
+  size_t sz = e.EncodedSize();
   Node* n = head_;
   if (n == nullptr || (!listpack_ && !AllowInsert(n, e.str.size()))) {
-    if (n != nullptr) Resize(n, n->used);  // no longer an end node: trim the slack
-    n = NewNode(e.EncodedSize());
+    if (n != nullptr) Relayout(n, 0, 0);  // no longer an end node: trim the slack
+    n = NewNode(sz);
     Link(head_, n, false);
-    if (n == tail_) {
-      tail_index_.clear();
-      tail_index_valid_ = true;
-    }
   }
-  size_t sz = e.EncodedSize();
-  n = InsertAt(n, 0, e);
-  if (n == tail_ && tail_index_valid_) {
-    for (uint32_t& off : tail_index_) off += static_cast<uint32_t>(sz);
-    tail_index_.insert(tail_index_.begin(), 0);
-  }
+  n = ReserveFront(n, sz);
+  n->front -= static_cast<uint32_t>(sz);
+  e.Encode(n->data());
+  n->used += static_cast<uint32_t>(sz);
+  n->count++;
+  n->lp += static_cast<uint32_t>(e.LpBytes());
+  if (n == tail_ && tail_index_ != nullptr) tail_index_->push_front(n->front);
   ++size_;
 }
 
 void PackedList::PushBackElem(const Elem& e) {
   Node* n = tail_;
   if (n == nullptr || (!listpack_ && !AllowInsert(n, e.str.size()))) {
-    if (n != nullptr) Resize(n, n->used);
+    if (n != nullptr) Relayout(n, 0, 0);
     n = NewNode(e.EncodedSize());
     Link(tail_, n, true);
-    tail_index_.clear();
-    tail_index_valid_ = true;
+    InvalidateTailIndex();
   }
   uint32_t off = n->used;
   n = InsertAt(n, off, e);
-  if (tail_index_valid_) tail_index_.push_back(off);
+  if (tail_index_ != nullptr) tail_index_->push_back(n->front + off);
   ++size_;
 }
 
@@ -436,12 +445,8 @@ bool PackedList::PopFront(std::string* out) {
   if (n->count == 1) {
     UnlinkAndFree(n);
   } else {
-    uint32_t sz = static_cast<uint32_t>(EntrySize(n->data()));
-    EraseAt(n, 0, sz, 1);
-    if (n == tail_ && tail_index_valid_) {
-      tail_index_.erase(tail_index_.begin());
-      for (uint32_t& off : tail_index_) off -= sz;
-    }
+    EraseAt(n, 0, static_cast<uint32_t>(EntrySize(n->data())), 1);
+    if (n == tail_ && tail_index_ != nullptr) tail_index_->pop_front();
     ShrinkIfSparse(n);
   }
   if (--size_ > 0) TryConvertToListpack(true);
@@ -455,9 +460,9 @@ bool PackedList::PopBack(std::string* out) {
     AssignEntry(n->data(), out);
     UnlinkAndFree(n);
   } else {
-    if (!tail_index_valid_) BuildTailIndex();
-    uint32_t off = tail_index_.back();
-    tail_index_.pop_back();
+    if (tail_index_ == nullptr) BuildTailIndex();
+    uint32_t off = tail_index_->back() - n->front;
+    tail_index_->pop_back();
     AssignEntry(n->data() + off, out);
     EraseAt(n, off, n->used, 1);
     ShrinkIfSparse(n);
@@ -566,13 +571,13 @@ PackedList::Node* PackedList::Split(Node** np, uint32_t at, bool after) {
   part->count = moved;
   part->lp = static_cast<uint32_t>(kLpEmptyBytes + EraseAt(n, from, to, moved));
   Link(n, part, after);
-  *np = Resize(n, n->used);
+  *np = Relayout(n, 0, 0);
   return part;
 }
 
 // Appends b's entries to a (a is just before b); returns the merged node.
 PackedList::Node* PackedList::Merge(Node* a, Node* b) {
-  if (a->cap - a->used < b->used) a = Resize(a, a->used + b->used);
+  if (a->cap - a->front - a->used < b->used) a = Relayout(a, 0, b->used);
   memcpy(a->data() + a->used, b->data(), b->used);
   a->used += b->used;
   a->count += b->count;
@@ -727,7 +732,10 @@ bool PackedList::NormalizeRange(int64_t start, int64_t stop, int64_t len, int64_
 // ---- Whole-list -----------------------------------------------------------------------------
 
 size_t PackedList::MemoryUsage() const {
-  return sizeof(*this) + bytes_ + tail_index_.capacity() * sizeof(uint32_t);
+  size_t index = tail_index_ == nullptr
+                     ? 0
+                     : sizeof(*tail_index_) + tail_index_->v.capacity() * sizeof(uint32_t);
+  return sizeof(*this) + bytes_ + index;
 }
 
 std::unique_ptr<HeapObject> PackedList::Clone() const { return CloneList(); }
@@ -751,27 +759,22 @@ bool PackedList::Verify() const {
   size_t total = 0, nodes = 0, bytes = 0;
   const Node* prev = nullptr;
   for (const Node* n = head_; n != nullptr; prev = n, n = n->next) {
-    if (n->prev != prev || n->count == 0 || n->used > n->cap) return false;
+    if (n->prev != prev || n->count == 0 || n->front + n->used > n->cap) return false;
+    bool indexed = n == tail_ && tail_index_ != nullptr;
+    if (indexed && tail_index_->size() != n->count) return false;
     size_t lp = kLpEmptyBytes;
     uint32_t off = 0, entries = 0;
-    while (off < n->used) {
-      if (n == tail_ && tail_index_valid_ &&
-          (entries >= tail_index_.size() || tail_index_[entries] != off)) {
-        return false;
-      }
+    for (; off < n->used; off += static_cast<uint32_t>(EntrySize(n->data() + off)), ++entries) {
+      if (indexed && (*tail_index_)[entries] != n->front + off) return false;
       lp += pl::EntryLpBytes(n->data() + off);
-      off += static_cast<uint32_t>(EntrySize(n->data() + off));
-      ++entries;
     }
     if (off != n->used || entries != n->count || lp != n->lp) return false;
-    if (n == tail_ && tail_index_valid_ && tail_index_.size() != entries) return false;
     total += n->count;
     bytes += malloc_usable_size(const_cast<Node*>(n));
     ++nodes;
   }
   if (prev != tail_ || total != size_ || nodes != node_count_ || bytes != bytes_) return false;
-  if (listpack_ && nodes > 1) return false;
-  return !tail_index_valid_ || tail_ != nullptr;
+  return !(listpack_ && nodes > 1) && (tail_index_ == nullptr || tail_ != nullptr);
 }
 
 }  // namespace vireo

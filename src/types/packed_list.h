@@ -2,10 +2,15 @@
 //
 // A doubly linked list of packed nodes. Each node is ONE malloc'd block:
 //
-//   +--------------------------------------+-----------------------------------+-------+
-//   | Node: prev next count used cap lp    | entry 0 | entry 1 | ... | entry N-1 | slack |
-//   +--------------------------------------+-----------------------------------+-------+
-//    32 bytes                               `used` bytes                        up to `cap`
+//   +-------------------------------------------+-------+-------------------------+------+
+//   | Node: prev next count used cap lp front   | front | entry 0 ... entry N-1   | back |
+//   +-------------------------------------------+-------+-------------------------+------+
+//    40 bytes                                    `front` `used` bytes              slack
+//
+// Free room is kept at both ends of the payload so that pushes and pops at either end of the
+// list are amortised O(1): popping the first entry only advances `front`, and the node is
+// compacted (or reallocated with fresh room at the end that needs it) when its free room
+// runs out or exceeds what it holds.
 //
 // An entry is a tag byte followed by its payload:
 //   0x00-0x7f  string of 0..127 bytes (the tag is the length)
@@ -52,15 +57,20 @@ struct Node {
   Node* next;
   uint32_t count;  // entries
   uint32_t used;   // payload bytes holding entries
-  uint32_t cap;    // payload bytes allocated
+  uint32_t cap;    // payload bytes allocated: front room + used + back room
   uint32_t lp;     // bytes a Redis listpack of these entries takes; drives node limits
-  uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
-  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this + 1); }
+  uint32_t front;  // free payload bytes before the first entry
+  uint8_t* base() { return reinterpret_cast<uint8_t*>(this + 1); }
+  uint8_t* data() { return base() + front; }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this + 1) + front; }
 };
-static_assert(sizeof(Node) == 32);
+static_assert(sizeof(Node) == 40);
 
 // A string as about to be stored (parsed once: integer or not).
 struct Elem;
+
+// Offsets of a node's entries with O(1) push/pop at both ends (defined in the .cc).
+struct OffsetDeque;
 
 constexpr uint8_t kTagStr14 = 0x80;
 constexpr uint8_t kTagStr32 = 0xc0;
@@ -235,12 +245,14 @@ class PackedList : public HeapObject {
   // Byte offsets of the first k entries of n.
   void EntryOffsets(const Node* n, uint32_t k, std::vector<uint32_t>* out) const;
 
-  // Node memory. Resize and Reserve may move a node; they relink it and return the new
-  // address, so they are only used on linked nodes.
+  // Node memory. Relayout and the Reserve functions may move a node; they relink it and
+  // return the new address, so they are only used on linked nodes.
   Node* NewNode(size_t payload);
   void FreeNode(Node* n);
-  Node* Resize(Node* n, size_t payload);
-  Node* Reserve(Node* n, size_t extra);
+  // Reallocates n as [front room][entries][back room].
+  Node* Relayout(Node* n, size_t front, size_t back);
+  Node* Reserve(Node* n, size_t extra);       // back room >= extra
+  Node* ReserveFront(Node* n, size_t extra);  // front room >= extra
   Node* ShrinkIfSparse(Node* n);
   void Link(Node* pos, Node* n, bool after);
   void UnlinkAndFree(Node* n);
@@ -258,6 +270,7 @@ class PackedList : public HeapObject {
   // quicklist -> listpack; `shrinking` after a removal.
   void TryConvertToListpack(bool shrinking);
 
+  void PushMany(std::span<const std::string_view> values, bool front);
   void PushFrontElem(const Elem& e);
   void PushBackElem(const Elem& e);
   void InsertQuicklist(Node* n, uint32_t at, uint32_t off, const Elem& e, bool after);
@@ -278,9 +291,10 @@ class PackedList : public HeapObject {
   int fill_;
   int compress_depth_;
   bool listpack_ = true;  // what OBJECT ENCODING says; see the file comment
-  // When tail_index_valid_: offsets of every entry of tail_, so PopBack need not rescan it.
-  bool tail_index_valid_ = false;
-  std::vector<uint32_t> tail_index_;
+  // Built by the first PopBack on a node and kept up to date until the tail node changes in
+  // some other way: the offset (from base()) of every entry of tail_, so that PopBack need
+  // not rescan the node.
+  std::unique_ptr<packed_list_internal::OffsetDeque> tail_index_;
 };
 
 }  // namespace vireo

@@ -1,0 +1,693 @@
+// Lists: LPUSH ... LMPOP and the blocking BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP.
+//
+// Blocking commands try their non-blocking form first; only when every key is empty (and
+// the client may block) do they hand the client to the blocking engine, which runs the
+// whole command again once a key has data. So the served reply is exactly the
+// non-blocking form's reply.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "types/packed_list.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+enum class End { kLeft, kRight };
+
+PackedList* ListOf(DbEntry* entry) { return entry->value.As<PackedList>(); }
+
+// The list at `key` for reading: nullptr if missing or (after replying WRONGTYPE) wrong type.
+PackedList* ReadList(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kList, wrong_type);
+  return entry == nullptr ? nullptr : ListOf(entry);
+}
+
+// Creates the list value with the configured node layout.
+Value NewList(CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  return Value::Object(ValueType::kList,
+                       std::make_unique<PackedList>(static_cast<int>(c.list_max_listpack_size),
+                                                    static_cast<int>(c.list_compress_depth)));
+}
+
+// A list emptied by a command is deleted, as Redis never keeps empty lists.
+void DeleteIfEmpty(CommandContext& ctx, std::string_view key, PackedList* list) {
+  if (list->empty()) ctx.db.Delete(key);
+}
+
+bool ParseEnd(std::string_view arg, End* end) {
+  if (IsArg(arg, "LEFT")) {
+    *end = End::kLeft;
+  } else if (IsArg(arg, "RIGHT")) {
+    *end = End::kRight;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool Pop(PackedList* list, End end, std::string* out) {
+  return end == End::kLeft ? list->PopFront(out) : list->PopBack(out);
+}
+
+// Redis's timeout argument: seconds as a decimal, 0 = forever. Returns ms, or -1 after
+// replying with the error.
+int64_t ParseTimeout(CommandContext& ctx, std::string_view arg) {
+  long double seconds;
+  if (!ParseLongDouble(arg, &seconds) || std::isnan(seconds) || std::isinf(seconds)) {
+    ctx.reply.Error("ERR timeout is not a float or out of range");
+    return -1;
+  }
+  if (seconds < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return -1;
+  }
+  long double ms = std::ceil(seconds * 1000.0L);
+  if (ms > static_cast<long double>(std::numeric_limits<int64_t>::max() / 2)) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return -1;
+  }
+  return static_cast<int64_t>(ms);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Push
+
+void PushGeneric(CommandContext& ctx, End end, bool only_if_exists) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kList, &wrong_type);
+  if (wrong_type) return;
+  if (entry == nullptr) {
+    if (only_if_exists) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    entry = ctx.db.Add(key, NewList(ctx));
+  }
+  PackedList* list = ListOf(entry);
+  std::span<const std::string_view> values = ctx.argv.subspan(2);
+  if (end == End::kLeft) {
+    list->PushFrontMany(values);
+  } else {
+    list->PushBackMany(values);
+  }
+  KeyWritten(ctx, key, values.size());
+  ctx.reply.Integer(static_cast<int64_t>(list->size()));
+}
+
+void LPushCommand(CommandContext& ctx) { PushGeneric(ctx, End::kLeft, false); }
+void RPushCommand(CommandContext& ctx) { PushGeneric(ctx, End::kRight, false); }
+void LPushXCommand(CommandContext& ctx) { PushGeneric(ctx, End::kLeft, true); }
+void RPushXCommand(CommandContext& ctx) { PushGeneric(ctx, End::kRight, true); }
+
+// ---------------------------------------------------------------------------------------------
+// Pop
+
+void PopGeneric(CommandContext& ctx, End end) {
+  if (ctx.argc() > 3) {
+    ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec->name));
+    return;
+  }
+  bool has_count = ctx.argc() == 3;
+  int64_t count = 1;
+  if (has_count) {
+    if (!ParseInt64(ctx.arg(2), &count) || count < 0) {
+      ctx.reply.Error("ERR value is out of range, must be positive");
+      return;
+    }
+  }
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  if (list == nullptr) {
+    if (has_count) {
+      ctx.reply.NullArray();
+    } else {
+      ctx.reply.Null();
+    }
+    return;
+  }
+  std::string element;
+  if (!has_count) {
+    Pop(list, end, &element);
+    ctx.reply.Bulk(element);
+  } else {
+    int64_t n = std::min<int64_t>(count, static_cast<int64_t>(list->size()));
+    ctx.reply.Array(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      Pop(list, end, &element);
+      ctx.reply.Bulk(element);
+    }
+    if (n == 0) return;
+  }
+  DeleteIfEmpty(ctx, key, list);
+  KeyWritten(ctx, key);
+}
+
+void LPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kLeft); }
+void RPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kRight); }
+
+// ---------------------------------------------------------------------------------------------
+// Reads and in-place edits
+
+void LLenCommand(CommandContext& ctx) {
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Integer(list == nullptr ? 0 : static_cast<int64_t>(list->size()));
+}
+
+void LRangeCommand(CommandContext& ctx) {
+  int64_t start, stop;
+  if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &stop)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  int64_t from, to;
+  if (list == nullptr ||
+      !PackedList::NormalizeRange(start, stop, static_cast<int64_t>(list->size()), &from, &to)) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  ctx.reply.Array(static_cast<size_t>(to - from + 1));
+  list->ForRange(from, to, [&](std::string_view v) {
+    ctx.reply.Bulk(v);
+    return true;
+  });
+}
+
+void LIndexCommand(CommandContext& ctx) {
+  int64_t index;
+  if (!ParseInt64(ctx.arg(2), &index)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  std::string element;
+  if (list == nullptr || !list->Get(index, &element)) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(element);
+}
+
+void LSetCommand(CommandContext& ctx) {
+  int64_t index;
+  if (!ParseInt64(ctx.arg(2), &index)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (list == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  if (!list->Set(index, ctx.arg(3))) {
+    ctx.reply.Error(errors::kOutOfRange);
+    return;
+  }
+  KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Ok();
+}
+
+void LInsertCommand(CommandContext& ctx) {
+  bool after;
+  if (IsArg(ctx.arg(2), "AFTER")) {
+    after = true;
+  } else if (IsArg(ctx.arg(2), "BEFORE")) {
+    after = false;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (list == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t size = list->Insert(ctx.arg(3), ctx.arg(4), after);
+  if (size > 0) KeyWritten(ctx, ctx.arg(1));
+  ctx.reply.Integer(size);
+}
+
+void LRemCommand(CommandContext& ctx) {
+  int64_t count;
+  if (!ParseInt64(ctx.arg(2), &count)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (list == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t removed = list->Remove(ctx.arg(3), count);
+  if (removed > 0) {
+    DeleteIfEmpty(ctx, ctx.arg(1), list);
+    KeyWritten(ctx, ctx.arg(1));
+  }
+  ctx.reply.Integer(removed);
+}
+
+void LTrimCommand(CommandContext& ctx) {
+  int64_t start, stop;
+  if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &stop)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (list != nullptr) {
+    int64_t from, to;
+    if (PackedList::NormalizeRange(start, stop, static_cast<int64_t>(list->size()), &from, &to)) {
+      list->Trim(from, to);
+    } else {
+      list->Trim(1, 0);
+    }
+    DeleteIfEmpty(ctx, ctx.arg(1), list);
+    KeyWritten(ctx, ctx.arg(1));
+  }
+  ctx.reply.Ok();
+}
+
+void LPosCommand(CommandContext& ctx) {
+  int64_t rank = 1, count = -1, maxlen = 0;
+  for (size_t i = 3; i < ctx.argc(); i += 2) {
+    if (i + 1 >= ctx.argc()) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    std::string_view opt = ctx.arg(i);
+    int64_t value;
+    if (!ParseInt64(ctx.arg(i + 1), &value)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+    if (IsArg(opt, "RANK")) {
+      if (value == 0) {
+        ctx.reply.Error(
+            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
+            "or use negative to start from the end of the list");
+        return;
+      }
+      if (value == std::numeric_limits<int64_t>::min()) {
+        ctx.reply.Error(
+            "ERR value is out of range, value must between -9223372036854775807 and "
+            "9223372036854775807");
+        return;
+      }
+      rank = value;
+    } else if (IsArg(opt, "COUNT")) {
+      if (value < 0) {
+        ctx.reply.Error("ERR COUNT can't be negative");
+        return;
+      }
+      count = value;
+    } else if (IsArg(opt, "MAXLEN")) {
+      if (value < 0) {
+        ctx.reply.Error("ERR MAXLEN can't be negative");
+        return;
+      }
+      maxlen = value;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  bool want_array = count >= 0;
+  if (list == nullptr) {
+    if (want_array) {
+      ctx.reply.EmptyArray();
+    } else {
+      ctx.reply.Null();
+    }
+    return;
+  }
+  std::vector<int64_t> positions =
+      list->Positions(ctx.arg(2), rank, want_array ? count : 1, maxlen);
+  if (!want_array) {
+    if (positions.empty()) {
+      ctx.reply.Null();
+    } else {
+      ctx.reply.Integer(positions[0]);
+    }
+    return;
+  }
+  ctx.reply.Array(positions.size());
+  for (int64_t p : positions) ctx.reply.Integer(p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moves: LMOVE, RPOPLPUSH and their blocking forms
+
+// The move itself. Returns false (nothing replied) when the source is empty; replies the
+// element or an error otherwise.
+bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from,
+                 End to, bool* replied_error) {
+  *replied_error = false;
+  bool wrong_type;
+  PackedList* source = ReadList(ctx, src, &wrong_type);
+  if (wrong_type) {
+    *replied_error = true;
+    return false;
+  }
+  if (source == nullptr) return false;
+  // The destination's type is checked before anything is popped.
+  DbEntry* dst_entry = LookupTyped(ctx, dst, ValueType::kList, &wrong_type);
+  if (wrong_type) {
+    *replied_error = true;
+    return false;
+  }
+  std::string element;
+  Pop(source, from, &element);
+  // Popping the last element of a list that is also the destination must not delete it
+  // first: push, then clean up.
+  if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
+  PackedList* destination = ListOf(dst_entry);
+  if (to == End::kLeft) {
+    destination->PushFront(element);
+  } else {
+    destination->PushBack(element);
+  }
+  if (src != dst) DeleteIfEmpty(ctx, src, source);
+  KeyWritten(ctx, src);
+  if (src != dst) KeyWritten(ctx, dst);
+  ctx.reply.Bulk(element);
+  return true;
+}
+
+void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst, End from,
+                 End to, int64_t block_timeout_ms) {
+  bool replied_error;
+  if (MoveElement(ctx, src, dst, from, to, &replied_error) || replied_error) return;
+  if (block_timeout_ms < 0 || !ctx.may_block()) {
+    // LMOVE, or a blocking move that can't block (MULTI, scripts): a nil bulk.
+    ctx.reply.Null();
+    return;
+  }
+  ctx.server.BlockClient(ctx, {std::string(src)}, block_timeout_ms, ValueType::kList);
+}
+
+void LMoveCommand(CommandContext& ctx) {
+  End from, to;
+  if (!ParseEnd(ctx.arg(3), &from) || !ParseEnd(ctx.arg(4), &to)) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), from, to, -1);
+}
+
+void RPopLPushCommand(CommandContext& ctx) {
+  MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), End::kRight, End::kLeft, -1);
+}
+
+void BLMoveCommand(CommandContext& ctx) {
+  End from, to;
+  if (!ParseEnd(ctx.arg(3), &from) || !ParseEnd(ctx.arg(4), &to)) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t timeout = ParseTimeout(ctx, ctx.arg(5));
+  if (timeout < 0) return;
+  MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), from, to, timeout);
+}
+
+void BRPopLPushCommand(CommandContext& ctx) {
+  int64_t timeout = ParseTimeout(ctx, ctx.arg(3));
+  if (timeout < 0) return;
+  MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), End::kRight, End::kLeft, timeout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BLPOP / BRPOP
+
+void BlockingPop(CommandContext& ctx, End end) {
+  int64_t timeout = ParseTimeout(ctx, ctx.arg(ctx.argc() - 1));
+  if (timeout < 0) return;
+  std::span<const std::string_view> keys = ctx.argv.subspan(1, ctx.argc() - 2);
+  for (std::string_view key : keys) {
+    bool wrong_type;
+    PackedList* list = ReadList(ctx, key, &wrong_type);
+    if (wrong_type) return;
+    if (list == nullptr) continue;
+    std::string element;
+    Pop(list, end, &element);
+    ctx.reply.Array(2);
+    ctx.reply.Bulk(key);
+    ctx.reply.Bulk(element);
+    DeleteIfEmpty(ctx, key, list);
+    KeyWritten(ctx, key);
+    return;
+  }
+  if (!ctx.may_block()) {
+    ctx.reply.NullArray();
+    return;
+  }
+  ctx.server.BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
+                         ValueType::kList);
+}
+
+void BLPopCommand(CommandContext& ctx) { BlockingPop(ctx, End::kLeft); }
+void BRPopCommand(CommandContext& ctx) { BlockingPop(ctx, End::kRight); }
+
+// ---------------------------------------------------------------------------------------------
+// LMPOP / BLMPOP
+
+struct MpopArgs {
+  std::span<const std::string_view> keys;
+  End end;
+  int64_t count = 1;
+};
+
+// Parses "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]" starting at argv[first].
+bool ParseMpop(CommandContext& ctx, size_t first, MpopArgs* out) {
+  int64_t numkeys;
+  if (!ParseInt64(ctx.arg(first), &numkeys) || numkeys <= 0) {
+    ctx.reply.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  size_t keys_at = first + 1;
+  // The direction must follow the keys (checked without overflowing on a huge numkeys).
+  if (static_cast<uint64_t>(numkeys) >= ctx.argc() - keys_at) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  out->keys = ctx.argv.subspan(keys_at, static_cast<size_t>(numkeys));
+  size_t i = keys_at + static_cast<size_t>(numkeys);
+  if (!ParseEnd(ctx.arg(i), &out->end)) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  ++i;
+  bool seen_count = false;
+  while (i < ctx.argc()) {
+    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc() && !seen_count) {
+      int64_t count;
+      if (!ParseInt64(ctx.arg(i + 1), &count) || count <= 0) {
+        ctx.reply.Error("ERR count should be greater than 0");
+        return false;
+      }
+      out->count = count;
+      seen_count = true;
+      i += 2;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Pops from the first non-empty list. False (nothing replied) when all are empty.
+bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_error) {
+  *replied_error = false;
+  for (std::string_view key : args.keys) {
+    bool wrong_type;
+    PackedList* list = ReadList(ctx, key, &wrong_type);
+    if (wrong_type) {
+      *replied_error = true;
+      return false;
+    }
+    if (list == nullptr) continue;
+    int64_t n = std::min<int64_t>(args.count, static_cast<int64_t>(list->size()));
+    ctx.reply.Array(2);
+    ctx.reply.Bulk(key);
+    ctx.reply.Array(static_cast<size_t>(n));
+    std::string element;
+    for (int64_t i = 0; i < n; ++i) {
+      Pop(list, args.end, &element);
+      ctx.reply.Bulk(element);
+    }
+    DeleteIfEmpty(ctx, key, list);
+    KeyWritten(ctx, key);
+    return true;
+  }
+  return false;
+}
+
+void LMPopCommand(CommandContext& ctx) {
+  MpopArgs args;
+  if (!ParseMpop(ctx, 1, &args)) return;
+  bool replied_error;
+  if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
+  ctx.reply.NullArray();
+}
+
+void BLMPopCommand(CommandContext& ctx) {
+  int64_t timeout = ParseTimeout(ctx, ctx.arg(1));
+  if (timeout < 0) return;
+  MpopArgs args;
+  if (!ParseMpop(ctx, 2, &args)) return;
+  bool replied_error;
+  if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
+  if (!ctx.may_block()) {
+    ctx.reply.NullArray();
+    return;
+  }
+  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()),
+                         timeout, ValueType::kList);
+}
+
+}  // namespace
+
+void RegisterListCommands(CommandTable& table) {
+  constexpr const char* kGroup = "list";
+  constexpr const char* kWriteFast = "@write @list @fast";
+  constexpr const char* kWriteSlow = "@write @list @slow";
+  constexpr const char* kReadFast = "@read @list @fast";
+  constexpr const char* kReadSlow = "@read @list @slow";
+  constexpr const char* kBlocking = "@write @list @slow @blocking";
+  constexpr uint32_t kW = kCmdWrite;
+  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
+  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
+  constexpr uint32_t kRO = kCmdReadonly;
+  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
+
+  table.Add({"lpush", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+             "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
+             "key element [element ...]", LPushCommand,
+             "O(1) for each element added, so O(N) to add N elements when the command is called "
+             "with multiple arguments."});
+  table.Add({"rpush", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+             "Appends one or more elements to a list. Creates the key if it doesn't exist.",
+             "key element [element ...]", RPushCommand,
+             "O(1) for each element added, so O(N) to add N elements when the command is called "
+             "with multiple arguments."});
+  table.Add({"lpushx", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.2.0",
+             "Prepends one or more elements to a list only when the list exists.",
+             "key element [element ...]", LPushXCommand,
+             "O(1) for each element added, so O(N) to add N elements when the command is called "
+             "with multiple arguments."});
+  table.Add({"rpushx", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.2.0",
+             "Appends an element to a list only when the list exists.",
+             "key element [element ...]", RPushXCommand,
+             "O(1) for each element added, so O(N) to add N elements when the command is called "
+             "with multiple arguments."});
+  table.Add({"lpop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+             "Returns the first elements in a list after removing it. Deletes the list if the "
+             "last element was popped.",
+             "key [count]", LPopCommand, "O(N) where N is the number of elements returned"});
+  table.Add({"rpop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+             "Returns and removes the last elements of a list. Deletes the list if the last "
+             "element was popped.",
+             "key [count]", RPopCommand, "O(N) where N is the number of elements returned"});
+  table.Add({"llen", 2, kROF, 1, 1, 1, kReadFast, kGroup, "1.0.0", "Returns the length of a list.",
+             "key", LLenCommand, "O(1)"});
+  table.Add({"lrange", 4, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
+             "Returns a range of elements from a list.", "key start stop", LRangeCommand,
+             "O(S+N) where S is the distance of start offset from HEAD for small lists, from "
+             "nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the "
+             "specified range."});
+  table.Add({"lindex", 3, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
+             "Returns an element from a list by its index.", "key index", LIndexCommand,
+             "O(N) where N is the number of elements to traverse to get to the element at index."});
+  table.Add({"lset", 4, kCmdWrite | kCmdDenyOom, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
+             "Sets the value of an element in a list by its index.", "key index element",
+             LSetCommand, "O(N) where N is the length of the list."});
+  table.Add({"linsert", 5, kCmdWrite | kCmdDenyOom, 1, 1, 1, kWriteSlow, kGroup, "2.2.0",
+             "Inserts an element before or after another element in a list.",
+             "key <BEFORE | AFTER> pivot element", LInsertCommand,
+             "O(N) where N is the number of elements to traverse before seeing the value pivot."});
+  table.Add({"lrem", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
+             "Removes elements from a list. Deletes the list if the last element was removed.",
+             "key count element", LRemCommand,
+             "O(N+M) where N is the length of the list and M is the number of elements removed."});
+  table.Add({"ltrim", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
+             "Removes elements from both ends a list. Deletes the list if all elements were "
+             "trimmed.",
+             "key start stop", LTrimCommand,
+             "O(N) where N is the number of elements to be removed by the operation."});
+  table.Add({"lpos", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "6.0.6",
+             "Returns the index of matching elements in a list.",
+             "key element [RANK rank] [COUNT num-matches] [MAXLEN len]", LPosCommand,
+             "O(N) where N is the number of elements in the list, for the average case."});
+  table.Add({"lmove", 5, kCmdWrite | kCmdDenyOom, 1, 2, 1, kWriteSlow, kGroup, "6.2.0",
+             "Returns an element after popping it from one list and pushing it to another. "
+             "Deletes the list if the last element was moved.",
+             "source destination <LEFT | RIGHT> <LEFT | RIGHT>", LMoveCommand, "O(1)"});
+  table.Add({"rpoplpush", 3, kCmdWrite | kCmdDenyOom, 1, 2, 1, kWriteSlow, kGroup, "1.2.0",
+             "Returns the last element of a list after removing and pushing it to another list. "
+             "Deletes the list if the last element was popped.",
+             "source destination", RPopLPushCommand, "O(1)"});
+  table.Add({"lmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, kWriteSlow, kGroup, "7.0.0",
+             "Returns multiple elements from a list after removing them. Deletes the list if the "
+             "last element was popped.",
+             "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", LMPopCommand,
+             "O(N+M) where N is the number of provided keys and M is the number of elements "
+             "returned."});
+  table.Add({"blpop", -3, kCmdWrite | kCmdBlocking, 1, -2, 1, kBlocking, kGroup, "2.0.0",
+             "Removes and returns the first element in a list. Blocks until an element is "
+             "available otherwise. Deletes the list if the last element was popped.",
+             "key [key ...] timeout", BLPopCommand,
+             "O(N) where N is the number of provided keys."});
+  table.Add({"brpop", -3, kCmdWrite | kCmdBlocking, 1, -2, 1, kBlocking, kGroup, "2.0.0",
+             "Removes and returns the last element in a list. Blocks until an element is "
+             "available otherwise. Deletes the list if the last element was popped.",
+             "key [key ...] timeout", BRPopCommand,
+             "O(N) where N is the number of provided keys."});
+  table.Add({"brpoplpush", 4, kCmdWrite | kCmdDenyOom | kCmdBlocking, 1, 2, 1, kBlocking, kGroup,
+             "2.2.0",
+             "Pops an element from a list, pushes it to another list and returns it. Block until "
+             "an element is available otherwise. Deletes the list if the last element was "
+             "popped.",
+             "source destination timeout", BRPopLPushCommand, "O(1)"});
+  table.Add({"blmove", 6, kCmdWrite | kCmdDenyOom | kCmdBlocking, 1, 2, 1, kBlocking, kGroup,
+             "6.2.0",
+             "Pops an element from a list, pushes it to another list and returns it. Blocks "
+             "until an element is available otherwise. Deletes the list if the last element was "
+             "moved.",
+             "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout", BLMoveCommand, "O(1)"});
+  table.Add({"blmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, kBlocking, kGroup,
+             "7.0.0",
+             "Pops the first element from one of multiple lists. Blocks until an element is "
+             "available otherwise. Deletes the list if the last element was popped.",
+             "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", BLMPopCommand,
+             "O(N+M) where N is the number of provided keys and M is the number of elements "
+             "returned."});
+}
+
+}  // namespace vireo

@@ -1,0 +1,134 @@
+// Clients blocked on keys (BLPOP, BLMOVE, BLMPOP, later BZPOPMIN and XREAD BLOCK): blocking,
+// the ready-keys pass, timeouts, CLIENT UNBLOCK and disconnects.
+//
+// The rules, as in Redis 7.2:
+//  * Waiters of a key are served first come, first served; one element goes to one waiter.
+//  * A write only marks the key ready; the pass after the command serves the waiters, so a
+//    key pushed and deleted inside one MULTI wakes nobody.
+//  * A served client runs its command again, in full, so its reply is exactly what the
+//    non-blocking form says (and it pops from the first non-empty key in its own order).
+//  * A key that exists with another type (or not at all) leaves its waiters blocked.
+//  * Timeouts fire from the loop, never inside a command: a client gets the element or the
+//    null, never both.
+#include <spdlog/spdlog.h>
+
+#include "server/command_context.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+namespace {
+
+int64_t MonotonicMs() { return MonotonicUs() / 1000; }
+
+}  // namespace
+
+void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
+                         ValueType type) {
+  Client& client = ctx.client;
+  // A client blocking again while being served keeps its original deadline.
+  int64_t deadline = 0;
+  if (reblock_deadline_ != 0) {
+    deadline = reblock_deadline_;
+  } else if (timeout_ms > 0) {
+    deadline = MonotonicMs() + timeout_ms;
+  }
+  client.blocked.deadline_ms = deadline;
+  client.blocked.argv.assign(ctx.argv.begin(), ctx.argv.end());
+  client.blocked.spec = ctx.spec;
+  client.set(kClientBlocked);
+  blocking_.Block(client.id(), client.db_index(), std::move(keys), deadline, type);
+  if (deadline > 0 && (block_timer_deadline_ == 0 || deadline < block_timer_deadline_)) {
+    ArmBlockTimer();
+  }
+}
+
+bool Server::UnblockClient(Client& client, UnblockReason reason) {
+  if (!client.has(kClientBlocked)) return false;
+  blocking_.Unblock(client.id());
+  client.clear(kClientBlocked);
+  client.blocked.argv.clear();
+  client.blocked.spec = nullptr;
+  if (reason == UnblockReason::kDisconnect) return true;
+  if (reason == UnblockReason::kTimeout) {
+    client.reply().NullArray();
+  } else {
+    client.reply().Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  }
+  QueueWrite(client);
+  // Commands it pipelined behind the blocking one run now.
+  pending_input_.push_back(client.id());
+  return true;
+}
+
+void Server::ServeReadyKeys() {
+  serving_ready_keys_ = true;
+  while (blocking_.HasReadyKeys()) {
+    for (const BlockedKey& ready : blocking_.TakeReadyKeys()) {
+      Database& db = *dbs_[ready.db];
+      // Oldest first; each waiter is served only while the key still holds a value of the type
+      // it waits for, so one element never reaches two clients.
+      for (uint64_t id : blocking_.WaitersOf(ready.db, ready.key)) {
+        const BlockingEngine::Waiter* waiter = blocking_.Find(id);
+        if (waiter == nullptr) continue;  // served through another key meanwhile
+        UpdateCommandTime();
+        DbEntry* entry = db.Find(ready.key);
+        if (entry == nullptr || entry->value.type() != waiter->type) break;
+        Client* client = FindClient(id);
+        if (client == nullptr || client->closed) {
+          blocking_.Unblock(id);
+          continue;
+        }
+        // Leave every key's list first, then run the command again as if it just arrived.
+        Client::BlockedCommand cmd = std::move(client->blocked);
+        blocking_.Unblock(id);
+        client->clear(kClientBlocked);
+        std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
+        reblock_deadline_ = cmd.deadline_ms;
+        Call(*client, *cmd.spec, argv, false);
+        reblock_deadline_ = 0;
+        QueueWrite(*client);
+        if (!client->has(kClientBlocked)) pending_input_.push_back(id);
+      }
+    }
+  }
+  serving_ready_keys_ = false;
+}
+
+void Server::SignalSwappedDbs(int a, int b) {
+  for (int db : {a, b}) {
+    for (const std::string& key : blocking_.KeysWithWaiters(db)) {
+      if (dbs_[db]->Find(key) != nullptr) blocking_.SignalKeyAsReady(db, key);
+    }
+  }
+}
+
+void Server::ArmBlockTimer() {
+  int64_t next = blocking_.NextDeadline();
+  block_timer_deadline_ = next;
+  if (next == 0) {
+    block_timer_.cancel();
+    return;
+  }
+  int64_t delay_ms = std::max<int64_t>(0, next - MonotonicMs());
+  block_timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  block_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;  // re-armed or cancelled
+    OnBlockTimer();
+  });
+}
+
+void Server::OnBlockTimer() {
+  block_timer_deadline_ = 0;
+  for (uint64_t id : blocking_.Expired(MonotonicMs())) {
+    Client* client = FindClient(id);
+    if (client == nullptr) {
+      blocking_.Unblock(id);
+      continue;
+    }
+    UnblockClient(*client, UnblockReason::kTimeout);
+  }
+  ArmBlockTimer();
+}
+
+}  // namespace vireo
