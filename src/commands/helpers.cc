@@ -1,5 +1,7 @@
 #include "commands/helpers.h"
 
+#include <fmt/format.h>
+
 #include "server/server.h"
 #include "util/strings.h"
 
@@ -15,6 +17,27 @@ DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, 
     return nullptr;
   }
   return entry;
+}
+
+DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key) {
+  DbEntry* entry = db.Find(key);
+  ServerStats& stats = ctx.server.stats();
+  if (entry != nullptr) {
+    ++stats.keyspace_hits;
+  } else {
+    ++stats.keyspace_misses;
+  }
+  return entry;
+}
+
+void ReplyHelp(CommandContext& ctx, std::string_view command,
+               std::initializer_list<std::string_view> lines) {
+  ctx.reply.Array(lines.size() + 3);
+  ctx.reply.SimpleString(
+      fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", command));
+  for (std::string_view line : lines) ctx.reply.SimpleString(line);
+  ctx.reply.SimpleString("HELP");
+  ctx.reply.SimpleString("    Prints this help.");
 }
 
 std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg, std::string_view error) {

@@ -2,6 +2,7 @@
 // Redis's error on failure.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -13,6 +14,17 @@ namespace vireo {
 // The entry for `key` if it exists and holds `type`. On a type mismatch replies WRONGTYPE and
 // sets *wrong_type. Missing keys return nullptr without replying.
 DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
+
+// A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
+// Redis's lookupKeyRead. Lookups by writing commands are not counted.
+DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key);
+inline DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
+  return LookupRead(ctx, ctx.db, key);
+}
+
+// Redis's HELP reply: a usage line, `lines`, then HELP itself, all as status replies.
+void ReplyHelp(CommandContext& ctx, std::string_view command,
+               std::initializer_list<std::string_view> lines);
 
 // Parses an integer argument; on failure replies `error` (default: not an integer) and
 // returns nullopt.

@@ -18,17 +18,6 @@
 namespace vireo {
 namespace {
 
-// Redis's HELP layout: a usage line, the given lines, then HELP itself, all as status replies.
-void ReplyHelp(CommandContext& ctx, std::string_view command,
-               std::initializer_list<std::string_view> lines) {
-  ctx.reply.Array(lines.size() + 3);
-  ctx.reply.SimpleString(
-      fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", command));
-  for (std::string_view line : lines) ctx.reply.SimpleString(line);
-  ctx.reply.SimpleString("HELP");
-  ctx.reply.SimpleString("    Prints this help.");
-}
-
 // Redis's reply for handlers that parse their own subcommand arguments.
 void ReplySubcommandSyntaxError(CommandContext& ctx) {
   ctx.reply.Error(

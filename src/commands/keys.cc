@@ -86,18 +86,6 @@ std::mt19937_64& Rng() {
   return rng;
 }
 
-// Redis's lookupKeyRead: a read lookup that counts towards keyspace_hits/keyspace_misses.
-DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key) {
-  DbEntry* entry = db.Find(key);
-  ServerStats& stats = ctx.server.stats();
-  if (entry != nullptr) {
-    ++stats.keyspace_hits;
-  } else {
-    ++stats.keyspace_misses;
-  }
-  return entry;
-}
-
 // Deletes an entry, handing big values to the background freer when `lazy`.
 void RemoveEntry(Database& db, DbEntry* entry, bool lazy) {
   if (lazy && entry->value.object() != nullptr) {

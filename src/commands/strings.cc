@@ -15,19 +15,6 @@
 namespace vireo {
 namespace {
 
-// A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
-// Redis's lookupKeyRead. Lookups by writing commands are not counted.
-DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
-  DbEntry* entry = ctx.db.Find(key);
-  ServerStats& stats = ctx.server.stats();
-  if (entry != nullptr) {
-    ++stats.keyspace_hits;
-  } else {
-    ++stats.keyspace_misses;
-  }
-  return entry;
-}
-
 void ReplyString(CommandContext& ctx, const Value& value) {
   char scratch[24];
   ctx.reply.Bulk(value.StringView(scratch));
