@@ -1,6 +1,9 @@
 // vireo-server [configfile] [--option value ...]: the same command line as redis-server.
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <csignal>
 #include <cstdio>
@@ -52,6 +55,21 @@ void SetUpLogging(const vireo::ServerConfig& c) {
   spdlog::set_default_logger(logger);
 }
 
+// Thousands of clients need thousands of descriptors: raise the soft limit towards
+// maxclients (plus room for listeners and files), as far as the hard limit allows.
+void RaiseOpenFilesLimit(int maxclients) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t wanted = static_cast<rlim_t>(maxclients) + 32;
+  if (limit.rlim_cur >= wanted) return;
+  limit.rlim_cur = std::min(wanted, limit.rlim_max);
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < wanted) {
+    std::fprintf(stderr, "warning: open files limit is %lu, below maxclients %d + 32\n",
+                 static_cast<unsigned long>(limit.rlim_cur), maxclients);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,6 +92,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  RaiseOpenFilesLimit(config.values().maxclients);
   SetUpLogging(config.values());
   const vireo::ServerConfig& c = config.values();
   if (!c.pidfile.empty()) {

@@ -262,3 +262,24 @@ def test_concurrent_clients_threads(server):
         t.join()
     assert not errors
     assert int(server.client().get("counter")) == 2400
+
+
+def test_thousands_of_connections(server):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 3000
+    if soft < want + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, want + 100), hard))
+    conns = []
+    try:
+        for _ in range(want):
+            conns.append(socket.create_connection(("127.0.0.1", server.port)))
+        for s in conns:
+            s.sendall(b"PING\r\n")
+        for s in conns:
+            assert s.recv(16) == b"+PONG\r\n"
+        info = server.client().info("clients")
+        assert info["connected_clients"] >= want
+    finally:
+        for s in conns:
+            s.close()
