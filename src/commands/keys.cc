@@ -518,8 +518,10 @@ void Ttl(CommandContext& ctx, bool milliseconds, bool absolute) {
   }
   int64_t value = absolute ? expire : expire - Database::now_ms();
   if (value < 0) value = 0;
-  // Seconds are rounded to the nearest, as Redis does.
-  ctx.reply.Integer(milliseconds ? value : (value + 500) / 1000);
+  // Seconds are rounded to the nearest, as Redis does. value >= 0 here, and unsigned
+  // arithmetic keeps the rounding exact up to INT64_MAX without signed overflow.
+  int64_t seconds = static_cast<int64_t>((static_cast<uint64_t>(value) + 500) / 1000);
+  ctx.reply.Integer(milliseconds ? value : seconds);
 }
 
 void TtlCommand(CommandContext& ctx) { Ttl(ctx, false, false); }

@@ -129,7 +129,8 @@ size_t Database::ActiveExpireCycle(int64_t deadline_us) {
   if (expires_.size() == 0) return 0;
   size_t deleted = 0;
   std::vector<DbEntry*> expired;
-  int64_t ttl_sum = 0;
+  // A double: a handful of TTLs near the int64 limit would overflow an integer sum.
+  double ttl_sum = 0;
   int64_t ttl_samples = 0;
   // Walk the expires table with a persistent cursor, a few buckets at a time. Stop at the
   // deadline, or when a round finds under a quarter of its samples expired: then the
@@ -158,7 +159,7 @@ size_t Database::ActiveExpireCycle(int64_t deadline_us) {
     }
   }
   if (ttl_samples > 0) {
-    int64_t avg = ttl_sum / ttl_samples;
+    int64_t avg = static_cast<int64_t>(ttl_sum / static_cast<double>(ttl_samples));
     // A running average, as INFO's avg_ttl is only an estimate.
     avg_ttl_ms_ = avg_ttl_ms_ == 0 ? avg : (avg_ttl_ms_ / 50) * 49 + avg / 50;
   }
