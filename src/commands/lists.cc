@@ -4,10 +4,10 @@
 // the client may block) do they hand the client to the blocking engine, which runs the
 // whole command again once a key has data. So the served reply is exactly the
 // non-blocking form's reply.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "commands/families.h"
 #include "commands/helpers.h"
@@ -53,28 +53,38 @@ bool ParseEnd(std::string_view arg, End* end) {
   return true;
 }
 
-bool Pop(PackedList* list, End end, std::string* out) {
-  return end == End::kLeft ? list->PopFront(out) : list->PopBack(out);
+bool Pop(PackedList* list, End end, std::string* out, bool convert = true) {
+  return end == End::kLeft ? list->PopFront(out, convert) : list->PopBack(out, convert);
 }
 
-// Redis's timeout argument: seconds as a decimal, 0 = forever. Returns ms, or -1 after
-// replying with the error.
+// Redis's timeout argument: seconds as a decimal (strtold's grammar, so hex works too), 0 =
+// forever. Returns ms, or -1 after replying with the error. The checks mirror Redis 7.2:
+// milliseconds beyond int64 (inf included) are out of range, the value is rounded up to a
+// whole millisecond (so -0.0005 means 0, forever), and the deadline `now + ms` must not
+// overflow.
 int64_t ParseTimeout(CommandContext& ctx, std::string_view arg) {
   long double seconds;
-  if (!ParseLongDouble(arg, &seconds) || std::isnan(seconds) || std::isinf(seconds)) {
+  if (!ParseLongDouble(arg, &seconds)) {
     ctx.reply.Error("ERR timeout is not a float or out of range");
     return -1;
   }
-  if (seconds < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return -1;
-  }
-  long double ms = std::ceil(seconds * 1000.0L);
-  if (ms > static_cast<long double>(std::numeric_limits<int64_t>::max() / 2)) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  long double ms = seconds * 1000.0L;
+  if (ms > static_cast<long double>(kMax)) {
     ctx.reply.Error("ERR timeout is out of range");
     return -1;
   }
-  return static_cast<int64_t>(ms);
+  ms = std::ceil(ms);
+  if (ms < 0) {  // -0.0 (from -0.0005 s) is not negative
+    ctx.reply.Error("ERR timeout is negative");
+    return -1;
+  }
+  auto timeout = static_cast<int64_t>(ms);
+  if (timeout > kMax - Database::now_ms()) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return -1;
+  }
+  return timeout;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,20 +147,22 @@ void PopGeneric(CommandContext& ctx, End end) {
     return;
   }
   std::string element;
+  int64_t popped = 1;
   if (!has_count) {
     Pop(list, end, &element);
     ctx.reply.Bulk(element);
   } else {
-    int64_t n = std::min<int64_t>(count, static_cast<int64_t>(list->size()));
-    ctx.reply.Array(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
+    popped = std::min<int64_t>(count, static_cast<int64_t>(list->size()));
+    ctx.reply.Array(static_cast<size_t>(popped));
+    for (int64_t i = 0; i < popped; ++i) {
       Pop(list, end, &element);
       ctx.reply.Bulk(element);
     }
-    if (n == 0) return;
+    if (popped == 0) return;
   }
   DeleteIfEmpty(ctx, key, list);
-  KeyWritten(ctx, key);
+  // Redis counts one change per element removed.
+  KeyWritten(ctx, key, static_cast<uint64_t>(popped));
 }
 
 void LPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kLeft); }
@@ -189,16 +201,21 @@ void LRangeCommand(CommandContext& ctx) {
 }
 
 void LIndexCommand(CommandContext& ctx) {
+  // Redis looks the key up before parsing the index: a missing key is nil whatever the index.
+  bool wrong_type;
+  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (list == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
   int64_t index;
   if (!ParseInt64(ctx.arg(2), &index)) {
     ctx.reply.Error(errors::kNotInteger);
     return;
   }
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
   std::string element;
-  if (list == nullptr || !list->Get(index, &element)) {
+  if (!list->Get(index, &element)) {
     ctx.reply.Null();
     return;
   }
@@ -206,16 +223,17 @@ void LIndexCommand(CommandContext& ctx) {
 }
 
 void LSetCommand(CommandContext& ctx) {
-  int64_t index;
-  if (!ParseInt64(ctx.arg(2), &index)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  // As in LINDEX, the key is checked before the index.
   bool wrong_type;
   PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  int64_t index;
+  if (!ParseInt64(ctx.arg(2), &index)) {
+    ctx.reply.Error(errors::kNotInteger);
     return;
   }
   if (!list->Set(index, ctx.arg(3))) {
@@ -264,7 +282,7 @@ void LRemCommand(CommandContext& ctx) {
   int64_t removed = list->Remove(ctx.arg(3), count);
   if (removed > 0) {
     DeleteIfEmpty(ctx, ctx.arg(1), list);
-    KeyWritten(ctx, ctx.arg(1));
+    KeyWritten(ctx, ctx.arg(1), static_cast<uint64_t>(removed));
   }
   ctx.reply.Integer(removed);
 }
@@ -279,62 +297,78 @@ void LTrimCommand(CommandContext& ctx) {
   PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   if (list != nullptr) {
+    size_t before = list->size();
     int64_t from, to;
-    if (PackedList::NormalizeRange(start, stop, static_cast<int64_t>(list->size()), &from, &to)) {
+    if (PackedList::NormalizeRange(start, stop, static_cast<int64_t>(before), &from, &to)) {
       list->Trim(from, to);
     } else {
       list->Trim(1, 0);
     }
+    uint64_t trimmed = before - list->size();
     DeleteIfEmpty(ctx, ctx.arg(1), list);
-    KeyWritten(ctx, ctx.arg(1));
+    // As in Redis, LTRIM touches the key (WATCH) even when it trims nothing, and counts one
+    // change per element removed.
+    KeyWritten(ctx, ctx.arg(1), trimmed);
   }
   ctx.reply.Ok();
 }
 
-void LPosCommand(CommandContext& ctx) {
-  int64_t rank = 1, count = -1, maxlen = 0;
+struct LPosArgs {
+  int64_t rank = 1;
+  int64_t count = -1;  // -1: no COUNT, a single index (or nil) is the reply
+  int64_t maxlen = 0;
+};
+
+// "[RANK rank] [COUNT num-matches] [MAXLEN len]": the option word decides first (an unknown
+// word, or one missing its value, is a syntax error); COUNT and MAXLEN answer any bad value,
+// not a number included, with their own "can't be negative" error, as Redis does.
+bool ParseLPos(CommandContext& ctx, LPosArgs* out) {
   for (size_t i = 3; i < ctx.argc(); i += 2) {
-    if (i + 1 >= ctx.argc()) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
     std::string_view opt = ctx.arg(i);
+    bool has_value = i + 1 < ctx.argc();
     int64_t value;
-    if (!ParseInt64(ctx.arg(i + 1), &value)) {
-      ctx.reply.Error(errors::kNotInteger);
-      return;
-    }
-    if (IsArg(opt, "RANK")) {
-      if (value == 0) {
-        ctx.reply.Error(
-            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
-            "or use negative to start from the end of the list");
-        return;
+    if (IsArg(opt, "RANK") && has_value) {
+      if (!ParseInt64(ctx.arg(i + 1), &value)) {
+        ctx.reply.Error(errors::kNotInteger);
+        return false;
       }
       if (value == std::numeric_limits<int64_t>::min()) {
         ctx.reply.Error(
             "ERR value is out of range, value must between -9223372036854775807 and "
             "9223372036854775807");
-        return;
+        return false;
       }
-      rank = value;
-    } else if (IsArg(opt, "COUNT")) {
-      if (value < 0) {
+      if (value == 0) {
+        ctx.reply.Error(
+            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
+            "or use negative to start from the end of the list");
+        return false;
+      }
+      out->rank = value;
+    } else if (IsArg(opt, "COUNT") && has_value) {
+      if (!ParseInt64(ctx.arg(i + 1), &value) || value < 0) {
         ctx.reply.Error("ERR COUNT can't be negative");
-        return;
+        return false;
       }
-      count = value;
-    } else if (IsArg(opt, "MAXLEN")) {
-      if (value < 0) {
+      out->count = value;
+    } else if (IsArg(opt, "MAXLEN") && has_value) {
+      if (!ParseInt64(ctx.arg(i + 1), &value) || value < 0) {
         ctx.reply.Error("ERR MAXLEN can't be negative");
-        return;
+        return false;
       }
-      maxlen = value;
+      out->maxlen = value;
     } else {
       ctx.reply.Error(errors::kSyntax);
-      return;
+      return false;
     }
   }
+  return true;
+}
+
+void LPosCommand(CommandContext& ctx) {
+  LPosArgs args;
+  if (!ParseLPos(ctx, &args)) return;
+  int64_t rank = args.rank, count = args.count, maxlen = args.maxlen;
   bool wrong_type;
   PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
@@ -366,8 +400,8 @@ void LPosCommand(CommandContext& ctx) {
 
 // The move itself. Returns false (nothing replied) when the source is empty; replies the
 // element or an error otherwise.
-bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from,
-                 End to, bool* replied_error) {
+bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
+                 bool* replied_error) {
   *replied_error = false;
   bool wrong_type;
   PackedList* source = ReadList(ctx, src, &wrong_type);
@@ -383,9 +417,9 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
     return false;
   }
   std::string element;
-  Pop(source, from, &element);
-  // Popping the last element of a list that is also the destination must not delete it
-  // first: push, then clean up.
+  // Redis pops, pushes, and only then deletes an emptied source or checks whether it shrank
+  // back to a listpack; with source == destination that order decides the encoding.
+  Pop(source, from, &element, false);
   if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
   PackedList* destination = ListOf(dst_entry);
   if (to == End::kLeft) {
@@ -393,15 +427,20 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
   } else {
     destination->PushBack(element);
   }
-  if (src != dst) DeleteIfEmpty(ctx, src, source);
+  if (source->empty()) {
+    ctx.db.Delete(src);
+  } else {
+    source->AfterRemoval();
+  }
+  // One change for the whole move, as in Redis; both keys are touched for WATCH.
   KeyWritten(ctx, src);
-  if (src != dst) KeyWritten(ctx, dst);
+  if (src != dst) KeyWritten(ctx, dst, 0);
   ctx.reply.Bulk(element);
   return true;
 }
 
-void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst, End from,
-                 End to, int64_t block_timeout_ms) {
+void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
+                 int64_t block_timeout_ms) {
   bool replied_error;
   if (MoveElement(ctx, src, dst, from, to, &replied_error) || replied_error) return;
   if (block_timeout_ms < 0 || !ctx.may_block()) {
@@ -543,7 +582,7 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_
       ctx.reply.Bulk(element);
     }
     DeleteIfEmpty(ctx, key, list);
-    KeyWritten(ctx, key);
+    KeyWritten(ctx, key, static_cast<uint64_t>(n));
     return true;
   }
   return false;
@@ -558,19 +597,42 @@ void LMPopCommand(CommandContext& ctx) {
 }
 
 void BLMPopCommand(CommandContext& ctx) {
-  int64_t timeout = ParseTimeout(ctx, ctx.arg(1));
-  if (timeout < 0) return;
+  // Redis parses the timeout last, after numkeys, the direction and COUNT.
   MpopArgs args;
   if (!ParseMpop(ctx, 2, &args)) return;
+  int64_t timeout = ParseTimeout(ctx, ctx.arg(1));
+  if (timeout < 0) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
   if (!ctx.may_block()) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()),
-                         timeout, ValueType::kList);
+  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
+                         ValueType::kList);
 }
+
+// COMMAND GETKEYS for LMPOP / BLMPOP: the numkeys keys after argv[numkeys_at]. Like Redis's
+// fallback (atoi), a leading number is enough ("2abc" is 2); no key when it is out of range.
+std::vector<size_t> MpopKeys(std::span<const std::string_view> argv, size_t numkeys_at) {
+  std::vector<size_t> out;
+  if (numkeys_at >= argv.size()) return out;
+  std::string_view arg = argv[numkeys_at];
+  size_t i = 0;
+  while (i < arg.size() && (arg[i] == ' ' || (arg[i] >= '\t' && arg[i] <= '\r'))) ++i;
+  bool negative = false;
+  if (i < arg.size() && (arg[i] == '-' || arg[i] == '+')) negative = arg[i++] == '-';
+  int64_t n = 0;
+  for (; i < arg.size() && arg[i] >= '0' && arg[i] <= '9' && n <= INT32_MAX; ++i) {
+    n = n * 10 + (arg[i] - '0');
+  }
+  if (negative || n < 1 || n > static_cast<int64_t>(argv.size() - numkeys_at - 1)) return out;
+  for (int64_t k = 1; k <= n; ++k) out.push_back(numkeys_at + static_cast<size_t>(k));
+  return out;
+}
+
+std::vector<size_t> LMPopKeys(std::span<const std::string_view> argv) { return MpopKeys(argv, 1); }
+std::vector<size_t> BLMPopKeys(std::span<const std::string_view> argv) { return MpopKeys(argv, 2); }
 
 }  // namespace
 
@@ -603,8 +665,8 @@ void RegisterListCommands(CommandTable& table) {
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
   table.Add({"rpushx", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.2.0",
-             "Appends an element to a list only when the list exists.",
-             "key element [element ...]", RPushXCommand,
+             "Appends an element to a list only when the list exists.", "key element [element ...]",
+             RPushXCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
   table.Add({"lpop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
@@ -658,7 +720,8 @@ void RegisterListCommands(CommandTable& table) {
              "last element was popped.",
              "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", LMPopCommand,
              "O(N+M) where N is the number of provided keys and M is the number of elements "
-             "returned."});
+             "returned.",
+             LMPopKeys});
   table.Add({"blpop", -3, kCmdWrite | kCmdBlocking, 1, -2, 1, kBlocking, kGroup, "2.0.0",
              "Removes and returns the first element in a list. Blocks until an element is "
              "available otherwise. Deletes the list if the last element was popped.",
@@ -687,7 +750,8 @@ void RegisterListCommands(CommandTable& table) {
              "available otherwise. Deletes the list if the last element was popped.",
              "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", BLMPopCommand,
              "O(N+M) where N is the number of provided keys and M is the number of elements "
-             "returned."});
+             "returned.",
+             BLMPopKeys});
 }
 
 }  // namespace vireo

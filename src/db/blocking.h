@@ -65,6 +65,8 @@ class BlockingEngine {
 
   size_t blocked_clients() const { return waiters_.size(); }
   size_t blocking_keys() const { return key_waiters_.size(); }
+  // Waiters with a deadline (INFO's clients_in_timeout_table).
+  size_t waiters_with_timeout() const { return deadlines_.size(); }
 
  private:
   static std::string MapKey(int db, std::string_view key);

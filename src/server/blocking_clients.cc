@@ -12,6 +12,8 @@
 //    null, never both.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -20,6 +22,12 @@ namespace vireo {
 namespace {
 
 int64_t MonotonicMs() { return MonotonicUs() / 1000; }
+
+// Discards what was appended to the client's output since `mark` (never what is already on
+// the wire).
+void DropRepliesSince(Client& client, size_t mark) {
+  if (client.output().size() > mark) client.output().resize(std::max(mark, client.output_written));
+}
 
 }  // namespace
 
@@ -31,11 +39,14 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
   if (reblock_deadline_ != 0) {
     deadline = reblock_deadline_;
   } else if (timeout_ms > 0) {
-    deadline = MonotonicMs() + timeout_ms;
+    // The clock reads whole milliseconds; one more makes sure a client never gets its null
+    // before the full timeout has passed (Redis, too, times out only once now > deadline).
+    deadline = MonotonicMs() + timeout_ms + 1;
   }
   client.blocked.deadline_ms = deadline;
   client.blocked.argv.assign(ctx.argv.begin(), ctx.argv.end());
   client.blocked.spec = ctx.spec;
+  client.blocked.skip_reply = client.has(kClientReplySkip);
   client.set(kClientBlocked);
   blocking_.Block(client.id(), client.db_index(), std::move(keys), deadline, type);
   if (deadline > 0 && (block_timer_deadline_ == 0 || deadline < block_timer_deadline_)) {
@@ -47,14 +58,30 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
   if (!client.has(kClientBlocked)) return false;
   blocking_.Unblock(client.id());
   client.clear(kClientBlocked);
+  const CommandSpec* spec = client.blocked.spec;
+  bool skip_reply = client.blocked.skip_reply || client.has(kClientReplyOff);
+  std::vector<std::string> argv = std::move(client.blocked.argv);
   client.blocked.argv.clear();
   client.blocked.spec = nullptr;
   if (reason == UnblockReason::kDisconnect) return true;
+  // The call that blocked was not counted in the statistics; its end is.
+  ++stats_.total_commands_processed;
+  ++client.commands_processed;
+  if (spec != nullptr) {
+    ++spec->calls;
+    if (!spec->has(kCmdSkipSlowlog)) {
+      std::vector<std::string_view> views(argv.begin(), argv.end());
+      AddToSlowlog(client, views, 0);
+    }
+  }
+  size_t mark = client.output().size();
   if (reason == UnblockReason::kTimeout) {
     client.reply().NullArray();
   } else {
     client.reply().Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    if (spec != nullptr) ++spec->failed_calls;
   }
+  if (skip_reply) DropRepliesSince(client, mark);
   QueueWrite(client);
   // Commands it pipelined behind the blocking one run now.
   pending_input_.push_back(client.id());
@@ -85,8 +112,13 @@ void Server::ServeReadyKeys() {
         client->clear(kClientBlocked);
         std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
         reblock_deadline_ = cmd.deadline_ms;
+        size_t mark = client->output().size();
+        reprocessing_ = true;
         Call(*client, *cmd.spec, argv, false);
+        reprocessing_ = false;
         reblock_deadline_ = 0;
+        // CLIENT REPLY OFF, or SKIP given just before the blocking command.
+        if (cmd.skip_reply || client->has(kClientReplyOff)) DropRepliesSince(*client, mark);
         QueueWrite(*client);
         if (!client->has(kClientBlocked)) pending_input_.push_back(id);
       }
@@ -110,7 +142,10 @@ void Server::ArmBlockTimer() {
     block_timer_.cancel();
     return;
   }
-  int64_t delay_ms = std::max<int64_t>(0, next - MonotonicMs());
+  // A timeout may be centuries away; the steady clock counts nanoseconds in 64 bits, so wait
+  // at most a day and re-arm (Expired() finds nobody when it fires early).
+  constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
+  int64_t delay_ms = std::clamp<int64_t>(next - MonotonicMs(), 0, kMaxDelayMs);
   block_timer_.expires_after(std::chrono::milliseconds(delay_ms));
   block_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;  // re-armed or cancelled

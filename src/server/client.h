@@ -91,6 +91,7 @@ class Client {
     std::vector<std::string> argv;
     const CommandSpec* spec = nullptr;
     int64_t deadline_ms = 0;  // monotonic; 0 = none
+    bool skip_reply = false;  // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
   };
   BlockedCommand blocked;
 

@@ -272,6 +272,7 @@ std::vector<CommandArg> ParseCommandSyntax(std::string_view syntax) {
 }
 
 std::vector<size_t> CommandSpec::KeyPositions(std::span<const std::string_view> argv) const {
+  if (key_finder != nullptr) return key_finder(argv);
   std::vector<size_t> out;
   if (first_key <= 0) return out;
   int last = last_key;
@@ -307,6 +308,7 @@ static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string 
   spec->syntax = def.syntax;
   spec->complexity = def.complexity;
   spec->handler = def.handler;
+  spec->key_finder = def.key_finder;
   spec->args = ParseCommandSyntax(def.syntax);
   return spec;
 }

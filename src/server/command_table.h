@@ -35,6 +35,9 @@ enum CommandFlag : uint32_t {
 };
 
 using CommandHandler = void (*)(CommandContext& ctx);
+// The key positions of a command whose keys move (LMPOP's numkeys); empty when the arguments
+// name no keys.
+using KeyFinder = std::vector<size_t> (*)(std::span<const std::string_view> argv);
 
 // Lets maps keyed by std::string be searched with a string_view, without allocating.
 struct TransparentStringHash {
@@ -69,6 +72,7 @@ struct CommandSpec {
   std::string complexity;
   std::string syntax;  // e.g. "key value [NX | XX]"; parsed into `args`
   CommandHandler handler = nullptr;
+  KeyFinder key_finder = nullptr;  // for movable keys; else first_key/last_key/key_step
   std::vector<CommandArg> args;
   StringMap<std::unique_ptr<CommandSpec>> subcommands;
   // Statistics for INFO commandstats.
@@ -98,6 +102,7 @@ struct CommandDef {
   const char* syntax;
   CommandHandler handler;
   const char* complexity = "";
+  KeyFinder key_finder = nullptr;
 };
 
 class CommandTable {

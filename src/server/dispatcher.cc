@@ -139,7 +139,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
 
 void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
                   bool in_exec) {
-  if (!monitors_.empty() && !spec.has(kCmdSkipMonitor) && !spec.has(kCmdAdmin)) {
+  if (!monitors_.empty() && !reprocessing_ && !spec.has(kCmdSkipMonitor) && !spec.has(kCmdAdmin)) {
     FeedMonitors(client, argv);
   }
   // Time stands still inside EXEC (and scripts): every command there sees the same clock.
@@ -153,6 +153,9 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   spec.handler(ctx);
   --executing_depth_;
   int64_t duration = TicksToUs(CpuTicks() - start);
+  // A command that blocked is accounted once, when it is served, times out or is unblocked
+  // (as in Redis 7.2), not also now.
+  if (client.has(kClientBlocked)) return;
   ++spec.calls;
   spec.usec += static_cast<uint64_t>(duration);
   // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.

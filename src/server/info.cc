@@ -175,7 +175,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   w.Field("tracking_clients", 0);
   w.Field("pubsub_clients", pubsub);
   w.Field("watching_clients", watching);
-  w.Field("clients_in_timeout_table", 0);
+  w.Field("clients_in_timeout_table", server.blocking().waiters_with_timeout());
   w.Field("total_watched_keys", watched_keys);
   w.Field("total_blocking_keys", server.blocking().blocking_keys());
   w.Field("total_blocking_keys_on_nokey", 0);

@@ -449,6 +449,10 @@ void Server::CloseClient(Client& client) {
   if (client.closed) return;
   // Nothing is ever popped on behalf of a client that is gone.
   if (client.has(kClientBlocked)) UnblockClient(client, UnblockReason::kDisconnect);
+  // Replies it was already given (an element a blocked client was just served, say) go out
+  // before the socket closes: one non-blocking attempt, so a CLIENT KILL that lands between
+  // serving a client and flushing its output doesn't lose the element.
+  if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
   UnwatchAll(client);
   if (client.has(kClientMonitor)) {

@@ -216,6 +216,7 @@ class Server : public KeyspaceListener {
   BlockingEngine blocking_;
   bool serving_ready_keys_ = false;
   int64_t reblock_deadline_ = 0;  // set while a served client's command runs again
+  bool reprocessing_ = false;     // a served client's command is running again: MONITOR saw it
   std::vector<std::unique_ptr<Listener>> listeners_;
   int bound_port_ = 0;
   int listen_port_override_ = -2;  // -2: use the configured port

@@ -438,7 +438,7 @@ void PackedList::PushBackElem(const Elem& e) {
   ++size_;
 }
 
-bool PackedList::PopFront(std::string* out) {
+bool PackedList::PopFront(std::string* out, bool convert) {
   if (size_ == 0) return false;
   Node* n = head_;
   AssignEntry(n->data(), out);
@@ -449,11 +449,11 @@ bool PackedList::PopFront(std::string* out) {
     if (n == tail_ && tail_index_ != nullptr) tail_index_->pop_front();
     ShrinkIfSparse(n);
   }
-  if (--size_ > 0) TryConvertToListpack(true);
+  if (--size_ > 0 && convert) TryConvertToListpack(true);
   return true;
 }
 
-bool PackedList::PopBack(std::string* out) {
+bool PackedList::PopBack(std::string* out, bool convert) {
   if (size_ == 0) return false;
   Node* n = tail_;
   if (n->count == 1) {
@@ -467,7 +467,7 @@ bool PackedList::PopBack(std::string* out) {
     EraseAt(n, off, n->used, 1);
     ShrinkIfSparse(n);
   }
-  if (--size_ > 0) TryConvertToListpack(true);
+  if (--size_ > 0 && convert) TryConvertToListpack(true);
   return true;
 }
 

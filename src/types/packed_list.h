@@ -138,9 +138,12 @@ class PackedList : public HeapObject {
   // limit once for the whole batch, so this is not the same as pushing one at a time.
   void PushFrontMany(std::span<const std::string_view> values);
   void PushBackMany(std::span<const std::string_view> values);
-  // False if empty.
-  bool PopFront(std::string* out);
-  bool PopBack(std::string* out);
+  // False if empty. Redis checks for quicklist -> listpack after a removal; LMOVE with the
+  // same source and destination makes that check after its push, so it passes convert=false
+  // and calls AfterRemoval() once it has pushed.
+  bool PopFront(std::string* out, bool convert = true);
+  bool PopBack(std::string* out, bool convert = true);
+  void AfterRemoval() { TryConvertToListpack(true); }
 
   // Negative indexes count from the tail (-1 = last). False when out of range.
   bool Get(int64_t index, std::string* out) const;

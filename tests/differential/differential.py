@@ -479,10 +479,17 @@ ARITY = {
     "touch": -2, "keys": 2, "scan": -2, "expire": -3, "pexpire": -3, "expireat": -3, "pexpireat": -3,
     "ttl": 2, "pttl": 2, "expiretime": 2, "pexpiretime": 2, "persist": 2, "dbsize": 1, "randomkey": 1,
     "multi": 1, "exec": 1, "discard": 1, "watch": -2, "unwatch": 1, "echo": 2,
+    "lpush": -3, "rpush": -3, "lpushx": -3, "rpushx": -3, "lpop": -2, "rpop": -2, "llen": 2,
+    "lrange": 4, "lindex": 3, "lset": 4, "linsert": 5, "lrem": 4, "ltrim": 4, "lpos": -3,
+    "lmove": 5, "rpoplpush": 3, "lmpop": -4, "blpop": -3, "brpop": -3, "brpoplpush": 4,
+    "blmove": 6, "blmpop": -5,
 }
 STRING_COMMANDS = ["get", "set", "getset", "getdel", "getex", "mget", "mset", "msetnx", "setnx", "setex",
                    "psetex", "append", "strlen", "getrange", "substr", "setrange", "incr", "decr", "incrby",
                    "decrby", "incrbyfloat", "lcs"]
+LIST_COMMANDS = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex",
+                 "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop", "blpop",
+                 "brpop", "brpoplpush", "blmove", "blmpop"]
 KEY_COMMANDS = ["del", "unlink", "exists", "type", "rename", "renamenx", "copy", "touch", "keys", "scan",
                 "expire", "pexpire", "expireat", "pexpireat", "ttl", "pttl", "expiretime", "pexpiretime",
                 "persist", "dbsize", "randomkey"]
@@ -736,6 +743,214 @@ def family_keys():
         (1, lambda rng, ctx: [cmd(rng, "RANDOMKEY")], "shape"),
         (1, lambda rng, ctx: wrong_arity(rng, ctx, KEY_COMMANDS), "exact"),
     ]
+
+
+# --------------------------------------------------------------------------
+# lists
+#
+# Known Redis 7.0 vs 7.2 differences the generator stays away from (vireo follows 7.2):
+#  * OBJECT ENCODING: 7.2 keeps small lists as "listpack", 7.0 always says "quicklist".
+#  * LPOS ... RANK -9223372036854775808: 7.2 rejects it ("value is out of range, value must
+#    between ..."), 7.0 negates it and answers.
+#  * Blocking timeouts whose milliseconds overflow (inf, 1e400, 0x7FFFFFFFFFFFFF, ...): 7.2
+#    says "timeout is out of range", 7.0 "timeout is negative".
+#  * Blocking commands that would really block: the generator only sends them when a key
+#    exists (so they answer at once) or, rarely, with a 0.01 s timeout on empty keys.
+#  * Served BLPOP/BLMOVE dirty counts and blocked-command commandstats (not compared anyway).
+
+LIST_ELEMENTS = ["a", "b", "c", "1", "2", "-1", "10", "", "x" * 70, "007", "9223372036854775807"]
+# Rejected on both versions, and never a timeout that blocks: "-0.0005" would mean forever.
+BAD_TIMEOUTS = ["-1", "-2.5", "abc", "", "nan", " 1", "1 ", "1e", "0x", "--1"]
+LIST_COUNTS = ["0", "1", "2", "3", "5", "100", "-1", "-5", "abc", "1.5", "", "9223372036854775807",
+               "-9223372036854775808", "18446744073709551616"]
+
+
+def list_elem(rng):
+    return rng.choice(LIST_ELEMENTS) if rng.random() < 0.7 else gen_value(rng)
+
+
+def list_items(ctx, key):
+    """The reference server's list at key (empty if none or another type)."""
+    rep = ctx.probe(["TYPE", key])
+    if rep.value != b"list":
+        return []
+    rep = ctx.probe(["LRANGE", key, "0", "-1"])
+    return [i.value for i in rep.value]
+
+
+def list_member(rng, ctx, key):
+    items = list_items(ctx, key)
+    return rng.choice(items) if items and rng.random() < 0.7 else list_elem(rng)
+
+
+def list_index(rng, ctx, key):
+    if rng.random() < 0.5:
+        n = len(list_items(ctx, key))
+        if n:
+            return str(rng.randint(-n - 1, n))
+    return gen_index(rng)
+
+
+def list_dir(rng):
+    return cmd(rng, rng.choice(["LEFT", "RIGHT"])) if rng.random() < 0.95 else rng.choice(["UP", "", "LEFTX"])
+
+
+def g_lpush(rng, ctx):
+    name = rng.choice(["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX", "RPUSHX"])
+    n = rng.choice([1, 1, 2, 3, 5, 20]) if rng.random() < 0.98 else 150
+    return [cmd(rng, name), ctx.key(rng)] + [list_elem(rng) for _ in range(n)]
+
+
+def g_lpop(rng, ctx):
+    argv = [cmd(rng, rng.choice(["LPOP", "RPOP"])), ctx.key(rng)]
+    if rng.random() < 0.5:
+        argv.append(rng.choice(LIST_COUNTS))
+    return argv
+
+
+def g_lrange(rng, ctx):
+    key = ctx.key(rng)
+    return [cmd(rng, "LRANGE"), key, list_index(rng, ctx, key), list_index(rng, ctx, key)]
+
+
+def g_lset(rng, ctx):
+    key = ctx.key(rng)
+    return [cmd(rng, "LSET"), key, list_index(rng, ctx, key), list_elem(rng)]
+
+
+def g_linsert(rng, ctx):
+    key = ctx.key(rng)
+    where = rng.choice(["BEFORE", "AFTER"]) if rng.random() < 0.95 else rng.choice(["MIDDLE", ""])
+    return [cmd(rng, "LINSERT"), key, cmd(rng, where), list_member(rng, ctx, key), list_elem(rng)]
+
+
+def g_lrem(rng, ctx):
+    key = ctx.key(rng)
+    count = str(rng.randint(-3, 3)) if rng.random() < 0.85 else rng.choice(LIST_COUNTS)
+    return [cmd(rng, "LREM"), key, count, list_member(rng, ctx, key)]
+
+
+def g_ltrim(rng, ctx):
+    key = ctx.key(rng)
+    return [cmd(rng, "LTRIM"), key, list_index(rng, ctx, key), list_index(rng, ctx, key)]
+
+
+def g_lpos(rng, ctx):
+    key = ctx.key(rng)
+    argv = [cmd(rng, "LPOS"), key, list_member(rng, ctx, key)]
+    opts = []
+    if rng.random() < 0.4:
+        # Never -9223372036854775808: 7.0 and 7.2 differ there (see above).
+        opts.append(["RANK", rng.choice(["1", "2", "-1", "-2", "0", "5", "abc",
+                                         "9223372036854775807", "-9223372036854775807"])])
+    if rng.random() < 0.4:
+        opts.append(["COUNT", rng.choice(["0", "1", "2", "10", "-1", "abc"])])
+    if rng.random() < 0.3:
+        opts.append(["MAXLEN", rng.choice(["0", "1", "2", "5", "-1", "x"])])
+    if rng.random() < 0.05:
+        # An unknown option (with a value or not), or a known one missing its value.
+        opts.append(rng.choice([["FOO"], ["FOO", "abc"], ["FOO", "1"], ["RANK"], ["MAXLEN"]]))
+    if rng.random() < 0.1 and opts:
+        opts.append(rng.choice(opts))  # repeated option: the last one wins
+    rng.shuffle(opts)
+    for o in opts:
+        argv.append(cmd(rng, o[0]))
+        argv += o[1:]
+    return argv
+
+
+def g_lmove(rng, ctx):
+    src = ctx.key(rng)
+    dst = src if rng.random() < 0.15 else ctx.key(rng)
+    if rng.random() < 0.3:
+        return [cmd(rng, "RPOPLPUSH"), src, dst]
+    return [cmd(rng, "LMOVE"), src, dst, list_dir(rng), list_dir(rng)]
+
+
+def mpop_tail(rng, ctx, keys):
+    """numkeys key ... <LEFT | RIGHT> [COUNT count], now and then malformed."""
+    r = rng.random()
+    if r < 0.9:
+        numkeys = str(len(keys))
+    elif r < 0.95:
+        numkeys = rng.choice(["0", "-1", "abc", "1.5"])
+    else:
+        # Too many, but never near LLONG_MAX: numkeys + index would overflow in Redis.
+        numkeys = rng.choice([str(len(keys) + 1), "1000", "4611686018427387904"])
+    argv = [numkeys] + keys + [list_dir(rng)]
+    if rng.random() < 0.5:
+        argv += [cmd(rng, "COUNT"), rng.choice(LIST_COUNTS[:8]) if rng.random() < 0.9 else
+                 rng.choice(LIST_COUNTS)]
+    if rng.random() < 0.04:
+        argv += rng.choice([["COUNT", "2"], ["COUNT"], ["BOGUS"]])
+    return argv
+
+
+def g_lmpop(rng, ctx):
+    keys = [ctx.key(rng) for _ in range(rng.randint(1, 3))]
+    return [cmd(rng, "LMPOP")] + mpop_tail(rng, ctx, keys)
+
+
+def any_key_exists(ctx, keys):
+    return ctx.probe(["EXISTS"] + keys).value > 0
+
+
+def g_blocking(rng, ctx):
+    name = rng.choice(["BLPOP", "BRPOP", "BLMPOP", "BLMOVE", "BRPOPLPUSH"])
+    keys = [ctx.key(rng) for _ in range(rng.randint(1, 3))]
+    # What decides whether the command would wait: BLMOVE/BRPOPLPUSH look at their source
+    # only. A key of another type answers WRONGTYPE at once.
+    watched = keys[:1] if name in ("BLMOVE", "BRPOPLPUSH") else keys
+    if rng.random() < 0.1:
+        timeout = rng.choice(BAD_TIMEOUTS)  # rejected before any key is looked at
+    elif any_key_exists(ctx, watched):
+        timeout = rng.choice(["0", "0.5", "3", "1e3"])
+    elif rng.random() < 0.05:
+        timeout = "0.01"  # rare: both servers really block and time out
+    else:
+        return [cmd(rng, "LLEN"), keys[0]]
+    if name in ("BLPOP", "BRPOP"):
+        return [cmd(rng, name)] + keys + [timeout]
+    if name == "BLMPOP":
+        argv = [cmd(rng, name), timeout] + mpop_tail(rng, ctx, keys)
+        # A malformed tail can make the keys differ from `watched`; only well-formed calls
+        # with an existing key or a bad timeout are safe, so fall back when unsure.
+        if argv[2] != str(len(keys)) and timeout not in BAD_TIMEOUTS:
+            return [cmd(rng, "LLEN"), keys[0]]
+        return argv
+    dst = ctx.key(rng)
+    if name == "BRPOPLPUSH":
+        return [cmd(rng, name), keys[0], dst, timeout]
+    return [cmd(rng, name), keys[0], dst, list_dir(rng), list_dir(rng), timeout]
+
+
+@register_family("lists", share=3.0, tx_safe=True)
+def family_lists():
+    k = lambda name: (lambda rng, ctx: [cmd(rng, name), ctx.key(rng)])  # noqa: E731
+    return [
+        (14, g_lpush, "exact"),
+        (6, g_lpop, "exact"),
+        (3, k("LLEN"), "exact"),
+        (5, g_lrange, "exact"),
+        (3, lambda rng, ctx: [cmd(rng, "LINDEX"), ctx.key(rng), list_index(rng, ctx, ctx.key(rng))],
+         "exact"),
+        (3, g_lset, "exact"),
+        (3, g_linsert, "exact"),
+        (3, g_lrem, "exact"),
+        (3, g_ltrim, "exact"),
+        (4, g_lpos, "exact"),
+        (4, g_lmove, "exact"),
+        (3, g_lmpop, "exact"),
+        (4, g_blocking, "exact"),
+        # Strings in the same keyspace, so list commands meet WRONGTYPE even when run alone,
+        # and DEL so that a key taken by a string becomes a list again.
+        (1, lambda rng, ctx: ["SET", ctx.key(rng), gen_value(rng)], "exact"),
+        (3, lambda rng, ctx: ["DEL", ctx.key(rng)], "exact"),
+        (1, lambda rng, ctx: wrong_arity(rng, ctx, LIST_COMMANDS), "exact"),
+    ]
+
+
+STATE_DUMPERS["list"] = lambda key: [(["LRANGE", key, "0", "-1"], "exact")]
 
 
 # --------------------------------------------------------------------------

@@ -427,3 +427,30 @@ def server_factory():
     errors = [e for e in (_finish(h) for h in started) if e]
     if errors:
         pytest.fail("\n\n".join(errors), pytrace=False)
+
+
+# Shared by the command-family tests.
+
+def err(raw, *args):
+    """The exact error text (without '-' and CRLF) a command replies with."""
+    reply = raw.execute(*args)
+    assert reply.startswith(b"-"), f"{args!r} replied {reply!r}, not an error"
+    return reply[1:-2].decode()
+
+
+def arity(cmd):
+    return f"ERR wrong number of arguments for '{cmd}' command"
+
+
+@pytest.fixture(scope="module")
+def is_70(server):
+    c = server.client()
+    version = c.info("server")["redis_version"]
+    c.close()
+    return str(version).startswith("7.0")
+
+
+@pytest.fixture
+def only_72(is_70):
+    if is_70:
+        pytest.skip("Redis 7.2 behaviour; the reference server is 7.0")

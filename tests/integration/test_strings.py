@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import wait_for
+from conftest import wait_for, err, arity
 
 INT64_MAX = 9223372036854775807
 INT64_MIN = -9223372036854775808
@@ -17,17 +17,6 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "ERR value is not an integer or out of range"
 NOT_FLOAT = "ERR value is not a valid float"
 SYNTAX = "ERR syntax error"
-
-
-def err(raw, *args):
-    """The exact error text (without '-' and CRLF) a command replies with."""
-    reply = raw.execute(*args)
-    assert reply.startswith(b"-"), f"{args!r} replied {reply!r}, not an error"
-    return reply[1:-2].decode()
-
-
-def arity(cmd):
-    return f"ERR wrong number of arguments for '{cmd}' command"
 
 
 def invalid_expire(cmd):

@@ -253,6 +253,18 @@ TEST(PackedListTest, EncodingConversionsMatchRedis) {
   l->PushBack(std::string(5536, 'x'));
   EXPECT_STREQ(l->EncodingName(), "quicklist");
 
+  // RPOPLPUSH k k on nodes [c d][e] (fill 4): Redis pops, pushes, then checks, so the list
+  // ([e c d], over half the limit) stays a quicklist; a check between the pop and the push
+  // would see [c d] and flip it to a listpack.
+  l = quicklist(4, {"a", "b", "c", "d", "e"});
+  l->PopFront(&out);
+  l->PopFront(&out);
+  EXPECT_STREQ(l->EncodingName(), "quicklist");
+  ASSERT_TRUE(l->PopBack(&out, false));
+  l->PushFront(out);
+  l->AfterRemoval();
+  EXPECT_STREQ(l->EncodingName(), "quicklist");
+
   // A missing LINSERT pivot still converts; an out-of-range LSET too.
   l = listpack(3, {"a", "b", "c"});
   EXPECT_EQ(l->Insert("zz", "d", false), -1);
