@@ -178,12 +178,18 @@ void LLenCommand(CommandContext& ctx) {
   ctx.reply.Integer(list == nullptr ? 0 : static_cast<int64_t>(list->size()));
 }
 
+// LRANGE's and LTRIM's "start stop" (argv[2], argv[3]); replies the error on bad input.
+bool ParseStartStop(CommandContext& ctx, int64_t* start, int64_t* stop) {
+  if (!ParseInt64(ctx.arg(2), start) || !ParseInt64(ctx.arg(3), stop)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return false;
+  }
+  return true;
+}
+
 void LRangeCommand(CommandContext& ctx) {
   int64_t start, stop;
-  if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &stop)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  if (!ParseStartStop(ctx, &start, &stop)) return;
   bool wrong_type;
   PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
@@ -289,10 +295,7 @@ void LRemCommand(CommandContext& ctx) {
 
 void LTrimCommand(CommandContext& ctx) {
   int64_t start, stop;
-  if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &stop)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  if (!ParseStartStop(ctx, &start, &stop)) return;
   bool wrong_type;
   PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
