@@ -43,8 +43,8 @@ BENCHMARK(BM_ParseInline);
 // A 64 MB bulk arriving in 64 KB reads: total work must stay linear in the size.
 void BM_ParseLargeBulkIncrementally(benchmark::State& state) {
   const size_t size = 64 << 20;
-  std::string payload = "*2\r\n$4\r\nECHO\r\n$" + std::to_string(size) + "\r\n" +
-                        std::string(size, 'x') + "\r\n";
+  std::string payload =
+      "*2\r\n$4\r\nECHO\r\n$" + std::to_string(size) + "\r\n" + std::string(size, 'x') + "\r\n";
   for (auto _ : state) {
     RespParser parser;
     size_t fed = 0;

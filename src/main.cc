@@ -1,19 +1,17 @@
 // vireo-server [configfile] [--option value ...]: the same command line as redis-server.
 #include <malloc.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-
+#include <asio.hpp>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-
-#include <asio.hpp>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "server/server.h"
 

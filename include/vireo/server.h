@@ -13,10 +13,10 @@
 namespace vireo {
 
 struct EmbeddedOptions {
-  int port = 0;                 // 0: pick a free loopback port
+  int port = 0;  // 0: pick a free loopback port
   std::string bind = "127.0.0.1";
-  std::string unix_socket;      // also listen on this unix socket path when non-empty
-  bool tcp = true;              // false: unix socket only
+  std::string unix_socket;  // also listen on this unix socket path when non-empty
+  bool tcp = true;          // false: unix socket only
   // Further redis.conf-style options, as on the command line: {"--databases", "4"}.
   std::vector<std::string> args;
 };

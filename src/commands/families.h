@@ -11,6 +11,7 @@ void RegisterStringCommands(CommandTable& table);       // strings.cc
 void RegisterKeyCommands(CommandTable& table);          // keys.cc
 void RegisterListCommands(CommandTable& table);         // lists.cc
 void RegisterServerCommands(CommandTable& table);       // server_commands.cc
-void RegisterIntrospectionCommands(CommandTable& table);  // introspection.cc (COMMAND, CLIENT, INFO...)
+void RegisterIntrospectionCommands(
+    CommandTable& table);  // introspection.cc (COMMAND, CLIENT, INFO...)
 
 }  // namespace vireo

@@ -58,7 +58,9 @@ std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg) {
   return value;
 }
 
-bool IsArg(std::string_view arg, std::string_view keyword) { return EqualsIgnoreCase(arg, keyword); }
+bool IsArg(std::string_view arg, std::string_view keyword) {
+  return EqualsIgnoreCase(arg, keyword);
+}
 
 void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty) {
   KeyWritten(ctx, ctx.db, key, dirty);

@@ -88,8 +88,9 @@ void RegisterTransactionCommands(CommandTable& table) {
   table.Add({"multi", 1, kTxFlags, 0, 0, 0, "@fast @transaction", "transactions", "1.2.0",
              "Starts a transaction.", "", MultiCommand, "O(1)"});
   table.Add({"exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0,
-             "@slow @transaction", "transactions", "1.2.0", "Executes all commands in a transaction.",
-             "", ExecCommand, "Depends on commands in the transaction"});
+             "@slow @transaction", "transactions", "1.2.0",
+             "Executes all commands in a transaction.", "", ExecCommand,
+             "Depends on commands in the transaction"});
   table.Add({"discard", 1, kTxFlags, 0, 0, 0, "@fast @transaction", "transactions", "2.0.0",
              "Discards a transaction.", "", DiscardCommand,
              "O(N), when N is the number of queued commands"});

@@ -11,8 +11,8 @@ std::string BlockingEngine::MapKey(int db, std::string_view key) {
   return out;
 }
 
-void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys,
-                           int64_t deadline_ms, ValueType type) {
+void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys, int64_t deadline_ms,
+                           ValueType type) {
   Unblock(id);
   // A key named twice (BLPOP k k 0) waits once.
   std::sort(keys.begin(), keys.end());
@@ -72,7 +72,8 @@ std::vector<std::string> BlockingEngine::KeysWithWaiters(int db) const {
   std::vector<std::string> out;
   std::string prefix = std::to_string(db) + ":";
   for (const auto& [map_key, fifo] : key_waiters_) {
-    if (map_key.compare(0, prefix.size(), prefix) == 0) out.push_back(map_key.substr(prefix.size()));
+    if (map_key.compare(0, prefix.size(), prefix) == 0)
+      out.push_back(map_key.substr(prefix.size()));
   }
   return out;
 }

@@ -6,12 +6,18 @@ namespace vireo {
 
 const char* ValueTypeName(ValueType type) {
   switch (type) {
-    case ValueType::kString: return "string";
-    case ValueType::kList: return "list";
-    case ValueType::kSet: return "set";
-    case ValueType::kZSet: return "zset";
-    case ValueType::kHash: return "hash";
-    case ValueType::kStream: return "stream";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kSet:
+      return "set";
+    case ValueType::kZSet:
+      return "zset";
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kStream:
+      return "stream";
   }
   return "none";
 }
@@ -102,19 +108,26 @@ HeapObject* Value::object() const {
 
 const char* Value::EncodingName() const {
   switch (storage()) {
-    case Storage::kInline: return "embstr";
-    case Storage::kHeap: return (tag() & kRawFlag) ? "raw" : "embstr";
-    case Storage::kInt: return "int";
-    case Storage::kObject: return object()->EncodingName();
+    case Storage::kInline:
+      return "embstr";
+    case Storage::kHeap:
+      return (tag() & kRawFlag) ? "raw" : "embstr";
+    case Storage::kInt:
+      return "int";
+    case Storage::kObject:
+      return object()->EncodingName();
   }
   return "unknown";
 }
 
 size_t Value::MemoryUsage() const {
   switch (storage()) {
-    case Storage::kHeap: return sizeof(std::string) + LoadPointer<std::string*>()->capacity();
-    case Storage::kObject: return object()->MemoryUsage();
-    default: return 0;
+    case Storage::kHeap:
+      return sizeof(std::string) + LoadPointer<std::string*>()->capacity();
+    case Storage::kObject:
+      return object()->MemoryUsage();
+    default:
+      return 0;
   }
 }
 
@@ -139,9 +152,14 @@ Value Value::Clone() const {
 
 void Value::Release() {
   switch (storage()) {
-    case Storage::kHeap: delete LoadPointer<std::string*>(); break;
-    case Storage::kObject: delete LoadPointer<HeapObject*>(); break;
-    default: break;
+    case Storage::kHeap:
+      delete LoadPointer<std::string*>();
+      break;
+    case Storage::kObject:
+      delete LoadPointer<HeapObject*>();
+      break;
+    default:
+      break;
   }
   ResetToEmpty();
 }

@@ -24,7 +24,10 @@ class Value {
   // Redis answers "embstr" for strings up to this many bytes created in one piece.
   static constexpr size_t kEmbstrMax = 44;
 
-  Value() { SetTag(ValueType::kString, Storage::kInline, false); bytes_[kLenByte] = 0; }
+  Value() {
+    SetTag(ValueType::kString, Storage::kInline, false);
+    bytes_[kLenByte] = 0;
+  }
   Value(const Value&) = delete;
   Value& operator=(const Value&) = delete;
   Value(Value&& other) noexcept {
@@ -83,9 +86,8 @@ class Value {
   uint8_t tag() const { return static_cast<uint8_t>(bytes_[kTagByte]); }
   Storage storage() const { return static_cast<Storage>((tag() >> 4) & 0x3); }
   void SetTag(ValueType type, Storage storage, bool raw) {
-    bytes_[kTagByte] = static_cast<char>(static_cast<uint8_t>(type) |
-                                         (static_cast<uint8_t>(storage) << 4) |
-                                         (raw ? kRawFlag : 0));
+    bytes_[kTagByte] = static_cast<char>(
+        static_cast<uint8_t>(type) | (static_cast<uint8_t>(storage) << 4) | (raw ? kRawFlag : 0));
   }
   template <typename T>
   T LoadPointer() const {

@@ -10,9 +10,7 @@ namespace {
 
 // Lengths in RESP headers: an optional '-' and digits, nothing else. Anything else is a
 // protocol error, which the caller reports with its own message.
-bool ParseLength(std::string_view text, int64_t* out) {
-  return ParseInt64(text, out);
-}
+bool ParseLength(std::string_view text, int64_t* out) { return ParseInt64(text, out); }
 
 constexpr int64_t kUnauthenticatedMaxMultibulk = 10;
 constexpr int64_t kUnauthenticatedMaxBulk = 16384;

@@ -1,14 +1,13 @@
 // A connected client: its socket, buffers, protocol state and per-connection settings.
 #pragma once
 
+#include <asio.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
-
-#include <asio.hpp>
 
 #include "protocol/reply_builder.h"
 #include "protocol/resp_parser.h"
@@ -19,9 +18,9 @@ class Server;
 struct CommandSpec;
 
 enum ClientFlag : uint32_t {
-  kClientMulti = 1u << 0,        // inside MULTI
-  kClientDirtyCas = 1u << 1,     // a WATCHed key changed: EXEC fails
-  kClientDirtyExec = 1u << 2,    // a command failed to queue: EXEC aborts
+  kClientMulti = 1u << 0,      // inside MULTI
+  kClientDirtyCas = 1u << 1,   // a WATCHed key changed: EXEC fails
+  kClientDirtyExec = 1u << 2,  // a command failed to queue: EXEC aborts
   kClientCloseAfterReply = 1u << 3,
   kClientCloseAsap = 1u << 4,
   kClientMonitor = 1u << 5,
@@ -126,7 +125,8 @@ class Client {
   size_t output_written = 0;
   bool write_pending = false;   // waiting for the socket to drain (its buffer was full)
   bool read_in_flight = false;  // an async read into read_buffer is outstanding
-  size_t read_chunk = 1024;     // next read size; grows while reads fill it, so idle clients stay small
+  size_t read_chunk =
+      1024;  // next read size; grows while reads fill it, so idle clients stay small
   bool in_pending_writes = false;
   bool closed = false;
 

@@ -114,9 +114,7 @@ class CommandTable {
   CommandSpec* AddSubcommand(const char* parent, const CommandDef& def);
   // Case-insensitive.
   const CommandSpec* Find(std::string_view name) const;
-  const StringMap<std::unique_ptr<CommandSpec>>& all() const {
-    return commands_;
-  }
+  const StringMap<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
   // Resolves a container command's subcommand, or returns nullptr.
   static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view sub);
 

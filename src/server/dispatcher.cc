@@ -88,8 +88,8 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     if (sub == nullptr) {
       client.last_command = "NULL";
       ++spec->rejected_calls;
-      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", UpToNul(argv[1]).substr(0, 128),
-                         ToUpper(spec->name)));
+      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.",
+                         UpToNul(argv[1]).substr(0, 128), ToUpper(spec->name)));
       return;
     }
     spec = sub;

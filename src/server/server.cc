@@ -2,22 +2,20 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "server/command_context.h"
 #include "util/clock.h"
@@ -207,8 +205,8 @@ void Server::OnAccept(Listener& listener) {
   for (int i = 0; i < 1000; ++i) {
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
-    int fd = accept4(listener.descriptor.native_handle(), reinterpret_cast<sockaddr*>(&peer),
-                     &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(listener.descriptor.native_handle(), reinterpret_cast<sockaddr*>(&peer), &len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         spdlog::warn("Accepting client connection: {}", strerror(errno));
@@ -226,7 +224,8 @@ void Server::OnAccept(Listener& listener) {
     }
     if (c.protected_mode && c.requirepass.empty() && !listener.unix_socket &&
         !IsLoopbackPeer(peer)) {
-      [[maybe_unused]] ssize_t n = write(fd, kProtectedModeError.data(), kProtectedModeError.size());
+      [[maybe_unused]] ssize_t n =
+          write(fd, kProtectedModeError.data(), kProtectedModeError.size());
       close(fd);
       ++stats_.rejected_connections;
       continue;
@@ -337,8 +336,8 @@ void Server::OnRead(uint64_t client_id, const asio::error_code& ec, size_t n) {
   ++stats_.total_reads_processed;
   client->last_interaction_ms = FastNowMs();
   if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
-    spdlog::warn("Closing client that reached max query buffer length: id={} addr={}",
-                 client->id(), client->addr);
+    spdlog::warn("Closing client that reached max query buffer length: id={} addr={}", client->id(),
+                 client->addr);
     ++stats_.client_query_buffer_limit_disconnections;
     CloseClient(*client);
     return;
@@ -383,8 +382,8 @@ bool Server::WriteToClient(Client& client) {
   std::string& out = client.output();
   size_t written_now = 0;
   while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
-    ssize_t n = write(client.fd(), out.data() + client.output_written,
-                      out.size() - client.output_written);
+    ssize_t n =
+        write(client.fd(), out.data() + client.output_written, out.size() - client.output_written);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -638,21 +637,34 @@ void Server::AddMonitor(Client& client) {
 
 void Server::FeedMonitors(const Client& client, std::span<const std::string_view> argv) {
   int64_t now_us = NowUs();
-  std::string line = fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000,
-                                 client.db_index(),
-                                 client.has(kClientUnixSocket) ? "unix:" + client.addr
-                                                                : client.addr);
+  std::string line =
+      fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000, client.db_index(),
+                  client.has(kClientUnixSocket) ? "unix:" + client.addr : client.addr);
   for (std::string_view arg : argv) {
     line += " \"";
     for (unsigned char ch : arg) {
       switch (ch) {
-        case '\\': line += "\\\\"; break;
-        case '"': line += "\\\""; break;
-        case '\n': line += "\\n"; break;
-        case '\r': line += "\\r"; break;
-        case '\t': line += "\\t"; break;
-        case '\a': line += "\\a"; break;
-        case '\b': line += "\\b"; break;
+        case '\\':
+          line += "\\\\";
+          break;
+        case '"':
+          line += "\\\"";
+          break;
+        case '\n':
+          line += "\\n";
+          break;
+        case '\r':
+          line += "\\r";
+          break;
+        case '\t':
+          line += "\\t";
+          break;
+        case '\a':
+          line += "\\a";
+          break;
+        case '\b':
+          line += "\\b";
+          break;
         default:
           if (isprint(ch)) {
             line += static_cast<char>(ch);

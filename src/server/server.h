@@ -2,6 +2,7 @@
 // each command to completion on the one thread that owns all data.
 #pragma once
 
+#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -12,8 +13,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <asio.hpp>
 
 #include "db/blocking.h"
 #include "db/database.h"

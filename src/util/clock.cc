@@ -97,8 +97,8 @@ void RecalibrateFastClock() {
   int64_t mono = MonotonicUs();
   // Refine the rate over the interval since the last anchor when it is long enough to matter.
   if (mono - c.anchor_mono_us > 50000 && ticks > c.anchor_ticks) {
-    c.ticks_per_us = static_cast<double>(ticks - c.anchor_ticks) /
-                     static_cast<double>(mono - c.anchor_mono_us);
+    c.ticks_per_us =
+        static_cast<double>(ticks - c.anchor_ticks) / static_cast<double>(mono - c.anchor_mono_us);
   }
   c.Anchor();
 #endif

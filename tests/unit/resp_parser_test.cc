@@ -154,8 +154,7 @@ TEST(RespParserTest, InlineSkipsEmptyLinesAndStripsCr) {
 }
 
 TEST(RespParserTest, InlineEscapes) {
-  EXPECT_EQ(ParseInPieces("set k \"\\x41\\n\\t\\\"\"\n", {}),
-            (Commands{{"set", "k", "A\n\t\""}}));
+  EXPECT_EQ(ParseInPieces("set k \"\\x41\\n\\t\\\"\"\n", {}), (Commands{{"set", "k", "A\n\t\""}}));
 }
 
 }  // namespace
