@@ -4,11 +4,15 @@
 
 namespace vireo {
 
-std::string BlockingEngine::MapKey(int db, std::string_view key) {
-  std::string out = std::to_string(db);
-  out.push_back(':');
-  out.append(key);
-  return out;
+BlockingEngine::KeyWaiters* BlockingEngine::FindKey(int db, std::string_view key) {
+  if (db < 0 || static_cast<size_t>(db) >= keys_by_db_.size()) return nullptr;
+  KeyMap& map = keys_by_db_[db];
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+const BlockingEngine::KeyWaiters* BlockingEngine::FindKey(int db, std::string_view key) const {
+  return const_cast<BlockingEngine*>(this)->FindKey(db, key);
 }
 
 void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys, int64_t deadline_ms,
@@ -17,7 +21,13 @@ void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys, i
   // A key named twice (BLPOP k k 0) waits once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const std::string& key : keys) key_waiters_[MapKey(db, key)].push_back(id);
+  if (static_cast<size_t>(db) >= keys_by_db_.size()) keys_by_db_.resize(db + 1);
+  KeyMap& map = keys_by_db_[db];
+  for (const std::string& key : keys) {
+    auto [it, inserted] = map.try_emplace(key);
+    if (inserted) ++waited_keys_;
+    it->second.fifo.push_back(id);
+  }
   if (deadline_ms > 0) deadlines_.emplace(deadline_ms, id);
   waiters_.emplace(id, Waiter{id, db, std::move(keys), deadline_ms, type});
 }
@@ -26,12 +36,16 @@ bool BlockingEngine::Unblock(uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return false;
   const Waiter& w = it->second;
+  KeyMap& map = keys_by_db_[w.db];
   for (const std::string& key : w.keys) {
-    auto kit = key_waiters_.find(MapKey(w.db, key));
-    if (kit == key_waiters_.end()) continue;
-    auto& fifo = kit->second;
+    auto kit = map.find(key);
+    if (kit == map.end()) continue;
+    auto& fifo = kit->second.fifo;
     fifo.erase(std::remove(fifo.begin(), fifo.end(), id), fifo.end());
-    if (fifo.empty()) key_waiters_.erase(kit);
+    if (fifo.empty()) {
+      map.erase(kit);
+      --waited_keys_;
+    }
   }
   if (w.deadline_ms > 0) deadlines_.erase({w.deadline_ms, id});
   waiters_.erase(it);
@@ -44,37 +58,36 @@ const BlockingEngine::Waiter* BlockingEngine::Find(uint64_t id) const {
 }
 
 void BlockingEngine::SignalKeyAsReady(int db, std::string_view key) {
-  if (key_waiters_.empty()) return;
-  std::string map_key = MapKey(db, key);
-  if (key_waiters_.count(map_key) == 0) return;
-  if (!ready_set_.insert(map_key).second) return;
+  if (waited_keys_ == 0) return;
+  KeyWaiters* waiters = FindKey(db, key);
+  if (waiters == nullptr || waiters->ready) return;
+  waiters->ready = true;
   ready_.push_back({db, std::string(key)});
 }
 
 std::vector<BlockedKey> BlockingEngine::TakeReadyKeys() {
   std::vector<BlockedKey> out;
   out.swap(ready_);
-  ready_set_.clear();
+  for (const BlockedKey& k : out) {
+    if (KeyWaiters* waiters = FindKey(k.db, k.key); waiters != nullptr) waiters->ready = false;
+  }
   return out;
 }
 
 std::vector<uint64_t> BlockingEngine::WaitersOf(int db, std::string_view key) const {
-  auto it = key_waiters_.find(MapKey(db, key));
-  if (it == key_waiters_.end()) return {};
-  return {it->second.begin(), it->second.end()};
+  const KeyWaiters* waiters = FindKey(db, key);
+  if (waiters == nullptr) return {};
+  return {waiters->fifo.begin(), waiters->fifo.end()};
 }
 
 bool BlockingEngine::HasWaiters(int db, std::string_view key) const {
-  return !key_waiters_.empty() && key_waiters_.count(MapKey(db, key)) != 0;
+  return waited_keys_ != 0 && FindKey(db, key) != nullptr;
 }
 
 std::vector<std::string> BlockingEngine::KeysWithWaiters(int db) const {
   std::vector<std::string> out;
-  std::string prefix = std::to_string(db) + ":";
-  for (const auto& [map_key, fifo] : key_waiters_) {
-    if (map_key.compare(0, prefix.size(), prefix) == 0)
-      out.push_back(map_key.substr(prefix.size()));
-  }
+  if (db < 0 || static_cast<size_t>(db) >= keys_by_db_.size()) return out;
+  for (const auto& [key, waiters] : keys_by_db_[db]) out.push_back(key);
   return out;
 }
 

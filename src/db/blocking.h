@@ -64,18 +64,31 @@ class BlockingEngine {
   std::vector<uint64_t> Expired(int64_t now_ms) const;
 
   size_t blocked_clients() const { return waiters_.size(); }
-  size_t blocking_keys() const { return key_waiters_.size(); }
+  size_t blocking_keys() const { return waited_keys_; }
   // Waiters with a deadline (INFO's clients_in_timeout_table).
   size_t waiters_with_timeout() const { return deadlines_.size(); }
 
  private:
-  static std::string MapKey(int db, std::string_view key);
+  // Lets the per-database maps be searched with a string_view: SignalKeyAsReady runs for every
+  // key a write creates, and must not allocate just to find that nobody waits on it.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct KeyWaiters {
+    std::deque<uint64_t> fifo;
+    bool ready = false;  // already in ready_
+  };
+  using KeyMap = std::unordered_map<std::string, KeyWaiters, KeyHash, std::equal_to<>>;
+
+  KeyWaiters* FindKey(int db, std::string_view key);
+  const KeyWaiters* FindKey(int db, std::string_view key) const;
 
   std::unordered_map<uint64_t, Waiter> waiters_;
-  // "<db>:<key>" -> FIFO of waiter ids.
-  std::unordered_map<std::string, std::deque<uint64_t>> key_waiters_;
+  // Per database: key -> its waiters, oldest first.
+  std::vector<KeyMap> keys_by_db_;
+  size_t waited_keys_ = 0;  // keys with at least one waiter, over all databases
   std::vector<BlockedKey> ready_;
-  std::set<std::string> ready_set_;
   // (deadline, id) for waiters with a timeout.
   std::set<std::pair<int64_t, uint64_t>> deadlines_;
 };
