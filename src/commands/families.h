@@ -10,7 +10,17 @@ void RegisterTransactionCommands(CommandTable& table);  // transactions.cc
 void RegisterStringCommands(CommandTable& table);       // strings.cc
 void RegisterKeyCommands(CommandTable& table);          // keys.cc
 void RegisterListCommands(CommandTable& table);         // lists.cc
-void RegisterServerCommands(CommandTable& table);       // server_commands.cc
+void RegisterPubsubCommands(CommandTable& table);  // pubsub.cc (SUBSCRIBE, PUBLISH, PUBSUB ...)
+void RegisterHashCommands(CommandTable& table);    // hashes.cc
+void RegisterSetCommands(CommandTable& table);     // sets.cc
+void RegisterZsetCommands(CommandTable& table);    // zsets.cc
+void RegisterSortCommands(CommandTable& table);    // sort.cc (SORT, SORT_RO)
+void RegisterStreamCommands(CommandTable& table);  // streams.cc
+void RegisterScriptingCommands(
+    CommandTable& table);  // scripting.cc (EVAL, SCRIPT, FUNCTION, FCALL)
+void RegisterPersistenceCommands(
+    CommandTable& table);  // persistence.cc (SAVE, BGSAVE, BGREWRITEAOF, DUMP, RESTORE)
+void RegisterServerCommands(CommandTable& table);  // server_commands.cc
 void RegisterIntrospectionCommands(
     CommandTable& table);  // introspection.cc (COMMAND, CLIENT, INFO...)
 

@@ -71,4 +71,9 @@ void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_
   ctx.server.AddDirty(dirty);
 }
 
+void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
+            std::string_view key) {
+  NotifyKeyspaceEvent(ctx.server, event_class, event, key, ctx.client.db_index());
+}
+
 }  // namespace vireo

@@ -8,6 +8,7 @@
 
 #include "db/database.h"
 #include "server/command_context.h"
+#include "server/notify.h"
 
 namespace vireo {
 
@@ -41,5 +42,10 @@ bool IsArg(std::string_view arg, std::string_view keyword);
 void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty = 1);
 // The same for a key of another database than the client's (MOVE, COPY ... DB n).
 void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_t dirty = 1);
+
+// A keyspace notification for `key` of the client's current database (see server/notify.h),
+// e.g. Notify(ctx, kNotifyHash, "hset", key).
+void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
+            std::string_view key);
 
 }  // namespace vireo

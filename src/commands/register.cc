@@ -9,6 +9,14 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterListCommands(table);
+  RegisterPubsubCommands(table);
+  RegisterHashCommands(table);
+  RegisterSetCommands(table);
+  RegisterZsetCommands(table);
+  RegisterSortCommands(table);
+  RegisterStreamCommands(table);
+  RegisterScriptingCommands(table);
+  RegisterPersistenceCommands(table);
   RegisterServerCommands(table);
   RegisterIntrospectionCommands(table);
 }

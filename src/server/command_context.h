@@ -2,7 +2,9 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "db/database.h"
 #include "protocol/reply_builder.h"
@@ -41,6 +43,19 @@ class CommandContext {
   // Blocking commands call this to decide: false inside MULTI/EXEC and scripts, where they
   // behave as their non-blocking forms.
   bool may_block() const { return !in_exec; }
+
+  // Replication/AOF: by default a write command that changed data (dirty > 0) is logged as
+  // received. Commands whose effect is not deterministic from their arguments (SPOP, EXPIRE's
+  // relative times, XADD *, INCRBYFLOAT, blocking pops...) log what they did instead: each
+  // PropagateInstead call adds one command to the replacement, in order. PropagateNothing logs
+  // nothing for this call.
+  void PropagateInstead(std::vector<std::string> command) {
+    propagation_overridden = true;
+    propagation.push_back(std::move(command));
+  }
+  void PropagateNothing() { propagation_overridden = true; }
+  bool propagation_overridden = false;
+  std::vector<std::vector<std::string>> propagation;
 
   Server& server;
   Client& client;

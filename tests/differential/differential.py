@@ -11,7 +11,7 @@ commands leading up to it, and the script exits 1.
     /usr/bin/python3 tests/differential/differential.py --seed 1 --ops 20000
     ... --vireo build/vireo-server --redis redis-server --family strings,tx -v
 
-Adding a family: write `def family_NAME() -> list[Op]` returning
+Adding a family: in a new file family_NAME.py (loaded automatically), write `def family_NAME() -> list[Op]` returning
 (weight, generator, compare-mode) entries, decorate it with
 @register_family("NAME", share=...), and optionally register a state dumper
 for a new data type in STATE_DUMPERS.  A generator is `gen(rng, ctx)` and
@@ -1283,5 +1283,18 @@ def main():
     return code
 
 
+def load_family_modules():
+    """Families of later command groups live in family_<name>.py next to this file; each does
+    `from differential import register_family, ARITY, STATE_DUMPERS, ...` and registers itself
+    (and adds its ARITY entries) at import."""
+    import importlib
+    sys.modules.setdefault("differential", sys.modules[__name__])
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    for path in sorted(here.glob("family_*.py")):
+        importlib.import_module(path.stem)
+
+
 if __name__ == "__main__":
+    load_family_modules()
     sys.exit(main())

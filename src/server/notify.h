@@ -1,0 +1,20 @@
+// Keyspace notifications (notify-keyspace-events): every family calls NotifyKeyspaceEvent after
+// a write, with Redis's event name, so subscribers of __keyspace@<db>__:<key> and
+// __keyevent@<db>__:<event> hear about it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "server/config.h"
+
+namespace vireo {
+
+class Server;
+
+// Publishes the event if its class (a KeyspaceEventFlag such as kNotifyHash) is enabled.
+// Cheap when notifications are off: one flag test.
+void NotifyKeyspaceEvent(Server& server, uint32_t event_class, std::string_view event,
+                         std::string_view key, int db);
+
+}  // namespace vireo
