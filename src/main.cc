@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "persistence/aof.h"
+#include "persistence/snapshot.h"
 #include "server/server.h"
 
 namespace {
@@ -98,6 +100,19 @@ int main(int argc, char** argv) {
   }
 
   vireo::Server server(std::move(config));
+  // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
+  // with appendonly no this only reads its manifest).
+  if (std::string err = server.aof().LoadAndOpen(); !err.empty()) {
+    spdlog::critical("{}", err);
+    return 1;
+  }
+  // Without AOF data the RDB dump holds it (dir/dbfilename; a missing file is an empty start).
+  if (!server.aof().loaded_at_startup()) {
+    if (std::string err = vireo::RdbLoadAtStartup(server); !err.empty()) {
+      spdlog::critical("{}", err);
+      return 1;
+    }
+  }
   if (std::string err = server.Listen(); !err.empty()) {
     spdlog::critical("{}", err);
     return 1;
@@ -113,6 +128,8 @@ int main(int argc, char** argv) {
     server.Shutdown();
   });
   server.Run();
+  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM.
+  if (!vireo::RdbStateOf(server).shutdown_handled) vireo::RdbSaveOnShutdown(server, false, false);
   spdlog::warn("vireo is now ready to exit, bye bye...");
   if (!server.cfg().pidfile.empty()) unlink(server.cfg().pidfile.c_str());
   if (!server.cfg().unixsocket.empty()) unlink(server.cfg().unixsocket.c_str());

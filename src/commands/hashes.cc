@@ -1,8 +1,504 @@
+// Hashes: HSET ... HSCAN over HashObject (types/hash_object.h).
+//
+// Each handler parses its arguments, runs the operation on the hash and writes the reply.
+// Lookups and error order follow Redis 7.2 (arguments that Redis parses before looking the
+// key up are parsed first here too, so the same error wins).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unordered_set>
+
+#include "commands/collection_common.h"
 #include "commands/families.h"
+#include "commands/helpers.h"
 #include "server/command_table.h"
+#include "server/server.h"
+#include "types/hash_object.h"
+#include "util/glob.h"
+#include "util/strings.h"
 
 namespace vireo {
+namespace {
 
-void RegisterHashCommands(CommandTable& table) { (void)table; }
+HashLimits Limits(CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  return {static_cast<size_t>(c.hash_max_listpack_entries),
+          static_cast<size_t>(c.hash_max_listpack_value)};
+}
+
+// The hash at `key` for a reading command (counts a keyspace hit or miss). nullptr when
+// missing, or after replying WRONGTYPE (*wrong_type set).
+HashObject* ReadHash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = LookupRead(ctx, key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != ValueType::kHash) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return entry->value.As<HashObject>();
+}
+
+// The hash at `key` for a writing command, created empty (and added) when missing.
+HashObject* WriteHash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, wrong_type);
+  if (*wrong_type) return nullptr;
+  if (entry == nullptr) {
+    entry = ctx.db.Add(key, Value::Object(ValueType::kHash, std::make_unique<HashObject>()));
+  }
+  return entry->value.As<HashObject>();
+}
+
+void ReplyArity(CommandContext& ctx) {
+  ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec->name));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+void HSetGeneric(CommandContext& ctx, bool reply_ok) {
+  if (ctx.argc() % 2 == 1) {
+    ReplyArity(ctx);
+    return;
+  }
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  HashLimits limits = Limits(ctx);
+  hash->PrepareForArgs(ctx.argv.subspan(2), limits);
+  int64_t created = 0;
+  for (size_t i = 2; i < ctx.argc(); i += 2) {
+    if (hash->Set(ctx.arg(i), ctx.arg(i + 1), limits)) ++created;
+  }
+  KeyWritten(ctx, key, (ctx.argc() - 2) / 2);
+  Notify(ctx, kNotifyHash, "hset", key);
+  if (reply_ok) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Integer(created);
+  }
+}
+
+void HSetCommand(CommandContext& ctx) { HSetGeneric(ctx, false); }
+void HMSetCommand(CommandContext& ctx) { HSetGeneric(ctx, true); }
+
+void HSetNxCommand(CommandContext& ctx) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  if (wrong_type) return;
+  if (entry != nullptr && entry->value.As<HashObject>()->Contains(ctx.arg(2))) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  HashLimits limits = Limits(ctx);
+  hash->PrepareForArgs(ctx.argv.subspan(2, 2), limits);
+  hash->Set(ctx.arg(2), ctx.arg(3), limits);
+  KeyWritten(ctx, key);
+  Notify(ctx, kNotifyHash, "hset", key);
+  ctx.reply.Integer(1);
+}
+
+void HDelCommand(CommandContext& ctx) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  if (wrong_type) return;
+  if (entry == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  auto* hash = entry->value.As<HashObject>();
+  int64_t deleted = 0;
+  bool key_removed = false;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    if (hash->Delete(ctx.arg(i))) {
+      ++deleted;
+      if (hash->empty()) {
+        ctx.db.Delete(key);
+        key_removed = true;
+        break;
+      }
+    }
+  }
+  if (deleted > 0) {
+    KeyWritten(ctx, key, static_cast<uint64_t>(deleted));
+    Notify(ctx, kNotifyHash, "hdel", key);
+    if (key_removed) Notify(ctx, kNotifyGeneric, "del", key);
+  }
+  ctx.reply.Integer(deleted);
+}
+
+void HIncrByCommand(CommandContext& ctx) {
+  std::optional<int64_t> incr = ArgInt(ctx, ctx.arg(3));
+  if (!incr) return;
+  std::string_view key = ctx.arg(1);
+  std::string_view field = ctx.arg(2);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  if (wrong_type) return;
+  int64_t value = 0;
+  if (entry != nullptr) {
+    if (auto current = entry->value.As<HashObject>()->Find(field)) {
+      if (!ParseInt64(*current, &value)) {
+        ctx.reply.Error("ERR hash value is not an integer");
+        return;
+      }
+    }
+  }
+  if ((*incr < 0 && value < 0 && *incr < INT64_MIN - value) ||
+      (*incr > 0 && value > 0 && *incr > INT64_MAX - value)) {
+    ctx.reply.Error(errors::kOverflow);
+    return;
+  }
+  value += *incr;
+  char buf[kInt64BufSize];
+  std::string_view text(buf, FormatInt64(value, buf));
+  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  hash->Set(field, text, Limits(ctx));
+  KeyWritten(ctx, key);
+  Notify(ctx, kNotifyHash, "hincrby", key);
+  ctx.reply.Integer(value);
+}
+
+void HIncrByFloatCommand(CommandContext& ctx) {
+  long double incr;
+  if (!ParseLongDouble(ctx.arg(3), &incr)) {
+    ctx.reply.Error(errors::kNotFloat);
+    return;
+  }
+  if (std::isnan(incr) || std::isinf(incr)) {
+    ctx.reply.Error("ERR value is NaN or Infinity");
+    return;
+  }
+  std::string_view key = ctx.arg(1);
+  std::string_view field = ctx.arg(2);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  if (wrong_type) return;
+  long double value = 0;
+  if (entry != nullptr) {
+    if (auto current = entry->value.As<HashObject>()->Find(field)) {
+      if (!ParseLongDouble(*current, &value)) {
+        ctx.reply.Error("ERR hash value is not a float");
+        return;
+      }
+    }
+  }
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) {
+    ctx.reply.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  std::string text = FormatLongDouble(value);
+  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  hash->Set(field, text, Limits(ctx));
+  KeyWritten(ctx, key);
+  Notify(ctx, kNotifyHash, "hincrbyfloat", key);
+  // Replicas and the AOF get the result, not the increment, so float formatting can't drift.
+  ctx.PropagateInstead({"HSET", std::string(key), std::string(field), text});
+  ctx.reply.Bulk(text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+void HGetCommand(CommandContext& ctx) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  std::optional<std::string_view> value;
+  if (hash != nullptr) value = hash->Find(ctx.arg(2));
+  if (value) {
+    ctx.reply.Bulk(*value);
+  } else {
+    ctx.reply.Null();
+  }
+}
+
+void HMGetCommand(CommandContext& ctx) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    std::optional<std::string_view> value;
+    if (hash != nullptr) value = hash->Find(ctx.arg(i));
+    if (value) {
+      ctx.reply.Bulk(*value);
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void HLenCommand(CommandContext& ctx) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Integer(hash == nullptr ? 0 : static_cast<int64_t>(hash->size()));
+}
+
+void HStrLenCommand(CommandContext& ctx) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  std::optional<std::string_view> value;
+  if (hash != nullptr) value = hash->Find(ctx.arg(2));
+  ctx.reply.Integer(value ? static_cast<int64_t>(value->size()) : 0);
+}
+
+void HExistsCommand(CommandContext& ctx) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Integer(hash != nullptr && hash->Contains(ctx.arg(2)) ? 1 : 0);
+}
+
+enum HashPart { kFields = 1, kValues = 2 };
+
+void HGetAllGeneric(CommandContext& ctx, int parts) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  size_t n = hash == nullptr ? 0 : hash->size();
+  if (parts == (kFields | kValues)) {
+    ctx.reply.Map(n);
+  } else {
+    ctx.reply.Array(n);
+  }
+  if (hash == nullptr) return;
+  hash->ForEach([&](std::string_view f, std::string_view v) {
+    if (parts & kFields) ctx.reply.Bulk(f);
+    if (parts & kValues) ctx.reply.Bulk(v);
+  });
+}
+
+void HKeysCommand(CommandContext& ctx) { HGetAllGeneric(ctx, kFields); }
+void HValsCommand(CommandContext& ctx) { HGetAllGeneric(ctx, kValues); }
+void HGetAllCommand(CommandContext& ctx) { HGetAllGeneric(ctx, kFields | kValues); }
+
+// ---------------------------------------------------------------------------------------------
+// HRANDFIELD
+
+// One field (and value) of a HRANDFIELD reply: RESP3 nests each pair in an array.
+void ReplyPair(CommandContext& ctx, std::string_view f, std::string_view v, bool with_values) {
+  if (with_values && ctx.reply.resp3()) ctx.reply.Array(2);
+  ctx.reply.Bulk(f);
+  if (with_values) ctx.reply.Bulk(v);
+}
+
+void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (hash == nullptr || l == 0) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  const bool unique = l > 0;
+  const uint64_t count = unique ? static_cast<uint64_t>(l) : 0 - static_cast<uint64_t>(l);
+  const size_t size = hash->size();
+  std::mt19937_64& rng = CollectionRng();
+  auto header = [&](uint64_t n) { ctx.reply.Array(with_values && !ctx.reply.resp3() ? n * 2 : n); };
+
+  // Repeats allowed (or a single field): independent draws.
+  if (!unique || count == 1) {
+    header(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      auto [f, v] = hash->Random(rng());
+      ReplyPair(ctx, f, v, with_values);
+    }
+    return;
+  }
+  // Everything.
+  if (count >= size) {
+    header(size);
+    hash->ForEach(
+        [&](std::string_view f, std::string_view v) { ReplyPair(ctx, f, v, with_values); });
+    return;
+  }
+  header(count);
+  // A listpack: one ordered pass choosing count positions.
+  if (hash->is_listpack()) {
+    for (size_t i : SampleIndexes(size, count)) {
+      auto [f, v] = hash->PackedAt(i);
+      ReplyPair(ctx, f, v, with_values);
+    }
+    return;
+  }
+  // Asking for most of a large hash: pick the subset from the full list.
+  if (count * 3 > size) {
+    std::vector<std::pair<std::string_view, std::string_view>> all;
+    all.reserve(size);
+    hash->ForEach([&](std::string_view f, std::string_view v) { all.emplace_back(f, v); });
+    for (size_t i = 0; i < count; ++i) {
+      size_t j = i + rng() % (size - i);
+      std::swap(all[i], all[j]);
+    }
+    for (size_t i = 0; i < count; ++i) ReplyPair(ctx, all[i].first, all[i].second, with_values);
+    return;
+  }
+  // A few fields of a large hash: draw until enough distinct ones turned up.
+  std::unordered_set<const char*> seen;
+  while (seen.size() < count) {
+    auto [f, v] = hash->Random(rng());
+    if (seen.insert(f.data()).second) ReplyPair(ctx, f, v, with_values);
+  }
+}
+
+void HRandFieldCommand(CommandContext& ctx) {
+  if (ctx.argc() >= 3) {
+    int64_t l;
+    if (!ParseInt64(ctx.arg(2), &l)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+    if (l == INT64_MIN) {
+      ctx.reply.Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+      return;
+    }
+    bool with_values = false;
+    if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHVALUES"))) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    if (ctx.argc() == 4) {
+      with_values = true;
+      // Two replies per field: keep the reply length representable.
+      if (l < -INT64_MAX / 2 || l > INT64_MAX / 2) {
+        ctx.reply.Error("ERR value is out of range");
+        return;
+      }
+    }
+    HRandFieldWithCount(ctx, l, with_values);
+    return;
+  }
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (hash == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(hash->Random(CollectionRng()()).first);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HSCAN
+
+void HScanCommand(CommandContext& ctx) {
+  CollectionScanArgs args;
+  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
+  bool wrong_type;
+  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (hash == nullptr) {
+    ctx.reply.Array(2);
+    ReplyScanCursor(ctx, 0);
+    ctx.reply.EmptyArray();
+    return;
+  }
+  if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
+  std::vector<std::pair<std::string_view, std::string_view>> found;
+  uint64_t cursor = 0;
+  auto collect = [&](std::string_view f, std::string_view v) {
+    if (args.pattern && !GlobMatch(*args.pattern, f)) return;
+    found.emplace_back(f, v);
+  };
+  if (hash->is_listpack()) {
+    // Small encodings are returned whole in one call, as Redis does.
+    hash->ForEach(collect);
+  } else {
+    // COUNT is a hint: visit buckets until about COUNT replies (a field and its value count
+    // as two, as in Redis) turned up, at most 10x COUNT buckets.
+    cursor = args.cursor;
+    int64_t max_steps = args.count > INT64_MAX / 10 ? INT64_MAX : args.count * 10;
+    size_t visited = 0;
+    do {
+      cursor = hash->ScanTable(cursor, [&](std::string_view f, std::string_view v) {
+        ++visited;
+        collect(f, v);
+      });
+    } while (cursor != 0 && max_steps-- > 0 && visited * 2 < static_cast<uint64_t>(args.count));
+  }
+  ctx.reply.Array(2);
+  ReplyScanCursor(ctx, cursor);
+  ctx.reply.Array(found.size() * 2);
+  for (auto& [f, v] : found) {
+    ctx.reply.Bulk(f);
+    ctx.reply.Bulk(v);
+  }
+}
+
+}  // namespace
+
+void RegisterHashCommands(CommandTable& table) {
+  constexpr const char* kGroup = "hash";
+  constexpr const char* kWriteFast = "@write @hash @fast";
+  constexpr const char* kReadFast = "@read @hash @fast";
+  constexpr const char* kReadSlow = "@read @hash @slow";
+  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
+  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
+  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
+  constexpr uint32_t kRO = kCmdReadonly;
+
+  table.Add({"hset", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+             "Creates or modifies the value of a field in a hash.",
+             "key field value [field value ...]", HSetCommand,
+             "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the "
+             "command is called with multiple field/value pairs."});
+  table.Add({"hmset", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+             "Sets the values of multiple fields.", "key field value [field value ...]",
+             HMSetCommand, "O(N) where N is the number of fields being set."});
+  table.Add({"hsetnx", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+             "Sets the value of a field in a hash only when the field doesn't exist.",
+             "key field value", HSetNxCommand, "O(1)"});
+  table.Add({"hget", 3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Returns the value of a field in a hash.", "key field", HGetCommand, "O(1)"});
+  table.Add({"hmget", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Returns the values of all fields in a hash.", "key field [field ...]", HMGetCommand,
+             "O(N) where N is the number of fields being requested."});
+  table.Add({"hdel", -3, kWF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+             "Deletes one or more fields and their values from a hash. Deletes the hash if no "
+             "fields remain.",
+             "key field [field ...]", HDelCommand,
+             "O(N) where N is the number of fields to be removed."});
+  table.Add({"hexists", 3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Determines whether a field exists in a hash.", "key field", HExistsCommand, "O(1)"});
+  table.Add({"hlen", 2, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Returns the number of fields in a hash.", "key", HLenCommand, "O(1)"});
+  table.Add({"hstrlen", 3, kROF, 1, 1, 1, kReadFast, kGroup, "3.2.0",
+             "Returns the length of the value of a field.", "key field", HStrLenCommand, "O(1)"});
+  table.Add({"hkeys", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0", "Returns all fields in a hash.",
+             "key", HKeysCommand, "O(N) where N is the size of the hash."});
+  table.Add({"hvals", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0", "Returns all values in a hash.",
+             "key", HValsCommand, "O(N) where N is the size of the hash."});
+  table.Add({"hgetall", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0",
+             "Returns all fields and values in a hash.", "key", HGetAllCommand,
+             "O(N) where N is the size of the hash."});
+  table.Add({"hincrby", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+             "Increments the integer value of a field in a hash by a number. Uses 0 as initial "
+             "value if the field doesn't exist.",
+             "key field increment", HIncrByCommand, "O(1)"});
+  table.Add({"hincrbyfloat", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.6.0",
+             "Increments the floating point value of a field by a number. Uses 0 as initial "
+             "value if the field doesn't exist.",
+             "key field increment", HIncrByFloatCommand, "O(1)"});
+  table.Add({"hrandfield", -2, kRO, 1, 1, 1, kReadSlow, kGroup, "6.2.0",
+             "Returns one or more random fields from a hash.", "key [count [WITHVALUES]]",
+             HRandFieldCommand, "O(N) where N is the number of fields returned"});
+  table.Add({"hscan", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.0",
+             "Iterates over fields and values of a hash.",
+             "key cursor [MATCH pattern] [COUNT count]", HScanCommand,
+             "O(1) for every call. O(N) for a complete iteration, including enough command calls "
+             "for the cursor to return back to 0. N is the number of elements inside the "
+             "collection."});
+}
 
 }  // namespace vireo

@@ -26,6 +26,7 @@ DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key) {
     ++stats.keyspace_hits;
   } else {
     ++stats.keyspace_misses;
+    NotifyKeyspaceEvent(ctx.server, kNotifyKeyMiss, "keymiss", key, db.index());
   }
   return entry;
 }

@@ -128,6 +128,7 @@ void DeleteKeys(CommandContext& ctx, bool lazy) {
     if (entry == nullptr) continue;
     RemoveEntry(ctx.db, entry, lazy);
     KeyWritten(ctx, ctx.arg(i));
+    Notify(ctx, kNotifyGeneric, "del", ctx.arg(i));
     ++deleted;
   }
   ctx.reply.Integer(deleted);
@@ -185,6 +186,8 @@ void Rename(CommandContext& ctx, bool nx) {
   if (expire != -1) ctx.db.SetExpire(moved, expire);
   KeyWritten(ctx, src, 0);
   KeyWritten(ctx, dst);
+  Notify(ctx, kNotifyGeneric, "rename_from", src);
+  Notify(ctx, kNotifyGeneric, "rename_to", dst);
   if (nx) {
     ctx.reply.Integer(1);
   } else {
@@ -241,6 +244,7 @@ void CopyCommand(CommandContext& ctx) {
   DbEntry* copy = dst_db.Add(dst, entry->value.Clone());
   if (expire != -1) dst_db.SetExpire(copy, expire);
   KeyWritten(ctx, dst_db, dst);
+  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "copy_to", dst, args.dst_db);
   ctx.reply.Integer(1);
 }
 
@@ -269,6 +273,8 @@ void MoveCommand(CommandContext& ctx) {
   if (expire != -1) dst_db.SetExpire(moved, expire);
   KeyWritten(ctx, key, 0);
   KeyWritten(ctx, dst_db, key);
+  Notify(ctx, kNotifyGeneric, "move_from", key);
+  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "move_to", key, *index);
   ctx.reply.Integer(1);
 }
 
@@ -491,10 +497,15 @@ void Expire(CommandContext& ctx, bool seconds, bool absolute) {
     return;
   }
   // A time already past deletes the key right away (and is not counted as an expiry).
+  // Logged with the absolute time (or as the DEL it became), as Redis 7 does.
   if (args.when_ms <= Database::now_ms()) {
     ctx.db.DeleteEntry(entry);
+    ctx.PropagateInstead({"DEL", std::string(key)});
+    Notify(ctx, kNotifyGeneric, "del", key);
   } else {
     ctx.db.SetExpire(entry, args.when_ms);
+    ctx.PropagateInstead({"PEXPIREAT", std::string(key), std::to_string(args.when_ms)});
+    Notify(ctx, kNotifyGeneric, "expire", key);
   }
   KeyWritten(ctx, key);
   ctx.reply.Integer(1);
@@ -536,6 +547,7 @@ void PersistCommand(CommandContext& ctx) {
     return;
   }
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyGeneric, "persist", ctx.arg(1));
   ctx.reply.Integer(1);
 }
 
@@ -663,6 +675,7 @@ size_t EmptyDb(Server& server, int index, bool async) {
   } else {
     db.Clear();
   }
+  server.SignalFlushedDb(index);
   return removed;
 }
 

@@ -29,6 +29,26 @@ PackedList* ReadList(CommandContext& ctx, std::string_view key, bool* wrong_type
   return entry == nullptr ? nullptr : ListOf(entry);
 }
 
+// The same for commands that only read: a missing key counts as a keyspace miss (INFO, the
+// keymiss event), as Redis's read lookups do.
+PackedList* ReadOnlyList(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = LookupRead(ctx, key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != ValueType::kList) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return ListOf(entry);
+}
+
+// Keyspace events of a pop: lpop/rpop, then del when it emptied the list.
+void NotifyPop(CommandContext& ctx, std::string_view key, bool left, bool emptied) {
+  Notify(ctx, kNotifyList, left ? "lpop" : "rpop", key);
+  if (emptied) Notify(ctx, kNotifyGeneric, "del", key);
+}
+
 // Creates the list value with the configured node layout.
 Value NewList(CommandContext& ctx) {
   const ServerConfig& c = ctx.server.cfg();
@@ -110,6 +130,7 @@ void PushGeneric(CommandContext& ctx, End end, bool only_if_exists) {
     list->PushBackMany(values);
   }
   KeyWritten(ctx, key, values.size());
+  Notify(ctx, kNotifyList, end == End::kLeft ? "lpush" : "rpush", key);
   ctx.reply.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -160,9 +181,11 @@ void PopGeneric(CommandContext& ctx, End end) {
     }
     if (popped == 0) return;
   }
+  const bool emptied = list->empty();
   DeleteIfEmpty(ctx, key, list);
   // Redis counts one change per element removed.
   KeyWritten(ctx, key, static_cast<uint64_t>(popped));
+  NotifyPop(ctx, key, end == End::kLeft, emptied);
 }
 
 void LPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kLeft); }
@@ -173,7 +196,7 @@ void RPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kRight); }
 
 void LLenCommand(CommandContext& ctx) {
   bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   ctx.reply.Integer(list == nullptr ? 0 : static_cast<int64_t>(list->size()));
 }
@@ -191,7 +214,7 @@ void LRangeCommand(CommandContext& ctx) {
   int64_t start, stop;
   if (!ParseStartStop(ctx, &start, &stop)) return;
   bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   int64_t from, to;
   if (list == nullptr ||
@@ -209,7 +232,7 @@ void LRangeCommand(CommandContext& ctx) {
 void LIndexCommand(CommandContext& ctx) {
   // Redis looks the key up before parsing the index: a missing key is nil whatever the index.
   bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Null();
@@ -247,6 +270,7 @@ void LSetCommand(CommandContext& ctx) {
     return;
   }
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyList, "lset", ctx.arg(1));
   ctx.reply.Ok();
 }
 
@@ -268,7 +292,10 @@ void LInsertCommand(CommandContext& ctx) {
     return;
   }
   int64_t size = list->Insert(ctx.arg(3), ctx.arg(4), after);
-  if (size > 0) KeyWritten(ctx, ctx.arg(1));
+  if (size > 0) {
+    KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyList, "linsert", ctx.arg(1));
+  }
   ctx.reply.Integer(size);
 }
 
@@ -287,8 +314,11 @@ void LRemCommand(CommandContext& ctx) {
   }
   int64_t removed = list->Remove(ctx.arg(3), count);
   if (removed > 0) {
+    const bool emptied = list->empty();
     DeleteIfEmpty(ctx, ctx.arg(1), list);
     KeyWritten(ctx, ctx.arg(1), static_cast<uint64_t>(removed));
+    Notify(ctx, kNotifyList, "lrem", ctx.arg(1));
+    if (emptied) Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
   }
   ctx.reply.Integer(removed);
 }
@@ -308,10 +338,13 @@ void LTrimCommand(CommandContext& ctx) {
       list->Trim(1, 0);
     }
     uint64_t trimmed = before - list->size();
+    const bool emptied = list->empty();
     DeleteIfEmpty(ctx, ctx.arg(1), list);
     // As in Redis, LTRIM touches the key (WATCH) even when it trims nothing, and counts one
     // change per element removed.
     KeyWritten(ctx, ctx.arg(1), trimmed);
+    Notify(ctx, kNotifyList, "ltrim", ctx.arg(1));
+    if (emptied) Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
   }
   ctx.reply.Ok();
 }
@@ -373,7 +406,7 @@ void LPosCommand(CommandContext& ctx) {
   if (!ParseLPos(ctx, &args)) return;
   int64_t rank = args.rank, count = args.count, maxlen = args.maxlen;
   bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   bool want_array = count >= 0;
   if (list == nullptr) {
@@ -430,7 +463,8 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
   } else {
     destination->PushBack(element);
   }
-  if (source->empty()) {
+  const bool emptied = source->empty();
+  if (emptied) {
     ctx.db.Delete(src);
   } else {
     source->AfterRemoval();
@@ -438,6 +472,9 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
   // One change for the whole move, as in Redis; both keys are touched for WATCH.
   KeyWritten(ctx, src);
   if (src != dst) KeyWritten(ctx, dst, 0);
+  // Redis announces the push before the pop.
+  Notify(ctx, kNotifyList, to == End::kLeft ? "lpush" : "rpush", dst);
+  NotifyPop(ctx, src, from == End::kLeft, emptied);
   ctx.reply.Bulk(element);
   return true;
 }
@@ -445,7 +482,20 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
 void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
                  int64_t block_timeout_ms) {
   bool replied_error;
-  if (MoveElement(ctx, src, dst, from, to, &replied_error) || replied_error) return;
+  if (MoveElement(ctx, src, dst, from, to, &replied_error)) {
+    // BLMOVE / BRPOPLPUSH are logged in their non-blocking forms, as Redis does.
+    if (block_timeout_ms >= 0) {
+      if (ctx.argc() == 4) {
+        ctx.PropagateInstead({"RPOPLPUSH", std::string(src), std::string(dst)});
+      } else {
+        ctx.PropagateInstead({"LMOVE", std::string(src), std::string(dst),
+                              from == End::kLeft ? "LEFT" : "RIGHT",
+                              to == End::kLeft ? "LEFT" : "RIGHT"});
+      }
+    }
+    return;
+  }
+  if (replied_error) return;
   if (block_timeout_ms < 0 || !ctx.may_block()) {
     // LMOVE, or a blocking move that can't block (MULTI, scripts): a nil bulk.
     ctx.reply.Null();
@@ -501,8 +551,12 @@ void BlockingPop(CommandContext& ctx, End end) {
     ctx.reply.Array(2);
     ctx.reply.Bulk(key);
     ctx.reply.Bulk(element);
+    const bool emptied = list->empty();
     DeleteIfEmpty(ctx, key, list);
     KeyWritten(ctx, key);
+    NotifyPop(ctx, key, end == End::kLeft, emptied);
+    // Logged in the non-blocking form, as Redis does.
+    ctx.PropagateInstead({end == End::kLeft ? "LPOP" : "RPOP", std::string(key)});
     return;
   }
   if (!ctx.may_block()) {
@@ -584,8 +638,13 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_
       Pop(list, args.end, &element);
       ctx.reply.Bulk(element);
     }
+    const bool emptied = list->empty();
     DeleteIfEmpty(ctx, key, list);
     KeyWritten(ctx, key, static_cast<uint64_t>(n));
+    NotifyPop(ctx, key, args.end == End::kLeft, emptied);
+    // [B]LMPOP is logged as [LR]POP key count, as Redis does.
+    ctx.PropagateInstead(
+        {args.end == End::kLeft ? "LPOP" : "RPOP", std::string(key), std::to_string(n)});
     return true;
   }
   return false;

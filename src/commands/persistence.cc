@@ -1,8 +1,184 @@
+// Persistence commands: SAVE, BGSAVE, DUMP, RESTORE.
+#include <string>
+
 #include "commands/families.h"
+#include "commands/helpers.h"
+#include "persistence/rdb.h"
+#include "persistence/snapshot.h"
 #include "server/command_table.h"
+#include "server/server.h"
+#include "util/strings.h"
 
 namespace vireo {
 
-void RegisterPersistenceCommands(CommandTable& table) { (void)table; }
+namespace {
+
+void SaveCommand(CommandContext& ctx) {
+  if (RdbChildActive(ctx.server)) {
+    ctx.reply.Error("ERR Background save already in progress");
+    return;
+  }
+  if (RdbSaveNow(ctx.server).empty()) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Error("ERR");
+  }
+}
+
+void BgsaveCommand(CommandContext& ctx) {
+  bool schedule = false;
+  if (ctx.argc() > 1) {
+    if (ctx.argc() == 2 && IsArg(ctx.arg(1), "SCHEDULE")) {
+      schedule = true;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  RdbState& st = RdbStateOf(ctx.server);
+  if (RdbChildActive(ctx.server)) {
+    ctx.reply.Error("ERR Background save already in progress");
+  } else if (OtherChildActive(ctx.server) || ctx.in_exec) {
+    if (schedule || ctx.in_exec) {
+      st.bgsave_scheduled = true;
+      ctx.reply.SimpleString("Background saving scheduled");
+    } else {
+      ctx.reply.Error(
+          "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
+          "SCHEDULE in order to schedule a BGSAVE whenever possible.");
+    }
+  } else if (RdbBackgroundSave(ctx.server).empty()) {
+    ctx.reply.SimpleString("Background saving started");
+  } else {
+    ctx.reply.Error("ERR");
+  }
+}
+
+void DumpCommand(CommandContext& ctx) {
+  DbEntry* entry = LookupRead(ctx, ctx.arg(1));
+  if (entry == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(RdbDumpValue(entry->value, ctx.server.cfg().rdbcompression));
+}
+
+struct RestoreArgs {
+  bool replace = false;
+  bool absttl = false;
+  int64_t idletime = -1;
+  int64_t freq = -1;
+  int64_t ttl = 0;
+};
+
+// Options first, then the key, then the TTL: Redis's order of checks.
+bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
+  for (size_t i = 4; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    bool more = i + 1 < ctx.argc();
+    if (IsArg(opt, "REPLACE")) {
+      a->replace = true;
+    } else if (IsArg(opt, "ABSTTL")) {
+      a->absttl = true;
+    } else if (IsArg(opt, "IDLETIME") && more && a->freq == -1) {
+      auto v = ArgInt(ctx, ctx.arg(++i));
+      if (!v) return false;
+      if (*v < 0) {
+        ctx.reply.Error("ERR Invalid IDLETIME value, must be >= 0");
+        return false;
+      }
+      a->idletime = *v;
+    } else if (IsArg(opt, "FREQ") && more && a->idletime == -1) {
+      auto v = ArgInt(ctx, ctx.arg(++i));
+      if (!v) return false;
+      if (*v < 0 || *v > 255) {
+        ctx.reply.Error("ERR Invalid FREQ value, must be >= 0 and <= 255");
+        return false;
+      }
+      a->freq = *v;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void RestoreCommand(CommandContext& ctx) {
+  RestoreArgs a;
+  if (!ParseRestoreOptions(ctx, &a)) return;
+  std::string_view key = ctx.arg(1);
+  if (!a.replace && ctx.db.Find(key) != nullptr) {
+    ctx.reply.Error("BUSYKEY Target key name already exists.");
+    return;
+  }
+  auto ttl = ArgInt(ctx, ctx.arg(2));
+  if (!ttl) return;
+  if (*ttl < 0) {
+    ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
+    return;
+  }
+  Value value;
+  std::string error;
+  if (!RdbRestoreValue(ctx.server, ctx.arg(3), &value, &error)) {
+    ctx.reply.Error(error);
+    return;
+  }
+  bool deleted = a.replace && ctx.db.Delete(key);
+  int64_t when = *ttl;
+  if (when != 0 && !a.absttl) when += Database::now_ms();
+  if (when != 0 && when <= Database::now_ms()) {
+    // Already expired: the key is not created, but a replaced one is gone.
+    if (deleted) {
+      ctx.PropagateInstead({"DEL", std::string(key)});
+      Notify(ctx, kNotifyGeneric, "del", key);
+      KeyWritten(ctx, key);
+    } else {
+      ctx.PropagateNothing();
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  DbEntry* entry = ctx.db.Add(key, std::move(value));
+  if (when != 0) {
+    ctx.db.SetExpire(entry, when);
+    if (!a.absttl) {
+      // Replicas and the AOF get the absolute time, so a replay can't extend the TTL.
+      std::vector<std::string> argv(ctx.argv.begin(), ctx.argv.end());
+      argv[2] = Int64ToString(when);
+      argv.push_back("ABSTTL");
+      ctx.PropagateInstead(std::move(argv));
+    }
+  }
+  Notify(ctx, kNotifyGeneric, "restore", key);
+  KeyWritten(ctx, key);
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterPersistenceCommands(CommandTable& table) {
+  table.Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, "@admin @slow @dangerous",
+             "server", "1.0.0", "Synchronously saves the database(s) to disk.", "", SaveCommand,
+             "O(N) where N is the total number of keys in all databases"});
+  table.Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, "@admin @slow @dangerous", "server",
+             "1.0.0", "Asynchronously saves the database(s) to disk.", "[SCHEDULE]", BgsaveCommand,
+             "O(1)"});
+  table.Add({"dump", 2, kCmdReadonly, 1, 1, 1, "@keyspace @read @slow", "generic", "2.6.0",
+             "Returns a serialized representation of the value stored at a key.", "key",
+             DumpCommand,
+             "O(1) to access the key and additional O(N*M) to serialize it, where N is the number "
+             "of Redis objects composing the value and M their average size. For small string "
+             "values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1)."});
+  table.Add({"restore", -4, kCmdWrite | kCmdDenyOom, 1, 1, 1, "@keyspace @write @slow @dangerous",
+             "generic", "2.6.0", "Creates a key from the serialized representation of a value.",
+             "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+             RestoreCommand,
+             "O(1) to create the new key and additional O(N*M) to reconstruct the serialized "
+             "value, where N is the number of Redis objects composing the value and M their "
+             "average size. For small string values the time complexity is thus O(1)+O(1*M) "
+             "where M is small, so simply O(1). However for sorted set values the complexity is "
+             "O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."});
+}
 
 }  // namespace vireo

@@ -1,8 +1,225 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The engine is in src/scripting/.
+#include "scripting/scripting.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
 #include "commands/families.h"
+#include "commands/helpers.h"
 #include "server/command_table.h"
+#include "server/server.h"
+#include "util/strings.h"
 
 namespace vireo {
+namespace {
 
-void RegisterScriptingCommands(CommandTable& table) { (void)table; }
+// EVAL's numkeys, checked as Redis does. Returns false after replying an error.
+bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
+  std::optional<int64_t> n = ArgInt(ctx, ctx.arg(2));
+  if (!n) return false;
+  if (*n > static_cast<int64_t>(ctx.argc()) - 3) {
+    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  if (*n < 0) {
+    ctx.reply.Error("ERR Number of keys can't be negative");
+    return false;
+  }
+  *numkeys = static_cast<size_t>(*n);
+  return true;
+}
+
+void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
+  size_t numkeys = 0;
+  if (!ParseNumKeys(ctx, &numkeys)) return;
+  Scripting& scripting = ctx.server.scripting();
+  CachedScript* script;
+  std::string sha;
+  if (by_sha) {
+    script = scripting.FindScript(ctx.arg(1));
+    if (script == nullptr) {
+      ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+      return;
+    }
+  } else {
+    std::string error;
+    script = scripting.LoadScript(ctx.arg(1), &sha, &error);
+    if (script == nullptr) {
+      ctx.reply.Error(error);
+      return;
+    }
+  }
+  // EVAL has skip_monitor: it is fed here, before the commands its script runs.
+  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
+  RunScript(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha, numkeys, 3);
+}
+
+void EvalCommand(CommandContext& ctx) { EvalGeneric(ctx, false, false); }
+void EvalShaCommand(CommandContext& ctx) { EvalGeneric(ctx, true, false); }
+void EvalRoCommand(CommandContext& ctx) { EvalGeneric(ctx, false, true); }
+void EvalShaRoCommand(CommandContext& ctx) { EvalGeneric(ctx, true, true); }
+
+void ScriptLoadCommand(CommandContext& ctx) {
+  std::string sha, error;
+  if (ctx.server.scripting().LoadScript(ctx.arg(2), &sha, &error) == nullptr) {
+    ctx.reply.Error(error);
+    return;
+  }
+  ctx.reply.Bulk(sha);
+}
+
+void ScriptExistsCommand(CommandContext& ctx) {
+  Scripting& scripting = ctx.server.scripting();
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    ctx.reply.Integer(scripting.FindScript(ctx.arg(i)) != nullptr ? 1 : 0);
+  }
+}
+
+void ScriptFlushCommand(CommandContext& ctx) {
+  if (ctx.argc() > 3 ||
+      (ctx.argc() == 3 && !IsArg(ctx.arg(2), "SYNC") && !IsArg(ctx.arg(2), "ASYNC"))) {
+    ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    return;
+  }
+  ctx.server.scripting().FlushScripts();
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+// Shared with functions.cc: SCRIPT KILL and FUNCTION KILL.
+void KillRunningScript(CommandContext& ctx, bool eval) {
+  ScriptRun* run = ctx.server.scripting().running();
+  if (run == nullptr || !run->timed_out) {
+    ctx.reply.Error("NOTBUSY No scripts in execution right now.");
+    return;
+  }
+  if (run->write_dirty) {
+    ctx.reply.Error(
+        "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+        "can either wait the script termination or kill the server in a hard way using the "
+        "SHUTDOWN NOSAVE command.");
+    return;
+  }
+  if (eval && !run->eval_mode) {
+    ctx.reply.Error(
+        "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+        "NOSAVE.");
+    return;
+  }
+  if (!eval && run->eval_mode) {
+    ctx.reply.Error(
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+        "NOSAVE.");
+    return;
+  }
+  run->killed = true;
+  ctx.reply.Ok();
+}
+
+namespace {
+
+void ScriptKillCommand(CommandContext& ctx) { KillRunningScript(ctx, true); }
+
+void ScriptDebugCommand(CommandContext& ctx) {
+  if (IsArg(ctx.arg(2), "NO")) {
+    ctx.reply.Ok();
+    return;
+  }
+  if (IsArg(ctx.arg(2), "YES") || IsArg(ctx.arg(2), "SYNC")) {
+    ctx.reply.Error("ERR SCRIPT DEBUG is not supported by this server");
+    return;
+  }
+  ctx.reply.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+}
+
+void ScriptHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, "SCRIPT",
+            {"DEBUG (YES|SYNC|NO)", "    Set the debug mode for subsequent scripts executed.",
+             "EXISTS <sha1> [<sha1> ...]",
+             "    Return information about the existence of the scripts in the script cache.",
+             "FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+             "    When called without the optional mode argument, the behavior is determined by "
+             "the",
+             "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+             "    * ASYNC: Asynchronously flush the scripts cache.",
+             "    * SYNC: Synchronously flush the scripts cache.", "KILL",
+             "    Kill the currently executing Lua script.", "LOAD <script>",
+             "    Load a script into the scripts cache without executing it."});
+}
+
+void ScriptContainer(CommandContext& ctx) {
+  ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command", "script"));
+}
+
+std::vector<size_t> EvalKeys(std::span<const std::string_view> argv) {
+  std::vector<size_t> out;
+  if (argv.size() < 3) return out;
+  int64_t n = 0;
+  if (!ParseInt64(argv[2], &n) || n <= 0 || n > static_cast<int64_t>(argv.size()) - 3) {
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<size_t>(3 + i));
+  return out;
+}
+
+}  // namespace
+
+void RegisterFunctionCommands(CommandTable& table);  // functions.cc
+
+void RegisterScriptingCommands(CommandTable& table) {
+  constexpr const char* kAcl = "@slow @scripting";
+  constexpr const char* kGroup = "scripting";
+  constexpr uint32_t kEvalFlags =
+      kCmdNoScript | kCmdSkipMonitor | kCmdMayReplicate | kCmdStale | kCmdMovableKeys;
+  constexpr uint32_t kEvalRoFlags =
+      kCmdNoScript | kCmdSkipMonitor | kCmdStale | kCmdReadonly | kCmdMovableKeys;
+  constexpr const char* kComplexity = "Depends on the script that is executed.";
+  table.Add({"eval", -3, kEvalFlags, 0, 0, 0, kAcl, kGroup, "2.6.0",
+             "Executes a server-side Lua script.", "script numkeys [key [key ...]] [arg [arg ...]]",
+             EvalCommand, kComplexity, EvalKeys});
+  table.Add({"evalsha", -3, kEvalFlags, 0, 0, 0, kAcl, kGroup, "2.6.0",
+             "Executes a server-side Lua script by SHA1 digest.",
+             "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaCommand, kComplexity,
+             EvalKeys});
+  table.Add({"eval_ro", -3, kEvalRoFlags, 0, 0, 0, kAcl, kGroup, "7.0.0",
+             "Executes a read-only server-side Lua script.",
+             "script numkeys [key [key ...]] [arg [arg ...]]", EvalRoCommand, kComplexity,
+             EvalKeys});
+  table.Add({"evalsha_ro", -3, kEvalRoFlags, 0, 0, 0, kAcl, kGroup, "7.0.0",
+             "Executes a read-only server-side Lua script by SHA1 digest.",
+             "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaRoCommand, kComplexity,
+             EvalKeys});
+
+  table.Add({"script", -2, 0, 0, 0, 0, "@slow", kGroup, "2.6.0",
+             "A container for Lua scripts management commands.", "", ScriptContainer,
+             "Depends on subcommand."});
+  table.AddSubcommand("script", {"debug", 3, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "3.2.0",
+                                 "Sets the debug mode of server-side Lua scripts.",
+                                 "<YES | SYNC | NO>", ScriptDebugCommand, "O(1)"});
+  table.AddSubcommand(
+      "script", {"exists", -3, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "2.6.0",
+                 "Determines whether server-side Lua scripts exist in the script cache.",
+                 "sha1 [sha1 ...]", ScriptExistsCommand,
+                 "O(N) with N being the number of scripts to check (so checking a single script "
+                 "is an O(1) operation)."});
+  table.AddSubcommand(
+      "script", {"flush", -2, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "2.6.0",
+                 "Removes all server-side Lua scripts from the script cache.", "[ASYNC | SYNC]",
+                 ScriptFlushCommand, "O(N) with N being the number of scripts in cache"});
+  table.AddSubcommand("script", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, kAcl, kGroup, "5.0.0",
+                                 "Returns helpful text about the different subcommands.", "",
+                                 ScriptHelpCommand, "O(1)"});
+  table.AddSubcommand("script", {"kill", 2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, kAcl, kGroup,
+                                 "2.6.0", "Terminates a server-side Lua script during execution.",
+                                 "", ScriptKillCommand, "O(1)"});
+  table.AddSubcommand(
+      "script", {"load", 3, kCmdNoScript | kCmdStale, 0, 0, 0, kAcl, kGroup, "2.6.0",
+                 "Loads a server-side Lua script to the script cache.", "script", ScriptLoadCommand,
+                 "O(N) with N being the length in bytes of the script body."});
+  RegisterFunctionCommands(table);
+}
 
 }  // namespace vireo

@@ -10,6 +10,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "persistence/snapshot.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -201,6 +202,13 @@ void DebugCommand(CommandContext& ctx) {
   } else if (IsArg(sub, "LOG") && argc == 3) {
     spdlog::warn("DEBUG LOG: {}", ctx.arg(2));
     ctx.reply.Ok();
+  } else if (IsArg(sub, "RELOAD")) {
+    // Save, empty every database, load the dump again (src/persistence/snapshot.h).
+    if (std::string err = RdbDebugReload(ctx.server); !err.empty()) {
+      ctx.reply.Error(err);
+    } else {
+      ctx.reply.Ok();
+    }
   } else if (IsArg(sub, "PROTOCOL") && argc == 3) {
     DebugProtocol(ctx);
   } else {
@@ -214,7 +222,7 @@ void DebugCommand(CommandContext& ctx) {
 // SHUTDOWN
 
 void ShutdownCommand(CommandContext& ctx) {
-  bool nosave = false, save = false, abort = false, other = false;
+  bool nosave = false, save = false, abort = false, other = false, force = false;
   for (size_t i = 1; i < ctx.argc(); ++i) {
     std::string_view opt = ctx.arg(i);
     if (IsArg(opt, "NOSAVE")) {
@@ -223,6 +231,7 @@ void ShutdownCommand(CommandContext& ctx) {
       save = true;
     } else if (IsArg(opt, "NOW") || IsArg(opt, "FORCE")) {
       other = true;
+      force = force || IsArg(opt, "FORCE");
     } else if (IsArg(opt, "ABORT")) {
       abort = true;
     } else {
@@ -239,9 +248,14 @@ void ShutdownCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR No shutdown in progress.");
     return;
   }
-  // There is no persistence to save to yet, so SAVE shuts down just like NOSAVE. As in Redis
-  // the client gets no reply: the connection closes when the process exits.
   spdlog::warn("User requested shutdown...");
+  // Saves the dump when SAVE is given or save points are configured (unless NOSAVE); a failed
+  // save keeps the server running unless FORCE. As in Redis the client gets no reply on
+  // success: the connection closes when the process exits.
+  if (!RdbSaveOnShutdown(ctx.server, save, nosave).empty() && !force) {
+    ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+    return;
+  }
   ctx.server.CloseAfterReply(ctx.client);
   ctx.server.Shutdown();
 }

@@ -1,8 +1,535 @@
+// Streams: the log (XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID) and the readers (XREAD,
+// XREADGROUP), including their blocking forms. Consumer-group management, acknowledgement,
+// claims and introspection are in stream_groups_cmd.cc.
+//
+// Blocking reads use the shared engine with a WaitCondition: an XREAD waiter is served when its
+// stream has entries after the ID it waits after (every such reader, since reading consumes
+// nothing), an XREADGROUP waiter when its group has undelivered entries — the first consumer
+// served takes them, so each entry reaches one consumer — or when the key or group vanished,
+// so that re-running the command gives the error Redis 7.2 gives.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
 #include "commands/families.h"
-#include "server/command_table.h"
+#include "commands/stream_common.h"
+#include "server/server.h"
+#include "util/strings.h"
 
 namespace vireo {
+namespace stream_cmd {
 
-void RegisterStreamCommands(CommandTable& table) { (void)table; }
+bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
+                 bool strict, bool* seq_star) {
+  if (ParseStreamID(arg, id, missing_seq, strict, seq_star)) return true;
+  ctx.reply.Error(kInvalidId);
+  return false;
+}
+
+Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, wrong_type);
+  return entry == nullptr ? nullptr : entry->value.As<Stream>();
+}
+
+Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = LookupRead(ctx, key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != ValueType::kStream) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return entry->value.As<Stream>();
+}
+
+void ReplyId(ReplyBuilder& reply, StreamID id) {
+  char buf[48];
+  auto r = fmt::format_to_n(buf, sizeof(buf), "{}-{}", id.ms, id.seq);
+  reply.Bulk({buf, r.size});
+}
+
+void ReplyEntry(ReplyBuilder& reply, const StreamEntryView& entry) {
+  reply.Array(2);
+  ReplyId(reply, entry.id);
+  reply.Array(entry.field_values.size());
+  for (std::string_view s : entry.field_values) reply.Bulk(s);
+}
+
+Stream::NodeLimits NodeLimits(CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  return {static_cast<size_t>(std::max<int64_t>(c.stream_node_max_bytes, 0)),
+          static_cast<size_t>(std::max<int64_t>(c.stream_node_max_entries, 0))};
+}
+
+int64_t CommandTimeMs() { return Database::now_ms(); }
+
+void GroupStateWritten(CommandContext& ctx, uint64_t dirty) { ctx.server.AddDirty(dirty); }
+
+std::vector<std::string> XClaimPropagation(std::string_view key, std::string_view group,
+                                           const ConsumerGroup& cg, const PendingEntry& pending,
+                                           std::string_view id_arg) {
+  // Idempotent on the replica: FORCE creates the PEL entry if missing, TIME and RETRYCOUNT
+  // copy the delivery state, LASTID carries the group's last-delivered ID.
+  return {"XCLAIM",
+          std::string(key),
+          std::string(group),
+          pending.consumer != nullptr ? pending.consumer->name() : std::string(),
+          "0",
+          std::string(id_arg),
+          "TIME",
+          std::to_string(pending.delivery_time_ms),
+          "RETRYCOUNT",
+          std::to_string(pending.delivery_count),
+          "FORCE",
+          "JUSTID",
+          "LASTID",
+          cg.last_id.ToString()};
+}
+
+std::vector<std::string> SetIdPropagation(std::string_view key, std::string_view group,
+                                          const ConsumerGroup& cg) {
+  return {"XGROUP",
+          "SETID",
+          std::string(key),
+          std::string(group),
+          cg.last_id.ToString(),
+          "ENTRIESREAD",
+          std::to_string(cg.entries_read)};
+}
+
+std::vector<std::string> CreateConsumerPropagation(std::string_view key, std::string_view group,
+                                                   std::string_view consumer) {
+  return {"XGROUP", "CREATECONSUMER", std::string(key), std::string(group), std::string(consumer)};
+}
+
+}  // namespace stream_cmd
+
+namespace {
+
+using namespace stream_cmd;  // NOLINT: this file is the family's home
+
+// ---------------------------------------------------------------------------------------------
+// XADD / XTRIM arguments
+
+struct TrimArgs {
+  enum class Strategy { kNone, kMaxLen, kMinId } strategy = Strategy::kNone;
+  bool approx = false;
+  int64_t maxlen = 0;
+  StreamID minid;
+  int64_t limit = 0;
+  bool limit_given = false;
+  size_t threshold_index = 0;  // argv index of the MAXLEN/MINID threshold
+  size_t limit_index = 0;      // argv index of LIMIT, 0 if none
+};
+
+struct AddArgs {
+  TrimArgs trim;
+  bool nomkstream = false;
+  bool id_given = false;
+  bool seq_star = false;  // "<ms>-*"
+  StreamID id;
+  size_t id_index = 0;
+};
+
+// Parses XADD's options up to the ID (xadd) or XTRIM's options (all arguments). Returns false
+// after replying an error.
+bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
+  TrimArgs& trim = args->trim;
+  size_t argc = ctx.argc();
+  size_t i = 2;
+  for (; i < argc; ++i) {
+    size_t more = argc - 1 - i;
+    std::string_view opt = ctx.arg(i);
+    if (xadd && opt == "*") {
+      break;
+    } else if ((IsArg(opt, "MAXLEN") || IsArg(opt, "MINID")) && more > 0) {
+      bool maxlen = IsArg(opt, "MAXLEN");
+      if (trim.strategy != TrimArgs::Strategy::kNone) {
+        ctx.reply.Error(
+            "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+        return false;
+      }
+      trim.approx = false;
+      std::string_view next = ctx.arg(i + 1);
+      if (more >= 2 && next == "~") {
+        trim.approx = true;
+        ++i;
+      } else if (more >= 2 && next == "=") {
+        ++i;
+      }
+      if (maxlen) {
+        auto n = ArgInt(ctx, ctx.arg(i + 1));
+        if (!n) return false;
+        if (*n < 0) {
+          ctx.reply.Error("ERR The MAXLEN argument must be >= 0.");
+          return false;
+        }
+        trim.maxlen = *n;
+        trim.strategy = TrimArgs::Strategy::kMaxLen;
+      } else {
+        if (!ArgStreamID(ctx, ctx.arg(i + 1), &trim.minid, 0, true)) return false;
+        trim.strategy = TrimArgs::Strategy::kMinId;
+      }
+      ++i;
+      trim.threshold_index = i;
+    } else if (IsArg(opt, "LIMIT") && more > 0) {
+      auto n = ArgInt(ctx, ctx.arg(i + 1));
+      if (!n) return false;
+      if (*n < 0) {
+        ctx.reply.Error("ERR The LIMIT argument must be >= 0.");
+        return false;
+      }
+      trim.limit = *n;
+      trim.limit_given = true;
+      trim.limit_index = i;
+      ++i;
+    } else if (xadd && IsArg(opt, "NOMKSTREAM")) {
+      args->nomkstream = true;
+    } else if (xadd) {
+      if (!ArgStreamID(ctx, opt, &args->id, 0, true, &args->seq_star)) return false;
+      args->id_given = true;
+      break;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  args->id_index = i;
+  if (trim.limit != 0 && trim.strategy == TrimArgs::Strategy::kNone) {
+    ctx.reply.Error(
+        "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+    return false;
+  }
+  if (!xadd && trim.strategy == TrimArgs::Strategy::kNone) {
+    ctx.reply.Error("ERR syntax error, XTRIM must be called with a trimming strategy");
+    return false;
+  }
+  if (trim.limit_given) {
+    if (!trim.approx) {
+      ctx.reply.Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
+      return false;
+    }
+  } else if (trim.approx) {
+    // Bounds the work of one call: 100 nodes' worth by default.
+    trim.limit = 100 * ctx.server.cfg().stream_node_max_entries;
+    if (trim.limit <= 0) trim.limit = 10000;
+    if (trim.limit > 1000000) trim.limit = 1000000;
+  }
+  return true;
+}
+
+int64_t ApplyTrim(Stream& s, const TrimArgs& trim) {
+  switch (trim.strategy) {
+    case TrimArgs::Strategy::kMaxLen:
+      return s.TrimByLength(static_cast<uint64_t>(trim.maxlen), trim.approx, trim.limit);
+    case TrimArgs::Strategy::kMinId:
+      return s.TrimByMinId(trim.minid, trim.approx, trim.limit);
+    case TrimArgs::Strategy::kNone:
+      break;
+  }
+  return 0;
+}
+
+// The command as it must be replayed: approximate trimming becomes exact trimming to the length
+// the stream now has (so a replica or AOF removes exactly what was removed here, whatever its
+// node layout), LIMIT goes, and a generated ID becomes the concrete one.
+std::vector<std::string> RewriteForPropagation(CommandContext& ctx, const AddArgs& args,
+                                               const Stream& s, const StreamID* id) {
+  std::vector<std::string> out;
+  out.reserve(ctx.argc());
+  const TrimArgs& trim = args.trim;
+  for (size_t i = 0; i < ctx.argc(); ++i) {
+    if (trim.limit_index != 0 && (i == trim.limit_index || i == trim.limit_index + 1)) continue;
+    if (trim.approx && i == trim.threshold_index - 2) {
+      out.emplace_back("MAXLEN");
+    } else if (trim.approx && i == trim.threshold_index - 1) {
+      out.emplace_back("=");
+    } else if (trim.approx && i == trim.threshold_index) {
+      out.push_back(std::to_string(s.length()));
+    } else if (id != nullptr && i == args.id_index) {
+      out.push_back(id->ToString());
+    } else {
+      out.emplace_back(ctx.arg(i));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The log
+
+void XAddCommand(CommandContext& ctx) {
+  AddArgs args;
+  if (!ParseAddOrTrim(ctx, true, &args)) return;
+  size_t field_pos = args.id_index + 1;
+  if (ctx.argc() < field_pos + 2 || (ctx.argc() - field_pos) % 2 == 1) {
+    ctx.reply.Error("ERR wrong number of arguments for 'xadd' command");
+    return;
+  }
+  if (args.id_given && !args.seq_star && args.id.is_zero()) {
+    ctx.reply.Error("ERR The ID specified in XADD must be greater than 0-0");
+    return;
+  }
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, &wrong_type);
+  if (wrong_type) return;
+  if (entry == nullptr) {
+    if (args.nomkstream) {
+      ctx.reply.Null();
+      return;
+    }
+    entry = ctx.db.Add(key, Value::Object(ValueType::kStream, std::make_unique<Stream>()));
+  }
+  Stream& s = *entry->value.As<Stream>();
+  if (s.last_id() == StreamID::Max()) {
+    ctx.reply.Error("ERR The stream has exhausted the last possible ID, unable to add more items");
+    return;
+  }
+  StreamID id;
+  bool ok;
+  if (!args.id_given) {
+    ok = s.NextId(static_cast<uint64_t>(CommandTimeMs()), &id);
+  } else if (args.seq_star) {
+    ok = s.NextIdForMs(args.id.ms, &id);
+  } else {
+    id = args.id;
+    ok = id > s.last_id();
+  }
+  if (!ok) {
+    ctx.reply.Error(
+        "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+    return;
+  }
+  s.Append(id, ctx.argv.subspan(field_pos), NodeLimits(ctx));
+  ReplyId(ctx.reply, id);
+  Notify(ctx, kNotifyStream, "xadd", key);
+  int64_t trimmed = ApplyTrim(s, args.trim);
+  if (trimmed > 0) Notify(ctx, kNotifyStream, "xtrim", key);
+  if (!args.id_given || args.seq_star || args.trim.approx) {
+    ctx.PropagateInstead(
+        RewriteForPropagation(ctx, args, s, !args.id_given || args.seq_star ? &id : nullptr));
+  }
+  ctx.server.SignalKeyAsReady(ctx.client.db_index(), key);
+  KeyWritten(ctx, key);
+}
+
+void XTrimCommand(CommandContext& ctx) {
+  AddArgs args;
+  if (!ParseAddOrTrim(ctx, false, &args)) return;
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  Stream* s = LookupStream(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  if (s == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t trimmed = ApplyTrim(*s, args.trim);
+  if (trimmed > 0) {
+    Notify(ctx, kNotifyStream, "xtrim", key);
+    if (args.trim.approx) ctx.PropagateInstead(RewriteForPropagation(ctx, args, *s, nullptr));
+    KeyWritten(ctx, key, static_cast<uint64_t>(trimmed));
+  }
+  ctx.reply.Integer(trimmed);
+}
+
+void XLenCommand(CommandContext& ctx) {
+  bool wrong_type;
+  Stream* s = LookupStreamRead(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Integer(s == nullptr ? 0 : static_cast<int64_t>(s->length()));
+}
+
+// An XRANGE bound: "-", "+", an ID (incomplete ones get missing_seq), or "(" + ID for an
+// exclusive bound.
+bool ParseRangeBound(CommandContext& ctx, std::string_view arg, uint64_t missing_seq, StreamID* id,
+                     bool* exclusive) {
+  *exclusive = false;
+  if (arg.size() > 1 && arg[0] == '(') {
+    *exclusive = true;
+    return ArgStreamID(ctx, arg.substr(1), id, missing_seq, true);
+  }
+  return ArgStreamID(ctx, arg, id, missing_seq, false);
+}
+
+void RangeGeneric(CommandContext& ctx, bool reverse) {
+  std::string_view start_arg = reverse ? ctx.arg(3) : ctx.arg(2);
+  std::string_view end_arg = reverse ? ctx.arg(2) : ctx.arg(3);
+  StreamID start, end;
+  bool start_ex, end_ex;
+  if (!ParseRangeBound(ctx, start_arg, 0, &start, &start_ex)) return;
+  if (start_ex && !start.Increment()) {
+    ctx.reply.Error("ERR invalid start ID for the interval");
+    return;
+  }
+  if (!ParseRangeBound(ctx, end_arg, UINT64_MAX, &end, &end_ex)) return;
+  if (end_ex && !end.Decrement()) {
+    ctx.reply.Error("ERR invalid end ID for the interval");
+    return;
+  }
+  int64_t count = -1;
+  for (size_t i = 4; i < ctx.argc(); ++i) {
+    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc()) {
+      auto n = ArgInt(ctx, ctx.arg(i + 1));
+      if (!n) return;
+      count = std::max<int64_t>(*n, 0);
+      ++i;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  bool wrong_type;
+  Stream* s = LookupStreamRead(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (s == nullptr) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  if (count == 0) {
+    ctx.reply.NullArray();
+    return;
+  }
+  size_t mark = ctx.reply.DeferLength();
+  size_t n = s->Range(start, end, reverse, count < 0 ? 0 : static_cast<size_t>(count),
+                      [&](const StreamEntryView& e) {
+                        ReplyEntry(ctx.reply, e);
+                        return true;
+                      });
+  ctx.reply.SetDeferredArray(mark, n);
+}
+
+void XRangeCommand(CommandContext& ctx) { RangeGeneric(ctx, false); }
+void XRevRangeCommand(CommandContext& ctx) { RangeGeneric(ctx, true); }
+
+void XDelCommand(CommandContext& ctx) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  Stream* s = LookupStream(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  if (s == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  // Every ID is checked before anything is deleted, so a bad one leaves the stream untouched.
+  std::vector<StreamID> ids(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    if (!ArgStreamID(ctx, ctx.arg(i), &ids[i - 2], 0, true)) return;
+  }
+  int64_t deleted = 0;
+  for (StreamID id : ids) deleted += s->Delete(id) ? 1 : 0;
+  if (deleted > 0) {
+    Notify(ctx, kNotifyStream, "xdel", key);
+    KeyWritten(ctx, key, static_cast<uint64_t>(deleted));
+  }
+  ctx.reply.Integer(deleted);
+}
+
+void XSetIdCommand(CommandContext& ctx) {
+  StreamID id, max_deleted;
+  if (!ArgStreamID(ctx, ctx.arg(2), &id, 0, true)) return;
+  int64_t entries_added = -1;
+  for (size_t i = 3; i < ctx.argc(); i += 2) {
+    bool more = i + 1 < ctx.argc();
+    if (IsArg(ctx.arg(i), "ENTRIESADDED") && more) {
+      auto n = ArgInt(ctx, ctx.arg(i + 1));
+      if (!n) return;
+      if (*n < 0) {
+        ctx.reply.Error("ERR entries_added must be positive");
+        return;
+      }
+      entries_added = *n;
+    } else if (IsArg(ctx.arg(i), "MAXDELETEDID") && more) {
+      if (!ArgStreamID(ctx, ctx.arg(i + 1), &max_deleted, 0, true)) return;
+      if (id < max_deleted) {
+        ctx.reply.Error(
+            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        return;
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  Stream* s = LookupStream(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  if (s == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  if (id < s->max_deleted_id()) {
+    ctx.reply.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
+    return;
+  }
+  if (s->length() > 0) {
+    StreamID top;
+    s->LastEntryId(&top);
+    if (id < top) {
+      ctx.reply.Error("ERR The ID specified in XSETID is smaller than the target stream top item");
+      return;
+    }
+    if (entries_added != -1 && static_cast<int64_t>(s->length()) > entries_added) {
+      ctx.reply.Error(
+          "ERR The entries_added specified in XSETID is smaller than the target stream length");
+      return;
+    }
+  }
+  s->set_last_id(id);
+  if (entries_added != -1) s->set_entries_added(static_cast<uint64_t>(entries_added));
+  if (!max_deleted.is_zero()) s->set_max_deleted_id(max_deleted);
+  ctx.reply.Ok();
+  Notify(ctx, kNotifyStream, "xsetid", key);
+  GroupStateWritten(ctx);
+}
+
+}  // namespace
+
+// The readers live in stream_read.cc.
+void RegisterStreamReadCommands(CommandTable& table);
+
+void RegisterStreamCommands(CommandTable& table) {
+  constexpr const char* kGroup = "stream";
+  table.Add({"xadd", -5, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, "@write @stream @fast",
+             kGroup, "5.0.0",
+             "Appends a new message to a stream. Creates the key if it doesn't exist.",
+             "key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field "
+             "value [field value ...]",
+             XAddCommand,
+             "O(1) when adding a new entry, O(N) when trimming where N being the "
+             "number of entries evicted."});
+  table.Add({"xtrim", -4, kCmdWrite, 1, 1, 1, "@write @stream @slow", kGroup, "5.0.0",
+             "Deletes messages from the beginning of a stream.",
+             "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count]", XTrimCommand,
+             "O(N), with N being the number of evicted entries. Constant times are very small "
+             "however, since entries are organized in macro nodes containing multiple entries "
+             "that can be released with a single deallocation."});
+  table.Add({"xlen", 2, kCmdReadonly | kCmdFast, 1, 1, 1, "@read @stream @fast", kGroup, "5.0.0",
+             "Return the number of messages in a stream.", "key", XLenCommand, "O(1)"});
+  table.Add({"xrange", -4, kCmdReadonly, 1, 1, 1, "@read @stream @slow", kGroup, "5.0.0",
+             "Returns the messages from a stream within a range of IDs.",
+             "key start end [COUNT count]", XRangeCommand,
+             "O(N) with N being the number of elements being returned. If N is constant (e.g. "
+             "always asking for the first 10 elements with COUNT), you can consider it O(1)."});
+  table.Add({"xrevrange", -4, kCmdReadonly, 1, 1, 1, "@read @stream @slow", kGroup, "5.0.0",
+             "Returns the messages from a stream within a range of IDs in reverse order.",
+             "key end start [COUNT count]", XRevRangeCommand,
+             "O(N) with N being the number of elements returned. If N is constant (e.g. always "
+             "asking for the first 10 elements with COUNT), you can consider it O(1)."});
+  table.Add({"xdel", -3, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "5.0.0",
+             "Returns the number of messages after removing them from a stream.", "key id [id ...]",
+             XDelCommand,
+             "O(1) for each single item to delete in the stream, regardless of the stream size."});
+  table.Add({"xsetid", -3, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, "@write @stream @fast",
+             kGroup, "5.0.0", "An internal command for replicating stream values.",
+             "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]",
+             XSetIdCommand, "O(1)"});
+  RegisterStreamReadCommands(table);
+  RegisterStreamGroupCommands(table);
+}
 
 }  // namespace vireo

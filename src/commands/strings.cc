@@ -169,11 +169,21 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
   } else {
     entry = ctx.db.Add(key, Value::String(value));
   }
+  Notify(ctx, kNotifyString, "set", key);
   if (has_expire) {
     ctx.db.SetExpire(entry, when_ms);
+    Notify(ctx, kNotifyGeneric, "expire", key);
     // A time already past leaves the key logically expired, as in Redis: looking it up now
     // removes it and counts it in expired_keys.
-    if (when_ms <= Database::now_ms()) ctx.db.Find(key);
+    if (when_ms <= Database::now_ms()) {
+      ctx.db.Find(key);
+      // The expiry logged the DEL that is this command's whole effect.
+      ctx.PropagateNothing();
+    } else if (options.kind != ExpireKind::kPxAt) {
+      // Relative (and second) times are logged as the absolute time in ms, as Redis 7 does.
+      ctx.PropagateInstead(
+          {"SET", std::string(key), std::string(value), "PXAT", std::to_string(when_ms)});
+    }
   }
   KeyWritten(ctx, key);
   if (options.get) return;
@@ -189,6 +199,7 @@ void SetCommand(CommandContext& ctx) {
     // The common case, kept free of option handling.
     ctx.db.Set(ctx.arg(1), Value::String(ctx.arg(2)));
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyString, "set", ctx.arg(1));
     ctx.reply.Ok();
     return;
   }
@@ -241,6 +252,8 @@ void GetsetCommand(CommandContext& ctx) {
     ctx.db.Add(ctx.arg(1), Value::String(ctx.arg(2)));
   }
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyString, "set", ctx.arg(1));
+  ctx.PropagateInstead({"SET", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -248,6 +261,8 @@ void GetdelCommand(CommandContext& ctx) {
   if (!ReplyGet(ctx, ctx.arg(1), &entry) || entry == nullptr) return;
   ctx.db.DeleteEntry(entry);
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
+  ctx.PropagateInstead({"DEL", std::string(ctx.arg(1))});
 }
 
 void GetexCommand(CommandContext& ctx) {
@@ -275,11 +290,17 @@ void GetexCommand(CommandContext& ctx) {
     // Unlike SET, GETEX deletes a key given a past time outright (Redis propagates a DEL).
     ctx.db.DeleteEntry(entry);
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
+    ctx.PropagateInstead({"DEL", std::string(ctx.arg(1))});
   } else if (options.kind != ExpireKind::kNone) {
     ctx.db.SetExpire(entry, when_ms);
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyGeneric, "expire", ctx.arg(1));
+    ctx.PropagateInstead({"PEXPIREAT", std::string(ctx.arg(1)), std::to_string(when_ms)});
   } else if (options.persist && ctx.db.Persist(entry)) {
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyGeneric, "persist", ctx.arg(1));
+    ctx.PropagateInstead({"PERSIST", std::string(ctx.arg(1))});
   }
 }
 
@@ -312,6 +333,7 @@ void MsetCommand(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argc(); i += 2) {
     ctx.db.Set(ctx.arg(i), Value::String(ctx.arg(i + 1)));
     KeyWritten(ctx, ctx.arg(i));
+    Notify(ctx, kNotifyString, "set", ctx.arg(i));
   }
   ctx.reply.Ok();
 }
@@ -328,6 +350,7 @@ void MsetnxCommand(CommandContext& ctx) {
     // A key repeated in the arguments exists by its second occurrence: Set, not Add.
     ctx.db.Set(ctx.arg(i), Value::String(ctx.arg(i + 1)));
     KeyWritten(ctx, ctx.arg(i));
+    Notify(ctx, kNotifyString, "set", ctx.arg(i));
   }
   ctx.reply.Integer(1);
 }
@@ -355,6 +378,7 @@ void AppendCommand(CommandContext& ctx) {
     // A new key stores the argument as SET would, so APPEND k 12 is still int-encoded.
     ctx.db.Add(ctx.arg(1), Value::String(suffix));
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyString, "append", ctx.arg(1));
     ctx.reply.Integer(static_cast<int64_t>(suffix.size()));
     return;
   }
@@ -362,6 +386,7 @@ void AppendCommand(CommandContext& ctx) {
   std::string* s = entry->value.MutableString();
   s->append(suffix);
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyString, "append", ctx.arg(1));
   ctx.reply.Integer(static_cast<int64_t>(s->size()));
 }
 
@@ -433,6 +458,7 @@ void SetrangeCommand(CommandContext& ctx) {
     s.append(patch);
     ctx.db.Add(ctx.arg(1), Value::RawString(std::move(s)));
     KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyString, "setrange", ctx.arg(1));
     ctx.reply.Integer(static_cast<int64_t>(offset + patch.size()));
     return;
   }
@@ -446,6 +472,7 @@ void SetrangeCommand(CommandContext& ctx) {
   if (s->size() < needed) s->resize(needed, '\0');
   memcpy(s->data() + offset, patch.data(), patch.size());
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyString, "setrange", ctx.arg(1));
   ctx.reply.Integer(static_cast<int64_t>(s->size()));
 }
 
@@ -476,6 +503,7 @@ void IncrDecrBy(CommandContext& ctx, int64_t increment) {
     ctx.db.Add(ctx.arg(1), Value::Integer(result));
   }
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyString, "incrby", ctx.arg(1));
   ctx.reply.Integer(result);
 }
 
@@ -529,6 +557,9 @@ void IncrbyfloatCommand(CommandContext& ctx) {
     ctx.db.Add(ctx.arg(1), Value::PlainString(text));
   }
   KeyWritten(ctx, ctx.arg(1));
+  Notify(ctx, kNotifyString, "incrbyfloat", ctx.arg(1));
+  // Logged as the value it produced, so a replay can't round differently.
+  ctx.PropagateInstead({"SET", std::string(ctx.arg(1)), text, "KEEPTTL"});
   ctx.reply.Bulk(text);
 }
 

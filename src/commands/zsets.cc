@@ -1,8 +1,735 @@
+// Sorted sets: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, the pops
+// (ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP), ZRANDMEMBER and
+// ZSCAN. Ranges live in zset_ranges.cc, ZUNION & co. in zset_setops.cc.
+//
+// Blocking pops try the non-blocking form first and hand the client to the blocking engine
+// only when every key is empty; the engine re-runs the whole command once a key has data, so a
+// served BZPOPMIN replies exactly as the non-blocking form and is logged as ZPOPMIN.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "commands/collection_common.h"
 #include "commands/families.h"
+#include "commands/zset_common.h"
 #include "server/command_table.h"
+#include "server/server.h"
+#include "util/glob.h"
+#include "util/strings.h"
 
 namespace vireo {
 
-void RegisterZsetCommands(CommandTable& table) { (void)table; }
+ZSet::Limits ZsetLimits(CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  return ZSet::Limits{static_cast<size_t>(c.zset_max_listpack_entries),
+                      static_cast<size_t>(c.zset_max_listpack_value)};
+}
+
+ZSet* ZsetOf(DbEntry* entry) { return entry->value.As<ZSet>(); }
+
+ZSet* LookupZset(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kZSet, wrong_type);
+  return entry == nullptr ? nullptr : ZsetOf(entry);
+}
+
+ZSet* CreateZset(CommandContext& ctx, std::string_view key, size_t size_hint, size_t max_len) {
+  auto zset = std::make_unique<ZSet>(size_hint, max_len, ZsetLimits(ctx));
+  ZSet* raw = zset.get();
+  ctx.db.Add(key, Value::Object(ValueType::kZSet, std::move(zset)));
+  return raw;
+}
+
+void DeleteZsetIfEmpty(CommandContext& ctx, std::string_view key, ZSet* zset) {
+  if (!zset->empty()) return;
+  ctx.db.Delete(key);
+  Notify(ctx, kNotifyGeneric, "del", key);
+}
+
+void ReplyMembers(CommandContext& ctx, const std::vector<std::pair<std::string, double>>& items,
+                  bool withscores) {
+  bool resp3 = ctx.reply.resp3();
+  ctx.reply.Array(withscores && !resp3 ? items.size() * 2 : items.size());
+  for (const auto& [member, score] : items) {
+    if (withscores && resp3) ctx.reply.Array(2);
+    ctx.reply.Bulk(member);
+    if (withscores) ctx.reply.Double(score);
+  }
+}
+
+int64_t ParseBlockTimeout(CommandContext& ctx, std::string_view arg) {
+  long double seconds;
+  if (!ParseLongDouble(arg, &seconds)) {
+    ctx.reply.Error("ERR timeout is not a float or out of range");
+    return -1;
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  long double ms = seconds * 1000.0L;
+  if (ms > static_cast<long double>(kMax)) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return -1;
+  }
+  ms = std::ceil(ms);
+  if (ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return -1;
+  }
+  auto timeout = static_cast<int64_t>(ms);
+  if (timeout > kMax - Database::now_ms()) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return -1;
+  }
+  return timeout;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// ZADD / ZINCRBY
+
+struct ZaddArgs {
+  bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+  std::vector<std::pair<double, std::string_view>> items;
+  size_t max_len = 0;
+};
+
+bool ParseZadd(CommandContext& ctx, ZaddArgs* args) {
+  size_t i = 2;
+  for (; i < ctx.argc(); ++i) {
+    std::string_view a = ctx.arg(i);
+    if (IsArg(a, "NX")) {
+      args->nx = true;
+    } else if (IsArg(a, "XX")) {
+      args->xx = true;
+    } else if (IsArg(a, "GT")) {
+      args->gt = true;
+    } else if (IsArg(a, "LT")) {
+      args->lt = true;
+    } else if (IsArg(a, "CH")) {
+      args->ch = true;
+    } else if (IsArg(a, "INCR")) {
+      args->incr = true;
+    } else {
+      break;
+    }
+  }
+  size_t elements = ctx.argc() - i;
+  if (elements == 0 || elements % 2 != 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  if (args->nx && args->xx) {
+    ctx.reply.Error("ERR XX and NX options at the same time are not compatible");
+    return false;
+  }
+  if ((args->gt && args->nx) || (args->lt && args->nx) || (args->gt && args->lt)) {
+    ctx.reply.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+    return false;
+  }
+  if (args->incr && elements > 2) {
+    ctx.reply.Error("ERR INCR option supports a single increment-element pair");
+    return false;
+  }
+  for (; i < ctx.argc(); i += 2) {
+    double score;
+    if (!ParseDouble(ctx.arg(i), &score)) {
+      ctx.reply.Error(errors::kNotFloat);
+      return false;
+    }
+    args->items.emplace_back(score, ctx.arg(i + 1));
+    args->max_len = std::max(args->max_len, ctx.arg(i + 1).size());
+  }
+  return true;
+}
+
+void ZaddGeneric(CommandContext& ctx, ZaddArgs& args) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  bool existed = z != nullptr;
+  if (z == nullptr) {
+    if (args.xx) {
+      if (args.incr) {
+        ctx.reply.Null();
+      } else {
+        ctx.reply.Integer(0);
+      }
+      return;
+    }
+    z = CreateZset(ctx, key, args.items.size(), args.max_len);
+  }
+  ZSet::Limits limits = ZsetLimits(ctx);
+  int64_t added = 0, updated = 0, processed = 0;
+  double last_score = 0;
+  bool nan_error = false;
+  for (auto& [score, member] : args.items) {
+    double current;
+    if (z->Score(member, &current)) {
+      if (args.nx) continue;
+      double s = score;
+      if (args.incr) {
+        s += current;
+        if (std::isnan(s)) {
+          nan_error = true;
+          break;
+        }
+      }
+      if ((args.lt && s >= current) || (args.gt && s <= current)) continue;
+      last_score = s;
+      ++processed;
+      if (s != current) {
+        z->Update(member, s);
+        ++updated;
+      }
+    } else {
+      if (args.xx) continue;
+      z->Insert(member, score, limits);
+      last_score = score;
+      ++added;
+      ++processed;
+    }
+  }
+  if (added + updated > 0) {
+    KeyWritten(ctx, key, static_cast<uint64_t>(added + updated));
+    Notify(ctx, kNotifyZset, args.incr ? "zincr" : "zadd", key);
+    if (existed && added > 0) ctx.server.SignalKeyAsReady(ctx.db.index(), key);
+  }
+  if (nan_error) {
+    ctx.reply.Error("ERR resulting score is not a number (NaN)");
+    return;
+  }
+  if (args.incr) {
+    if (processed > 0) {
+      ctx.reply.Double(last_score);
+    } else {
+      ctx.reply.Null();
+    }
+  } else {
+    ctx.reply.Integer(args.ch ? added + updated : added);
+  }
+}
+
+void ZaddCommand(CommandContext& ctx) {
+  ZaddArgs args;
+  if (!ParseZadd(ctx, &args)) return;
+  ZaddGeneric(ctx, args);
+}
+
+void ZincrbyCommand(CommandContext& ctx) {
+  ZaddArgs args;
+  args.incr = true;
+  double score;
+  if (!ParseDouble(ctx.arg(2), &score)) {
+    ctx.reply.Error(errors::kNotFloat);
+    return;
+  }
+  args.items.emplace_back(score, ctx.arg(3));
+  args.max_len = ctx.arg(3).size();
+  ZaddGeneric(ctx, args);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK
+
+void ZremCommand(CommandContext& ctx) {
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  int64_t removed = 0;
+  if (z != nullptr) {
+    for (size_t i = 2; i < ctx.argc() && !z->empty(); ++i) removed += z->Erase(ctx.arg(i));
+    if (removed > 0) {
+      Notify(ctx, kNotifyZset, "zrem", key);
+      DeleteZsetIfEmpty(ctx, key, z);
+      KeyWritten(ctx, key, static_cast<uint64_t>(removed));
+    }
+  }
+  ctx.reply.Integer(removed);
+}
+
+void ZcardCommand(CommandContext& ctx) {
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Integer(z == nullptr ? 0 : static_cast<int64_t>(z->size()));
+}
+
+void ZscoreCommand(CommandContext& ctx) {
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  double score;
+  if (z == nullptr || !z->Score(ctx.arg(2), &score)) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Double(score);
+}
+
+void ZmscoreCommand(CommandContext& ctx) {
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    double score;
+    if (z != nullptr && z->Score(ctx.arg(i), &score)) {
+      ctx.reply.Double(score);
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void RankGeneric(CommandContext& ctx, bool reverse) {
+  if (ctx.argc() > 4) {
+    ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec->name));
+    return;
+  }
+  bool withscore = false;
+  if (ctx.argc() == 4) {
+    if (!IsArg(ctx.arg(3), "WITHSCORE")) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    withscore = true;
+  }
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  std::optional<size_t> rank;
+  double score = 0;
+  if (z != nullptr && z->Score(ctx.arg(2), &score)) rank = z->Rank(ctx.arg(2));
+  if (!rank) {
+    if (withscore) {
+      ctx.reply.NullArray();
+    } else {
+      ctx.reply.Null();
+    }
+    return;
+  }
+  size_t r = reverse ? z->size() - 1 - *rank : *rank;
+  if (withscore) {
+    ctx.reply.Array(2);
+    ctx.reply.Integer(static_cast<int64_t>(r));
+    ctx.reply.Double(score);
+  } else {
+    ctx.reply.Integer(static_cast<int64_t>(r));
+  }
+}
+
+void ZrankCommand(CommandContext& ctx) { RankGeneric(ctx, false); }
+void ZrevrankCommand(CommandContext& ctx) { RankGeneric(ctx, true); }
+
+// ---------------------------------------------------------------------------------------------
+// Pops
+
+enum class Which { kMin, kMax };
+
+// Removes up to `count` members from the low or high end, lowest/highest first.
+std::vector<std::pair<std::string, double>> PopMembers(ZSet* z, Which which, size_t count) {
+  size_t n = std::min(count, z->size());
+  std::vector<std::pair<std::string, double>> out;
+  out.reserve(n);
+  if (which == Which::kMin) {
+    for (ZSet::Iter it = z->At(0); it.Valid() && out.size() < n; it.Next()) {
+      out.emplace_back(std::string(it.member()), it.score());
+    }
+    z->EraseRanks(0, n);
+  } else {
+    size_t size = z->size();
+    for (ZSet::Iter it = z->At(size - 1); it.Valid() && out.size() < n; it.Prev()) {
+      out.emplace_back(std::string(it.member()), it.score());
+    }
+    z->EraseRanks(size - n, size);
+  }
+  return out;
+}
+
+// Bookkeeping after popping `n` members from `key`.
+void AfterPop(CommandContext& ctx, std::string_view key, ZSet* z, Which which, size_t n) {
+  Notify(ctx, kNotifyZset, which == Which::kMin ? "zpopmin" : "zpopmax", key);
+  DeleteZsetIfEmpty(ctx, key, z);
+  KeyWritten(ctx, key, n);
+}
+
+void PopCommand(CommandContext& ctx, Which which) {
+  if (ctx.argc() > 3) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  bool has_count = ctx.argc() == 3;
+  int64_t count = 1;
+  if (has_count && (!ParseInt64(ctx.arg(2), &count) || count < 0)) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  if (z == nullptr || count == 0) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  auto items = PopMembers(z, which, static_cast<size_t>(count));
+  // Without a count the reply is one flat pair even in RESP3; with one, RESP3 nests pairs.
+  if (has_count) {
+    ReplyMembers(ctx, items, true);
+  } else {
+    ctx.reply.Array(2);
+    ctx.reply.Bulk(items[0].first);
+    ctx.reply.Double(items[0].second);
+  }
+  AfterPop(ctx, key, z, which, items.size());
+}
+
+void ZpopminCommand(CommandContext& ctx) { PopCommand(ctx, Which::kMin); }
+void ZpopmaxCommand(CommandContext& ctx) { PopCommand(ctx, Which::kMax); }
+
+void BlockingPop(CommandContext& ctx, Which which) {
+  int64_t timeout = ParseBlockTimeout(ctx, ctx.arg(ctx.argc() - 1));
+  if (timeout < 0) return;
+  std::span<const std::string_view> keys = ctx.argv.subspan(1, ctx.argc() - 2);
+  for (std::string_view key : keys) {
+    bool wrong_type;
+    ZSet* z = LookupZset(ctx, key, &wrong_type);
+    if (wrong_type) return;
+    if (z == nullptr) continue;
+    auto items = PopMembers(z, which, 1);
+    ctx.reply.Array(3);
+    ctx.reply.Bulk(key);
+    ctx.reply.Bulk(items[0].first);
+    ctx.reply.Double(items[0].second);
+    ctx.PropagateInstead({which == Which::kMin ? "ZPOPMIN" : "ZPOPMAX", std::string(key)});
+    AfterPop(ctx, key, z, which, 1);
+    return;
+  }
+  if (!ctx.may_block()) {
+    ctx.reply.NullArray();
+    return;
+  }
+  ctx.server.BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
+                         ValueType::kZSet);
+}
+
+void BzpopminCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMin); }
+void BzpopmaxCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMax); }
+
+struct MpopArgs {
+  std::span<const std::string_view> keys;
+  Which which = Which::kMin;
+  int64_t count = 1;
+};
+
+// "numkeys key [key ...] <MIN | MAX> [COUNT count]" from argv[first].
+bool ParseMpop(CommandContext& ctx, size_t first, MpopArgs* out) {
+  int64_t numkeys;
+  if (!ParseInt64(ctx.arg(first), &numkeys) || numkeys <= 0) {
+    ctx.reply.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  size_t keys_at = first + 1;
+  if (static_cast<uint64_t>(numkeys) >= ctx.argc() - keys_at) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  out->keys = ctx.argv.subspan(keys_at, static_cast<size_t>(numkeys));
+  size_t i = keys_at + static_cast<size_t>(numkeys);
+  if (IsArg(ctx.arg(i), "MIN")) {
+    out->which = Which::kMin;
+  } else if (IsArg(ctx.arg(i), "MAX")) {
+    out->which = Which::kMax;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  bool seen_count = false;
+  for (++i; i < ctx.argc();) {
+    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc() && !seen_count) {
+      int64_t count;
+      if (!ParseInt64(ctx.arg(i + 1), &count) || count <= 0) {
+        ctx.reply.Error("ERR count should be greater than 0");
+        return false;
+      }
+      out->count = count;
+      seen_count = true;
+      i += 2;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Pops from the first non-empty set; false (nothing replied) when all are empty.
+bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_error) {
+  *replied_error = false;
+  for (std::string_view key : args.keys) {
+    bool wrong_type;
+    ZSet* z = LookupZset(ctx, key, &wrong_type);
+    if (wrong_type) {
+      *replied_error = true;
+      return false;
+    }
+    if (z == nullptr) continue;
+    auto items = PopMembers(z, args.which, static_cast<size_t>(args.count));
+    ctx.reply.Array(2);
+    ctx.reply.Bulk(key);
+    ctx.reply.Array(items.size());
+    for (const auto& [member, score] : items) {
+      ctx.reply.Array(2);
+      ctx.reply.Bulk(member);
+      ctx.reply.Double(score);
+    }
+    ctx.PropagateInstead({args.which == Which::kMin ? "ZPOPMIN" : "ZPOPMAX", std::string(key),
+                          std::to_string(items.size())});
+    AfterPop(ctx, key, z, args.which, items.size());
+    return true;
+  }
+  return false;
+}
+
+void ZmpopCommand(CommandContext& ctx) {
+  MpopArgs args;
+  if (!ParseMpop(ctx, 1, &args)) return;
+  bool replied_error;
+  if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
+  ctx.reply.NullArray();
+}
+
+void BzmpopCommand(CommandContext& ctx) {
+  int64_t timeout = ParseBlockTimeout(ctx, ctx.arg(1));
+  if (timeout < 0) return;
+  MpopArgs args;
+  if (!ParseMpop(ctx, 2, &args)) return;
+  bool replied_error;
+  if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
+  if (!ctx.may_block()) {
+    ctx.reply.NullArray();
+    return;
+  }
+  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
+                         ValueType::kZSet);
+}
+
+// COMMAND GETKEYS for ZMPOP / BZMPOP / ZUNION & co.: numkeys keys after argv[numkeys_at].
+std::vector<size_t> NumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at) {
+  std::vector<size_t> out;
+  if (numkeys_at >= argv.size()) return out;
+  int64_t n;
+  if (!ParseInt64(argv[numkeys_at], &n) || n < 1 ||
+      n > static_cast<int64_t>(argv.size() - numkeys_at - 1)) {
+    return out;
+  }
+  for (int64_t k = 1; k <= n; ++k) out.push_back(numkeys_at + static_cast<size_t>(k));
+  return out;
+}
+
+std::vector<size_t> ZmpopKeys(std::span<const std::string_view> argv) {
+  return NumkeysKeys(argv, 1);
+}
+std::vector<size_t> BzmpopKeys(std::span<const std::string_view> argv) {
+  return NumkeysKeys(argv, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ZRANDMEMBER, ZSCAN
+
+void ZrandmemberCommand(CommandContext& ctx) {
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHSCORES"))) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  bool withscores = ctx.argc() == 4;
+  bool has_count = ctx.argc() >= 3;
+  int64_t count = 1;
+  if (has_count) {
+    if (!ParseInt64(ctx.arg(2), &count)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+    if (count == std::numeric_limits<int64_t>::min()) {
+      ctx.reply.Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+      return;
+    }
+    if (withscores && count < -std::numeric_limits<int64_t>::max() / 2) {
+      ctx.reply.Error("ERR value is out of range");
+      return;
+    }
+  }
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (!has_count) {
+    if (z == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    ZSet::Iter it = z->At(CollectionRng()() % z->size());
+    ctx.reply.Bulk(it.member());
+    return;
+  }
+  if (z == nullptr || count == 0) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  std::vector<std::pair<std::string, double>> items;
+  size_t size = z->size();
+  if (count < 0) {
+    // Repeats allowed: independent picks.
+    auto n = static_cast<size_t>(-count);
+    items.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      ZSet::Iter it = z->At(CollectionRng()() % size);
+      items.emplace_back(std::string(it.member()), it.score());
+    }
+  } else if (static_cast<uint64_t>(count) >= size) {
+    z->ForEach([&](std::string_view m, double s) { items.emplace_back(std::string(m), s); });
+  } else {
+    for (size_t rank : SampleIndexes(size, static_cast<size_t>(count))) {
+      ZSet::Iter it = z->At(rank);
+      items.emplace_back(std::string(it.member()), it.score());
+    }
+    std::shuffle(items.begin(), items.end(), CollectionRng());
+  }
+  ReplyMembers(ctx, items, withscores);
+}
+
+void ZscanCommand(CommandContext& ctx) {
+  CollectionScanArgs args;
+  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
+  // Redis looks the key up before the options: a missing key answers an empty scan whatever
+  // follows.
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  if (z != nullptr && !ParseCollectionScanOptions(ctx, 3, &args)) return;
+  std::vector<std::pair<std::string, double>> found;
+  uint64_t next = 0;
+  if (z != nullptr) {
+    next = z->Scan(args.cursor, static_cast<size_t>(args.count), [&](std::string_view m, double s) {
+      if (args.pattern && !GlobMatch(*args.pattern, m)) return;
+      found.emplace_back(std::string(m), s);
+    });
+  }
+  ctx.reply.Array(2);
+  ReplyScanCursor(ctx, next);
+  ctx.reply.Array(found.size() * 2);
+  char buf[kDoubleBufSize];
+  for (const auto& [member, score] : found) {
+    ctx.reply.Bulk(member);
+    ctx.reply.Bulk(std::string_view(buf, FormatDouble(score, buf)));
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> ZsetNumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at) {
+  return NumkeysKeys(argv, numkeys_at);
+}
+
+void RegisterZsetCommands(CommandTable& table) {
+  constexpr const char* kGroup = "sorted-set";
+  constexpr const char* kWriteFast = "@write @sortedset @fast";
+  constexpr const char* kWriteSlow = "@write @sortedset @slow";
+  constexpr const char* kReadFast = "@read @sortedset @fast";
+  constexpr const char* kReadSlow = "@read @sortedset @slow";
+  constexpr const char* kBlocking = "@write @sortedset @slow @blocking";
+  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
+  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
+  constexpr uint32_t kRO = kCmdReadonly;
+  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
+
+  table.Add({"zadd", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+             "Adds one or more members to a sorted set, or updates their scores. Creates the key "
+             "if it doesn't exist.",
+             "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]", ZaddCommand,
+             "O(log(N)) for each item added, where N is the number of elements in the sorted "
+             "set."});
+  table.Add({"zincrby", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+             "Increments the score of a member in a sorted set.", "key increment member",
+             ZincrbyCommand, "O(log(N)) where N is the number of elements in the sorted set."});
+  table.Add({"zrem", -3, kWF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+             "Removes one or more members from a sorted set. Deletes the sorted set if all "
+             "members were removed.",
+             "key member [member ...]", ZremCommand,
+             "O(M*log(N)) with N being the number of elements in the sorted set and M the number "
+             "of elements to be removed."});
+  table.Add({"zcard", 2, kROF, 1, 1, 1, kReadFast, kGroup, "1.2.0",
+             "Returns the number of members in a sorted set.", "key", ZcardCommand, "O(1)"});
+  table.Add({"zscore", 3, kROF, 1, 1, 1, kReadFast, kGroup, "1.2.0",
+             "Returns the score of a member in a sorted set.", "key member", ZscoreCommand,
+             "O(1)"});
+  table.Add({"zmscore", -3, kROF, 1, 1, 1, kReadFast, kGroup, "6.2.0",
+             "Returns the score of one or more members in a sorted set.", "key member [member ...]",
+             ZmscoreCommand, "O(N) where N is the number of members being requested."});
+  table.Add({"zrank", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Returns the index of a member in a sorted set ordered by ascending scores.",
+             "key member [WITHSCORE]", ZrankCommand, "O(log(N))"});
+  table.Add({"zrevrank", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+             "Returns the index of a member in a sorted set ordered by descending scores.",
+             "key member [WITHSCORE]", ZrevrankCommand, "O(log(N))"});
+  table.Add({"zpopmin", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "5.0.0",
+             "Returns the lowest-scoring members from a sorted set after removing them. Deletes "
+             "the sorted set if the last member was popped.",
+             "key [count]", ZpopminCommand,
+             "O(log(N)*M) with N being the number of elements in the sorted set, and M being the "
+             "number of elements popped."});
+  table.Add({"zpopmax", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "5.0.0",
+             "Returns the highest-scoring members from a sorted set after removing them. Deletes "
+             "the sorted set if the last member was popped.",
+             "key [count]", ZpopmaxCommand,
+             "O(log(N)*M) with N being the number of elements in the sorted set, and M being the "
+             "number of elements popped."});
+  table.Add({"bzpopmin", -3, kCmdWrite | kCmdFast | kCmdBlocking, 1, -2, 1,
+             "@write @sortedset @fast @blocking", kGroup, "5.0.0",
+             "Removes and returns the member with the lowest score from one or more sorted sets. "
+             "Blocks until a member is available otherwise. Deletes the sorted set if the last "
+             "element was popped.",
+             "key [key ...] timeout", BzpopminCommand,
+             "O(log(N)) with N being the number of elements in the sorted set."});
+  table.Add({"bzpopmax", -3, kCmdWrite | kCmdFast | kCmdBlocking, 1, -2, 1,
+             "@write @sortedset @fast @blocking", kGroup, "5.0.0",
+             "Removes and returns the member with the highest score from one or more sorted "
+             "sets. Blocks until a member available otherwise.  Deletes the sorted set if the "
+             "last element was popped.",
+             "key [key ...] timeout", BzpopmaxCommand,
+             "O(log(N)) with N being the number of elements in the sorted set."});
+  table.Add({"zmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, kWriteSlow, kGroup, "7.0.0",
+             "Returns the highest- or lowest-scoring members from one or more sorted sets after "
+             "removing them. Deletes the sorted set if the last member was popped.",
+             "numkeys key [key ...] <MIN | MAX> [COUNT count]", ZmpopCommand,
+             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+             "elements in the sorted set, and M being the number of elements popped.",
+             ZmpopKeys});
+  table.Add({"bzmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, kBlocking, kGroup,
+             "7.0.0",
+             "Removes and returns a member by score from one or more sorted sets. Blocks until a "
+             "member is available otherwise. Deletes the sorted set if the last element was "
+             "popped.",
+             "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]", BzmpopCommand,
+             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+             "elements in the sorted set, and M being the number of elements popped.",
+             BzmpopKeys});
+  table.Add({"zrandmember", -2, kRO, 1, 1, 1, kReadSlow, kGroup, "6.2.0",
+             "Returns one or more random members from a sorted set.", "key [count [WITHSCORES]]",
+             ZrandmemberCommand, "O(N) where N is the number of members returned"});
+  table.Add({"zscan", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.0",
+             "Iterates over members and scores of a sorted set.",
+             "key cursor [MATCH pattern] [COUNT count]", ZscanCommand,
+             "O(1) for every call. O(N) for a complete iteration, including enough command calls "
+             "for the cursor to return back to 0. N is the number of elements inside the "
+             "collection."});
+  RegisterZsetRangeCommands(table);
+  RegisterZsetSetOpCommands(table);
+  (void)kWriteSlow;
+}
 
 }  // namespace vireo

@@ -16,20 +16,22 @@ const BlockingEngine::KeyWaiters* BlockingEngine::FindKey(int db, std::string_vi
 }
 
 void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys, int64_t deadline_ms,
-                           ValueType type) {
+                           ValueType type, std::shared_ptr<const WaitCondition> condition) {
   Unblock(id);
   // A key named twice (BLPOP k k 0) waits once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   if (static_cast<size_t>(db) >= keys_by_db_.size()) keys_by_db_.resize(db + 1);
   KeyMap& map = keys_by_db_[db];
+  bool watches_changes = condition != nullptr && condition->WakeOnChange();
   for (const std::string& key : keys) {
     auto [it, inserted] = map.try_emplace(key);
     if (inserted) ++waited_keys_;
     it->second.fifo.push_back(id);
+    if (watches_changes) ++it->second.change_watchers;
   }
   if (deadline_ms > 0) deadlines_.emplace(deadline_ms, id);
-  waiters_.emplace(id, Waiter{id, db, std::move(keys), deadline_ms, type});
+  waiters_.emplace(id, Waiter{id, db, std::move(keys), deadline_ms, type, std::move(condition)});
 }
 
 bool BlockingEngine::Unblock(uint64_t id) {
@@ -37,9 +39,11 @@ bool BlockingEngine::Unblock(uint64_t id) {
   if (it == waiters_.end()) return false;
   const Waiter& w = it->second;
   KeyMap& map = keys_by_db_[w.db];
+  bool watches_changes = w.condition != nullptr && w.condition->WakeOnChange();
   for (const std::string& key : w.keys) {
     auto kit = map.find(key);
     if (kit == map.end()) continue;
+    if (watches_changes) --kit->second.change_watchers;
     auto& fifo = kit->second.fifo;
     fifo.erase(std::remove(fifo.begin(), fifo.end(), id), fifo.end());
     if (fifo.empty()) {
@@ -63,6 +67,19 @@ void BlockingEngine::SignalKeyAsReady(int db, std::string_view key) {
   if (waiters == nullptr || waiters->ready) return;
   waiters->ready = true;
   ready_.push_back({db, std::string(key)});
+}
+
+void BlockingEngine::SignalKeyChanged(int db, std::string_view key) {
+  if (waited_keys_ == 0) return;
+  KeyWaiters* waiters = FindKey(db, key);
+  if (waiters == nullptr || waiters->change_watchers == 0 || waiters->ready) return;
+  waiters->ready = true;
+  ready_.push_back({db, std::string(key)});
+}
+
+bool BlockingEngine::CanServe(const Waiter& waiter, std::string_view key, const Value* value) {
+  if (waiter.condition != nullptr) return waiter.condition->Ready(key, value);
+  return value != nullptr && value->type() == waiter.type;
 }
 
 std::vector<BlockedKey> BlockingEngine::TakeReadyKeys() {

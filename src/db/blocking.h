@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,20 +27,37 @@ struct BlockedKey {
   bool operator==(const BlockedKey&) const = default;
 };
 
+// Decides whether a waiter whose key was signalled can make progress by running its command
+// again. Without one, a waiter is served when its key holds a value of its type (lists, zsets).
+// Streams need more: an XREAD waiter is served only when entries newer than the ID it waits
+// after exist (and every such reader is, not just one), and an XREADGROUP waiter must also run
+// again when its key vanishes, changes type or loses its group, to get the error.
+class WaitCondition {
+ public:
+  virtual ~WaitCondition() = default;
+  // `value` is the key's current value, nullptr when the key is missing.
+  virtual bool Ready(std::string_view key, const Value* value) const = 0;
+  // True if deletions and other changes of the key (not only additions) may make it ready.
+  virtual bool WakeOnChange() const { return false; }
+};
+
 class BlockingEngine {
  public:
   struct Waiter {
     uint64_t id;
     int db;
     std::vector<std::string> keys;
-    int64_t deadline_ms;  // monotonic ms; 0 = wait forever
-    ValueType type;       // the kind of value that can serve it
+    int64_t deadline_ms;                             // monotonic ms; 0 = wait forever
+    ValueType type;                                  // the kind of value that can serve it
+    std::shared_ptr<const WaitCondition> condition;  // optional, see WaitCondition
   };
 
   // Registers a waiter on every key (appended at the tail of each key's FIFO). A client is
   // blocked at most once; blocking an already blocked id replaces its registration.
   void Block(uint64_t id, int db, std::vector<std::string> keys, int64_t deadline_ms,
-             ValueType type);
+             ValueType type, std::shared_ptr<const WaitCondition> condition = nullptr);
+  // Whether the waiter can be served given the key's current value (nullptr = missing).
+  static bool CanServe(const Waiter& waiter, std::string_view key, const Value* value);
   // Removes the waiter from every key list and from the timeouts. False if not blocked.
   bool Unblock(uint64_t id);
   const Waiter* Find(uint64_t id) const;
@@ -47,6 +65,9 @@ class BlockingEngine {
 
   // Marks a key ready, once, if somebody waits on it; cheap when nobody does.
   void SignalKeyAsReady(int db, std::string_view key);
+  // Any change of a key (deletion, expiry, overwrite): marks it ready only if a waiter whose
+  // condition wants to hear about changes waits on it.
+  void SignalKeyChanged(int db, std::string_view key);
   bool HasReadyKeys() const { return !ready_.empty(); }
   // The keys marked since the last call, in the order they were marked.
   std::vector<BlockedKey> TakeReadyKeys();
@@ -77,7 +98,8 @@ class BlockingEngine {
   };
   struct KeyWaiters {
     std::deque<uint64_t> fifo;
-    bool ready = false;  // already in ready_
+    uint32_t change_watchers = 0;  // waiters whose condition wants every change
+    bool ready = false;            // already in ready_
   };
   using KeyMap = std::unordered_map<std::string, KeyWaiters, KeyHash, std::equal_to<>>;
 

@@ -48,7 +48,10 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   entry->key.Assign(key);
   entry->value = std::move(value);
   table_.Insert(entry);
-  if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
+  if (listener_ != nullptr) {
+    listener_->OnKeyCreated(index_, key);
+    listener_->OnKeyAdded(index_, key);
+  }
   return entry;
 }
 

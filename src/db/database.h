@@ -45,6 +45,8 @@ class KeyspaceListener {
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
   // A key was created or its value replaced: clients blocked on it may be servable now.
   virtual void OnKeyAdded(int db, std::string_view key) = 0;
+  // A key that didn't exist was created (keyspace event "new"). Called before OnKeyAdded.
+  virtual void OnKeyCreated(int db, std::string_view key) {}
 };
 
 class Database {

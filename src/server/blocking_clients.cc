@@ -32,7 +32,7 @@ void DropRepliesSince(Client& client, size_t mark) {
 }  // namespace
 
 void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
-                         ValueType type) {
+                         ValueType type, BlockOptions options) {
   Client& client = ctx.client;
   // A client blocking again while being served keeps its original deadline.
   int64_t deadline = 0;
@@ -44,11 +44,16 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
     deadline = MonotonicMs() + timeout_ms + 1;
   }
   client.blocked.deadline_ms = deadline;
-  client.blocked.argv.assign(ctx.argv.begin(), ctx.argv.end());
+  if (options.argv.empty()) {
+    client.blocked.argv.assign(ctx.argv.begin(), ctx.argv.end());
+  } else {
+    client.blocked.argv = std::move(options.argv);
+  }
   client.blocked.spec = ctx.spec;
   client.blocked.skip_reply = client.has(kClientReplySkip);
   client.set(kClientBlocked);
-  blocking_.Block(client.id(), client.db_index(), std::move(keys), deadline, type);
+  blocking_.Block(client.id(), client.db_index(), std::move(keys), deadline, type,
+                  std::move(options.condition));
   if (deadline > 0 && (block_timer_deadline_ == 0 || deadline < block_timer_deadline_)) {
     ArmBlockTimer();
   }
@@ -100,7 +105,9 @@ void Server::ServeReadyKeys() {
         if (waiter == nullptr) continue;  // served through another key meanwhile
         UpdateCommandTime();
         DbEntry* entry = db.Find(ready.key);
-        if (entry == nullptr || entry->value.type() != waiter->type) break;
+        if (!BlockingEngine::CanServe(*waiter, ready.key, entry ? &entry->value : nullptr)) {
+          continue;
+        }
         Client* client = FindClient(id);
         if (client == nullptr || client->closed) {
           blocking_.Unblock(id);
@@ -130,9 +137,17 @@ void Server::ServeReadyKeys() {
 void Server::SignalSwappedDbs(int a, int b) {
   for (int db : {a, b}) {
     for (const std::string& key : blocking_.KeysWithWaiters(db)) {
-      if (dbs_[db]->Find(key) != nullptr) blocking_.SignalKeyAsReady(db, key);
+      if (dbs_[db]->Find(key) != nullptr) {
+        blocking_.SignalKeyAsReady(db, key);
+      } else {
+        blocking_.SignalKeyChanged(db, key);
+      }
     }
   }
+}
+
+void Server::SignalFlushedDb(int db) {
+  for (const std::string& key : blocking_.KeysWithWaiters(db)) blocking_.SignalKeyChanged(db, key);
 }
 
 void Server::ArmBlockTimer() {
@@ -147,6 +162,7 @@ void Server::ArmBlockTimer() {
   constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
   int64_t delay_ms = std::clamp<int64_t>(next - MonotonicMs(), 0, kMaxDelayMs);
   block_timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  NoteTimer(block_timer_);
   block_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;  // re-armed or cancelled
     OnBlockTimer();

@@ -7,12 +7,10 @@
 
 namespace vireo {
 
-Client::Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket)
-    : server_(server), id_(id), socket_(std::move(socket)) {}
+Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {}
 
 Client::~Client() {
-  asio::error_code ec;
-  socket_.close(ec);
+  if (fd_ >= 0) close(fd_);
 }
 
 void Client::ReadBuffer::EnsureWritable(size_t n) {

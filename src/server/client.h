@@ -1,7 +1,6 @@
 // A connected client: its socket, buffers, protocol state and per-connection settings.
 #pragma once
 
-#include <asio.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,13 +41,14 @@ struct QueuedCommand {
 
 class Client {
  public:
-  Client(Server* server, uint64_t id, asio::posix::stream_descriptor socket);
+  // Takes ownership of the socket `fd` (closed with the client); -1 for a client with no
+  // connection (scripts).
+  Client(Server* server, uint64_t id, int fd);
   ~Client();
 
   uint64_t id() const { return id_; }
   Server* server() const { return server_; }
-  int fd() { return socket_.native_handle(); }
-  asio::posix::stream_descriptor& socket() { return socket_; }
+  int fd() const { return fd_; }
 
   bool has(ClientFlag f) const { return (flags_ & f) != 0; }
   void set(ClientFlag f) { flags_ |= f; }
@@ -123,17 +123,18 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
-  bool write_pending = false;   // waiting for the socket to drain (its buffer was full)
-  bool read_in_flight = false;  // an async read into read_buffer is outstanding
+  bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
   size_t read_chunk =
       1024;  // next read size; grows while reads fill it, so idle clients stay small
   bool in_pending_writes = false;
+  // client-output-buffer-limit: when (unix seconds) the soft limit was first exceeded, or 0.
+  int64_t obuf_soft_limit_since_s = 0;
   bool closed = false;
 
  private:
   Server* server_;
   uint64_t id_;
-  asio::posix::stream_descriptor socket_;
+  int fd_;
   uint32_t flags_ = 0;
   std::string output_;
   ReplyBuilder reply_{&output_};

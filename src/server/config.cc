@@ -49,47 +49,6 @@ bool IsDeprecatedDirective(std::string_view name, size_t argc) {
                        name == "lua-replicate-commands");
 }
 
-// sdscatrepr: the quoting CONFIG REWRITE and the command line use, so values with spaces,
-// quotes or control bytes survive a reload through SplitArgs.
-std::string Repr(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      default:
-        if (c >= 0x20 && c < 0x7f) {
-          out += static_cast<char>(c);
-        } else {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 std::string Trim(std::string_view s, std::string_view chars) {
   size_t b = s.find_first_not_of(chars);
   if (b == std::string_view::npos) return "";
@@ -528,6 +487,16 @@ void Config::Declare() {
   };
   o.push_back(std::move(save));
 
+  // RDB snapshots (src/persistence/).
+  o.push_back(Bool("rdbcompression", &ServerConfig::rdbcompression, kMut));
+  o.push_back(Bool("rdbchecksum", &ServerConfig::rdbchecksum, kMut));
+  o.push_back(
+      Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, kMut));
+  o.push_back(Bool("rdb-del-sync-files", &ServerConfig::rdb_del_sync_files, kMut));
+  o.push_back(Bool("rdb-save-incremental-fsync", &ServerConfig::rdb_save_incremental_fsync, kMut));
+  o.push_back(Enum("sanitize-dump-payload", &ServerConfig::sanitize_dump_payload,
+                   {"no", "yes", "clients"}, kMut));
+
   o.push_back(Bool("appendonly", &ServerConfig::appendonly, kMut));
   o.push_back(String("appendfilename", &ServerConfig::appendfilename, kImmut, false,
                      [](const std::string& v) {
@@ -538,6 +507,24 @@ void Config::Declare() {
                        return std::string();
                      }));
   o.push_back(Enum("appendfsync", &ServerConfig::appendfsync, {"everysec", "always", "no"}, kMut));
+  o.push_back(String("appenddirname", &ServerConfig::appenddirname, kImmut, false,
+                     [](const std::string& v) {
+                       if (v.empty()) return std::string("appenddirname can't be empty");
+                       if (!IsBaseName(v)) {
+                         return std::string("appenddirname can't be a path, just a dirname");
+                       }
+                       return std::string();
+                     }));
+  o.push_back(Bool("aof-use-rdb-preamble", &ServerConfig::aof_use_rdb_preamble, kMut));
+  o.push_back(Numeric("auto-aof-rewrite-percentage", "", &ServerConfig::auto_aof_rewrite_percentage,
+                      0, kIntMax, kMut));
+  o.push_back(Numeric("auto-aof-rewrite-min-size", "", &ServerConfig::auto_aof_rewrite_min_size, 0,
+                      kLongMax, kMut, Type::kMemory));
+  o.push_back(Bool("aof-load-truncated", &ServerConfig::aof_load_truncated, kMut));
+  o.push_back(
+      Bool("aof-rewrite-incremental-fsync", &ServerConfig::aof_rewrite_incremental_fsync, kMut));
+  o.push_back(Bool("aof-timestamp-enabled", &ServerConfig::aof_timestamp_enabled, kMut));
+  o.push_back(Bool("no-appendfsync-on-rewrite", &ServerConfig::no_appendfsync_on_rewrite, kMut));
 
   // Setting dir changes the process's working directory, as in Redis, so dbfilename and later
   // relative includes resolve against it. CONFIG GET reports the real working directory.
@@ -830,7 +817,7 @@ std::string Config::LoadCommandLine(const std::vector<std::string>& args) {
         have_value = true;
       }
     } else {
-      options += Repr(a);
+      options += QuoteRepr(a);
       options += ' ';
       have_value = true;
     }
@@ -1072,14 +1059,14 @@ std::string Config::Rewrite() {
       }
     } else if (name == "dir") {
       // Always written as an absolute path so a restart from elsewhere finds the same data.
-      st.RewriteLine(name, "dir " + Repr(value), true);
+      st.RewriteLine(name, "dir " + QuoteRepr(value), true);
     } else if (name == "notify-keyspace-events") {
-      st.RewriteLine(name, name + " " + Repr(value), values_.notify_keyspace_flags != 0);
+      st.RewriteLine(name, name + " " + QuoteRepr(value), values_.notify_keyspace_flags != 0);
     } else if (opt.type == Type::kString) {
       if (opt.empty_is_null && value.empty()) {
         st.processed.insert(name);  // unset: drop the directive entirely
       } else {
-        st.RewriteLine(name, name + " " + Repr(value), differs);
+        st.RewriteLine(name, name + " " + QuoteRepr(value), differs);
       }
     } else if (opt.type == Type::kMemory) {
       int64_t bytes = 0;

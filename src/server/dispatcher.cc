@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "persistence/aof.h"
+#include "persistence/snapshot.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -30,6 +32,18 @@ bool AllowedInMulti(const CommandSpec& spec) {
          spec.name == "watch" || spec.name == "quit" || spec.name == "reset";
 }
 
+// RESP2 subscribed mode: the (un)subscribe commands, PING, QUIT and RESET; not PUBLISH or
+// PUBSUB, though they carry the pubsub flag.
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  static constexpr std::string_view kAllowed[] = {"subscribe",    "unsubscribe", "psubscribe",
+                                                  "punsubscribe", "ssubscribe",  "sunsubscribe",
+                                                  "ping",         "quit",        "reset"};
+  for (std::string_view name : kAllowed) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
 // CLIENT REPLY OFF / SKIP: the command runs, but what it wrote for its client is dropped. SKIP
 // covers exactly the command after CLIENT REPLY SKIP, so the flags advance once per command.
 class ReplySuppressor {
@@ -52,6 +66,13 @@ class ReplySuppressor {
   Client& client_;
   size_t mark_;
 };
+
+bool QueuedWrite(const Client& client) {
+  for (const auto& q : client.multi_queue) {
+    if (q.spec->has(kCmdWrite)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -106,14 +127,39 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     reject("NOAUTH Authentication required.");
     return;
   }
-  if (client.has(kClientPubsub) && client.resp() == 2 && !spec->has(kCmdPubsub) &&
-      spec->name != "ping" && spec->name != "quit" && spec->name != "reset") {
+  if (client.has(kClientPubsub) && client.resp() == 2 && !AllowedWhileSubscribed(*spec)) {
     ++spec->rejected_calls;
     reject(
         fmt::format("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                     "QUIT / RESET are allowed in this context",
                     spec->name));
     return;
+  }
+  // A script past busy-reply-threshold is still running: only SCRIPT/FUNCTION KILL, SHUTDOWN
+  // NOSAVE and the like get through (src/scripting/).
+  if (busy_script_ != 0 && !spec->has(kCmdAllowBusy)) {
+    ++spec->rejected_calls;
+    reject(busy_script_ == 1
+               ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                 "SHUTDOWN NOSAVE."
+               : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE.");
+    return;
+  }
+  // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
+  if (spec->has(kCmdWrite) || spec->name == "ping" ||
+      (spec->name == "exec" && QueuedWrite(client))) {
+    if (std::string err = RdbWriteError(*this); !err.empty()) {
+      ++spec->rejected_calls;
+      reject(err);
+      return;
+    }
+    // Likewise while the AOF can't be written (until a write succeeds again).
+    if (aof_->write_failed()) {
+      ++spec->rejected_calls;
+      reject("MISCONF " + aof_->write_error());
+      return;
+    }
   }
   if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
     if (spec->has(kCmdNoMulti)) {
@@ -149,9 +195,23 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   ctx.in_exec = in_exec;
   uint64_t errors_before = stats_.total_error_replies;
   uint64_t start = CpuTicks();
+  uint64_t dirty_before = dirty_;
+  const uint64_t aof_token = aof_->BeginCall();
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
+  // Inside a script: what this command changed is part of the script's effects.
+  if (script_effects_ != nullptr && dirty_ != dirty_before) {
+    if (ctx.propagation_overridden) {
+      for (auto& command : ctx.propagation) script_effects_->push_back(std::move(command));
+    } else {
+      script_effects_->emplace_back(argv.begin(), argv.end());
+    }
+  }
+  // The AOF's command log (src/persistence/aof.h). Inside a script the script logs its
+  // effects itself.
+  aof_->EndCall(ctx, aof_token, dirty_ - dirty_before, client.has(kClientBlocked),
+                script_effects_ != nullptr);
   int64_t duration = TicksToUs(CpuTicks() - start);
   // A command that blocked is accounted once, when it is served, times out or is unblocked
   // (as in Redis 7.2), not also now.

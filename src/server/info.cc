@@ -12,6 +12,8 @@
 #include <fstream>
 #include <vector>
 
+#include "persistence/aof.h"
+#include "persistence/snapshot.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -256,36 +258,12 @@ void MemorySection(Server& server, InfoWriter& w) {
 
 void PersistenceSection(Server& server, InfoWriter& w) {
   w.Header("Persistence");
-  w.Field("loading", 0);
-  w.Field("async_loading", 0);
-  w.Field("current_cow_peak", 0);
-  w.Field("current_cow_size", 0);
-  w.Field("current_cow_size_age", 0);
-  w.Field("current_fork_perc", "0.00");
-  w.Field("current_save_keys_processed", 0);
-  w.Field("current_save_keys_total", 0);
-  w.Field("rdb_changes_since_last_save", server.dirty());
-  w.Field("rdb_bgsave_in_progress", 0);
-  w.Field("rdb_last_save_time", server.lastsave());
-  w.Field("rdb_last_bgsave_status", "ok");
-  w.Field("rdb_last_bgsave_time_sec", -1);
-  w.Field("rdb_current_bgsave_time_sec", -1);
-  w.Field("rdb_saves", 0);
-  w.Field("rdb_last_cow_size", 0);
-  w.Field("rdb_last_load_keys_expired", 0);
-  w.Field("rdb_last_load_keys_loaded", 0);
-  w.Field("aof_enabled", server.cfg().appendonly ? 1 : 0);
-  w.Field("aof_rewrite_in_progress", 0);
-  w.Field("aof_rewrite_scheduled", 0);
-  w.Field("aof_last_rewrite_time_sec", -1);
-  w.Field("aof_current_rewrite_time_sec", -1);
-  w.Field("aof_last_bgrewrite_status", "ok");
-  w.Field("aof_rewrites", 0);
-  w.Field("aof_rewrites_consecutive_failures", 0);
-  w.Field("aof_last_write_status", "ok");
-  w.Field("aof_last_cow_size", 0);
+  for (const auto& [name, value] : RdbInfoFields(server)) w.Field(name, value);
+  for (const auto& [name, value] : server.aof().InfoFields()) w.Field(name, value);
   w.Field("module_fork_in_progress", 0);
   w.Field("module_fork_last_cow_size", 0);
+  // Only while AOF is on, as in Redis.
+  for (const auto& [name, value] : server.aof().InfoEnabledFields()) w.Field(name, value);
 }
 
 void StatsSection(Server& server, InfoWriter& w) {
@@ -316,9 +294,9 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("current_eviction_exceeded_time", 0);
   w.Field("keyspace_hits", s.keyspace_hits);
   w.Field("keyspace_misses", s.keyspace_misses);
-  w.Field("pubsub_channels", 0);
-  w.Field("pubsub_patterns", 0);
-  w.Field("pubsubshard_channels", 0);
+  w.Field("pubsub_channels", server.pubsub().channel_count());
+  w.Field("pubsub_patterns", server.pubsub().pattern_count());
+  w.Field("pubsubshard_channels", server.pubsub().shard_channel_count());
   w.Field("latest_fork_usec", 0);
   w.Field("total_forks", 0);
   w.Field("migrate_cached_sockets", 0);
@@ -340,7 +318,7 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("io_threaded_reads_processed", 0);
   w.Field("io_threaded_writes_processed", 0);
   w.Field("client_query_buffer_limit_disconnections", s.client_query_buffer_limit_disconnections);
-  w.Field("client_output_buffer_limit_disconnections", 0);
+  w.Field("client_output_buffer_limit_disconnections", s.client_output_buffer_limit_disconnections);
   w.Field("reply_buffer_shrinks", 0);
   w.Field("reply_buffer_expands", 0);
   w.Field("eventloop_cycles", 0);
@@ -492,8 +470,15 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   }
   size_t qbuf = c.read_buffer.size();
   size_t qbuf_free = c.read_buffer.capacity - c.read_buffer.end;
-  size_t obl = c.output().size() - c.output_written;
+  // Redis keeps the first 16 KB of unsent output in the client's own buffer (obl) and the rest
+  // in a list of 16 KB blocks (oll blocks, omem bytes); report the one buffer the same way.
+  constexpr size_t kReplyChunk = 16 * 1024;
+  size_t pending = c.output().size() - c.output_written;
+  size_t obl = std::min(pending, kReplyChunk);
+  size_t omem = pending - obl;
+  size_t oll = (omem + kReplyChunk - 1) / kReplyChunk;
   size_t rbs = c.output().capacity();
+  const PubsubEngine& pubsub = server.pubsub();
   size_t tot_mem = sizeof(Client) + c.read_buffer.capacity + rbs + multi_mem + argv_mem;
   std::string events = "r";
   if (c.write_pending) events += "w";
@@ -502,9 +487,11 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
       "multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} "
       "omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
       c.id(), c.addr, c.laddr, c.closed ? -1 : c.fd(), c.name, (now - c.created_ms) / 1000,
-      (now - c.last_interaction_ms) / 1000, ClientFlags(c), c.db_index(), 0, 0, 0,
+      (now - c.last_interaction_ms) / 1000, ClientFlags(c), c.db_index(),
+      pubsub.CountOf(c, PubsubKind::kChannel), pubsub.CountOf(c, PubsubKind::kPattern),
+      pubsub.CountOf(c, PubsubKind::kShard),
       c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
-      argv_mem, multi_mem, rbs, rbs, obl, 0, obl, tot_mem, events, c.last_command, c.user(), -1,
+      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(), -1,
       c.resp(), c.lib_name, c.lib_ver);
 }
 

@@ -1,16 +1,33 @@
 #include "server/notify.h"
 
+#include <string>
+
+#include "server/pubsub.h"
 #include "server/server.h"
+#include "util/strings.h"
 
 namespace vireo {
 
 void NotifyKeyspaceEvent(Server& server, uint32_t event_class, std::string_view event,
                          std::string_view key, int db) {
-  if ((server.cfg().notify_keyspace_flags & event_class) == 0) return;
-  // Delivery arrives with the pub/sub engine.
-  (void)event;
-  (void)key;
-  (void)db;
+  const uint32_t flags = server.cfg().notify_keyspace_flags;
+  if ((flags & event_class) == 0) return;
+  PubsubEngine& pubsub = server.pubsub();
+  // With nobody subscribed to anything the messages would reach no one: skip building them.
+  if (pubsub.channel_count() == 0 && pubsub.pattern_count() == 0) return;
+  char db_buf[24];
+  std::string_view db_text(db_buf, FormatInt64(db, db_buf));
+  std::string channel;
+  channel.reserve(16 + db_text.size() + std::max(key.size(), event.size()));
+  if (flags & kNotifyKeyspace) {
+    channel.append("__keyspace@").append(db_text).append("__:").append(key);
+    pubsub.Publish(channel, event);
+  }
+  if (flags & kNotifyKeyevent) {
+    channel.clear();
+    channel.append("__keyevent@").append(db_text).append("__:").append(event);
+    pubsub.Publish(channel, key);
+  }
 }
 
 }  // namespace vireo

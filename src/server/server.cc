@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,7 +19,10 @@
 #include <cstring>
 #include <random>
 
+#include "persistence/aof.h"
+#include "persistence/snapshot.h"
 #include "server/command_context.h"
+#include "server/notify.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -85,12 +90,20 @@ std::string RandomHex(size_t n) {
 }  // namespace
 
 struct Server::Listener {
-  explicit Listener(asio::io_context& io, int fd, bool unix_socket)
-      : descriptor(io, fd), unix_socket(unix_socket) {}
-  asio::posix::stream_descriptor descriptor;
+  Listener(int fd, bool unix_socket) : fd(fd), unix_socket(unix_socket) {}
+  ~Listener() { close(fd); }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  int fd;
   bool unix_socket;
   std::string unix_path;
 };
+
+namespace {
+// epoll_event.data of the server's socket set: a client id, or one of these tags.
+constexpr uint64_t kListenerTag = 1ull << 63;  // | index into listeners_
+constexpr uint64_t kWakeTag = 1ull << 62;
+}  // namespace
 
 Server::Server(Config config)
     : config_(std::move(config)), io_(1), cron_timer_(io_), block_timer_(io_) {
@@ -103,6 +116,14 @@ Server::Server(Config config)
   run_id_hash_ = std::hash<std::string>{}(run_id_);
   UpdateCommandTime();
   config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    spdlog::critical("Creating the event loop: {}", strerror(errno));
+    std::abort();
+  }
+  WatchSocket(wake_fd_, kWakeTag, EPOLLIN);
+  aof_ = std::make_unique<Aof>(*this);
 }
 
 Server::~Server() {
@@ -110,6 +131,9 @@ Server::~Server() {
   for (auto& listener : listeners_) {
     if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
   }
+  listeners_.clear();
+  close(wake_fd_);
+  close(epoll_fd_);
 }
 
 void Server::UpdateCommandTime() { Database::set_now_ms(FastNowMs()); }
@@ -151,7 +175,7 @@ std::string Server::Listen() {
                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
                           : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
       }
-      listeners_.push_back(std::make_unique<Listener>(io_, fd, false));
+      listeners_.push_back(std::make_unique<Listener>(fd, false));
       error.clear();
     }
     freeaddrinfo(res);
@@ -181,23 +205,25 @@ std::string Server::Listen() {
       return error;
     }
     if (c.unixsocketperm != 0) chmod(c.unixsocket.c_str(), c.unixsocketperm);
-    auto listener = std::make_unique<Listener>(io_, fd, true);
+    auto listener = std::make_unique<Listener>(fd, true);
     listener->unix_path = c.unixsocket;
     listeners_.push_back(std::move(listener));
   }
   if (listeners_.empty()) return "Configured to not listen anywhere, exiting.";
-  for (auto& listener : listeners_) StartAccept(*listener);
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
+  }
   ScheduleCron();
   return "";
 }
 
-void Server::StartAccept(Listener& listener) {
-  listener.descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
-                                 [this, &listener](const asio::error_code& ec) {
-                                   if (ec) return;
-                                   OnAccept(listener);
-                                   StartAccept(listener);
-                                 });
+void Server::WatchSocket(int fd, uint64_t tag, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    spdlog::warn("Watching socket {}: {}", fd, strerror(errno));
+  }
 }
 
 void Server::OnAccept(Listener& listener) {
@@ -205,7 +231,7 @@ void Server::OnAccept(Listener& listener) {
   for (int i = 0; i < 1000; ++i) {
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
-    int fd = accept4(listener.descriptor.native_handle(), reinterpret_cast<sockaddr*>(&peer), &len,
+    int fd = accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -244,7 +270,7 @@ void Server::OnAccept(Listener& listener) {
       }
     }
     uint64_t id = next_client_id_++;
-    auto client = std::make_unique<Client>(this, id, asio::posix::stream_descriptor(io_, fd));
+    auto client = std::make_unique<Client>(this, id, fd);
     client->created_ms = NowMs();
     client->last_interaction_ms = client->created_ms;
     if (listener.unix_socket) {
@@ -263,9 +289,8 @@ void Server::OnAccept(Listener& listener) {
     limits.max_bulk_len = c.proto_max_bulk_len;
     client->parser().set_limits(limits);
     client->reply().set_error_hook(&Server::CountError, this);
-    Client& ref = *client;
     clients_.emplace(id, std::move(client));
-    StartRead(ref);
+    WatchSocket(fd, id, EPOLLIN);
   }
 }
 
@@ -287,14 +312,12 @@ Client* Server::FindClient(uint64_t id) {
   return it == clients_.end() ? nullptr : it->second.get();
 }
 
-// Reads go through asio's async_read_some: asio tries the non-blocking read at once and only
-// waits for readiness when the socket is empty, and a stream descriptor stays registered
-// (edge-triggered) for its lifetime. async_wait would instead re-arm epoll with a system call
-// on every read.
-void Server::StartRead(Client& client) {
-  if (client.read_in_flight || client.closed || client.has(kClientCloseAfterReply)) return;
+// Client sockets sit in a level-triggered epoll set for their whole life: one read per
+// readiness event, and no re-arming, so a request costs epoll_wait + read + write — asio's
+// edge-triggered descriptors cost an extra read that ends in EAGAIN after every request
+// (speculative async_read_some) or an epoll_ctl per read (async_wait).
+void Server::ReadFromClient(Client& client) {
   Client::ReadBuffer& buf = client.read_buffer;
-  // Safe here and only here: no read is writing into the buffer.
   buf.ShrinkIfIdle();
   // Read what the parser says the current command still needs (a large bulk in one go),
   // or the client's current chunk size.
@@ -304,46 +327,33 @@ void Server::StartRead(Client& client) {
   buf.EnsureWritable(want);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
-  client.read_in_flight = true;
-  uint64_t id = client.id();
-  client.socket().async_read_some(
-      asio::buffer(buf.data.get() + buf.end, want),
-      [this, id](const asio::error_code& ec, size_t n) { OnRead(id, ec, n); });
-}
-
-void Server::OnRead(uint64_t client_id, const asio::error_code& ec, size_t n) {
-  Client* client = FindClient(client_id);
-  if (client == nullptr) return;
-  client->read_in_flight = false;
-  if (client->closed) return;
-  if (ec) {
-    if (ec != asio::error::operation_aborted) CloseClient(*client);
+  ssize_t n = read(client.fd(), buf.data.get() + buf.end, want);
+  if (n <= 0) {
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    CloseClient(client);
     return;
   }
-  Client::ReadBuffer& buf = client->read_buffer;
-  if (client->has(kClientCloseAfterReply)) {
+  if (client.has(kClientCloseAfterReply)) {
     // Whatever else it sent is ignored; the connection closes once the reply is out.
     buf.start = buf.end = 0;
     return;
   }
-  buf.end += n;
+  size_t got = static_cast<size_t>(n);
+  buf.end += got;
   // A read that filled its buffer suggests more is coming: read bigger next time.
-  if (n == buf.capacity - (buf.end - n) && client->read_chunk < kReadChunk) {
-    client->read_chunk *= 2;
-  }
-  client->net_input_bytes += n;
-  stats_.total_net_input_bytes += n;
+  if (got == want && client.read_chunk < kReadChunk) client.read_chunk *= 2;
+  client.net_input_bytes += got;
+  stats_.total_net_input_bytes += got;
   ++stats_.total_reads_processed;
-  client->last_interaction_ms = FastNowMs();
+  client.last_interaction_ms = FastNowMs();
   if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
-    spdlog::warn("Closing client that reached max query buffer length: id={} addr={}", client->id(),
-                 client->addr);
+    spdlog::warn("Closing client that reached max query buffer length: id={} addr={}", client.id(),
+                 client.addr);
     ++stats_.client_query_buffer_limit_disconnections;
-    CloseClient(*client);
+    CloseClient(client);
     return;
   }
-  ProcessInput(*client);
-  StartRead(*client);
+  ProcessInput(client);
 }
 
 void Server::ProcessInput(Client& client) {
@@ -370,7 +380,8 @@ void Server::ProcessInput(Client& client) {
 }
 
 void Server::QueueWrite(Client& client) {
-  if (client.in_pending_writes || client.closed) return;
+  if (client.closed || EnforceOutputLimit(client)) return;
+  if (client.in_pending_writes) return;
   if (client.output().size() == client.output_written && !client.has(kClientCloseAfterReply)) {
     return;
   }
@@ -400,6 +411,8 @@ bool Server::WriteToClient(Client& client) {
     client.output_written = 0;
     // Keep a modest buffer for reuse; release a big one.
     if (out.capacity() > 1024 * 1024) out.shrink_to_fit();
+  } else {
+    CompactOutput(client);
   }
   return true;
 }
@@ -407,15 +420,10 @@ bool Server::WriteToClient(Client& client) {
 void Server::WaitWritable(Client& client) {
   if (client.write_pending || client.closed) return;
   client.write_pending = true;
-  uint64_t id = client.id();
-  client.socket().async_wait(asio::posix::stream_descriptor::wait_write,
-                             [this, id](const asio::error_code& ec) {
-                               Client* c = FindClient(id);
-                               if (c == nullptr) return;
-                               c->write_pending = false;
-                               if (ec || c->closed) return;
-                               QueueWrite(*c);
-                             });
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.u64 = client.id();
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, client.fd(), &ev);
 }
 
 void Server::FlushPendingWrites() {
@@ -427,6 +435,10 @@ void Server::FlushPendingWrites() {
     if (client == nullptr) continue;
     client->in_pending_writes = false;
     if (client->closed) continue;
+    if (client->has(kClientCloseAsap)) {
+      CloseOverLimitClient(*client);
+      continue;
+    }
     if (!WriteToClient(*client)) {
       CloseClient(*client);
       continue;
@@ -454,17 +466,19 @@ void Server::CloseClient(Client& client) {
   if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
   UnwatchAll(client);
+  pubsub_.RemoveClient(client);
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
   }
-  asio::error_code ec;
-  client.socket().cancel(ec);
+  if (client.fd() >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, client.fd(), nullptr);
   pending_close_.push_back(client.id());
 }
 
 void Server::FreeClient(uint64_t id) { clients_.erase(id); }
 
 void Server::BeforeSleep() {
+  // Keys made ready outside a command (the cron expiring a key a stream reader waits on).
+  if (blocking_.HasReadyKeys() && !serving_ready_keys_) ServeReadyKeys();
   // Clients that were unblocked have commands waiting in their buffers.
   while (!pending_input_.empty()) {
     std::vector<uint64_t> ids;
@@ -474,10 +488,11 @@ void Server::BeforeSleep() {
       if (client != nullptr && !client->closed) {
         client->clear(kClientPendingCommand);
         ProcessInput(*client);
-        StartRead(*client);
       }
     }
   }
+  // The AOF is written before any reply of this turn goes out (fsynced too with "always").
+  aof_->BeforeSleep();
   FlushPendingWrites();
   if (!pending_close_.empty()) {
     std::vector<uint64_t> ids;
@@ -487,26 +502,101 @@ void Server::BeforeSleep() {
 }
 
 void Server::Run() {
-  while (!shutdown_requested_) {
-    if (io_.stopped()) io_.restart();
-    // One handler per turn, then the flush. run_one only waits in epoll when no completed
-    // handler is queued, so a batch of ready clients costs one epoll_wait; following it with
-    // poll() would add a second, non-blocking epoll_wait to every turn.
-    io_.run_one();
-    BeforeSleep();
-  }
+  while (!shutdown_requested_) PollEvents(-1);
   // Final flush so replies to SHUTDOWN-adjacent commands aren't lost.
   FlushPendingWrites();
 }
 
+void Server::PollEvents(int timeout_ms) {
+  constexpr int kMaxEvents = 256;
+  epoll_event events[kMaxEvents];
+  if (timeout_ms < 0) timeout_ms = MsUntilNextTimer();
+  int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+  if (n < 0) {
+    // A signal: its asio handler (SIGTERM -> shutdown) runs now rather than at the next tick.
+    if (errno == EINTR) {
+      if (io_.stopped()) io_.restart();
+      io_.poll();
+    }
+    n = 0;
+  }
+  for (int i = 0; i < n; ++i) OnSocketEvent(events[i].data.u64, events[i].events);
+  RunDueTimers();
+  BeforeSleep();
+}
+
+void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
+  if ((tag & kListenerTag) != 0) {
+    OnAccept(*listeners_[tag & ~kListenerTag]);
+    return;
+  }
+  if (tag == kWakeTag) {
+    uint64_t count;
+    [[maybe_unused]] ssize_t r = read(wake_fd_, &count, sizeof(count));
+    if (io_.stopped()) io_.restart();
+    io_.poll();
+    return;
+  }
+  // Clients closed earlier in this batch are still allocated (they're freed in BeforeSleep).
+  Client* client = FindClient(tag);
+  if (client == nullptr || client->closed) return;
+  if ((events & EPOLLOUT) != 0 && client->write_pending) {
+    client->write_pending = false;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, client->fd(), &ev);
+    QueueWrite(*client);
+  }
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ReadFromClient(*client);
+}
+
+void Server::NoteTimer(const asio::steady_timer& timer) {
+  for (auto& [which, when] : timer_deadlines_) {
+    if (which == &timer) {
+      when = timer.expiry();
+      return;
+    }
+  }
+  timer_deadlines_.emplace_back(&timer, timer.expiry());
+}
+
+// asio's timers sit on its own epoll set, which the loop enters only through io_.poll(): the
+// loop polls it once a noted deadline has passed. The extra millisecond lets the kernel's timer
+// (subject to timer slack) fire before we look, so a poll never comes too early to see it.
+void Server::RunDueTimers() {
+  if (timer_deadlines_.empty()) return;
+  auto now = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  auto past = [now](const auto& entry) { return entry.second <= now; };
+  if (std::none_of(timer_deadlines_.begin(), timer_deadlines_.end(), past)) return;
+  std::erase_if(timer_deadlines_, past);
+  if (io_.stopped()) io_.restart();
+  io_.poll();
+}
+
+int Server::MsUntilNextTimer() {
+  // The cron is always armed, so there is a deadline; the cap is a safety net.
+  int64_t wait_ms = 1000;
+  auto now = std::chrono::steady_clock::now();
+  for (const auto& [timer, when] : timer_deadlines_) {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(when - now).count();
+    // Rounded up, plus RunDueTimers' millisecond.
+    wait_ms = std::min<int64_t>(wait_ms, std::max<int64_t>(0, (us + 999) / 1000 + 1));
+  }
+  return static_cast<int>(wait_ms);
+}
+
 void Server::RequestShutdown() {
-  // Posted so the loop wakes up and notices; safe from any thread or a signal watcher.
-  asio::post(io_, [this] { shutdown_requested_ = true; });
+  // Safe from any thread or a signal watcher: the flag, then a wake-up for the loop.
+  shutdown_requested_ = true;
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t r = write(wake_fd_, &one, sizeof(one));
 }
 
 void Server::ScheduleCron() {
   int hz = std::clamp(config_.values().hz, 1, 500);
   cron_timer_.expires_after(std::chrono::microseconds(1000000 / hz));
+  NoteTimer(cron_timer_);
   cron_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
     Cron();
@@ -535,6 +625,8 @@ void Server::Cron() {
     db.RehashStep(100);
   }
   ScheduleFastExpire();
+  aof_->Cron();
+  RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -560,6 +652,7 @@ void Server::ScheduleFastExpire() {
   // for only a millisecond.
   fast_expire_armed_ = true;
   fast_expire_timer_.expires_after(std::chrono::microseconds(2000));
+  NoteTimer(fast_expire_timer_);
   fast_expire_timer_.async_wait([this](const asio::error_code& ec) {
     fast_expire_armed_ = false;
     if (ec || !active_expire_enabled_) return;
@@ -573,9 +666,20 @@ void Server::ScheduleFastExpire() {
   });
 }
 
-void Server::OnKeyModified(int db, std::string_view key) { TouchWatchedKey(db, key); }
+void Server::OnKeyModified(int db, std::string_view key) {
+  TouchWatchedKey(db, key);
+  blocking_.SignalKeyChanged(db, key);
+}
 
-void Server::OnKeyExpired(int db, std::string_view key) { ++stats_.expired_keys; }
+void Server::OnKeyExpired(int db, std::string_view key) {
+  ++stats_.expired_keys;
+  aof_->OnKeyExpired(db, key);
+  NotifyKeyspaceEvent(*this, kNotifyExpired, "expired", key, db);
+}
+
+void Server::OnKeyCreated(int db, std::string_view key) {
+  NotifyKeyspaceEvent(*this, kNotifyNew, "new", key, db);
+}
 
 void Server::OnKeyAdded(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
 
@@ -623,6 +727,7 @@ bool Server::WatchedKeyExpired(const Client& client) {
 }
 
 void Server::ResetClientState(Client& client) {
+  pubsub_.RemoveClient(client);
   if (client.has(kClientMonitor)) {
     client.clear(kClientMonitor);
     std::erase(monitors_, &client);
@@ -714,6 +819,7 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
 }
 
 void Server::ApplyConfigChange(const std::string& name) {
+  aof_->ApplyConfigChange(name);
   if (name == "hz") {
     cron_timer_.cancel();
     ScheduleCron();

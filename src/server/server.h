@@ -19,6 +19,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/pubsub.h"
 
 namespace vireo {
 
@@ -65,12 +66,16 @@ struct ServerStats {
   uint64_t total_reads_processed = 0;
   uint64_t total_writes_processed = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t client_output_buffer_limit_disconnections = 0;
   std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
   RateSampler ops_rate;
   RateSampler net_input_rate;
   RateSampler net_output_rate;
   size_t used_memory_peak = 0;  // updated when INFO reads memory
 };
+
+class Scripting;  // src/scripting/scripting.h
+class Aof;        // src/persistence/aof.h
 
 struct SlowlogEntry {
   uint64_t id;
@@ -107,6 +112,7 @@ class Server : public KeyspaceListener {
   uint64_t run_id_hash() const { return run_id_hash_; }
   const std::string& run_id() const { return run_id_; }
   int64_t lastsave() const { return lastsave_; }
+  void set_lastsave(int64_t unix_seconds) { lastsave_ = unix_seconds; }
   uint64_t dirty() const { return dirty_; }
   void AddDirty(uint64_t n) { dirty_ += n; }
 
@@ -134,6 +140,16 @@ class Server : public KeyspaceListener {
   void ResetClientState(Client& client);
   // MONITOR support.
   void AddMonitor(Client& client);
+  // Pub/sub (src/server/pubsub.h): subscriptions and message delivery.
+  PubsubEngine& pubsub() { return pubsub_; }
+  // Appends server-initiated bytes (a pub/sub message) to a client's output and schedules the
+  // write, subject to client-output-buffer-limit (src/server/output_limits.cc).
+  void PushToClient(Client& client, std::string_view bytes);
+  // MONITOR feed for commands that feed it themselves (EVAL, FCALL: before the commands their
+  // script runs).
+  void FeedMonitorsFor(const Client& client, std::span<const std::string_view> argv) {
+    if (!monitors_.empty()) FeedMonitors(client, argv);
+  }
   // SLOWLOG.
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
   void SlowlogReset() { slowlog_.clear(); }
@@ -143,17 +159,27 @@ class Server : public KeyspaceListener {
   void OnKeyModified(int db, std::string_view key) override;
   void OnKeyExpired(int db, std::string_view key) override;
   void OnKeyAdded(int db, std::string_view key) override;
+  void OnKeyCreated(int db, std::string_view key) override;
 
   // The blocking engine (src/server/blocking_clients.cc).
   // Blocks the client running `ctx` on `keys` until one of them holds a value of `type`
   // (then the command runs again, in full, and replies as its non-blocking form would) or
   // `timeout_ms` passes (0 = forever; then it gets the null-array reply). Handlers call this
   // instead of replying, and only when ctx.may_block().
+  // `options` lets a command re-run with other arguments (XREAD's `$` resolved at block time)
+  // and decide itself when it can be served (see WaitCondition).
+  struct BlockOptions {
+    std::vector<std::string> argv;  // empty: re-run the command as received
+    std::shared_ptr<const WaitCondition> condition;
+  };
   void BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
-                   ValueType type);
+                   ValueType type, BlockOptions options = {});
   void SignalKeyAsReady(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
-  // After SWAPDB: keys now present in either database may serve their waiters.
+  // After SWAPDB: keys now present in either database may serve their waiters (and waiters
+  // that want to hear about a vanished key hear about it).
   void SignalSwappedDbs(int a, int b);
+  // After FLUSHDB/FLUSHALL emptied `db`: waiters that want to hear about vanished keys do.
+  void SignalFlushedDb(int db);
   // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
   // to one waiter, including keys made ready while serving. Runs after each command.
   void ServeReadyKeys();
@@ -179,17 +205,52 @@ class Server : public KeyspaceListener {
   bool shutting_down() const { return shutdown_requested_; }
   void Shutdown() { shutdown_requested_ = true; }
 
+  // asio runs timers and signals; client and listener sockets are on the server's own
+  // level-triggered epoll set (see Run). A timer armed on io() must be passed to NoteTimer
+  // after each expires_at/expires_after so the loop wakes for it on time (otherwise it fires
+  // at the next cron tick at the latest).
   asio::io_context& io() { return io_; }
+  void NoteTimer(const asio::steady_timer& timer);
+  // One turn of the loop: waits up to `timeout_ms` (0: don't wait, -1: until the next timer)
+  // for ready sockets, reads and runs what arrived, runs due timers, then flushes replies.
+  // Long-running work (scripts) may call it with 0 to keep serving other clients.
+  void PollEvents(int timeout_ms);
+
+  // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
+  // libraries, created on first use.
+  Scripting& scripting();
+  // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
+  Aof& aof() { return *aof_; }
+  // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
+  // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
+  int busy_script() const { return busy_script_; }
+  void set_busy_script(int kind) { busy_script_ = kind; }
+  // From inside a long script (src/scripting/busy.cc): serve other clients for one loop turn
+  // without reading from `caller`, whose buffer holds the running script's arguments.
+  void ProcessEventsWhileBusy(Client& caller);
+  // Where Call records the writes of the commands a script runs (the script's effects, which
+  // are propagated instead of the script); nullptr outside scripts.
+  void set_script_effects(std::vector<std::vector<std::string>>* effects) {
+    script_effects_ = effects;
+  }
 
  private:
   struct Listener;
-  void StartAccept(Listener& listener);
   void OnAccept(Listener& listener);
+  void WatchSocket(int fd, uint64_t tag, uint32_t events);
+  void OnSocketEvent(uint64_t tag, uint32_t events);
+  void RunDueTimers();
+  int MsUntilNextTimer();
   void AcceptClient(int fd, bool unix_socket);
-  void StartRead(Client& client);
-  void OnRead(uint64_t client_id, const asio::error_code& ec, size_t n);
+  void ReadFromClient(Client& client);
   void ProcessInput(Client& client);
   void QueueWrite(Client& client);
+  // client-output-buffer-limit (src/server/output_limits.cc): true when the client is over
+  // its class's limit and scheduled to close (in FlushPendingWrites, via CloseOverLimitClient).
+  bool EnforceOutputLimit(Client& client);
+  void CloseOverLimitClient(Client& client);
+  // Drops the already-written prefix of a large, partly written output buffer.
+  void CompactOutput(Client& client);
   void FlushPendingWrites();
   bool WriteToClient(Client& client);
   void WaitWritable(Client& client);
@@ -225,6 +286,7 @@ class Server : public KeyspaceListener {
   std::vector<uint64_t> pending_close_;
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
   std::vector<Client*> monitors_;
+  PubsubEngine pubsub_{this};
   // Per database: key -> clients watching it.
   std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
   std::deque<SlowlogEntry> slowlog_;
@@ -241,7 +303,17 @@ class Server : public KeyspaceListener {
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   bool active_expire_enabled_ = true;
   asio::steady_timer fast_expire_timer_{io_};
+  int epoll_fd_ = -1;  // client and listener sockets, level-triggered
+  int wake_fd_ = -1;   // eventfd: another thread posted work to io_
+  // Armed asio timers and their deadlines (one entry per timer).
+  std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> timer_deadlines_;
   bool fast_expire_armed_ = false;
+  int busy_script_ = 0;
+  std::vector<std::vector<std::string>>* script_effects_ = nullptr;
+  // Last, so the engines (and their client) go before the io_context and the clients.
+  std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
+  // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.
+  std::unique_ptr<Aof> aof_;
   friend class ServerAccess;
 };
 

@@ -81,5 +81,8 @@ std::string ToUpper(std::string_view s);
 // on NUL-terminated text). On unbalanced quotes or text glued to a closing quote, *ok = false
 // and the result is empty; otherwise *ok = true (an empty or all-blank line gives no tokens).
 std::vector<std::string> SplitArgs(std::string_view line, bool* ok);
+// Redis's sdscatrepr: `s` in double quotes with \\, \", \n, \r, \t, \a, \b and \xHH escapes, the
+// form SplitArgs reads back (CONFIG REWRITE, the AOF manifest).
+std::string QuoteRepr(std::string_view s);
 
 }  // namespace vireo

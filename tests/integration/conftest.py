@@ -335,7 +335,14 @@ def start_server(extra_args=(), config_text: str | None = None, binary: str | No
             conf.write_text(config_text)
             argv.append(str(conf))
         port = free_port()
-        argv += ["--port", str(port), "--bind", HOST, *map(str, extra_args)]
+        argv += ["--port", str(port), "--bind", HOST]
+        # No background saves unless a test asks: a BGSAVE fork in the middle of a timing-bounded
+        # load test would measure the fork, not the code under test.
+        asks_save = any(str(a) == "--save" for a in extra_args) or (
+            config_text is not None and any(l.strip().startswith("save") for l in config_text.splitlines()))
+        if not asks_save:
+            argv += ["--save", ""]
+        argv += [*map(str, extra_args)]
         log_path = workdir / "server.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,

@@ -146,6 +146,28 @@ TEST(GlobMatch, NoCase) {
   EXPECT_FALSE(GlobMatch("GE?", "get"));
 }
 
+// Patterns as PSUBSCRIBE uses them (keyspace-notification channels and the like), checked
+// against redis-server 7.0.15 with PSUBSCRIBE + PUBLISH (the reply counts the pattern).
+TEST(GlobMatch, PubsubChannelPatterns) {
+  const std::vector<GlobCase> cases = {
+      {"__keyevent@*__:*", "__keyevent@0__:del", true},
+      {"__keyevent@*__:*", "__keyspace@0__:k", false},
+      {"__key*__:*", "__keyspace@15__:user:1", true},
+      {"__keyspace@0__:user:*", "__keyspace@0__:user:", true},
+      {"__keyspace@0__:user:*", "__keyspace@1__:user:1", false},
+      {"news.*", "news.", true},
+      {"news.*", "news", false},
+      {"news.[a-c]*", "news.bar", true},
+      {"news.[^a-c]*", "news.bar", false},
+      {"*", "", false},  // PUBLISH "" reaches no "*" subscriber in Redis either
+      {"h\\*llo", "h*llo", true},
+      {"h\\*llo", "hello", false},
+  };
+  for (const GlobCase& c : cases) {
+    EXPECT_EQ(GlobMatch(c.pattern, c.subject), c.match) << c.pattern << " / " << c.subject;
+  }
+}
+
 TEST(GlobMatch, EmptySubjectOnlyMatchesEmptyPattern) {
   // KEYS and SCAN special-case the pattern "*", so an empty key is still listed by KEYS *.
   EXPECT_TRUE(GlobMatch("", ""));

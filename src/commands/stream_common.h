@@ -1,0 +1,57 @@
+// Pieces shared by the stream command files (streams.cc: the log and XREAD/XREADGROUP;
+// stream_groups_cmd.cc: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "types/stream.h"
+#include "types/stream_groups.h"
+
+namespace vireo {
+namespace stream_cmd {
+
+inline constexpr std::string_view kInvalidId =
+    "ERR Invalid stream ID specified as stream command argument";
+
+// Parses a stream ID argument, replying Redis's error on failure.
+bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
+                 bool strict, bool* seq_star = nullptr);
+
+// The stream at `key`: nullptr if missing or (after replying WRONGTYPE) of another type.
+Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type);
+// The same for a command that reads (counts keyspace hits and misses).
+Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type);
+
+void ReplyId(ReplyBuilder& reply, StreamID id);
+// [id, [field, value, ...]]
+void ReplyEntry(ReplyBuilder& reply, const StreamEntryView& entry);
+
+// The node limits from the configuration (stream-node-max-bytes / -entries).
+Stream::NodeLimits NodeLimits(CommandContext& ctx);
+
+// The command's wall-clock time in ms (fixed for a command, EXEC or script), for IDs, PEL
+// delivery times and consumer seen-times.
+int64_t CommandTimeMs();
+
+// A write Redis counts (dirty: logged, replicated) but that leaves WATCH alone: consumer-group
+// state (XGROUP, XREADGROUP, XACK, XCLAIM...) and XSETID, as in Redis.
+void GroupStateWritten(CommandContext& ctx, uint64_t dirty = 1);
+
+// Propagation commands Redis uses for consumer-group side effects.
+std::vector<std::string> XClaimPropagation(std::string_view key, std::string_view group,
+                                           const ConsumerGroup& cg, const PendingEntry& pending,
+                                           std::string_view id_arg);
+std::vector<std::string> SetIdPropagation(std::string_view key, std::string_view group,
+                                          const ConsumerGroup& cg);
+std::vector<std::string> CreateConsumerPropagation(std::string_view key, std::string_view group,
+                                                   std::string_view consumer);
+
+}  // namespace stream_cmd
+
+// Registered by RegisterStreamCommands (streams.cc).
+void RegisterStreamGroupCommands(CommandTable& table);
+
+}  // namespace vireo

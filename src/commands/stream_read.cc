@@ -1,0 +1,415 @@
+// XREAD and XREADGROUP, and their blocking forms.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "commands/stream_common.h"
+#include "server/server.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+using namespace stream_cmd;  // NOLINT
+
+struct ReadArgs {
+  bool group_mode = false;  // XREADGROUP
+  int64_t timeout_ms = -1;  // -1: no BLOCK
+  int64_t count = 0;        // 0: no limit
+  bool noack = false;
+  std::string_view group;
+  std::string_view consumer;
+  size_t streams_at = 0;  // argv index of the first key
+  size_t nstreams = 0;
+};
+
+bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
+  args->group_mode = group_mode;
+  bool has_group = false;
+  size_t argc = ctx.argc();
+  for (size_t i = 1; i < argc; ++i) {
+    size_t more = argc - i - 1;
+    std::string_view opt = ctx.arg(i);
+    if (IsArg(opt, "BLOCK") && more > 0) {
+      ++i;
+      int64_t t;
+      if (!ParseInt64(ctx.arg(i), &t)) {
+        ctx.reply.Error("ERR timeout is not an integer or out of range");
+        return false;
+      }
+      if (t < 0) {
+        ctx.reply.Error("ERR timeout is negative");
+        return false;
+      }
+      if (t > 0 && t > std::numeric_limits<int64_t>::max() - Database::now_ms()) {
+        ctx.reply.Error("ERR timeout is out of range");
+        return false;
+      }
+      args->timeout_ms = t;
+    } else if (IsArg(opt, "COUNT") && more > 0) {
+      ++i;
+      auto n = ArgInt(ctx, ctx.arg(i));
+      if (!n) return false;
+      args->count = std::max<int64_t>(*n, 0);
+    } else if (IsArg(opt, "STREAMS") && more > 0) {
+      args->streams_at = i + 1;
+      size_t n = argc - args->streams_at;
+      if (n % 2 != 0) {
+        ctx.reply.Error(fmt::format(
+            "ERR Unbalanced '{}' list of streams: for each stream key an ID or '{}' must be "
+            "specified.",
+            group_mode ? "xreadgroup" : "xread", group_mode ? '>' : '$'));
+        return false;
+      }
+      args->nstreams = n / 2;
+      break;
+    } else if (IsArg(opt, "GROUP") && more >= 2) {
+      if (!group_mode) {
+        ctx.reply.Error(
+            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+        return false;
+      }
+      args->group = ctx.arg(i + 1);
+      args->consumer = ctx.arg(i + 2);
+      has_group = true;
+      i += 2;
+    } else if (IsArg(opt, "NOACK")) {
+      if (!group_mode) {
+        ctx.reply.Error(
+            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+        return false;
+      }
+      args->noack = true;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  if (args->streams_at == 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  if (group_mode && !has_group) {
+    ctx.reply.Error("ERR Missing GROUP option for XREADGROUP");
+    return false;
+  }
+  return true;
+}
+
+// Serves an XREAD waiter once its stream has an entry after the ID it reads after.
+class XReadCondition : public WaitCondition {
+ public:
+  void Add(std::string_view key, StreamID after) { after_.emplace_back(std::string(key), after); }
+  bool Ready(std::string_view key, const Value* value) const override {
+    if (value == nullptr || value->type() != ValueType::kStream) return false;
+    const Stream* s = value->As<Stream>();
+    if (s->empty()) return false;
+    StreamID last;
+    bool have_last = false;
+    for (const auto& [k, after] : after_) {
+      if (k != key || s->last_id() <= after) continue;
+      if (!have_last) {
+        s->LastEntryId(&last);
+        have_last = true;
+      }
+      if (last > after) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::pair<std::string, StreamID>> after_;
+};
+
+// Serves an XREADGROUP waiter when its group has entries it never delivered, or when the key
+// or the group is gone (running the command again then gives the error).
+class XReadGroupCondition : public WaitCondition {
+ public:
+  explicit XReadGroupCondition(std::string_view group) : group_(group) {}
+  bool Ready(std::string_view key, const Value* value) const override {
+    if (value == nullptr || value->type() != ValueType::kStream) return true;
+    const Stream* s = value->As<Stream>();
+    const ConsumerGroup* g = s->groups() == nullptr ? nullptr : s->groups()->Find(group_);
+    if (g == nullptr) return true;
+    if (s->empty() || s->last_id() <= g->last_id) return false;
+    StreamID last;
+    return s->LastEntryId(&last) && last > g->last_id;
+  }
+  bool WakeOnChange() const override { return true; }
+
+ private:
+  std::string group_;
+};
+
+// Delivers entries after the group's last ID to `consumer`, as XREADGROUP ... > does: the group
+// advances, entries enter the PEL (unless NOACK), each delivery is propagated as an XCLAIM and
+// the new last ID as XGROUP SETID.
+size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
+                        std::string_view key, std::string_view group, size_t count, bool noack) {
+  StreamID start = g.last_id;
+  size_t mark = ctx.reply.DeferLength();
+  size_t n = 0;
+  bool moved = false;
+  int64_t now = CommandTimeMs();
+  if (start.Increment()) {
+    Stream::Iterator it(s, start, StreamID::Max(), false);
+    StreamEntryView e;
+    while ((count == 0 || n < count) && it.Next(&e)) {
+      if (e.id > g.last_id) {
+        if (g.entries_read != ConsumerGroup::kInvalidEntriesRead &&
+            !s.RangeHasTombstones(e.id, StreamID::Max())) {
+          ++g.entries_read;
+        } else if (s.entries_added() != 0) {
+          g.entries_read = s.EstimateDistanceFromFirstEver(e.id);
+        }
+        g.last_id = e.id;
+        moved = true;
+      }
+      ReplyEntry(ctx.reply, e);
+      if (!noack) {
+        PendingEntry* pending = g.Deliver(e.id, &consumer, now);
+        consumer.active_time_ms = now;
+        ctx.PropagateInstead(XClaimPropagation(key, group, g, *pending, e.id.ToString()));
+      }
+      ++n;
+    }
+  }
+  if (moved) ctx.PropagateInstead(SetIdPropagation(key, group, g));
+  ctx.reply.SetDeferredArray(mark, n);
+  return n;
+}
+
+// XREADGROUP with an ID: the consumer's own pending entries after `after`; entries deleted from
+// the stream meanwhile show as [id, nil].
+void ReplyConsumerHistory(CommandContext& ctx, Stream& s, StreamConsumer& consumer, StreamID after,
+                          size_t count) {
+  size_t mark = ctx.reply.DeferLength();
+  size_t n = 0;
+  if (after.Increment()) {
+    int64_t now = CommandTimeMs();
+    for (auto it = consumer.pel.lower_bound(after);
+         it != consumer.pel.end() && (count == 0 || n < count); ++it) {
+      PendingEntry* pending = it->second;
+      size_t found = s.Range(it->first, it->first, false, 1, [&](const StreamEntryView& e) {
+        ReplyEntry(ctx.reply, e);
+        return true;
+      });
+      if (found == 0) {
+        ctx.reply.Array(2);
+        ReplyId(ctx.reply, it->first);
+        ctx.reply.NullArray();
+      } else {
+        pending->delivery_time_ms = now;
+        ++pending->delivery_count;
+      }
+      ++n;
+    }
+  }
+  ctx.reply.SetDeferredArray(mark, n);
+}
+
+void ReadGeneric(CommandContext& ctx, bool group_mode) {
+  ReadArgs args;
+  if (!ParseReadArgs(ctx, group_mode, &args)) return;
+  // Redis never logs XREADGROUP itself: its effects are logged as XCLAIM / XGROUP commands.
+  if (group_mode) ctx.PropagateNothing();
+
+  // Resolve every key's ID (and group) before serving anything.
+  constexpr StreamID kNewOnly = StreamID::Max();  // ">"
+  std::vector<StreamID> ids(args.nstreams);
+  std::vector<ConsumerGroup*> groups(args.nstreams, nullptr);
+  std::vector<bool> dollar(args.nstreams, false);
+  for (size_t i = 0; i < args.nstreams; ++i) {
+    std::string_view key = ctx.arg(args.streams_at + i);
+    std::string_view id_arg = ctx.arg(args.streams_at + args.nstreams + i);
+    bool wrong_type;
+    Stream* s = LookupStreamRead(ctx, key, &wrong_type);
+    if (wrong_type) return;
+    if (group_mode) {
+      ConsumerGroup* g =
+          s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(args.group);
+      if (g == nullptr) {
+        ctx.reply.Error(fmt::format(
+            "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option", key,
+            args.group));
+        return;
+      }
+      groups[i] = g;
+    }
+    if (id_arg == "$") {
+      if (group_mode) {
+        ctx.reply.Error(
+            "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
+            "history of this consumer by specifying a proper ID, or use the > ID to get new "
+            "messages. The $ ID would just return an empty result set.");
+        return;
+      }
+      ids[i] = s != nullptr ? s->last_id() : StreamID::Min();
+      dollar[i] = true;
+      continue;
+    }
+    if (id_arg == ">") {
+      if (!group_mode) {
+        ctx.reply.Error(
+            "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+            "<consumer> option.");
+        return;
+      }
+      ids[i] = kNewOnly;
+      continue;
+    }
+    if (!group_mode && id_arg == "+") {
+      // The last entry: read after the ID just before it.
+      StreamID last;
+      if (s != nullptr && s->LastEntryId(&last)) {
+        last.Decrement();
+        ids[i] = last;
+      } else {
+        ids[i] = StreamID::Min();
+      }
+      continue;
+    }
+    if (!ArgStreamID(ctx, id_arg, &ids[i], 0, true)) return;
+  }
+
+  // Serve what can be served now.
+  size_t served = 0;
+  size_t mark = 0;
+  int64_t now = CommandTimeMs();
+  for (size_t i = 0; i < args.nstreams; ++i) {
+    std::string_view key = ctx.arg(args.streams_at + i);
+    DbEntry* entry = ctx.db.Find(key);
+    if (entry == nullptr) continue;
+    Stream& s = *entry->value.As<Stream>();
+    StreamID after = ids[i];
+    bool serve = false;
+    bool history = false;
+    StreamConsumer* consumer = nullptr;
+    if (group_mode) {
+      ConsumerGroup& g = *groups[i];
+      if (after != kNewOnly) {
+        serve = history = true;
+      } else if (!s.empty() && s.last_id() > g.last_id) {
+        StreamID last;
+        serve = s.LastEntryId(&last) && last > g.last_id;
+      }
+      bool created;
+      consumer = g.GetOrCreateConsumer(args.consumer, now, &created);
+      if (created) {
+        Notify(ctx, kNotifyStream, "xgroup-createconsumer", key);
+        ctx.PropagateInstead(CreateConsumerPropagation(key, args.group, args.consumer));
+        GroupStateWritten(ctx);
+      }
+      consumer->seen_time_ms = now;
+    } else if (!s.empty() && s.last_id() > after) {
+      StreamID last;
+      serve = s.LastEntryId(&last) && last > after;
+    }
+    if (!serve) continue;
+    if (served++ == 0) mark = ctx.reply.DeferLength();
+    if (ctx.reply.resp3()) {
+      ctx.reply.Bulk(key);
+    } else {
+      ctx.reply.Array(2);
+      ctx.reply.Bulk(key);
+    }
+    if (!group_mode) {
+      StreamID start = after;
+      size_t m = ctx.reply.DeferLength();
+      size_t n = 0;
+      if (start.Increment()) {
+        n = s.Range(start, StreamID::Max(), false, static_cast<size_t>(args.count),
+                    [&](const StreamEntryView& e) {
+                      ReplyEntry(ctx.reply, e);
+                      return true;
+                    });
+      }
+      ctx.reply.SetDeferredArray(m, n);
+    } else if (history) {
+      ReplyConsumerHistory(ctx, s, *consumer, after, static_cast<size_t>(args.count));
+      GroupStateWritten(ctx);
+    } else {
+      ReplyNewForGroup(ctx, s, *groups[i], *consumer, key, args.group,
+                       static_cast<size_t>(args.count), args.noack);
+      GroupStateWritten(ctx);
+    }
+  }
+  if (served > 0) {
+    if (ctx.reply.resp3()) {
+      ctx.reply.SetDeferredMap(mark, served);
+    } else {
+      ctx.reply.SetDeferredArray(mark, served);
+    }
+    return;
+  }
+  if (args.timeout_ms < 0 || !ctx.may_block()) {
+    ctx.reply.NullArray();
+    return;
+  }
+  std::vector<std::string> keys;
+  keys.reserve(args.nstreams);
+  for (size_t i = 0; i < args.nstreams; ++i) keys.emplace_back(ctx.arg(args.streams_at + i));
+  Server::BlockOptions options;
+  if (group_mode) {
+    options.condition = std::make_shared<XReadGroupCondition>(args.group);
+  } else {
+    // `$` means "after the last ID now": pin it, or the command run again on wake-up would
+    // wait after the new entry.
+    auto condition = std::make_shared<XReadCondition>();
+    options.argv.assign(ctx.argv.begin(), ctx.argv.end());
+    for (size_t i = 0; i < args.nstreams; ++i) {
+      condition->Add(keys[i], ids[i]);
+      if (dollar[i]) options.argv[args.streams_at + args.nstreams + i] = ids[i].ToString();
+    }
+    options.condition = std::move(condition);
+  }
+  ctx.server.BlockClient(ctx, std::move(keys), args.timeout_ms, ValueType::kStream,
+                         std::move(options));
+}
+
+void XReadCommand(CommandContext& ctx) { ReadGeneric(ctx, false); }
+void XReadGroupCommand(CommandContext& ctx) { ReadGeneric(ctx, true); }
+
+// COMMAND GETKEYS for XREAD / XREADGROUP: the first half of the arguments after STREAMS.
+std::vector<size_t> ReadKeys(std::span<const std::string_view> argv) {
+  std::vector<size_t> out;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (IsArg(argv[i], "STREAMS")) {
+      size_t n = (argv.size() - i - 1) / 2;
+      for (size_t k = 0; k < n; ++k) out.push_back(i + 1 + k);
+      break;
+    }
+    if (IsArg(argv[i], "GROUP")) {
+      i += 2;
+    } else if (IsArg(argv[i], "BLOCK") || IsArg(argv[i], "COUNT")) {
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterStreamReadCommands(CommandTable& table) {
+  constexpr const char* kGroup = "stream";
+  table.Add({"xread", -4, kCmdReadonly | kCmdBlocking | kCmdMovableKeys, 0, 0, 0,
+             "@read @stream @slow @blocking", kGroup, "5.0.0",
+             "Returns messages from multiple streams with IDs greater than the ones requested. "
+             "Blocks until a message is available otherwise.",
+             "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]", XReadCommand,
+             "", ReadKeys});
+  table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0,
+             "@write @stream @slow @blocking", kGroup, "5.0.0",
+             "Returns new or historical messages from a stream for a consumer in a group. Blocks "
+             "until a message is available otherwise.",
+             "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key "
+             "...] id [id ...]",
+             XReadGroupCommand,
+             "For each stream mentioned: O(M) with M being the number of elements returned. If M "
+             "is constant (e.g. always asking for the first 10 elements with COUNT), you can "
+             "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) "
+             "time in order to serve the N clients blocked on the stream getting new data.",
+             ReadKeys});
+}
+
+}  // namespace vireo

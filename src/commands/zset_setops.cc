@@ -1,0 +1,349 @@
+// Sorted-set algebra: ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD. Plain sets are
+// accepted as inputs, each member scoring 1.
+//
+// As in Redis, the inputs are visited smallest first (a stable sort by cardinality), which also
+// fixes the order in which SUM adds the weighted scores up; a weighted score or a sum that is
+// NaN (inf * 0, inf + -inf) counts as 0.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "commands/families.h"
+#include "commands/zset_common.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "types/set_object.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+enum class SetOp { kUnion, kInter, kDiff };
+enum class Aggregate { kSum, kMin, kMax };
+
+// One input: a sorted set, a set, or a missing key (empty).
+struct Source {
+  const ZSet* zset = nullptr;
+  const SetObject* set = nullptr;
+  double weight = 1;
+
+  size_t size() const { return zset ? zset->size() : set ? set->size() : 0; }
+  bool Score(std::string_view member, double* score) const {
+    if (zset != nullptr) return zset->Score(member, score);
+    if (set != nullptr && set->Contains(member)) {
+      *score = 1;
+      return true;
+    }
+    return false;
+  }
+  template <typename F>
+  void ForEach(F&& fn) const {
+    if (zset != nullptr) {
+      zset->ForEach(fn);
+    } else if (set != nullptr) {
+      set->ForEach([&](std::string_view m) { fn(m, 1.0); });
+    }
+  }
+};
+
+double Weighted(double score, double weight) {
+  double v = score * weight;
+  return std::isnan(v) ? 0 : v;
+}
+
+void Combine(double* target, double value, Aggregate agg) {
+  switch (agg) {
+    case Aggregate::kSum:
+      *target += value;
+      if (std::isnan(*target)) *target = 0;
+      break;
+    case Aggregate::kMin:
+      *target = std::min(*target, value);
+      break;
+    case Aggregate::kMax:
+      *target = std::max(*target, value);
+      break;
+  }
+}
+
+struct SetOpArgs {
+  SetOp op = SetOp::kUnion;
+  std::string_view dst;
+  bool store = false;
+  std::vector<Source> sources;
+  Aggregate agg = Aggregate::kSum;
+  bool withscores = false;
+};
+
+// Reads "numkeys key [key ...] [WEIGHTS ...] [AGGREGATE ...] [WITHSCORES]" from argv[at]. The
+// keys are looked up (and type-checked) before the options are parsed, as Redis does.
+bool ParseSetOp(CommandContext& ctx, size_t at, SetOpArgs* a) {
+  int64_t numkeys;
+  if (!ParseInt64(ctx.arg(at), &numkeys)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return false;
+  }
+  if (numkeys < 1) {
+    ctx.reply.Error(
+        fmt::format("ERR at least 1 input key is needed for '{}' command", ctx.spec->name));
+    return false;
+  }
+  if (static_cast<uint64_t>(numkeys) > ctx.argc() - at - 1) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  size_t j = at + 1;
+  for (int64_t i = 0; i < numkeys; ++i, ++j) {
+    Source src;
+    DbEntry* entry = ctx.db.Find(ctx.arg(j));
+    if (entry != nullptr) {
+      if (entry->value.type() == ValueType::kZSet) {
+        src.zset = entry->value.As<ZSet>();
+      } else if (entry->value.type() == ValueType::kSet) {
+        src.set = entry->value.As<SetObject>();
+      } else {
+        ctx.reply.Error(errors::kWrongType);
+        return false;
+      }
+    }
+    a->sources.push_back(src);
+  }
+  size_t n = a->sources.size();
+  while (j < ctx.argc()) {
+    size_t remaining = ctx.argc() - j;
+    std::string_view opt = ctx.arg(j);
+    if (a->op != SetOp::kDiff && remaining >= n + 1 && IsArg(opt, "WEIGHTS")) {
+      ++j;
+      for (size_t i = 0; i < n; ++i, ++j) {
+        if (!ParseDouble(ctx.arg(j), &a->sources[i].weight)) {
+          ctx.reply.Error("ERR weight value is not a float");
+          return false;
+        }
+      }
+    } else if (a->op != SetOp::kDiff && remaining >= 2 && IsArg(opt, "AGGREGATE")) {
+      std::string_view v = ctx.arg(j + 1);
+      if (IsArg(v, "SUM")) {
+        a->agg = Aggregate::kSum;
+      } else if (IsArg(v, "MIN")) {
+        a->agg = Aggregate::kMin;
+      } else if (IsArg(v, "MAX")) {
+        a->agg = Aggregate::kMax;
+      } else {
+        ctx.reply.Error(errors::kSyntax);
+        return false;
+      }
+      j += 2;
+    } else if (!a->store && IsArg(opt, "WITHSCORES")) {
+      a->withscores = true;
+      ++j;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, double>> Compute(SetOpArgs& a) {
+  std::vector<std::pair<std::string, double>> out;
+  std::vector<Source>& src = a.sources;
+  if (a.op == SetOp::kDiff) {
+    // The first input stays first; only the others are reordered for lookups.
+    if (src[0].size() == 0) return out;
+    src[0].ForEach([&](std::string_view m, double s) {
+      double unused;
+      for (size_t j = 1; j < src.size(); ++j) {
+        if (src[j].Score(m, &unused)) return;
+      }
+      out.emplace_back(std::string(m), s);
+    });
+  } else {
+    std::stable_sort(src.begin(), src.end(),
+                     [](const Source& x, const Source& y) { return x.size() < y.size(); });
+    if (a.op == SetOp::kInter) {
+      if (src[0].size() == 0) return out;
+      src[0].ForEach([&](std::string_view m, double s) {
+        double score = Weighted(s, src[0].weight);
+        for (size_t j = 1; j < src.size(); ++j) {
+          double v;
+          if (!src[j].Score(m, &v)) return;
+          Combine(&score, Weighted(v, src[j].weight), a.agg);
+        }
+        out.emplace_back(std::string(m), score);
+      });
+    } else {
+      std::unordered_map<std::string, double> acc;
+      for (const Source& s : src) {
+        s.ForEach([&](std::string_view m, double score) {
+          double v = Weighted(score, s.weight);
+          auto [it, inserted] = acc.try_emplace(std::string(m), v);
+          if (!inserted) Combine(&it->second, v, a.agg);
+        });
+      }
+      out.reserve(acc.size());
+      for (auto& [m, s] : acc) out.emplace_back(m, s);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return CompareScoreMember(x.second, x.first, y.second, y.first) < 0;
+  });
+  return out;
+}
+
+void SetOpGeneric(CommandContext& ctx, SetOp op, bool store) {
+  SetOpArgs a;
+  a.op = op;
+  a.store = store;
+  if (store) a.dst = ctx.arg(1);
+  if (!ParseSetOp(ctx, store ? 2 : 1, &a)) return;
+  auto items = Compute(a);
+  if (!store) {
+    ReplyMembers(ctx, items, a.withscores);
+    return;
+  }
+  const char* event = op == SetOp::kUnion   ? "zunionstore"
+                      : op == SetOp::kInter ? "zinterstore"
+                                            : "zdiffstore";
+  StoreZsetResult(ctx, a.dst, event, items);
+}
+
+void ZunionCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kUnion, false); }
+void ZinterCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kInter, false); }
+void ZdiffCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kDiff, false); }
+void ZunionstoreCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kUnion, true); }
+void ZinterstoreCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kInter, true); }
+void ZdiffstoreCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kDiff, true); }
+
+void ZintercardCommand(CommandContext& ctx) {
+  int64_t numkeys;
+  if (!ParseInt64(ctx.arg(1), &numkeys)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (numkeys < 1) {
+    ctx.reply.Error("ERR at least 1 input key is needed for 'zintercard' command");
+    return;
+  }
+  if (static_cast<uint64_t>(numkeys) > ctx.argc() - 2) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  // The inputs are type-checked before LIMIT is parsed, as Redis does.
+  std::vector<Source> src;
+  for (size_t i = 2; i < 2 + static_cast<size_t>(numkeys); ++i) {
+    Source s;
+    DbEntry* entry = ctx.db.Find(ctx.arg(i));
+    if (entry != nullptr) {
+      if (entry->value.type() == ValueType::kZSet) {
+        s.zset = entry->value.As<ZSet>();
+      } else if (entry->value.type() == ValueType::kSet) {
+        s.set = entry->value.As<SetObject>();
+      } else {
+        ctx.reply.Error(errors::kWrongType);
+        return;
+      }
+    }
+    src.push_back(s);
+  }
+  size_t j = 2 + static_cast<size_t>(numkeys);
+  int64_t limit = 0;
+  while (j < ctx.argc()) {
+    if (IsArg(ctx.arg(j), "LIMIT") && j + 1 < ctx.argc()) {
+      // Redis words a non-integer limit like a negative one.
+      if (!ParseInt64(ctx.arg(j + 1), &limit) || limit < 0) {
+        ctx.reply.Error("ERR LIMIT can't be negative");
+        return;
+      }
+      j += 2;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::stable_sort(src.begin(), src.end(),
+                   [](const Source& x, const Source& y) { return x.size() < y.size(); });
+  int64_t count = 0;
+  if (src[0].size() > 0) {
+    // A full walk even past the limit would be wasted: stop there.
+    struct Stop {};
+    try {
+      src[0].ForEach([&](std::string_view m, double) {
+        double unused;
+        for (size_t k = 1; k < src.size(); ++k) {
+          if (!src[k].Score(m, &unused)) return;
+        }
+        if (++count == limit) throw Stop{};
+      });
+    } catch (const Stop&) {
+    }
+  }
+  ctx.reply.Integer(count);
+}
+
+std::vector<size_t> KeysFrom1(std::span<const std::string_view> argv) {
+  return ZsetNumkeysKeys(argv, 1);
+}
+// Destination first, then the inputs.
+std::vector<size_t> StoreKeys(std::span<const std::string_view> argv) {
+  std::vector<size_t> out;
+  if (argv.size() > 1) out.push_back(1);
+  for (size_t k : ZsetNumkeysKeys(argv, 2)) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+void RegisterZsetSetOpCommands(CommandTable& table) {
+  constexpr const char* kGroup = "sorted-set";
+  constexpr const char* kReadSlow = "@read @sortedset @slow";
+  constexpr const char* kWriteSlow = "@write @sortedset @slow";
+  constexpr uint32_t kRO = kCmdReadonly | kCmdMovableKeys;
+  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdMovableKeys;
+  const char* kUnionCx =
+      "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
+      "the number of elements in the resulting sorted set.";
+  const char* kInterCx =
+      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the "
+      "number of input sorted sets and M being the number of elements in the resulting sorted "
+      "set.";
+  const char* kDiffCx =
+      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
+      "is the size of the first set, and K is the size of the result set.";
+
+  table.Add({"zunion", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
+             "Returns the union of multiple sorted sets.",
+             "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
+             "[WITHSCORES]",
+             ZunionCommand, kUnionCx, KeysFrom1});
+  table.Add({"zinter", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
+             "Returns the intersect of multiple sorted sets.",
+             "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
+             "[WITHSCORES]",
+             ZinterCommand, kInterCx, KeysFrom1});
+  table.Add({"zdiff", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
+             "Returns the difference between multiple sorted sets.",
+             "numkeys key [key ...] [WITHSCORES]", ZdiffCommand, kDiffCx, KeysFrom1});
+  table.Add({"zunionstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.0.0",
+             "Stores the union of multiple sorted sets in a key.",
+             "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
+             "MIN | MAX>]",
+             ZunionstoreCommand, kUnionCx, StoreKeys});
+  table.Add({"zinterstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.0.0",
+             "Stores the intersect of multiple sorted sets in a key.",
+             "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
+             "MIN | MAX>]",
+             ZinterstoreCommand, kInterCx, StoreKeys});
+  table.Add({"zdiffstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "6.2.0",
+             "Stores the difference of multiple sorted sets in a key.",
+             "destination numkeys key [key ...]", ZdiffstoreCommand, kDiffCx, StoreKeys});
+  table.Add({"zintercard", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "7.0.0",
+             "Returns the number of members of the intersect of multiple sorted sets.",
+             "numkeys key [key ...] [LIMIT limit]", ZintercardCommand,
+             "O(N*K) worst case with N being the smallest input sorted set, K being the number of "
+             "input sorted sets.",
+             KeysFrom1});
+}
+
+}  // namespace vireo

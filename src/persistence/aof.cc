@@ -1,0 +1,781 @@
+#include "persistence/aof.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "persistence/aof_loader.h"
+#include "persistence/aof_rewrite.h"
+#include "persistence/background_io.h"
+#include "persistence/rdb.h"
+#include "server/command_context.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
+
+template <typename Seq>
+void AppendResp(std::string* out, const Seq& argv) {
+  fmt::format_to(std::back_inserter(*out), "*{}\r\n", argv.size());
+  for (const auto& a : argv) {
+    fmt::format_to(std::back_inserter(*out), "${}\r\n", a.size());
+    out->append(a.data(), a.size());
+    out->append("\r\n", 2);
+  }
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+bool DirExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The child's private dirty memory: what fork's copy-on-write cost (INFO aof_last_cow_size).
+int64_t PrivateDirtyBytes() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Private_Dirty:", 0) == 0) {
+      return std::atoll(line.c_str() + 14) * 1024;
+    }
+  }
+  return 0;
+}
+
+std::string ChildTempName(pid_t pid) { return fmt::format("temp-rewriteaof-bg-{}.aof", pid); }
+
+void BgRewriteAofHandler(CommandContext& ctx) { ctx.server.aof().BgRewriteCommand(ctx); }
+
+}  // namespace
+
+Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<BackgroundIo>()) {
+  // Registered here rather than in a family file so the command and its engine live together;
+  // once per process, before any server runs, since it may replace a stub.
+  static std::once_flag registered;
+  std::call_once(registered, [] { RegisterCommands(CommandTable::Instance()); });
+}
+
+Aof::~Aof() {
+  if (child_pid_ > 0) KillChild();
+  FlushAndSync();
+  if (fd_ >= 0) bio_->Close(fd_, false);
+  fd_ = -1;
+  bio_.reset();  // runs what is queued, then joins
+}
+
+void Aof::RegisterCommands(CommandTable& table) {
+  table.Add({"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, 0, 0, 0, "@admin @slow @dangerous",
+             "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", "",
+             BgRewriteAofHandler, "O(1)"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command log
+
+bool Aof::Logging() const {
+  if (loading_) return false;
+  // While AOF is being turned on, only what happens after the rewrite child forked matters:
+  // everything before is in its snapshot.
+  return state_ == State::kOn || (state_ == State::kWaitRewrite && child_pid_ > 0);
+}
+
+void Aof::EndCall(CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
+                  bool in_script) {
+  if (!blocked && !in_script && Logging()) {
+    const int db = ctx.db.index();
+    if (ctx.propagation_overridden) {
+      for (const std::vector<std::string>& command : ctx.propagation) {
+        if (command.size() == 1 &&
+            (EqualsIgnoreCase(command[0], "multi") || EqualsIgnoreCase(command[0], "exec"))) {
+          continue;
+        }
+        AppendCommand(db, command);
+      }
+    } else if (dirty_delta > 0 && calls_started_ == token) {
+      // calls_started_ moved: the command ran others (EXEC, a script), which logged
+      // themselves.
+      AppendCommand(db, ctx.argv);
+    }
+  }
+  if (--depth_ == 0) {
+    if (frame_ops_ > 1 && frame_first_op_ <= buf_.size()) {
+      buf_.insert(frame_first_op_, kMulti);
+      buf_.append(kExec);
+    }
+    frame_ops_ = 0;
+  }
+}
+
+void Aof::OnKeyExpired(int db, std::string_view key) {
+  if (!Logging()) return;
+  std::string_view argv[] = {"DEL", key};
+  AppendCommand(db, std::span<const std::string_view>(argv));
+}
+
+void Aof::Feed(int db, std::span<const std::string_view> argv) {
+  if (Logging()) AppendCommand(db, argv);
+}
+
+void Aof::BeforeAppend(int db) {
+  if (server_.cfg().aof_timestamp_enabled) {
+    int64_t now_sec = NowMs() / 1000;
+    if (now_sec > last_ts_annotation_) {
+      last_ts_annotation_ = now_sec;
+      fmt::format_to(std::back_inserter(buf_), "#TS:{}\r\n", now_sec);
+    }
+  }
+  if (db != selected_db_) {
+    std::string index = std::to_string(db);
+    fmt::format_to(std::back_inserter(buf_), "*2\r\n$6\r\nSELECT\r\n${}\r\n{}\r\n", index.size(),
+                   index);
+    selected_db_ = db;
+  }
+  if (depth_ > 0) {
+    if (frame_ops_ == 0) frame_first_op_ = buf_.size();
+    ++frame_ops_;
+  }
+}
+
+void Aof::AppendCommand(int db, std::span<const std::string_view> argv) {
+  BeforeAppend(db);
+  AppendResp(&buf_, argv);
+}
+
+void Aof::AppendCommand(int db, const std::vector<std::string>& argv) {
+  BeforeAppend(db);
+  AppendResp(&buf_, argv);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing and fsync
+
+void Aof::BeforeSleep() { Flush(); }
+
+void Aof::Flush(bool force) {
+  if (buf_.empty()) return;
+  if (fd_ < 0) {
+    buf_.clear();
+    return;
+  }
+  const bool everysec = server_.cfg().appendfsync == "everysec";
+  if (everysec && !force && bio_->pending_fsyncs() > 0) {
+    // A write(2) to a file being fdatasync'd can wait for the disk (pages under writeback are
+    // kept stable). With everysec the replies may go out before the write, so hold the buffer
+    // while the background fsync runs, as Redis does, but no longer than a second (Redis
+    // waits two) so at most the last second is lost in a crash.
+    const int64_t now = NowMs();
+    if (postponed_since_ms_ == 0) postponed_since_ms_ = now;
+    if (now - postponed_since_ms_ < 1000) return;
+    ++delayed_fsyncs_;
+    spdlog::warn(
+        "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
+        "without waiting for fsync to complete, this may slow down Redis.");
+  }
+  postponed_since_ms_ = 0;
+  size_t done = 0;
+  int err = 0;
+  while (done < buf_.size()) {
+    ssize_t n = write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    if (n == 0) {
+      err = ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool always = server_.cfg().appendfsync == "always";
+  if (err != 0) {
+    if (always) {
+      // The replies of this turn can't be taken back and their writes are not on disk.
+      spdlog::warn("Error writing to the AOF file: {}", strerror(err));
+      spdlog::warn(
+          "Can't recover from AOF write error when the AOF fsync policy is 'always'. "
+          "Exiting...");
+      std::_Exit(1);
+    }
+    // Never leave half a command in the file: cut a partial write off again if possible.
+    if (done > 0 && ftruncate(fd_, written_) == 0) done = 0;
+    written_ += static_cast<int64_t>(done);
+    current_size_ += static_cast<int64_t>(done);
+    buf_.erase(0, done);
+    if (last_write_errno_ == 0) spdlog::warn("Error writing to the AOF file: {}", strerror(err));
+    last_write_errno_ = err;
+    return;
+  }
+  written_ += static_cast<int64_t>(done);
+  current_size_ += static_cast<int64_t>(done);
+  if (last_write_errno_ != 0) {
+    spdlog::warn("AOF write error looks solved, Redis can write again.");
+    last_write_errno_ = 0;
+  }
+  buf_.clear();
+  if (buf_.capacity() > (4u << 20)) buf_.shrink_to_fit();
+
+  if (server_.cfg().no_appendfsync_on_rewrite && child_pid_ > 0) return;
+  if (always) {
+    if (fdatasync(fd_) == -1) {
+      spdlog::warn(
+          "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. "
+          "Exiting...",
+          strerror(errno));
+      std::_Exit(1);
+    }
+    fsync_requested_ = written_;
+    last_fsync_ms_ = NowMs();
+  } else if (everysec) {
+    MaybeBackgroundFsync(false);
+  }
+}
+
+void Aof::MaybeBackgroundFsync(bool force) {
+  if (fd_ < 0 || written_ == fsync_requested_) return;
+  // One at a time: a second fsync queued behind a slow one would only wait too.
+  if (bio_->pending_fsyncs() > 0) return;
+  int64_t now = NowMs();
+  if (!force && now - last_fsync_ms_ < 1000) return;
+  bio_->Fsync(fd_, written_);
+  fsync_requested_ = written_;
+  last_fsync_ms_ = now;
+}
+
+void Aof::FlushAndSync() {
+  Flush(/*force=*/true);
+  if (fd_ >= 0) {
+    bio_->Drain();
+    fdatasync(fd_);
+    fsync_requested_ = written_;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+std::string Aof::DirPath() const { return server_.cfg().appenddirname; }
+
+std::string Aof::PathOf(const std::string& name) const { return DirPath() + "/" + name; }
+
+int64_t Aof::FileSize(const std::string& name) const {
+  struct stat st {};
+  return stat(PathOf(name).c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+std::string Aof::PersistManifest(const AofManifest& manifest) {
+  std::string err = WriteFileAtomically(DirPath(), AofManifestName(server_.cfg().appendfilename),
+                                        manifest.ToString());
+  if (!err.empty()) spdlog::warn("Can't persist the AOF manifest: {}", err);
+  return err;
+}
+
+int Aof::OpenIncr(const std::string& name, bool truncate, std::string* error) {
+  int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0);
+  int fd = open(PathOf(name).c_str(), flags, 0644);
+  if (fd < 0) {
+    *error = fmt::format("Can't open the append-only file {}: {}", name, strerror(errno));
+    spdlog::warn("{}", *error);
+  }
+  return fd;
+}
+
+std::string Aof::WriteSnapshot(int fd, bool rdb_preamble) {
+  if (!rdb_preamble) return WriteDatasetAsCommands(server_, fd);
+  RdbSaveOptions options;
+  options.compress = server_.cfg().rdbcompression;
+  options.checksum = server_.cfg().rdbchecksum;
+  options.aof_base = true;
+  return RdbSave(server_, fd, options);
+}
+
+std::string Aof::CreateBaseNow() {
+  const bool preamble = server_.cfg().aof_use_rdb_preamble;
+  AofManifest next = manifest_;
+  AofFileInfo base = next.NextBase(server_.cfg().appendfilename, preamble);
+  std::string temp = PathOf("temp-" + base.name);
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("Can't create the AOF base file {}: {}", temp, strerror(errno));
+  std::string err = WriteSnapshot(fd, preamble);
+  if (err.empty() && fsync(fd) != 0) err = strerror(errno);
+  close(fd);
+  if (err.empty() && rename(temp.c_str(), PathOf(base.name).c_str()) != 0) err = strerror(errno);
+  if (!err.empty()) {
+    unlink(temp.c_str());
+    return fmt::format("Can't create the AOF base file {}: {}", base.name, err);
+  }
+  next.ReplaceBase(base, next.incrs.size());
+  manifest_ = next;
+  spdlog::info("Creating AOF base file {} on server start", base.name);
+  return "";
+}
+
+void Aof::DeleteHistory() {
+  for (const AofFileInfo& info : manifest_.history) {
+    spdlog::info("Removing the history file {} in the background", info.name);
+    bio_->Unlink(PathOf(info.name));
+  }
+  manifest_.history.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start-up
+
+std::string Aof::LoadAndOpen() {
+  const ServerConfig& c = server_.cfg();
+  const std::string dir = DirPath();
+  const std::string manifest_name = AofManifestName(c.appendfilename);
+  if (DirExists(dir) && PathExists(PathOf(manifest_name))) {
+    std::ifstream in(PathOf(manifest_name), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string content = text.str();
+    int line = 0;
+    std::string err = manifest_.Parse(content, &line);
+    if (!err.empty()) {
+      std::string message = "\n*** FATAL AOF MANIFEST FILE ERROR ***\n";
+      if (line > 0) {
+        std::string_view rest = content;
+        for (int i = 1; i < line; ++i)
+          rest.remove_prefix(std::min(rest.size(), rest.find('\n') + 1));
+        std::string_view bad = rest.substr(0, rest.find('\n'));
+        message += fmt::format("Reading the manifest file, at line {}\n>>> '{}'\n", line, bad);
+      }
+      message += err;
+      if (c.appendonly) return message;
+      // AOF is off: the files are not ours to judge until it is turned on.
+      spdlog::warn("{}", message);
+      manifest_ = AofManifest();
+    }
+  }
+  if (!c.appendonly) return "";
+  loaded_at_startup_ = true;
+
+  // An AOF from before Redis 7 (one file in `dir`) moves into the directory as the base.
+  if (PathExists(c.appendfilename) &&
+      (!DirExists(dir) || manifest_.empty() ||
+       (manifest_.base.has_value() && manifest_.incrs.empty() &&
+        manifest_.base->name == c.appendfilename && !PathExists(PathOf(c.appendfilename))))) {
+    if (!DirExists(dir) && mkdir(dir.c_str(), 0755) != 0) {
+      return fmt::format("Can't open or create append-only dir {}: {}", dir, strerror(errno));
+    }
+    AofManifest upgraded;
+    upgraded.base = AofFileInfo{c.appendfilename, 1, AofFileType::kBase};
+    upgraded.base_seq = 1;
+    if (std::string err = PersistManifest(upgraded); !err.empty()) return err;
+    if (rename(c.appendfilename.c_str(), PathOf(c.appendfilename).c_str()) != 0) {
+      return fmt::format("Error moving the AOF file {} into the AOF directory: {}",
+                         c.appendfilename, strerror(errno));
+    }
+    manifest_ = upgraded;
+    spdlog::info("Successfully migrated an old-style AOF into the AOF directory {}", dir);
+  }
+
+  if (!manifest_.empty()) {
+    loading_ = true;
+    AofLoadOptions options;
+    options.load_truncated = c.aof_load_truncated;
+    bool loaded_any = false;
+    std::string err = LoadAofFiles(server_, dir, manifest_, options, &loaded_any);
+    loading_ = false;
+    if (!err.empty()) return err;
+  }
+
+  if (!DirExists(dir) && mkdir(dir.c_str(), 0755) != 0) {
+    return fmt::format("Can't open or create append-only dir {}: {}", dir, strerror(errno));
+  }
+  // Nothing at all yet: the first base is the (empty) dataset, so the directory is complete
+  // and loadable by Redis from the first write on.
+  if (manifest_.empty()) {
+    if (std::string err = CreateBaseNow(); !err.empty()) return err;
+  }
+  std::string err;
+  if (!manifest_.incrs.empty()) {
+    fd_ = OpenIncr(manifest_.incrs.back().name, false, &err);
+  } else {
+    AofFileInfo incr = manifest_.NextIncr(c.appendfilename);
+    fd_ = OpenIncr(incr.name, true, &err);
+    manifest_.incrs.push_back(incr);
+  }
+  if (fd_ < 0) return err;
+  std::vector<AofFileInfo> history = manifest_.history;
+  manifest_.history.clear();
+  if (err = PersistManifest(manifest_); !err.empty()) return err;
+  manifest_.history = std::move(history);
+  DeleteHistory();
+
+  current_size_ = manifest_.base.has_value() ? FileSize(manifest_.base->name) : 0;
+  for (const AofFileInfo& info : manifest_.incrs) current_size_ += FileSize(info.name);
+  base_size_ = current_size_;
+  written_ = fsync_requested_ = 0;
+  selected_db_ = -1;
+  last_fsync_ms_ = NowMs();
+  bio_->reset_fsynced_offset(0);
+  state_ = State::kOn;
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rewrites
+
+bool Aof::StartRewrite(std::string* error) {
+  if (child_pid_ > 0) {
+    *error = "Background append only file rewriting already in progress";
+    return false;
+  }
+  const ServerConfig& c = server_.cfg();
+  if (!DirExists(DirPath()) && mkdir(DirPath().c_str(), 0755) != 0) {
+    *error = fmt::format("Can't open or create append-only dir {}: {}", DirPath(), strerror(errno));
+    spdlog::warn("{}", *error);
+    return false;
+  }
+  // What is logged so far belongs to the files the new base will replace (it is in the
+  // child's snapshot too, so it must not reach the new incremental file).
+  Flush(/*force=*/true);
+  // Commands logged from the fork on go to a new incremental file. While AOF is being turned
+  // on it has a temporary name: until the base exists, the manifest can't refer to it.
+  if (state_ == State::kOn) {
+    AofManifest next = manifest_;
+    AofFileInfo incr = next.NextIncr(c.appendfilename);
+    int fd = OpenIncr(incr.name, true, error);
+    if (fd < 0) return false;
+    next.incrs.push_back(incr);
+    if (std::string err = PersistManifest(next); !err.empty()) {
+      close(fd);
+      unlink(PathOf(incr.name).c_str());
+      *error = err;
+      return false;
+    }
+    manifest_ = next;
+    if (fd_ >= 0) bio_->Close(fd_, true);
+    fd_ = fd;
+    spdlog::info("Creating AOF incr file {} on background rewrite", incr.name);
+  } else if (state_ == State::kWaitRewrite) {
+    int fd = OpenIncr(AofTempIncrName(c.appendfilename), true, error);
+    if (fd < 0) return false;
+    if (fd_ >= 0) bio_->Close(fd_, false);
+    fd_ = fd;
+  }
+  written_ = fsync_requested_ = 0;
+  selected_db_ = -1;
+  // Ops of the current call already went to the old file; the rest start a new count.
+  frame_ops_ = 0;
+
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    *error = fmt::format("Can't create a pipe for the rewrite child: {}", strerror(errno));
+    return false;
+  }
+  const bool preamble = c.aof_use_rdb_preamble;
+  const pid_t parent = getpid();
+  int64_t start_ms = NowMs();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The child: the snapshot is worthless without the parent, so die with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    close(pipe_fds[0]);
+    std::string temp = ChildTempName(getpid());
+    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool ok = fd >= 0;
+    if (ok) ok = WriteSnapshot(fd, preamble).empty() && fsync(fd) == 0;
+    if (fd >= 0) close(fd);
+    int64_t cow = PrivateDirtyBytes();
+    [[maybe_unused]] ssize_t n = write(pipe_fds[1], &cow, sizeof(cow));
+    _exit(ok ? 0 : 1);
+  }
+  close(pipe_fds[1]);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    *error = fmt::format("Can't rewrite append only file in background: fork: {}", strerror(errno));
+    spdlog::warn("{}", *error);
+    return false;
+  }
+  child_pid_ = pid;
+  child_pipe_ = pipe_fds[0];
+  child_rdb_preamble_ = preamble;
+  rewrite_start_ms_ = start_ms;
+  scheduled_ = false;
+  ++rewrites_;
+  spdlog::info("Background append only file rewriting started by pid {}", pid);
+  return true;
+}
+
+void Aof::CheckChild() {
+  if (child_pid_ <= 0) return;
+  int status = 0;
+  pid_t r = waitpid(child_pid_, &status, WNOHANG);
+  if (r == 0) return;
+  if (r < 0) {
+    // Someone else reaped it: its result is unknown, so the rewrite counts as failed.
+    spdlog::warn("Lost track of the AOF rewrite child {}: {}", child_pid_, strerror(errno));
+    RewriteDone(false, -1, 0);
+    return;
+  }
+  if (WIFSIGNALED(status)) {
+    RewriteDone(false, -1, WTERMSIG(status));
+  } else {
+    RewriteDone(WIFEXITED(status) && WEXITSTATUS(status) == 0, WEXITSTATUS(status), 0);
+  }
+}
+
+void Aof::RewriteDone(bool ok, int exit_code, int signal) {
+  const ServerConfig& c = server_.cfg();
+  int64_t cow = 0;
+  if (child_pipe_ >= 0) {
+    if (read(child_pipe_, &cow, sizeof(cow)) == sizeof(cow)) last_cow_size_ = cow;
+    close(child_pipe_);
+    child_pipe_ = -1;
+  }
+  const std::string temp = ChildTempName(child_pid_);
+  child_pid_ = -1;
+  const int64_t now = NowMs();
+  last_rewrite_time_sec_ = (now - rewrite_start_ms_) / 1000;
+  rewrite_start_ms_ = -1;
+  auto fail = [&](const std::string& why) {
+    spdlog::warn("{}", why);
+    unlink(temp.c_str());
+    last_rewrite_ok_ = false;
+    ++consecutive_failures_;
+    retry_after_ms_ =
+        now + std::min<int64_t>(60000, 1000LL << std::min<uint64_t>(consecutive_failures_, 6));
+    // Turning AOF on must eventually succeed: try again later.
+    if (state_ == State::kWaitRewrite) scheduled_ = true;
+  };
+  if (!ok) {
+    fail(signal != 0 ? fmt::format("Background AOF rewrite terminated by signal {}", signal)
+                     : fmt::format("Background AOF rewrite terminated with error (exit code {})",
+                                   exit_code));
+    return;
+  }
+  spdlog::info("Background AOF rewrite terminated with success");
+  AofManifest next = manifest_;
+  AofFileInfo base = next.NextBase(c.appendfilename, child_rdb_preamble_);
+  if (rename(temp.c_str(), PathOf(base.name).c_str()) != 0) {
+    fail(fmt::format("Error trying to rename the temporary AOF base file {} into {}: {}", temp,
+                     base.name, strerror(errno)));
+    return;
+  }
+  spdlog::info("Successfully renamed the temporary AOF base file {} into {}", temp, base.name);
+  if (state_ == State::kWaitRewrite) {
+    AofFileInfo incr = next.NextIncr(c.appendfilename);
+    if (rename(PathOf(AofTempIncrName(c.appendfilename)).c_str(), PathOf(incr.name).c_str()) != 0) {
+      unlink(PathOf(base.name).c_str());
+      fail(fmt::format("Error trying to rename the temporary AOF incr file into {}: {}", incr.name,
+                       strerror(errno)));
+      return;
+    }
+    next.ReplaceBase(base, 0);
+    next.incrs.push_back(incr);
+  } else {
+    // With AOF on, the incremental file opened when the rewrite started stays; every older
+    // one is in the new base. With AOF off there is none to keep.
+    next.ReplaceBase(base, state_ == State::kOn ? 1 : 0);
+  }
+  std::vector<AofFileInfo> history = std::move(next.history);
+  next.history.clear();
+  if (std::string err = PersistManifest(next); !err.empty()) {
+    unlink(PathOf(base.name).c_str());
+    fail("Background AOF rewrite failed: " + err);
+    return;
+  }
+  manifest_ = next;
+  manifest_.history = std::move(history);
+  DeleteHistory();
+  if (state_ == State::kWaitRewrite) {
+    state_ = State::kOn;
+    spdlog::info("AOF rewrite finished: append only file enabled");
+  }
+  current_size_ = FileSize(base.name) + written_;
+  base_size_ = current_size_;
+  last_rewrite_ok_ = true;
+  consecutive_failures_ = 0;
+  retry_after_ms_ = 0;
+  spdlog::info("Background AOF rewrite finished successfully");
+}
+
+void Aof::KillChild() {
+  if (child_pid_ <= 0) return;
+  kill(child_pid_, SIGKILL);
+  int status;
+  while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  unlink(ChildTempName(child_pid_).c_str());
+  if (child_pipe_ >= 0) close(child_pipe_);
+  child_pipe_ = -1;
+  child_pid_ = -1;
+  rewrite_start_ms_ = -1;
+}
+
+void Aof::BgRewriteCommand(CommandContext& ctx) {
+  if (child_pid_ > 0) {
+    ctx.reply.Error("ERR Background append only file rewriting already in progress");
+    return;
+  }
+  if (OtherChildActive() || ctx.in_exec) {
+    scheduled_ = true;
+    consecutive_failures_ = 0;
+    retry_after_ms_ = 0;
+    ctx.reply.SimpleString("Background append only file rewriting scheduled");
+    return;
+  }
+  std::string error;
+  if (StartRewrite(&error)) {
+    ctx.reply.SimpleString("Background append only file rewriting started");
+  } else {
+    ctx.reply.Error(
+        "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+        "information.");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cron, configuration, INFO
+
+void Aof::Cron() {
+  CheckChild();
+  const ServerConfig& c = server_.cfg();
+  if (state_ != State::kOff && c.appendfsync == "everysec" &&
+      !(c.no_appendfsync_on_rewrite && child_pid_ > 0)) {
+    MaybeBackgroundFsync(false);
+  }
+  if (child_pid_ > 0 || OtherChildActive()) return;
+  const int64_t now = NowMs();
+  if (scheduled_ && now >= retry_after_ms_) {
+    std::string error;
+    StartRewrite(&error);
+    return;
+  }
+  if (state_ == State::kOn && c.auto_aof_rewrite_percentage > 0 &&
+      current_size_ > c.auto_aof_rewrite_min_size && now >= retry_after_ms_) {
+    int64_t base = base_size_ > 0 ? base_size_ : 1;
+    int64_t growth = current_size_ * 100 / base - 100;
+    if (growth >= c.auto_aof_rewrite_percentage) {
+      spdlog::info("Starting automatic rewriting of AOF on {}% growth", growth);
+      std::string error;
+      StartRewrite(&error);
+    }
+  }
+}
+
+void Aof::ApplyConfigChange(const std::string& name) {
+  if (name == "appendonly") {
+    if (server_.cfg().appendonly) {
+      StartAppendOnly();
+    } else {
+      StopAppendOnly();
+    }
+  }
+}
+
+void Aof::StartAppendOnly() {
+  if (state_ != State::kOff) return;
+  if (!DirExists(DirPath()) && mkdir(DirPath().c_str(), 0755) != 0) {
+    spdlog::warn("Can't open or create append-only dir {}: {}", DirPath(), strerror(errno));
+    return;
+  }
+  state_ = State::kWaitRewrite;
+  last_fsync_ms_ = NowMs();
+  if (child_pid_ > 0) {
+    spdlog::warn(
+        "AOF was enabled but there is already an AOF rewriting in background. Stopping "
+        "background AOF and starting a rewrite now.");
+    KillChild();
+  }
+  if (OtherChildActive() || depth_ > 1) {
+    scheduled_ = true;
+    spdlog::warn(
+        "AOF was enabled but there is already another background operation. An AOF background "
+        "was scheduled to start when possible.");
+    return;
+  }
+  std::string error;
+  if (!StartRewrite(&error)) {
+    spdlog::warn(
+        "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. "
+        "Check the above logs for more info about the error.");
+    if (fd_ >= 0) bio_->Close(fd_, false);
+    fd_ = -1;
+    state_ = State::kOff;
+  }
+}
+
+void Aof::StopAppendOnly() {
+  if (state_ == State::kOff) return;
+  const bool waiting = state_ == State::kWaitRewrite;
+  Flush(/*force=*/true);
+  if (fd_ >= 0) {
+    bio_->Close(fd_, true);
+    bio_->Drain();
+    fd_ = -1;
+  }
+  if (child_pid_ > 0) {
+    spdlog::info("Killing running AOF rewrite child: {}", child_pid_);
+    KillChild();
+  }
+  if (waiting) unlink(PathOf(AofTempIncrName(server_.cfg().appendfilename)).c_str());
+  buf_.clear();
+  state_ = State::kOff;
+  scheduled_ = false;
+  selected_db_ = -1;
+  frame_ops_ = 0;
+}
+
+std::string Aof::write_error() const {
+  return fmt::format("Errors writing to the AOF file: {}", strerror(last_write_errno_));
+}
+
+std::vector<std::pair<std::string, std::string>> Aof::InfoFields() const {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  int64_t current = -1;
+  if (child_pid_ > 0 && rewrite_start_ms_ >= 0) current = (NowMs() - rewrite_start_ms_) / 1000;
+  return {
+      {"aof_enabled", s(state_ != State::kOff ? 1 : 0)},
+      {"aof_rewrite_in_progress", s(child_pid_ > 0 ? 1 : 0)},
+      {"aof_rewrite_scheduled", s(scheduled_ ? 1 : 0)},
+      {"aof_last_rewrite_time_sec", s(last_rewrite_time_sec_)},
+      {"aof_current_rewrite_time_sec", s(current)},
+      {"aof_last_bgrewrite_status", last_rewrite_ok_ ? "ok" : "err"},
+      {"aof_rewrites", s(static_cast<int64_t>(rewrites_))},
+      {"aof_rewrites_consecutive_failures", s(static_cast<int64_t>(consecutive_failures_))},
+      {"aof_last_write_status", last_write_errno_ == 0 ? "ok" : "err"},
+      {"aof_last_cow_size", s(last_cow_size_)},
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> Aof::InfoEnabledFields() const {
+  if (state_ == State::kOff) return {};
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return {
+      {"aof_current_size", s(current_size_)},
+      {"aof_base_size", s(base_size_)},
+      {"aof_pending_rewrite", s(scheduled_ ? 1 : 0)},
+      {"aof_buffer_length", s(static_cast<int64_t>(buf_.size()))},
+      {"aof_pending_bio_fsync", s(bio_->pending_fsyncs())},
+      {"aof_delayed_fsync", s(static_cast<int64_t>(delayed_fsyncs_))},
+  };
+}
+
+}  // namespace vireo

@@ -1,0 +1,184 @@
+// The append-only file, in Redis 7's multi-part layout: <dir>/<appenddirname>/ holds a base
+// file (an RDB image, or commands), incremental files of commands, and the manifest listing
+// them (see aof_manifest.h), so redis-server and vireo load each other's AOF directories.
+//
+// The command log. Server::Call brackets every command with BeginCall/EndCall. A write
+// command that changed data (the dirty counter moved) is logged as received, unless it asked
+// for something else through CommandContext::PropagateInstead/PropagateNothing; a command that
+// ran other commands (EXEC, scripts) is represented by what those logged. Keys deleted by
+// expiry log a DEL. When one top-level call logs more than one command they are wrapped in
+// MULTI/EXEC, as Redis 7 does, and a SELECT precedes any command whose database differs from
+// the previous one in the file.
+//
+// Durability. Logged commands collect in a buffer that BeforeSleep writes to the file before
+// any reply of that loop turn goes out (so an acknowledged write has been handed to the
+// kernel). appendfsync always also fdatasyncs there; everysec hands an fdatasync to a
+// background thread at most once a second; no leaves it to the kernel.
+//
+// Rewrites (BGREWRITEAOF, the automatic rewrite, turning AOF on at run time) fork a child that
+// writes the dataset as the next base file (an RDB image with aof-use-rdb-preamble yes) while
+// the parent keeps logging into a new incremental file opened when the rewrite started. When
+// the child succeeds the manifest is replaced atomically (temp file + rename) and the files
+// the new base makes redundant are deleted in the background.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "persistence/aof_manifest.h"
+
+namespace vireo {
+
+class Server;
+class CommandContext;
+class CommandTable;
+class BackgroundIo;
+
+class Aof {
+ public:
+  enum class State { kOff, kOn, kWaitRewrite };
+
+  explicit Aof(Server& server);
+  ~Aof();  // writes and fsyncs what is buffered
+  Aof(const Aof&) = delete;
+  Aof& operator=(const Aof&) = delete;
+
+  // Start-up, before the server accepts clients. With appendonly yes: reads the manifest
+  // (moving an old single-file AOF into the directory first), replays the base and incremental
+  // files, then opens the log for appending, creating the first base and incremental files
+  // when there are none. With appendonly no it only reads the manifest, so a later CONFIG SET
+  // appendonly yes retires the old files. Returns "" or the fatal error to log before exiting.
+  std::string LoadAndOpen();
+  // True when AOF was on at start-up: then the AOF alone holds the data and the RDB file is not
+  // loaded, even when there were no AOF files yet (as in Redis).
+  bool loaded_at_startup() const { return loaded_at_startup_; }
+
+  // The command log, called by Server::Call around every command. BeginCall returns a token
+  // for EndCall; `dirty_delta` is how much the dirty counter moved during the command. A
+  // command that blocked logs nothing (it runs again when served); one run by a script logs
+  // nothing either: the script logs its effects (MULTI/EXEC in its PropagateInstead list are
+  // dropped, since the call's commands are wrapped here anyway).
+  uint64_t BeginCall() {
+    ++depth_;
+    return ++calls_started_;
+  }
+  void EndCall(CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
+               bool in_script);
+  // A key deleted because its TTL passed (lazily or by the active cycle): logs DEL.
+  void OnKeyExpired(int db, std::string_view key);
+  // Logs one command in database `db` (work done outside commands).
+  void Feed(int db, std::span<const std::string_view> argv);
+
+  // Event-loop hooks: BeforeSleep writes the buffer (before replies go out); Cron runs at hz
+  // (background fsync for everysec, finished rewrite children, automatic rewrites).
+  void BeforeSleep();
+  void Cron();
+  void ApplyConfigChange(const std::string& name);
+  // Writes and fsyncs everything buffered (SHUTDOWN, exit).
+  void FlushAndSync();
+
+  // BGREWRITEAOF. Replies with Redis's texts.
+  void BgRewriteCommand(CommandContext& ctx);
+  bool rewrite_in_progress() const { return child_pid_ > 0; }
+  pid_t child_pid() const { return child_pid_; }
+  // Set by whoever else forks (BGSAVE): only one child runs at a time, so a rewrite requested
+  // while it runs is scheduled for when it has finished.
+  void set_other_child_active(std::function<bool()> fn) { other_child_active_ = std::move(fn); }
+
+  State state() const { return state_; }
+  // aof_last_write_status is err: Redis refuses writes with MISCONF until a write succeeds.
+  bool write_failed() const { return last_write_errno_ != 0; }
+  std::string write_error() const;
+
+  // INFO persistence: the aof_* fields Redis always prints (aof_enabled ... aof_last_cow_size),
+  // and those it prints only while AOF is on (aof_current_size ... aof_delayed_fsync).
+  std::vector<std::pair<std::string, std::string>> InfoFields() const;
+  std::vector<std::pair<std::string, std::string>> InfoEnabledFields() const;
+
+  // Registers BGREWRITEAOF (it replaces a stub of the same name, if any).
+  static void RegisterCommands(CommandTable& table);
+
+ private:
+  // --- the log
+  void AppendCommand(int db, std::span<const std::string_view> argv);
+  void AppendCommand(int db, const std::vector<std::string>& argv);
+  void BeforeAppend(int db);
+  bool Logging() const;
+  // Writes the buffer; `force` also when a background fsync is running. Exits the process on
+  // a write error under appendfsync always, like Redis.
+  void Flush(bool force = false);
+  void MaybeBackgroundFsync(bool force);
+
+  // --- files
+  std::string DirPath() const;
+  std::string PathOf(const std::string& name) const;
+  std::string PersistManifest(const AofManifest& manifest);
+  // Opens (appending) the incremental file for the current state; see StartRewrite.
+  int OpenIncr(const std::string& name, bool truncate, std::string* error);
+  std::string CreateBaseNow();
+  void DeleteHistory();
+  int64_t FileSize(const std::string& name) const;
+
+  // --- rewrites
+  bool StartRewrite(std::string* error);
+  void CheckChild();
+  void RewriteDone(bool ok, int exit_code, int signal);
+  void KillChild();
+  bool OtherChildActive() const { return other_child_active_ && other_child_active_(); }
+  // In the child: writes the dataset to `fd`. Returns "" or an error.
+  std::string WriteSnapshot(int fd, bool rdb_preamble);
+
+  // --- on/off at run time
+  void StartAppendOnly();
+  void StopAppendOnly();
+
+  Server& server_;
+  std::unique_ptr<BackgroundIo> bio_;
+  State state_ = State::kOff;
+  bool loaded_at_startup_ = false;
+  bool loading_ = false;
+
+  AofManifest manifest_;
+  int fd_ = -1;                  // the incremental file being appended to
+  std::string buf_;              // logged commands not yet written
+  int selected_db_ = -1;         // the database the file's last SELECT chose (-1: none yet)
+  int64_t current_size_ = 0;     // base + incremental files, bytes
+  int64_t base_size_ = 0;        // current_size_ after the last rewrite (or at start-up)
+  int64_t written_ = 0;          // bytes written to fd_ since it was opened
+  int64_t fsync_requested_ = 0;  // written_ when the last fsync was requested
+  int64_t last_fsync_ms_ = 0;
+  int64_t postponed_since_ms_ = 0;  // everysec: a write waits for the running fsync since then
+  uint64_t delayed_fsyncs_ = 0;     // writes that stopped waiting (INFO aof_delayed_fsync)
+  int last_write_errno_ = 0;
+  int64_t last_ts_annotation_ = 0;
+
+  // The call being logged: ops of one top-level call are wrapped in MULTI/EXEC when > 1.
+  int depth_ = 0;
+  uint64_t calls_started_ = 0;
+  size_t frame_ops_ = 0;
+  size_t frame_first_op_ = 0;  // offset in buf_ of the first op's command
+
+  // Rewrite state.
+  pid_t child_pid_ = -1;
+  int child_pipe_ = -1;  // the child reports its copy-on-write size here
+  bool child_rdb_preamble_ = true;
+  bool scheduled_ = false;
+  int64_t rewrite_start_ms_ = -1;
+  int64_t last_rewrite_time_sec_ = -1;
+  bool last_rewrite_ok_ = true;
+  uint64_t rewrites_ = 0;
+  uint64_t consecutive_failures_ = 0;
+  int64_t last_cow_size_ = 0;
+  int64_t retry_after_ms_ = 0;
+  std::function<bool()> other_child_active_;
+};
+
+}  // namespace vireo

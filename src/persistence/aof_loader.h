@@ -1,0 +1,33 @@
+// Replaying AOF files at start-up: the base (an RDB image, possibly followed by commands, or
+// only commands) and then each incremental file, command by command through a client with no
+// connection. A file cut short in its last command (a crash mid-write) is truncated at the
+// last complete command and loading continues when aof-load-truncated is yes, as in Redis;
+// anything else malformed stops the server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "persistence/aof_manifest.h"
+
+namespace vireo {
+
+class Server;
+
+enum class AofLoadStatus { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncated };
+
+struct AofLoadOptions {
+  bool load_truncated = true;  // aof-load-truncated
+};
+
+// Replays dir/name into the server. kTruncated: the file was cut at its last complete command
+// (only acceptable for the last file; LoadAofFiles checks).
+AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::string& name,
+                          const AofLoadOptions& options);
+
+// Replays every file the manifest lists (base, then incremental files). Returns "" or the
+// reason loading failed (already logged in Redis's words). *loaded_any: some file existed.
+std::string LoadAofFiles(Server& server, const std::string& dir, const AofManifest& manifest,
+                         const AofLoadOptions& options, bool* loaded_any);
+
+}  // namespace vireo

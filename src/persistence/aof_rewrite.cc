@@ -1,0 +1,130 @@
+// A rewrite base without the RDB preamble (aof-use-rdb-preamble no): the dataset as the
+// shortest commands that rebuild it. Strings and lists are written as SET / RPUSH (64 elements
+// a command, like Redis); other types as RESTORE of their DUMP payload, which Redis loads too.
+// Runs in the rewrite child: it only reads the dataset and writes to a descriptor.
+#include "persistence/aof_rewrite.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "persistence/rdb.h"
+#include "server/server.h"
+#include "types/packed_list.h"
+
+namespace vireo {
+namespace {
+
+constexpr size_t kItemsPerCommand = 64;
+constexpr size_t kFlushAt = 1 << 20;
+
+class CommandWriter {
+ public:
+  explicit CommandWriter(int fd) : fd_(fd) {}
+
+  void Begin(size_t argc) {
+    buf_.push_back('*');
+    buf_ += std::to_string(argc);
+    buf_ += "\r\n";
+  }
+  void Arg(std::string_view a) {
+    buf_.push_back('$');
+    buf_ += std::to_string(a.size());
+    buf_ += "\r\n";
+    buf_.append(a);
+    buf_ += "\r\n";
+  }
+  bool MaybeFlush() { return buf_.size() < kFlushAt || Flush(); }
+  bool Flush() {
+    size_t done = 0;
+    while (done < buf_.size()) {
+      ssize_t n = write(fd_, buf_.data() + done, buf_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error_ = strerror(errno);
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    buf_.clear();
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_;
+  std::string buf_;
+  std::string error_;
+};
+
+void WriteList(CommandWriter& w, std::string_view key, const PackedList& list) {
+  size_t total = list.size();
+  size_t index = 0;
+  while (index < total) {
+    size_t batch = std::min(kItemsPerCommand, total - index);
+    w.Begin(2 + batch);
+    w.Arg("RPUSH");
+    w.Arg(key);
+    list.ForRange(static_cast<int64_t>(index), static_cast<int64_t>(index + batch - 1),
+                  [&](std::string_view v) {
+                    w.Arg(v);
+                    return true;
+                  });
+    index += batch;
+  }
+}
+
+}  // namespace
+
+std::string WriteDatasetAsCommands(Server& server, int fd) {
+  CommandWriter w(fd);
+  bool ok = true;
+  for (int i = 0; i < server.db_count() && ok; ++i) {
+    Database& db = server.db(i);
+    if (db.size() == 0) continue;
+    std::string index = std::to_string(i);
+    w.Begin(2);
+    w.Arg("SELECT");
+    w.Arg(index);
+    db.ForEach([&](DbEntry* entry) {
+      if (!ok) return;
+      std::string_view key = entry->key.view();
+      const Value& value = entry->value;
+      switch (value.type()) {
+        case ValueType::kString: {
+          char scratch[24];
+          w.Begin(3);
+          w.Arg("SET");
+          w.Arg(key);
+          w.Arg(value.StringView(scratch));
+          break;
+        }
+        case ValueType::kList:
+          WriteList(w, key, *value.As<PackedList>());
+          break;
+        default: {
+          w.Begin(4);
+          w.Arg("RESTORE");
+          w.Arg(key);
+          w.Arg("0");
+          w.Arg(RdbDumpValue(value, false));
+          break;
+        }
+      }
+      int64_t when = db.GetExpire(entry);
+      if (when >= 0) {
+        w.Begin(3);
+        w.Arg("PEXPIREAT");
+        w.Arg(key);
+        w.Arg(std::to_string(when));
+      }
+      ok = w.MaybeFlush();
+    });
+  }
+  if (ok) ok = w.Flush();
+  return ok ? "" : w.error();
+}
+
+}  // namespace vireo

@@ -1,0 +1,514 @@
+#include "persistence/rdb.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+
+#include "persistence/rdb_internal.h"
+#include "scripting/scripting.h"
+#include "server/info.h"
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+
+using namespace rdb;  // NOLINT: the format's constants are used throughout
+
+namespace {
+
+constexpr size_t kReadBuffer = 1 << 20;
+constexpr size_t kWriteBuffer = 1 << 20;
+
+uint64_t LoadLE(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+}  // namespace
+
+// ---- Reader -----------------------------------------------------------------------------------
+
+namespace rdb {
+
+Reader::Reader(int fd) : fd_(fd), owned_(kReadBuffer) { data_ = owned_.data(); }
+
+Reader::Reader(std::string_view data) : data_(data.data()), end_(data.size()) {}
+
+bool Reader::Fill(size_t need) {
+  if (end_ - pos_ >= need) return true;
+  if (fd_ < 0) return false;
+  crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
+  size_t rem = end_ - pos_;
+  memmove(owned_.data(), owned_.data() + pos_, rem);
+  consumed_base_ += static_cast<int64_t>(pos_);
+  pos_ = 0;
+  crc_pos_ = 0;
+  end_ = rem;
+  if (need > owned_.size()) owned_.resize(need);
+  data_ = owned_.data();
+  while (end_ < need) {
+    ssize_t n = ::read(fd_, owned_.data() + end_, owned_.size() - end_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    end_ += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool Reader::ReadByte(uint8_t* b) {
+  if (pos_ == end_ && !Fill(1)) return false;
+  *b = static_cast<uint8_t>(data_[pos_++]);
+  return true;
+}
+
+bool Reader::Read(void* dst, size_t n) {
+  auto* out = static_cast<char*>(dst);
+  while (n > 0) {
+    if (pos_ == end_ && !Fill(1)) return false;
+    size_t take = std::min(n, end_ - pos_);
+    memcpy(out, data_ + pos_, take);
+    pos_ += take;
+    out += take;
+    n -= take;
+  }
+  return true;
+}
+
+bool Reader::Skip(size_t n) {
+  while (n > 0) {
+    if (pos_ == end_ && !Fill(1)) return false;
+    size_t take = std::min(n, end_ - pos_);
+    pos_ += take;
+    n -= take;
+  }
+  return true;
+}
+
+bool Reader::ReadLength(uint64_t* len, bool* encoded) {
+  if (encoded != nullptr) *encoded = false;
+  uint8_t b;
+  if (!ReadByte(&b)) return false;
+  switch (b >> 6) {
+    case 0:
+      *len = b & 0x3f;
+      return true;
+    case 1: {
+      uint8_t b2;
+      if (!ReadByte(&b2)) return false;
+      *len = ((b & 0x3f) << 8) | b2;
+      return true;
+    }
+    case 2: {
+      int n = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
+      if (n == 0) return false;
+      uint8_t bytes[8];
+      if (!Read(bytes, n)) return false;
+      uint64_t v = 0;
+      for (int i = 0; i < n; ++i) v = (v << 8) | bytes[i];
+      *len = v;
+      return true;
+    }
+    default:
+      if (encoded == nullptr) return false;
+      *encoded = true;
+      *len = b & 0x3f;
+      return true;
+  }
+}
+
+bool Reader::ReadString(std::string_view* out, std::string* scratch) {
+  uint64_t len;
+  bool encoded;
+  if (!ReadLength(&len, &encoded)) return false;
+  if (encoded) {
+    if (len <= 2) {
+      int n = 1 << len;
+      char bytes[4];
+      if (!Read(bytes, n)) return false;
+      uint64_t u = LoadLE(bytes, n);
+      int64_t v = n == 1   ? static_cast<int8_t>(u)
+                  : n == 2 ? static_cast<int16_t>(u)
+                           : static_cast<int32_t>(u);
+      scratch->resize(kInt64BufSize);
+      scratch->resize(FormatInt64(v, scratch->data()));
+      *out = *scratch;
+      return true;
+    }
+    if (len != 3) return false;
+    uint64_t clen, ulen;
+    if (!ReadLength(&clen) || !ReadLength(&ulen)) return false;
+    if (ulen > (uint64_t{1} << 36) || clen > (uint64_t{1} << 36)) return false;
+    std::string compressed;
+    const char* src;
+    if (clen <= kReadBuffer && Fill(clen)) {
+      src = data_ + pos_;
+      pos_ += clen;
+    } else {
+      compressed.resize(clen);
+      if (!Read(compressed.data(), clen)) return false;
+      src = compressed.data();
+    }
+    scratch->resize(ulen);
+    if (!LzfDecompress(src, clen, scratch->data(), ulen)) return false;
+    *out = *scratch;
+    return true;
+  }
+  if (len <= kReadBuffer || memory()) {
+    if (!Fill(len)) return false;
+    *out = std::string_view(data_ + pos_, len);
+    pos_ += len;
+    return true;
+  }
+  if (len > (uint64_t{1} << 36)) return false;
+  scratch->resize(len);
+  if (!Read(scratch->data(), len)) return false;
+  *out = *scratch;
+  return true;
+}
+
+bool Reader::ReadString(std::string* out) {
+  std::string scratch;
+  std::string_view v;
+  if (!ReadString(&v, &scratch)) return false;
+  out->assign(v);
+  return true;
+}
+
+bool Reader::ReadInt(int64_t* out) {
+  std::string s;
+  return ReadString(&s) && ParseInt64(s, out);
+}
+
+bool Reader::ReadMillis(int64_t* out) {
+  char b[8];
+  if (!Read(b, 8)) return false;
+  *out = static_cast<int64_t>(LoadLE(b, 8));
+  return true;
+}
+
+bool Reader::ReadDoubleBinary(double* out) {
+  char b[8];
+  if (!Read(b, 8)) return false;
+  uint64_t bits = LoadLE(b, 8);
+  memcpy(out, &bits, 8);
+  return true;
+}
+
+bool Reader::ReadDoubleString(double* out) {
+  uint8_t len;
+  if (!ReadByte(&len)) return false;
+  if (len == 253) {
+    *out = NAN;
+  } else if (len == 254) {
+    *out = INFINITY;
+  } else if (len == 255) {
+    *out = -INFINITY;
+  } else {
+    char buf[256];
+    if (!Read(buf, len)) return false;
+    buf[len] = '\0';
+    char* end;
+    *out = strtod(buf, &end);
+    if (end != buf + len) return false;
+  }
+  return true;
+}
+
+uint64_t Reader::crc() {
+  crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
+  crc_pos_ = pos_;
+  return crc_;
+}
+
+void Reader::RewindUnread() {
+  if (fd_ >= 0 && end_ > pos_) lseek(fd_, -static_cast<off_t>(end_ - pos_), SEEK_CUR);
+  end_ = pos_;
+}
+
+}  // namespace rdb
+
+// ---- Writer -----------------------------------------------------------------------------------
+
+namespace {
+
+class Writer {
+ public:
+  Writer(int fd, bool checksum) : fd_(fd), checksum_(checksum) { buf_.reserve(kWriteBuffer * 2); }
+  std::string& buf() { return buf_; }
+  bool MaybeFlush() { return buf_.size() < kWriteBuffer ? error_.empty() : Flush(); }
+  bool Flush() {
+    if (!error_.empty()) return false;
+    if (checksum_) crc_ = Crc64(crc_, buf_.data(), buf_.size());
+    const char* p = buf_.data();
+    size_t left = buf_.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = n < 0 ? std::strerror(errno) : "short write";
+        return false;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    buf_.clear();
+    return true;
+  }
+  uint64_t crc() const { return crc_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_;
+  bool checksum_;
+  uint64_t crc_ = 0;
+  std::string buf_;
+  std::string error_;
+};
+
+void AppendAux(std::string* out, std::string_view key, std::string_view value) {
+  out->push_back(static_cast<char>(kOpAux));
+  AppendString(out, key, false);
+  AppendString(out, value, false);
+}
+
+}  // namespace
+
+std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
+  Writer w(fd, options.checksum);
+  std::string& b = w.buf();
+  char version[16];
+  snprintf(version, sizeof(version), "REDIS%04d", kRdbVersion);
+  b.append(version);
+  AppendAux(&b, "redis-ver", kRedisCompatVersion);
+  AppendAux(&b, "redis-bits", "64");
+  AppendAux(&b, "ctime", std::to_string(time(nullptr)));
+  AppendAux(&b, "used-mem", std::to_string(server.UsedMemory()));
+  AppendAux(&b, "aof-base", options.aof_base ? "1" : "0");
+  for (const auto& [name, code] : server.scripting().EnumerateLibraries()) {
+    b.push_back(static_cast<char>(kOpFunction2));
+    AppendString(&b, code, options.compress);
+  }
+  for (int i = 0; i < server.db_count(); ++i) {
+    Database& db = server.db(i);
+    if (db.size() == 0) continue;
+    b.push_back(static_cast<char>(kOpSelectDb));
+    AppendLength(&b, static_cast<uint64_t>(i));
+    b.push_back(static_cast<char>(kOpResizeDb));
+    AppendLength(&b, db.size());
+    AppendLength(&b, db.expires_size());
+    bool ok = true;
+    db.ForEach([&](DbEntry* entry) {
+      DbEntry& e = *entry;
+      if (!ok) return;
+      if (e.has_expire()) {
+        b.push_back(static_cast<char>(kOpExpireTimeMs));
+        AppendMillis(&b, db.GetExpire(&e));
+      }
+      b.push_back(static_cast<char>(ValueRdbType(e.value)));
+      AppendString(&b, e.key.view(), options.compress);
+      AppendValue(&b, e.value, options.compress);
+      ok = w.MaybeFlush();
+    });
+    if (!ok) return w.error();
+  }
+  b.push_back(static_cast<char>(kOpEof));
+  if (!w.Flush()) return w.error();
+  AppendMillis(&b, options.checksum ? static_cast<int64_t>(w.crc()) : 0);
+  if (!w.Flush()) return w.error();
+  return "";
+}
+
+std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOptions& options) {
+  std::string dir = ".";
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) dir = path.substr(0, slash);
+  std::string temp = dir + "/temp-" + std::to_string(getpid()) + ".rdb";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  std::string err = RdbSave(server, fd, options);
+  if (err.empty() && fsync(fd) != 0) err = std::strerror(errno);
+  if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
+  if (err.empty() && rename(temp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+  if (!err.empty()) unlink(temp.c_str());
+  return err;
+}
+
+// ---- Loader -----------------------------------------------------------------------------------
+
+namespace {
+
+std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
+                      RdbLoadStats* stats) {
+  const std::string kShort = "Short read or OOM loading DB. Unrecoverable error, aborting now.";
+  char magic[9];
+  if (!r.Read(magic, 9)) return kShort;
+  if (memcmp(magic, "REDIS", 5) != 0) return "Wrong signature trying to load DB from file";
+  int version = 0;
+  for (int i = 5; i < 9; ++i) {
+    if (magic[i] < '0' || magic[i] > '9') return "Wrong signature trying to load DB from file";
+    version = version * 10 + (magic[i] - '0');
+  }
+  if (version < 1 || version > kMaxRdbVersion) {
+    return "Can't handle RDB format version " + std::to_string(version);
+  }
+  stats->rdb_version = version;
+  int64_t now = NowMs();
+  int dbid = 0;
+  int64_t expire = -1;
+  std::string key_scratch, error;
+  while (true) {
+    uint8_t type;
+    if (!r.ReadByte(&type)) return kShort;
+    if (type == kOpExpireTime) {
+      char b[4];
+      if (!r.Read(b, 4)) return kShort;
+      expire = static_cast<int64_t>(static_cast<int32_t>(LoadLE(b, 4))) * 1000;
+      continue;
+    }
+    if (type == kOpExpireTimeMs) {
+      if (!r.ReadMillis(&expire)) return kShort;
+      continue;
+    }
+    if (type == kOpFreq) {
+      uint8_t freq;
+      if (!r.ReadByte(&freq)) return kShort;
+      continue;
+    }
+    if (type == kOpIdle) {
+      uint64_t idle;
+      if (!r.ReadLength(&idle)) return kShort;
+      continue;
+    }
+    if (type == kOpEof) break;
+    if (type == kOpSelectDb) {
+      uint64_t id;
+      if (!r.ReadLength(&id)) return kShort;
+      if (id >= static_cast<uint64_t>(server.db_count())) {
+        return "FATAL: Data file was created with a Redis server configured to handle more "
+               "than " +
+               std::to_string(server.db_count()) + " databases. Exiting\n";
+      }
+      dbid = static_cast<int>(id);
+      continue;
+    }
+    if (type == kOpResizeDb) {
+      uint64_t a, b;
+      if (!r.ReadLength(&a) || !r.ReadLength(&b)) return kShort;
+      continue;
+    }
+    if (type == kOpAux) {
+      std::string k, v;
+      if (!r.ReadString(&k) || !r.ReadString(&v)) return kShort;
+      if (k == "aof-base") stats->aof_base = v == "1";
+      continue;
+    }
+    if (type == kOpModuleAux) return "Module auxiliary data is not supported";
+    if (type == kOpFunctionPreGa) return "Pre-release function format not supported.";
+    if (type == kOpFunction2) {
+      std::string code;
+      if (!r.ReadString(&code)) return kShort;
+      std::string err;
+      if (server.scripting().LoadLibrary(code, false, &err).empty()) {
+        return "Failed loading library: " + err;
+      }
+      continue;
+    }
+    std::string_view key_view;
+    if (!r.ReadString(&key_view, &key_scratch)) return kShort;
+    std::string key(key_view);
+    Value value;
+    if (!ReadValue(r, type, server, &value, &error)) {
+      return "Bad RDB value for key '" + key + "' (type " + std::to_string(type) + "): " + error;
+    }
+    if (expire != -1 && !options.keep_expired && expire < now) {
+      ++stats->keys_expired;
+    } else {
+      Database& db = server.db(dbid);
+      if (db.Peek(key) != nullptr) return "RDB has duplicated key '" + key + "'";
+      DbEntry* entry = db.Add(key, std::move(value));
+      if (expire != -1) db.SetExpire(entry, expire);
+      ++stats->keys_loaded;
+    }
+    expire = -1;
+  }
+  if (version >= 5) {
+    uint64_t expected = r.crc();
+    char b[8];
+    if (!r.Read(b, 8)) return kShort;
+    uint64_t stored = LoadLE(b, 8);
+    if (stored != 0 && stored != expected) return "Wrong RDB checksum. Aborting now.";
+  }
+  stats->bytes_read = r.consumed();
+  return "";
+}
+
+}  // namespace
+
+std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats) {
+  Reader reader(fd);
+  std::string err = LoadImage(server, reader, options, stats);
+  if (err.empty()) reader.RewindUnread();
+  return err;
+}
+
+std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,
+                        RdbLoadStats* stats, bool* missing) {
+  if (missing != nullptr) *missing = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      if (missing != nullptr) *missing = true;
+      return "";
+    }
+    return std::strerror(errno);
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::string err = RdbLoad(server, fd, options, stats);
+  ::close(fd);
+  return err;
+}
+
+// ---- DUMP / RESTORE ---------------------------------------------------------------------------
+
+std::string RdbDumpValue(const Value& value, bool compress) {
+  std::string out;
+  out.push_back(static_cast<char>(ValueRdbType(value)));
+  AppendValue(&out, value, compress);
+  out.push_back(static_cast<char>(kRdbVersion & 0xff));
+  out.push_back(static_cast<char>(kRdbVersion >> 8));
+  AppendMillis(&out, static_cast<int64_t>(Crc64(0, out.data(), out.size())));
+  return out;
+}
+
+bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error) {
+  const char* kBadPayload = "ERR DUMP payload version or checksum are wrong";
+  if (payload.size() < 10) {
+    *error = kBadPayload;
+    return false;
+  }
+  const char* footer = payload.data() + payload.size() - 10;
+  uint64_t version = LoadLE(footer, 2);
+  uint64_t crc = LoadLE(footer + 2, 8);
+  if (version > static_cast<uint64_t>(kMaxRdbVersion) ||
+      crc != Crc64(0, payload.data(), payload.size() - 8)) {
+    *error = kBadPayload;
+    return false;
+  }
+  Reader r(payload.substr(0, payload.size() - 10));
+  uint8_t type;
+  std::string detail;
+  if (!r.ReadByte(&type) || (type > kTypeStreamListpacks3 || type == 8) ||
+      !ReadValue(r, type, server, out, &detail)) {
+    *error = "ERR Bad data format";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace vireo

@@ -1,0 +1,79 @@
+// RDB snapshots in Redis's own format (RDB version 10, as Redis 7.0/7.2 write it).
+//
+// API for the rest of the server (and the AOF code):
+//
+// RdbSave() writes a complete RDB image of every database of the server to a file descriptor:
+// the "REDIS0010" header, AUX fields (redis-ver, redis-bits, ctime, used-mem, aof-base),
+// FUNCTION2 records for function libraries, then per non-empty database SELECTDB + RESIZEDB
+// and every key (with EXPIRETIME_MS when it has a TTL), then EOF and the CRC64 checksum (eight
+// zero bytes when `checksum` is off, as Redis). It only reads server state and uses blocking
+// write(2) calls through its own buffer, so it is safe to call in a forked child (BGSAVE,
+// BGREWRITEAOF's RDB-preamble base) or on the main thread (SAVE, SHUTDOWN). It does not fsync
+// or close the descriptor: the caller decides. RdbSaveFile() is the usual wrapper: it writes
+// "temp-<pid>.rdb" next to `path`, fsyncs, and renames it over `path`.
+//
+// RdbLoad() reads one RDB image from a descriptor, starting at its current offset (an AOF base
+// file starts with one), and adds its keys to the server's databases; keys must not exist yet
+// (callers empty the databases first). When it succeeds the descriptor's offset has been moved
+// to just past the image's checksum (stats->bytes_read bytes after where it started), so an
+// AOF loader can continue reading commands from there. It loads every version up to 11 (what
+// Redis 7.x writes) and every encoding Redis uses (ziplist, listpack, intset, quicklist 1/2,
+// zipmap, stream listpacks 1-3). Keys whose TTL has passed are skipped unless
+// `keep_expired` (Redis keeps them when loading an AOF preamble, and deletes them later).
+// Returns "" on success or a message for the log ("Short read or OOM loading DB..." etc.).
+//
+// Thread safety: RdbLoad must run on the thread that owns the server; RdbSave only reads and
+// is meant for the main thread or a forked child.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace vireo {
+
+class Server;
+class Value;
+
+struct RdbSaveOptions {
+  bool compress = true;   // rdbcompression: LZF-compress strings longer than 20 bytes
+  bool checksum = true;   // rdbchecksum: a real CRC64 trailer, else eight zero bytes
+  bool aof_base = false;  // writes AUX "aof-base" = 1 (the base of a multi-part AOF)
+};
+
+// Writes the whole image to fd. Returns "" or an error (strerror text of the failed write).
+std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options);
+// Writes `path` atomically: temp-<pid>.rdb in the same directory, fsync, rename. The temp file
+// is removed on failure. Returns "" or an error text.
+std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOptions& options);
+
+struct RdbLoadOptions {
+  bool keep_expired = false;  // load keys whose TTL has passed (AOF preamble)
+};
+
+struct RdbLoadStats {
+  uint64_t keys_loaded = 0;
+  uint64_t keys_expired = 0;  // skipped because their TTL had passed
+  int64_t bytes_read = 0;     // bytes of the image consumed, checksum included
+  int rdb_version = 0;
+  bool aof_base = false;  // the image carried AUX aof-base = 1
+};
+
+// Loads one image from fd's current offset (see the file comment). Returns "" or an error.
+std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats);
+// Opens `path` and loads it. A missing file is not an error: returns "" with *missing = true.
+std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,
+                        RdbLoadStats* stats, bool* missing = nullptr);
+
+// True if the bytes at the start of a file look like an RDB image ("REDIS" magic): an AOF
+// base file is either an RDB image or a file of commands.
+inline bool LooksLikeRdb(std::string_view head) { return head.substr(0, 5) == "REDIS"; }
+
+// DUMP / RESTORE payloads: type byte + value encoding + 2-byte RDB version + CRC64, exactly as
+// Redis 7 writes them.
+std::string RdbDumpValue(const Value& value, bool compress);
+// Checks the footer (version <= ours, checksum) and decodes. Returns false with *error set
+// ("ERR DUMP payload version or checksum are wrong", "ERR Bad data format") on failure.
+bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error);
+
+}  // namespace vireo

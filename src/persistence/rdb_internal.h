@@ -1,0 +1,79 @@
+// Shared between the RDB writer/loader (rdb.cc) and the per-type value codecs
+// (rdb_values.cc): a buffered reader over a file descriptor or a memory block that keeps the
+// running CRC64, and the per-type encode/decode entry points.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/value.h"
+#include "persistence/rdb_encoding.h"
+
+namespace vireo {
+class Server;
+}
+
+namespace vireo::rdb {
+
+class Reader {
+ public:
+  // Reads from fd (its current offset) through a buffer.
+  explicit Reader(int fd);
+  // Reads a memory block (DUMP payloads).
+  explicit Reader(std::string_view data);
+
+  bool ReadByte(uint8_t* b);
+  bool Read(void* dst, size_t n);
+  bool Skip(size_t n);
+  // A length; *encoded is set for the 11xxxxxx special string encodings (then *len is the
+  // encoding number).
+  bool ReadLength(uint64_t* len, bool* encoded = nullptr);
+  // A string in any of Redis's encodings. The view points into the reader's buffer (valid
+  // until the next read) or into *scratch.
+  bool ReadString(std::string_view* out, std::string* scratch);
+  bool ReadString(std::string* out);
+  // An integer stored as a string object (AUX values, stream fields).
+  bool ReadInt(int64_t* out);
+  bool ReadMillis(int64_t* out);       // 8 bytes little-endian
+  bool ReadDoubleBinary(double* out);  // 8 bytes
+  bool ReadDoubleString(double* out);  // the old ZSET format: length byte + text
+
+  // Bytes consumed so far, and the CRC64 over them.
+  int64_t consumed() const { return consumed_base_ + static_cast<int64_t>(pos_); }
+  uint64_t crc();
+  // For fd readers: moves the descriptor's offset back to just after the consumed bytes.
+  void RewindUnread();
+  bool memory() const { return fd_ < 0; }
+
+ private:
+  bool Fill(size_t need);
+
+  int fd_ = -1;
+  std::vector<char> owned_;
+  const char* data_ = nullptr;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  size_t crc_pos_ = 0;
+  int64_t consumed_base_ = 0;
+  uint64_t crc_ = 0;
+};
+
+// The RDB type a value is written as, and its encoding (appended to out).
+uint8_t ValueRdbType(const Value& value);
+void AppendValue(std::string* out, const Value& value, bool compress);
+
+// Decodes a value of RDB type `type`. False with *error set when the data is malformed or the
+// type is not supported. Containers come out in the encoding Redis would choose for them
+// under the server's configuration.
+bool ReadValue(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+
+// Hashes, sets, sorted sets (rdb_types.cc) and streams (rdb_stream.cc).
+uint8_t OtherRdbType(const Value& value);
+void AppendStream(std::string* out, const Value& value, bool compress);
+bool ReadStream(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+void AppendOtherType(std::string* out, const Value& value, bool compress);
+bool ReadOtherType(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+
+}  // namespace vireo::rdb

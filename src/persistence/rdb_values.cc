@@ -1,0 +1,175 @@
+// Per-type RDB value codecs: what each value type is written as, and how every type and
+// encoding Redis writes is read back.
+#include <cstring>
+#include <memory>
+
+#include "persistence/rdb_internal.h"
+#include "server/server.h"
+#include "types/packed_list.h"
+#include "util/strings.h"
+
+namespace vireo::rdb {
+
+namespace {
+
+// Redis's quicklist node size limits for negative list-max-listpack-size values.
+size_t ListNodeByteLimit(int fill) {
+  static constexpr size_t kLimits[] = {4096, 8192, 16384, 32768, 65536};
+  int i = -fill - 1;
+  if (i < 0) i = 0;
+  if (i > 4) i = 4;
+  return kLimits[i];
+}
+
+// Lists are written as quicklist 2 with listpack nodes, split with the list's own node rule,
+// so Redis gets nodes of the size it would have built itself.
+void AppendList(std::string* out, const PackedList& list, bool compress) {
+  std::vector<std::string> nodes;
+  ListpackWriter lp;
+  int fill = list.max_listpack_size();
+  size_t byte_limit = fill < 0 ? ListNodeByteLimit(fill) : SIZE_MAX;
+  size_t count_limit = fill > 0 ? static_cast<size_t>(fill) : SIZE_MAX;
+  list.ForRange(0, static_cast<int64_t>(list.size()) - 1, [&](std::string_view v) {
+    // A rough upper bound of the entry's size: enough to keep nodes within the limit.
+    size_t entry = v.size() + 11;
+    if (lp.count() > 0 && (lp.count() >= count_limit || lp.bytes() + entry > byte_limit)) {
+      nodes.push_back(lp.Finish());
+      lp = ListpackWriter();
+    }
+    lp.Add(v);
+    return true;
+  });
+  if (lp.count() > 0) nodes.push_back(lp.Finish());
+  AppendLength(out, nodes.size());
+  for (const std::string& node : nodes) {
+    AppendLength(out, kQuicklistNodePacked);
+    AppendString(out, node, compress);
+  }
+}
+
+std::unique_ptr<PackedList> NewList(Server& server) {
+  const ServerConfig& c = server.cfg();
+  return std::make_unique<PackedList>(static_cast<int>(c.list_max_listpack_size),
+                                      static_cast<int>(c.list_compress_depth));
+}
+
+bool Fail(std::string* error, std::string_view what) {
+  *error = std::string(what);
+  return false;
+}
+
+// Pushes every element of a listpack or ziplist blob onto the list.
+template <typename PackedReader>
+bool PushPacked(std::string_view blob, PackedList* list) {
+  PackedReader r;
+  if (!r.Init(blob)) return false;
+  PackedElem e;
+  char buf[32];
+  while (r.Next(&e)) list->PushBack(e.View(buf));
+  return r.ok();
+}
+
+bool ReadList(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+  auto list = NewList(server);
+  uint64_t n;
+  if (!r.ReadLength(&n)) return Fail(error, "short read");
+  std::string scratch;
+  std::string_view s;
+  if (type == kTypeList) {
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+      list->PushBack(s);
+    }
+  } else {
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t container = kQuicklistNodePacked;
+      if (type == kTypeListQuicklist2 && !r.ReadLength(&container))
+        return Fail(error, "short read");
+      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+      if (container == kQuicklistNodePlain) {
+        list->PushBack(s);
+        continue;
+      }
+      if (container != kQuicklistNodePacked) return Fail(error, "bad quicklist container");
+      bool ok = type == kTypeListQuicklist2 ? PushPacked<ListpackReader>(s, list.get())
+                                            : PushPacked<ZiplistReader>(s, list.get());
+      if (!ok) return Fail(error, "bad list node");
+    }
+  }
+  if (list->empty()) return Fail(error, "empty list");
+  list->ConvertAuto();
+  *out = Value::Object(ValueType::kList, std::move(list));
+  return true;
+}
+
+bool ReadListZiplist(Reader& r, Server& server, Value* out, std::string* error) {
+  auto list = NewList(server);
+  std::string scratch;
+  std::string_view s;
+  if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+  if (!PushPacked<ZiplistReader>(s, list.get())) return Fail(error, "bad ziplist");
+  if (list->empty()) return Fail(error, "empty list");
+  list->ConvertAuto();
+  *out = Value::Object(ValueType::kList, std::move(list));
+  return true;
+}
+
+}  // namespace
+
+uint8_t ValueRdbType(const Value& value) {
+  switch (value.type()) {
+    case ValueType::kString:
+      return kTypeString;
+    case ValueType::kList:
+      return kTypeListQuicklist2;
+    default:
+      return OtherRdbType(value);
+  }
+}
+
+void AppendValue(std::string* out, const Value& value, bool compress) {
+  switch (value.type()) {
+    case ValueType::kString: {
+      int64_t v;
+      if (value.GetInt(&v)) {
+        AppendIntegerString(out, v);
+      } else {
+        char scratch[24];
+        AppendString(out, value.StringView(scratch), compress);
+      }
+      return;
+    }
+    case ValueType::kList:
+      AppendList(out, *value.As<PackedList>(), compress);
+      return;
+    default:
+      // Hashes, sets, sorted sets and streams: rdb_types.cc.
+      AppendOtherType(out, value, compress);
+      return;
+  }
+}
+
+bool ReadValue(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+  switch (type) {
+    case kTypeString: {
+      std::string scratch;
+      std::string_view s;
+      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+      *out = Value::String(s);
+      return true;
+    }
+    case kTypeList:
+    case kTypeListQuicklist:
+    case kTypeListQuicklist2:
+      return ReadList(r, type, server, out, error);
+    case kTypeListZiplist:
+      return ReadListZiplist(r, server, out, error);
+    case kTypeModule:
+    case kTypeModule2:
+      return Fail(error, "module values are not supported");
+    default:
+      return ReadOtherType(r, type, server, out, error);
+  }
+}
+
+}  // namespace vireo::rdb

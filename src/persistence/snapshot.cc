@@ -1,0 +1,261 @@
+#include "persistence/snapshot.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <map>
+
+#include "persistence/aof.h"
+#include "persistence/rdb.h"
+#include "scripting/scripting.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+
+namespace {
+
+// Redis waits this long after a failed BGSAVE before a save point may try again.
+constexpr int64_t kBgsaveRetryDelaySec = 5;
+
+std::map<const Server*, RdbState>& States() {
+  static std::map<const Server*, RdbState> states;
+  return states;
+}
+
+RdbSaveOptions SaveOptions(Server& server) {
+  RdbSaveOptions o;
+  o.compress = server.cfg().rdbcompression;
+  o.checksum = server.cfg().rdbchecksum;
+  return o;
+}
+
+void SaveSucceeded(Server& server, RdbState& st, uint64_t dirty_captured) {
+  st.dirty_at_last_save = dirty_captured;
+  server.set_lastsave(time(nullptr));
+  st.last_bgsave_ok = true;
+  ++st.saves;
+}
+
+std::string TempFileOf(pid_t pid) { return "temp-" + std::to_string(pid) + ".rdb"; }
+
+}  // namespace
+
+RdbState& RdbStateOf(Server& server) {
+  // Asked on every write command (MISCONF): remember the last answer (map nodes don't move).
+  // The run ID tells a new server apart from a destroyed one that had the same address.
+  static thread_local const Server* cached_server = nullptr;
+  static thread_local RdbState* cached_state = nullptr;
+  if (cached_server == &server && cached_state->run_id_hash == server.run_id_hash()) {
+    return *cached_state;
+  }
+  RdbState& st = States()[&server];
+  if (st.run_id_hash != server.run_id_hash()) {
+    st = RdbState{};
+    st.run_id_hash = server.run_id_hash();
+    // One child at a time: an AOF rewrite asked for while BGSAVE runs waits for it.
+    server.aof().set_other_child_active([&server] { return RdbChildActive(server); });
+  }
+  cached_server = &server;
+  cached_state = &st;
+  return st;
+}
+
+std::string RdbPath(Server& server) { return server.cfg().dbfilename; }
+
+bool OtherChildActive(Server& server) { return server.aof().rewrite_in_progress(); }
+
+bool RdbChildActive(Server& server) { return RdbStateOf(server).child_pid != -1; }
+
+std::string RdbSaveNow(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  uint64_t dirty = server.dirty();
+  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+  if (!err.empty()) {
+    spdlog::warn("Failed saving the DB: {}", err);
+    st.last_bgsave_ok = false;
+    return err;
+  }
+  spdlog::info("DB saved on disk");
+  SaveSucceeded(server, st, dirty);
+  return "";
+}
+
+std::string RdbBackgroundSave(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  if (st.child_pid != -1 || OtherChildActive(server)) return "a child process is already active";
+  st.last_bgsave_try = time(nullptr);
+  st.dirty_before_bgsave = server.dirty();
+  int64_t start = MonotonicUs();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The child: it sees the data as it was at fork(); pages the parent then writes are
+    // copied by the kernel. It must not return into the event loop, and must skip atexit
+    // handlers and destructors that belong to the parent.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_DFL);
+    std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+    if (err.empty()) {
+      spdlog::info("DB saved on disk");
+    } else {
+      spdlog::warn("Failed saving the DB: {}", err);
+    }
+    _exit(err.empty() ? 0 : 1);
+  }
+  st.last_fork_usec = MonotonicUs() - start;
+  if (pid < 0) {
+    st.last_bgsave_ok = false;
+    std::string err = std::strerror(errno);
+    spdlog::warn("Can't save in background: fork: {}", err);
+    return err;
+  }
+  spdlog::info("Background saving started by pid {}", pid);
+  st.child_pid = pid;
+  st.child_start_ms = NowMs();
+  st.bgsave_scheduled = false;
+  return "";
+}
+
+void RdbKillChild(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  if (st.child_pid == -1) return;
+  kill(st.child_pid, SIGUSR1);
+  int status;
+  waitpid(st.child_pid, &status, 0);
+  unlink(TempFileOf(st.child_pid).c_str());
+  st.child_pid = -1;
+}
+
+void RdbCron(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  if (st.child_pid != -1) {
+    int status;
+    pid_t done = waitpid(st.child_pid, &status, WNOHANG);
+    if (done == st.child_pid) {
+      st.last_bgsave_time_sec = (NowMs() - st.child_start_ms) / 1000;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        spdlog::info("Background saving terminated with success");
+        SaveSucceeded(server, st, st.dirty_before_bgsave);
+      } else {
+        if (WIFSIGNALED(status)) {
+          spdlog::warn("Background saving terminated by signal {}", WTERMSIG(status));
+        } else {
+          spdlog::warn("Background saving error");
+        }
+        // SIGUSR1 is how a save is cancelled on purpose: not a disk error.
+        if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGUSR1) st.last_bgsave_ok = false;
+        unlink(TempFileOf(st.child_pid).c_str());
+      }
+      st.child_pid = -1;
+    }
+    return;
+  }
+  if (OtherChildActive(server)) return;
+  if (st.bgsave_scheduled) {
+    RdbBackgroundSave(server);
+    return;
+  }
+  int64_t now = time(nullptr);
+  uint64_t changes = server.dirty() - st.dirty_at_last_save;
+  for (const auto& [seconds, min_changes] : server.cfg().save_params) {
+    if (changes >= static_cast<uint64_t>(min_changes) && now - server.lastsave() > seconds &&
+        (now - st.last_bgsave_try > kBgsaveRetryDelaySec || st.last_bgsave_ok)) {
+      spdlog::info("{} changes in {} seconds. Saving...", min_changes, seconds);
+      RdbBackgroundSave(server);
+      return;
+    }
+  }
+}
+
+std::string RdbLoadAtStartup(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  st.loading = true;
+  int64_t start = MonotonicUs();
+  RdbLoadStats stats;
+  bool missing = false;
+  std::string err = RdbLoadFile(server, RdbPath(server), {}, &stats, &missing);
+  st.loading = false;
+  if (!err.empty()) return err;
+  if (missing) return "";
+  st.last_load_keys_loaded = stats.keys_loaded;
+  st.last_load_keys_expired = stats.keys_expired;
+  st.dirty_at_last_save = server.dirty();
+  spdlog::info("Done loading RDB, keys loaded: {}, keys expired: {}.", stats.keys_loaded,
+               stats.keys_expired);
+  spdlog::info("DB loaded from disk: {:.3f} seconds",
+               static_cast<double>(MonotonicUs() - start) / 1e6);
+  return "";
+}
+
+std::string RdbSaveOnShutdown(Server& server, bool save, bool nosave) {
+  RdbStateOf(server).shutdown_handled = true;
+  RdbKillChild(server);
+  if (nosave || (!save && server.cfg().save_params.empty())) return "";
+  spdlog::info("Saving the final RDB snapshot before exiting.");
+  std::string err = RdbSaveNow(server);
+  if (!err.empty()) spdlog::warn("Error trying to save the DB, can't exit.");
+  return err;
+}
+
+std::string RdbDebugReload(Server& server) {
+  if (!RdbSaveNow(server).empty()) return "ERR Error trying to save the DB";
+  for (int i = 0; i < server.db_count(); ++i) server.db(i).Clear();
+  server.scripting().FlushLibraries();
+  RdbLoadStats stats;
+  std::string err = RdbLoadFile(server, RdbPath(server), {}, &stats);
+  if (!err.empty()) {
+    spdlog::warn("Error trying to load the RDB dump: {}", err);
+    return "ERR Error trying to load the RDB dump, check server logs.";
+  }
+  RdbState& st = RdbStateOf(server);
+  st.last_load_keys_loaded = stats.keys_loaded;
+  st.last_load_keys_expired = stats.keys_expired;
+  return "";
+}
+
+std::string RdbWriteError(Server& server) {
+  const RdbState& st = RdbStateOf(server);
+  if (!server.cfg().stop_writes_on_bgsave_error || server.cfg().save_params.empty() ||
+      st.last_bgsave_ok) {
+    return "";
+  }
+  return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+         "persist to disk. Commands that may modify the data set are disabled, because this "
+         "instance is configured to report errors during writes if RDB snapshotting fails "
+         "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "
+         "the RDB error.";
+}
+
+std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
+  RdbState& st = RdbStateOf(server);
+  auto num = [](int64_t v) { return std::to_string(v); };
+  bool in_progress = st.child_pid != -1;
+  return {
+      {"loading", st.loading ? "1" : "0"},
+      {"async_loading", "0"},
+      {"current_cow_peak", "0"},
+      {"current_cow_size", "0"},
+      {"current_cow_size_age", "0"},
+      {"current_fork_perc", "0.00"},
+      {"current_save_keys_processed", "0"},
+      {"current_save_keys_total", "0"},
+      {"rdb_changes_since_last_save",
+       num(static_cast<int64_t>(server.dirty() - st.dirty_at_last_save))},
+      {"rdb_bgsave_in_progress", in_progress ? "1" : "0"},
+      {"rdb_last_save_time", num(server.lastsave())},
+      {"rdb_last_bgsave_status", st.last_bgsave_ok ? "ok" : "err"},
+      {"rdb_last_bgsave_time_sec", num(st.last_bgsave_time_sec)},
+      {"rdb_current_bgsave_time_sec", num(in_progress ? (NowMs() - st.child_start_ms) / 1000 : -1)},
+      {"rdb_saves", num(static_cast<int64_t>(st.saves))},
+      {"rdb_last_cow_size", "0"},
+      {"rdb_last_load_keys_expired", num(static_cast<int64_t>(st.last_load_keys_expired))},
+      {"rdb_last_load_keys_loaded", num(static_cast<int64_t>(st.last_load_keys_loaded))},
+  };
+}
+
+}  // namespace vireo

@@ -1,0 +1,76 @@
+// SAVE / BGSAVE and everything around them: the forked child that writes the snapshot (the
+// parent keeps serving; the child sees a copy-on-write image of the data), reaping it from the
+// cron, save points, loading the dump at start-up, SHUTDOWN's save, and the rdb_* fields of
+// INFO persistence.
+//
+// State lives per Server (looked up by address), so embedded servers in one process don't
+// share it. Everything here runs on the server's thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vireo {
+
+class Server;
+
+struct RdbState {
+  uint64_t run_id_hash = 0;  // the server this state belongs to
+  pid_t child_pid = -1;
+  int64_t child_start_ms = 0;
+  uint64_t dirty_before_bgsave = 0;  // server.dirty() when the child forked
+  uint64_t dirty_at_last_save = 0;   // server.dirty() the last successful save captured
+  bool last_bgsave_ok = true;
+  int64_t last_bgsave_time_sec = -1;
+  int64_t last_bgsave_try = 0;  // unix seconds of the last BGSAVE attempt
+  bool bgsave_scheduled = false;
+  uint64_t saves = 0;
+  bool loading = false;
+  uint64_t last_load_keys_loaded = 0;
+  uint64_t last_load_keys_expired = 0;
+  int64_t last_fork_usec = 0;
+  bool shutdown_handled = false;  // RdbSaveOnShutdown ran (SHUTDOWN), so exit needn't save
+};
+
+RdbState& RdbStateOf(Server& server);
+
+// The dump file path: dir is the working directory (CONFIG SET dir chdir()s), so dbfilename.
+std::string RdbPath(Server& server);
+
+// SAVE: writes the snapshot on this thread. Returns "" or the error text.
+std::string RdbSaveNow(Server& server);
+// BGSAVE: forks a child that writes the snapshot. Returns "" or an error text
+// (fork failure, or a child already running).
+std::string RdbBackgroundSave(Server& server);
+bool RdbChildActive(Server& server);
+// An AOF rewrite child is running: BGSAVE waits (SCHEDULE) or refuses, so the two never fork
+// at once (and the AOF side is told about ours through Aof::set_other_child_active).
+bool OtherChildActive(Server& server);
+
+// From the server cron: reaps a finished child, runs scheduled BGSAVEs and save points.
+void RdbCron(Server& server);
+// Kills a running child (SHUTDOWN, FLUSHALL in Redis) and removes its temp file.
+void RdbKillChild(Server& server);
+
+// Loads dir/dbfilename at start-up. Returns "" (also when the file doesn't exist) or an error
+// for the log; the server should exit on error, as Redis does.
+std::string RdbLoadAtStartup(Server& server);
+
+// SHUTDOWN: saves when `save` (SHUTDOWN SAVE), or when save points are configured unless
+// `nosave`. Returns "" or the error that must stop the shutdown.
+std::string RdbSaveOnShutdown(Server& server, bool save, bool nosave);
+
+// DEBUG RELOAD: SAVE, empty every database, load the file again. Returns "" or the error reply.
+std::string RdbDebugReload(Server& server);
+
+// The -MISCONF refusal for write commands after a failed background save, or "".
+std::string RdbWriteError(Server& server);
+
+// INFO persistence: from "loading" to "rdb_last_load_keys_loaded", in Redis's order.
+std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server);
+
+}  // namespace vireo

@@ -1,0 +1,917 @@
+#include "scripting/lua_engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "protocol/reply_builder.h"
+#include "scripting/sha1.h"
+#include "server/client.h"
+#include "server/command_table.h"
+#include "server/info.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+extern "C" {
+int luaopen_cjson(lua_State* L);
+int luaopen_bit(lua_State* L);
+}
+
+namespace vireo {
+namespace {
+
+// Registry key under which each state keeps its engine, for the count hook.
+char kEngineKey;
+
+// Redis's instruction count between two looks at the clock.
+constexpr int kHookInstructions = 100000;
+
+constexpr struct {
+  uint32_t flag;
+  std::string_view name;
+} kFlagNames[] = {
+    {kScriptNoWrites, "no-writes"},
+    {kScriptAllowOom, "allow-oom"},
+    {kScriptAllowStale, "allow-stale"},
+    {kScriptNoCluster, "no-cluster"},
+    {kScriptAllowCrossSlot, "allow-cross-slot-keys"},
+};
+
+LuaEngine* EngineOf(lua_State* L) {
+  return static_cast<LuaEngine*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+}  // namespace
+
+void PushErrorTable(lua_State* L, std::string_view text) {
+  std::string final_msg;
+  if (!text.empty() && text[0] == '-') {
+    size_t space = text.find(' ');
+    if (space == std::string_view::npos) {
+      final_msg = "ERR " + std::string(text.substr(1));
+    } else {
+      final_msg =
+          std::string(text.substr(1, space - 1)) + " " + std::string(text.substr(space + 1));
+    }
+  } else {
+    final_msg = "ERR " + std::string(text);
+  }
+  while (!final_msg.empty() && (final_msg.back() == '\r' || final_msg.back() == '\n')) {
+    final_msg.pop_back();
+  }
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "err");
+  lua_pushlstring(L, final_msg.data(), final_msg.size());
+  lua_rawset(L, -3);
+}
+
+namespace {
+
+// Raises an error table from a C function (no C++ objects may be alive in the caller).
+int RaiseError(lua_State* L, const char* text) {
+  PushErrorTable(L, text);
+  return lua_error(L);
+}
+
+int RedisCall(lua_State* L) {
+  int r = EngineOf(L)->LuaCall(L, true);
+  if (r < 0) return lua_error(L);
+  return r;
+}
+
+int RedisPCall(lua_State* L) { return EngineOf(L)->LuaCall(L, false); }
+
+// pcall that returns an error table's message, as Redis 7 does for compatibility.
+int ProtectedCall(lua_State* L) {
+  int argc = lua_gettop(L);
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+        lua_replace(L, -2);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+int RedisSha1Hex(lua_State* L) {
+  if (lua_gettop(L) != 1) return RaiseError(L, "wrong number of arguments");
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  char hex[41];
+  {
+    std::string digest = Sha1Hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : len));
+    memcpy(hex, digest.data(), 41);
+  }
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+int RedisErrorReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    PushErrorTable(L, "wrong number or type of arguments");
+    return 1;
+  }
+  size_t len = 0;
+  const char* s = lua_tolstring(L, -1, &len);
+  std::string text(s, len);
+  if (text.empty() || text[0] != '-') text.insert(text.begin(), '-');
+  PushErrorTable(L, text);
+  return 1;
+}
+
+int RedisStatusReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    PushErrorTable(L, "wrong number or type of arguments");
+    return 1;
+  }
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "ok");
+  lua_pushvalue(L, -3);
+  lua_rawset(L, -3);
+  return 1;
+}
+
+int RedisLog(lua_State* L) {
+  int argc = lua_gettop(L);
+  if (argc < 2) return RaiseError(L, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) return RaiseError(L, "First argument must be a number (log level).");
+  int level = static_cast<int>(lua_tonumber(L, 1));
+  if (level < 0 || level > 3) return RaiseError(L, "Invalid debug level.");
+  std::string line;
+  for (int i = 2; i <= argc; ++i) {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, i, &len);
+    if (s == nullptr) continue;
+    if (i != 2) line.push_back(' ');
+    line.append(s, len);
+  }
+  switch (level) {
+    case 0:
+      spdlog::debug("{}", line);
+      break;
+    case 1:
+    case 2:
+      spdlog::info("{}", line);
+      break;
+    default:
+      spdlog::warn("{}", line);
+  }
+  return 0;
+}
+
+int RedisSetResp(lua_State* L) {
+  int r = EngineOf(L)->LuaSetResp(L);
+  if (r < 0) return lua_error(L);
+  return r;
+}
+
+int RedisSetRepl(lua_State* L) {
+  if (EngineOf(L)->current() == nullptr) {
+    return RaiseError(L, "redis.set_repl can only be called inside a script invocation");
+  }
+  if (lua_gettop(L) != 1) return RaiseError(L, "redis.set_repl() requires two arguments.");
+  int flags = static_cast<int>(lua_tonumber(L, -1));
+  if ((flags & ~3) != 0) {
+    return RaiseError(
+        L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  }
+  return 0;
+}
+
+int RedisReplicateCommands(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int RedisBreakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+int RedisDebug(lua_State* L) { return 0; }
+
+int RedisAclCheckCmd(lua_State* L) {
+  LuaEngine* engine = EngineOf(L);
+  if (engine->current() == nullptr) {
+    return RaiseError(L, "redis.acl_check_cmd can only be called inside a script invocation");
+  }
+  if (lua_gettop(L) == 0) {
+    return RaiseError(L, "Please specify at least one argument for this redis lib call");
+  }
+  size_t len = 0;
+  const char* name = lua_tolstring(L, 1, &len);
+  if (name == nullptr || CommandTable::Instance().Find(std::string_view(name, len)) == nullptr) {
+    return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int RedisRegisterFunction(lua_State* L) {
+  int r = EngineOf(L)->LuaRegisterFunction(L);
+  if (r < 0) return lua_error(L);
+  return r;
+}
+
+int MathRandom(lua_State* L) {
+  double r = EngineOf(L)->NextRandom();
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, r);
+      break;
+    case 1: {
+      int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      int l = luaL_checkint(L, 1);
+      int u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+
+int MathRandomSeed(lua_State* L) {
+  EngineOf(L)->SeedRandom(luaL_checkint(L, 1));
+  return 0;
+}
+
+int NonexistentGlobal(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                    name == nullptr ? "?" : name);
+}
+
+int ReadonlyTable(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+// Whether the table at `index` is one of the protected tables (globals, library tables).
+bool IsProtected(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return false;
+  lua_pushvalue(L, index);
+  lua_rawget(L, lua_upvalueindex(1));
+  bool result = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return result;
+}
+
+// rawset and setmetatable refuse protected tables; upvalue 1 is the protected set, upvalue 2
+// the original function.
+int GuardedModify(lua_State* L) {
+  if (IsProtected(L, 1)) return luaL_error(L, "Attempt to modify a readonly table");
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// loadstring/load: chunks they make see the sandboxed globals, not the raw table. Upvalue 1
+// is the script environment, upvalue 2 the original function.
+int SandboxedLoad(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  if (lua_isfunction(L, 1)) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_setfenv(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+// getfenv never hands out the raw globals; setfenv can't replace a thread's globals.
+// Upvalue 1: the script environment, 2: the raw globals, 3: the original function.
+int SandboxedGetfenv(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(3));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  if (lua_rawequal(L, -1, lua_upvalueindex(2))) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+  }
+  return 1;
+}
+
+int SandboxedSetfenv(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TNUMBER && lua_tonumber(L, 1) == 0) {
+    return luaL_error(L, "Attempt to modify a readonly table");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// The message handler of every script call: turns the error into Redis's table
+// {err=..., source=..., line=...} naming where the script failed.
+int ErrorHandler(lua_State* L) {
+  lua_Debug ar;
+  bool have = false;
+  if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0) {
+    have = true;
+    if (strcmp(ar.what, "C") == 0) {
+      have = lua_getstack(L, 2, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0;
+    }
+  }
+  if (!lua_istable(L, 1)) {
+    const char* msg = lua_tostring(L, 1);
+    lua_pushfstring(L, "ERR %s", msg == nullptr ? "(null)" : msg);
+    lua_createtable(L, 0, 3);
+    lua_pushliteral(L, "err");
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+  }
+  if (have) {
+    lua_pushliteral(L, "source");
+    lua_pushstring(L, ar.source);
+    lua_rawset(L, 1);
+    lua_pushliteral(L, "line");
+    lua_pushinteger(L, ar.currentline);
+    lua_rawset(L, 1);
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+void CountHook(lua_State* L, lua_Debug* ar) {
+  lua_pushlightuserdata(L, &kEngineKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (engine != nullptr) engine->Hook(L);
+}
+
+void SetField(lua_State* L, const char* name, lua_CFunction fn, LuaEngine* engine) {
+  lua_pushstring(L, name);
+  lua_pushlightuserdata(L, engine);
+  lua_pushcclosure(L, fn, 1);
+  lua_rawset(L, -3);
+}
+
+void SetNumber(lua_State* L, const char* name, double value) {
+  lua_pushstring(L, name);
+  lua_pushnumber(L, value);
+  lua_rawset(L, -3);
+}
+
+void SetString(lua_State* L, const char* name, std::string_view value) {
+  lua_pushstring(L, name);
+  lua_pushlstring(L, value.data(), value.size());
+  lua_rawset(L, -3);
+}
+
+void RegisterLogAndVersion(lua_State* L, LuaEngine* engine) {
+  SetField(L, "log", RedisLog, engine);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+  SetString(L, "REDIS_VERSION", kRedisCompatVersion);
+  int major = 0, minor = 0, patch = 0;
+  sscanf(std::string(kRedisCompatVersion).c_str(), "%d.%d.%d", &major, &minor, &patch);
+  SetNumber(L, "REDIS_VERSION_NUM", (major << 16) | (minor << 8) | patch);
+}
+
+// Makes a read-only view of the table on top of the stack (replacing it): reads go through,
+// writes raise "Attempt to modify a readonly table". Both tables join the protected set.
+void ReplaceWithReadonlyProxy(lua_State* L, int protected_set) {
+  int real = lua_gettop(L);
+  lua_newtable(L);  // proxy
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, real);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyTable);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  for (int index : {real, real + 1}) {
+    lua_pushvalue(L, index);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, protected_set);
+  }
+  lua_replace(L, real);
+}
+
+}  // namespace
+
+bool ParseScriptFlags(std::string_view list, uint32_t* flags, std::string* bad) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view name = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    bool found = false;
+    for (const auto& f : kFlagNames) {
+      if (f.name == name) {
+        *flags |= f.flag;
+        found = true;
+      }
+    }
+    if (!found) {
+      *bad = std::string(name);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::string_view> ScriptFlagNames(uint32_t flags) {
+  std::vector<std::string_view> out;
+  for (const auto& f : kFlagNames) {
+    if ((flags & f.flag) != 0) out.push_back(f.name);
+  }
+  return out;
+}
+
+LuaEngine::LuaEngine(Server& server, bool functions_mode)
+    : server_(server), functions_mode_(functions_mode) {
+  lua_ = luaL_newstate();
+  lua_State* L = lua_;
+  lua_pushlightuserdata(L, &kEngineKey);
+  lua_pushlightuserdata(L, this);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+  OpenLibraries();
+  InstallRedisApi();
+  ProtectGlobals();
+  client_ = std::make_unique<Client>(&server, 0, -1);
+  client_->addr = "lua";
+  client_->name = "";
+}
+
+LuaEngine::~LuaEngine() {
+  if (lua_ != nullptr) lua_close(lua_);
+}
+
+void LuaEngine::OpenLibraries() {
+  lua_State* L = lua_;
+  const struct {
+    const char* name;
+    lua_CFunction open;
+  } kLibs[] = {{"", luaopen_base},
+               {LUA_TABLIBNAME, luaopen_table},
+               {LUA_STRLIBNAME, luaopen_string},
+               {LUA_MATHLIBNAME, luaopen_math},
+               {"cjson", luaopen_cjson},
+               {"bit", luaopen_bit},
+               {"struct", OpenStruct},
+               {"cmsgpack", OpenCmsgpack}};
+  for (const auto& lib : kLibs) {
+    lua_pushcfunction(L, lib.open);
+    lua_pushstring(L, lib.name);
+    lua_call(L, 1, 1);
+    // Some openers set the global themselves, some only return the table.
+    if (lib.name[0] != '\0' && lua_istable(L, -1)) {
+      lua_pushstring(L, lib.name);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, LUA_GLOBALSINDEX);
+    }
+    lua_settop(L, 0);
+  }
+  // No file access and no console output from scripts.
+  for (const char* name : {"print", "dofile", "loadfile", "module", "require", "package"}) {
+    lua_pushstring(L, name);
+    lua_pushnil(L);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+}
+
+void LuaEngine::InstallRedisApi() {
+  lua_State* L = lua_;
+  // The full API, used by EVAL scripts and by functions when they run.
+  lua_newtable(L);
+  SetField(L, "call", RedisCall, this);
+  SetField(L, "pcall", RedisPCall, this);
+  RegisterLogAndVersion(L, this);
+  SetField(L, "setresp", RedisSetResp, this);
+  SetField(L, "sha1hex", RedisSha1Hex, this);
+  SetField(L, "error_reply", RedisErrorReply, this);
+  SetField(L, "status_reply", RedisStatusReply, this);
+  SetField(L, "set_repl", RedisSetRepl, this);
+  SetNumber(L, "REPL_NONE", 0);
+  SetNumber(L, "REPL_AOF", 1);
+  SetNumber(L, "REPL_SLAVE", 2);
+  SetNumber(L, "REPL_REPLICA", 2);
+  SetNumber(L, "REPL_ALL", 3);
+  SetField(L, "replicate_commands", RedisReplicateCommands, this);
+  SetField(L, "breakpoint", RedisBreakpoint, this);
+  SetField(L, "debug", RedisDebug, this);
+  SetField(L, "acl_check_cmd", RedisAclCheckCmd, this);
+  full_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  if (functions_mode_) {
+    // What FUNCTION LOAD's library body sees: `redis` with registration and logging only.
+    lua_newtable(L);
+    SetField(L, "register_function", RedisRegisterFunction, this);
+    RegisterLogAndVersion(L, this);
+    // redis.call and the rest don't exist at load time: reading them is an error.
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, NonexistentGlobal);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    load_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+
+  lua_pushliteral(L, "pcall");
+  lua_pushcfunction(L, ProtectedCall);
+  lua_rawset(L, LUA_GLOBALSINDEX);
+
+  lua_getglobal(L, "math");
+  SetField(L, "random", MathRandom, this);
+  SetField(L, "randomseed", MathRandomSeed, this);
+  lua_pop(L, 1);
+}
+
+void LuaEngine::ProtectGlobals() {
+  lua_State* L = lua_;
+  // The set of protected tables (weak keys: nothing here keeps a table alive).
+  lua_newtable(L);
+  int protected_set = lua_gettop(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, protected_set);
+
+  // Library tables become read-only views.
+  for (const char* name :
+       {"string", "table", "math", "cjson", "bit", "struct", "cmsgpack", "coroutine"}) {
+    lua_getglobal(L, name);
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    ReplaceWithReadonlyProxy(L, protected_set);
+    lua_pushstring(L, name);
+    lua_insert(L, -2);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+  for (int* ref : {&full_api_ref_, &load_api_ref_}) {
+    if (*ref == LUA_NOREF) continue;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
+    ReplaceWithReadonlyProxy(L, protected_set);
+    luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+
+  // The script environment: an empty table reading through to the globals (or, in functions
+  // mode, to whichever API table is active), refusing every write.
+  lua_newtable(L);
+  int env = lua_gettop(L);
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyTable);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pushvalue(L, -1);
+  api_slot_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // the env's metatable, to switch __index
+  lua_setmetatable(L, env);
+  lua_pushvalue(L, env);
+  proxy_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  // Wrappers that would otherwise reach around the protection.
+  for (const char* name : {"rawset", "setmetatable"}) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, protected_set);
+    lua_getglobal(L, name);
+    lua_pushcclosure(L, GuardedModify, 2);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+  for (const char* name : {"loadstring", "load"}) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, env);
+    lua_getglobal(L, name);
+    lua_pushcclosure(L, SandboxedLoad, 2);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+  lua_pushliteral(L, "getfenv");
+  lua_pushvalue(L, env);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_getglobal(L, "getfenv");
+  lua_pushcclosure(L, SandboxedGetfenv, 3);
+  lua_rawset(L, LUA_GLOBALSINDEX);
+  lua_pushliteral(L, "setfenv");
+  lua_getglobal(L, "setfenv");
+  lua_pushcclosure(L, SandboxedSetfenv, 1);
+  lua_rawset(L, LUA_GLOBALSINDEX);
+
+  if (!functions_mode_) {
+    lua_pushliteral(L, "redis");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, full_api_ref_);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  } else {
+    // Functions run with the full API as `redis`; FUNCTION LOAD swaps in the load API.
+    lua_pushliteral(L, "redis");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, full_api_ref_);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+  lua_pushliteral(L, "_G");
+  lua_pushvalue(L, env);
+  lua_rawset(L, LUA_GLOBALSINDEX);
+
+  // The globals themselves: reading a missing name is an error, adding one refused.
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyTable);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, LUA_GLOBALSINDEX);
+  for (int index : {LUA_GLOBALSINDEX, env}) {
+    lua_pushvalue(L, index);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, protected_set);
+  }
+  lua_settop(L, 0);
+}
+
+int LuaEngine::Compile(std::string_view code, const char* chunk_name, std::string* error) {
+  lua_State* L = lua_;
+  if (luaL_loadbuffer(L, code.data(), code.size(), chunk_name) != 0) {
+    const char* msg = lua_tostring(L, -1);
+    *error = msg == nullptr ? "unknown error" : msg;
+    lua_pop(L, 1);
+    return LUA_NOREF;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, proxy_ref_);
+  lua_setfenv(L, -2);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void LuaEngine::Unref(int ref) { luaL_unref(lua_, LUA_REGISTRYINDEX, ref); }
+
+size_t LuaEngine::MemoryBytes() {
+  return static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNT, 0)) * 1024 +
+         static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNTB, 0));
+}
+
+namespace {
+// Redis 7's generator state is one per process, shared by EVAL and functions, carried from
+// script to script (not reseeded per call since 7.0), starting from rand48's default seed.
+// Per thread here, which is per server.
+thread_local uint64_t rand48_state = 0x1234ABCD330EULL;
+}  // namespace
+
+double LuaEngine::NextRandom() {
+  // POSIX lrand48 (a 48-bit LCG), as Redis's own rand48, so sequences match Redis's.
+  rand48_state = (0x5DEECE66DULL * rand48_state + 0xB) & ((1ULL << 48) - 1);
+  int64_t r = static_cast<int64_t>(rand48_state >> 17);
+  constexpr int64_t kMax = 0x7fffffff;
+  return static_cast<double>(r % kMax) / static_cast<double>(kMax);
+}
+
+void LuaEngine::SeedRandom(int64_t seed) {
+  rand48_state = ((static_cast<uint64_t>(seed) & 0xffffffffULL) << 16) | 0x330E;
+}
+
+int LuaEngine::LuaSetResp(lua_State* L) {
+  if (run_ == nullptr) {
+    PushErrorTable(L, "redis.setresp can only be called inside a script invocation");
+    return -1;
+  }
+  if (lua_gettop(L) != 1) {
+    PushErrorTable(L, "redis.setresp() requires one argument.");
+    return -1;
+  }
+  int resp = static_cast<int>(lua_tonumber(L, 1));
+  if (resp != 2 && resp != 3) {
+    PushErrorTable(L, "RESP version must be 2 or 3.");
+    return -1;
+  }
+  client_->set_resp(resp);
+  return 0;
+}
+
+int LuaEngine::LuaCall(lua_State* L, bool raise) {
+  // Returns 1 (one value pushed) or -1 (an error table pushed that the caller raises).
+  auto fail = [&](const char* text) {
+    PushErrorTable(L, text);
+    return raise ? -1 : 1;
+  };
+  if (run_ == nullptr) {
+    PushErrorTable(L, "redis.call/pcall can only be called inside a script invocation");
+    return -1;
+  }
+  int argc = lua_gettop(L);
+  if (argc == 0) return fail("Please specify at least one argument for this redis lib call");
+  argv_.clear();
+  size_t numbers = 0;
+  for (int i = 1; i <= argc; ++i) {
+    int type = lua_type(L, i);
+    if (type == LUA_TNUMBER) {
+      // lua_tolstring would use "%.14g" and lose precision; Redis formats with "%.17g".
+      if (numbers == number_args_.size()) number_args_.emplace_back();
+      std::string& text = number_args_[numbers++];
+      char buf[64];
+      int n = snprintf(buf, sizeof(buf), "%.17g", lua_tonumber(L, i));
+      text.assign(buf, static_cast<size_t>(n));
+      argv_.emplace_back(text);
+    } else if (type == LUA_TSTRING) {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, i, &len);
+      argv_.emplace_back(s, len);
+    } else {
+      return fail("Lua redis lib command arguments must be strings or integers");
+    }
+  }
+  // Number texts may have moved when number_args_ grew: refresh their views.
+  for (size_t i = 0, n = 0; i < argv_.size(); ++i) {
+    if (lua_type(L, static_cast<int>(i) + 1) == LUA_TNUMBER) argv_[i] = number_args_[n++];
+  }
+  const CommandSpec* spec = CommandTable::Instance().Find(argv_[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv_.size() >= 2) {
+    spec = CommandTable::FindSubcommand(*spec, argv_[1]);
+  }
+  if (spec == nullptr) return fail("Unknown Redis command called from script");
+  if (!spec->ArityOk(argv_.size())) {
+    return fail("Wrong number of args calling Redis command from script");
+  }
+  if (spec->has(kCmdNoScript)) return fail("This Redis command is not allowed from script");
+  if (spec->has(kCmdWrite)) {
+    if (run_->read_only) return fail("Write commands are not allowed from read-only scripts.");
+    run_->write_dirty = true;
+  }
+  if (!lua_checkstack(L, 16)) return fail("reached lua stack limit");
+  std::string& out = client_->output();
+  out.clear();
+  server_.Call(*client_, *spec, argv_, true);
+  const char* p = out.data();
+  bool is_error = !out.empty() && out[0] == '-';
+  PushRespValue(&p, out.data() + out.size());
+  out.clear();
+  return is_error && raise ? -1 : 1;
+}
+
+void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> keys,
+                    std::span<const std::string_view> args, ReplyBuilder& reply) {
+  lua_State* L = lua_;
+  run_ = &run;
+  client_->set_db_index(run.caller->db_index());
+  client_->set_resp(2);
+  if (functions_mode_) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, api_slot_ref_);
+    lua_pushliteral(L, "__index");
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  lua_checkstack(L, 8);
+  int base = lua_gettop(L) + 1;
+  lua_pushcfunction(L, ErrorHandler);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  auto push_array = [&](std::span<const std::string_view> items) {
+    lua_createtable(L, static_cast<int>(items.size()), 0);
+    for (size_t i = 0; i < items.size(); ++i) {
+      lua_pushlstring(L, items[i].data(), items[i].size());
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+  };
+  int nargs = 0;
+  if (run.eval_mode) {
+    lua_pushliteral(L, "KEYS");
+    push_array(keys);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+    lua_pushliteral(L, "ARGV");
+    push_array(args);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  } else {
+    push_array(keys);
+    push_array(args);
+    nargs = 2;
+  }
+  bool hooked = server_.cfg().busy_reply_threshold > 0;
+  if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  server_.set_script_effects(&run.effects);
+  int status = lua_pcall(L, nargs, 1, base);
+  server_.set_script_effects(nullptr);
+  if (hooked) lua_sethook(L, nullptr, 0, 0);
+  // A little incremental collection every few calls keeps Lua from a long full cycle later.
+  if (++calls_since_gc_ == 50) {
+    lua_gc(L, LUA_GCSTEP, 50);
+    calls_since_gc_ = 0;
+  }
+  if (status != 0) {
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "source");
+      lua_getfield(L, -2, "line");
+      if (lua_isstring(L, -2) && lua_isstring(L, -1)) {
+        msg += " script: " + std::string(run.name) + ", on " + lua_tostring(L, -2) + ":" +
+               lua_tostring(L, -1) + ".";
+      }
+      lua_pop(L, 2);
+      reply.Error(msg);
+    } else {
+      const char* msg = lua_tostring(L, -1);
+      std::string text = std::string(msg == nullptr ? "execution failure" : msg).substr(0, 100);
+      reply.Error("ERR Error running script " + std::string(run.name) + ", " + text);
+    }
+  } else {
+    LuaToReply(L, reply, client_->resp());
+  }
+  lua_settop(L, base - 1);
+  run_ = nullptr;
+}
+
+void LuaEngine::Hook(lua_State* L) {
+  if (run_ == nullptr) {
+    // FUNCTION LOAD: a library body may not run for long.
+    if (load_deadline_us_ != 0 && MonotonicUs() > load_deadline_us_) {
+      PushErrorTable(L, "FUNCTION LOAD timeout");
+      lua_error(L);
+    }
+    return;
+  }
+  ScriptRun& run = *run_;
+  if (!run.timed_out) {
+    int64_t elapsed_ms = (MonotonicUs() - run.start_us) / 1000;
+    if (elapsed_ms < server_.cfg().busy_reply_threshold) return;
+    run.timed_out = true;
+    spdlog::warn(
+        "Slow script detected: still in execution after {} milliseconds. You can try killing "
+        "the script using the {} command.",
+        elapsed_ms, run.eval_mode ? "SCRIPT KILL" : "FUNCTION KILL");
+    server_.set_busy_script(run.eval_mode ? 1 : 2);
+  }
+  // Answer other clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE) while the script runs on.
+  bool expire = server_.active_expire_enabled();
+  int64_t now = Database::now_ms();
+  server_.set_active_expire_enabled(false);
+  server_.ProcessEventsWhileBusy(*run.caller);
+  server_.set_active_expire_enabled(expire);
+  Database::set_now_ms(now);
+  if (run.killed || server_.shutting_down()) {
+    if (run.killed) spdlog::warn("Lua script killed by user with SCRIPT KILL.");
+    // Every line from now on raises again, so a pcall in the script can't swallow the kill.
+    lua_sethook(L, CountHook, LUA_MASKLINE, 0);
+    PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
+    lua_error(L);
+  }
+}
+
+std::string LuaEngine::RunLibraryLoad(int ref, std::vector<Registration>* out, int64_t timeout_ms) {
+  lua_State* L = lua_;
+  // While the body runs, its globals are only the load-time `redis`.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, api_slot_ref_);
+  lua_pushliteral(L, "__index");
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "redis");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, load_api_ref_);
+  lua_rawset(L, -3);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+
+  registrations_ = out;
+  load_deadline_us_ = MonotonicUs() + timeout_ms * 1000;
+  lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  int status = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
+  load_deadline_us_ = 0;
+  registrations_ = nullptr;
+  std::string error;
+  if (status != 0) {
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      error = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+      lua_pop(L, 1);
+    } else {
+      const char* msg = lua_tostring(L, -1);
+      error = std::string("ERR ") + (msg == nullptr ? "unknown error" : msg);
+    }
+    lua_pop(L, 1);
+  }
+  // Back to the run-time globals.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, api_slot_ref_);
+  lua_pushliteral(L, "__index");
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return error;
+}
+
+}  // namespace vireo

@@ -1,0 +1,139 @@
+// One Lua 5.1 interpreter with Redis's script environment: the sandboxed globals, the `redis`
+// API (call/pcall through the command table with a client of its own), the cjson, bit, struct
+// and cmsgpack libraries, and the Lua <-> RESP conversions.
+//
+// EVAL scripts and FUNCTION libraries each get an engine (as in Redis, the two never share
+// globals).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+namespace vireo {
+
+class Server;
+class Client;
+class ReplyBuilder;
+
+// Flags from a script's shebang line or a function's registration.
+enum ScriptFlag : uint32_t {
+  kScriptNoWrites = 1u << 0,
+  kScriptAllowOom = 1u << 1,
+  kScriptAllowStale = 1u << 2,
+  kScriptNoCluster = 1u << 3,
+  kScriptAllowCrossSlot = 1u << 4,
+  // A script without a shebang: Redis's pre-7.0 rules (writes allowed, flags ignored).
+  kScriptEvalCompat = 1u << 5,
+};
+
+// Parses "no-writes,allow-oom" into flags; false (and the offending flag in *bad) if unknown.
+bool ParseScriptFlags(std::string_view list, uint32_t* flags, std::string* bad);
+// The flag names in Redis's order, for FUNCTION LIST.
+std::vector<std::string_view> ScriptFlagNames(uint32_t flags);
+
+// The state of the script being executed.
+struct ScriptRun {
+  Client* caller = nullptr;
+  std::string name;                        // the SHA1 for EVAL, the function name for FCALL
+  std::span<const std::string_view> argv;  // the command that runs it (FUNCTION STATS)
+  bool eval_mode = true;
+  bool read_only = false;
+  int64_t start_us = 0;
+  bool timed_out = false;
+  bool killed = false;
+  bool write_dirty = false;  // a write command ran: SCRIPT KILL refuses
+  // Effects to propagate instead of the script (Redis 7 replicates effects, not scripts).
+  std::vector<std::vector<std::string>> effects;
+};
+
+class LuaEngine {
+ public:
+  LuaEngine(Server& server, bool functions_mode);
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  lua_State* state() { return lua_; }
+  Server& server() { return server_; }
+  ScriptRun* current() { return run_; }
+
+  // Compiles `code` under `chunk_name` ("@user_script") with the sandboxed globals as its
+  // environment. Returns a registry reference, or LUA_NOREF with the Lua message in *error.
+  int Compile(std::string_view code, const char* chunk_name, std::string* error);
+  void Unref(int ref);
+
+  // Runs the function held at `ref`. EVAL (eval_mode): KEYS and ARGV become globals and the
+  // function takes no arguments; FCALL: the function receives (keys, args). The reply (or
+  // Redis's error shape) goes to `reply`.
+  void Run(ScriptRun& run, int ref, std::span<const std::string_view> keys,
+           std::span<const std::string_view> args, ReplyBuilder& reply);
+
+  // FUNCTION LOAD support: while loading, `redis` in the library environment is the limited
+  // load-time API (register_function, log, ...) and registrations go to the callback.
+  struct Registration {
+    std::string name;
+    int ref = LUA_NOREF;
+    uint32_t flags = 0;
+    std::string description;
+  };
+  // Runs the compiled library body at `ref` in load mode. Returns "" or the error text.
+  std::string RunLibraryLoad(int ref, std::vector<Registration>* out, int64_t timeout_ms);
+
+  // Lua memory in bytes (INFO used_memory_lua / FUNCTION STATS).
+  size_t MemoryBytes();
+
+  // Called by the redis.* C functions.
+  int LuaCall(lua_State* L, bool raise);
+  int LuaSetResp(lua_State* L);
+  int LuaRegisterFunction(lua_State* L);
+  double NextRandom();
+  void SeedRandom(int64_t seed);
+  void Hook(lua_State* L);
+
+ private:
+  void OpenLibraries();
+  void InstallRedisApi();
+  void ProtectGlobals();
+  int PushRespValue(const char** p, const char* end);
+
+  Server& server_;
+  bool functions_mode_;
+  lua_State* lua_ = nullptr;
+  ScriptRun* run_ = nullptr;
+  std::unique_ptr<Client> client_;  // the client script commands run as
+  std::vector<std::string_view> argv_;
+  std::vector<std::string> number_args_;  // "%.17g" texts of number arguments
+  int calls_since_gc_ = 0;
+  int globals_ref_ = LUA_NOREF;   // the real globals table
+  int proxy_ref_ = LUA_NOREF;     // what scripts see as _G: reads through, writes refused
+  int api_slot_ref_ = LUA_NOREF;  // functions mode: the table holding `redis` (load/run API)
+  int full_api_ref_ = LUA_NOREF;  // the redis table with call/pcall
+  int load_api_ref_ = LUA_NOREF;  // the redis table offered to FUNCTION LOAD
+  std::vector<Registration>* registrations_ = nullptr;
+  std::string load_error_;
+  int64_t load_deadline_us_ = 0;
+};
+
+// Pushes Redis's error table {err="CODE message"}: text starting with '-' carries its own
+// code (up to the first space); other text gets "ERR".
+void PushErrorTable(lua_State* L, std::string_view text);
+
+// Converts the Lua value on top of the stack to a reply (and pops it). `script_resp` is the
+// protocol the script selected with redis.setresp (booleans differ between 2 and 3).
+void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
+
+// The library openers of the modules written here (cmsgpack.cc, struct.cc).
+int OpenCmsgpack(lua_State* L);
+int OpenStruct(lua_State* L);
+
+}  // namespace vireo

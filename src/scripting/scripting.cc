@@ -1,0 +1,280 @@
+#include "scripting/scripting.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "scripting/sha1.h"
+#include "server/command_context.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+namespace {
+
+void DeleteScripting(Scripting* s) { delete s; }
+
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+// FUNCTION LOAD may not run a library body for longer than this (as Redis).
+constexpr int64_t kLoadTimeoutMs = 500;
+
+}  // namespace
+
+Scripting& Server::scripting() {
+  if (!scripting_) {
+    scripting_ =
+        std::unique_ptr<Scripting, void (*)(Scripting*)>(new Scripting(*this), &DeleteScripting);
+  }
+  return *scripting_;
+}
+
+Shebang ParseShebang(std::string_view code) {
+  Shebang out;
+  if (!code.starts_with("#!")) return out;
+  out.present = true;
+  size_t eol = code.find('\n');
+  out.body_offset = eol == std::string_view::npos ? code.size() : eol;
+  std::string_view line = code.substr(0, out.body_offset);
+  bool first = true;
+  while (!line.empty()) {
+    size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    size_t end = line.find_first_of(" \t\r");
+    std::string_view token = line.substr(0, end);
+    line = end == std::string_view::npos ? std::string_view() : line.substr(end);
+    if (first) {
+      out.engine = std::string(token);
+      first = false;
+    } else {
+      out.options.emplace_back(token);
+    }
+  }
+  return out;
+}
+
+Scripting::Scripting(Server& server)
+    : server_(server), eval_(std::make_unique<LuaEngine>(server, false)) {}
+
+Scripting::~Scripting() = default;
+
+CachedScript* Scripting::FindScript(std::string_view sha) {
+  if (sha.size() != 40) return nullptr;
+  char lower[40];
+  for (size_t i = 0; i < 40; ++i) lower[i] = static_cast<char>(std::tolower(sha[i]));
+  auto it = scripts_.find(std::string_view(lower, 40));
+  return it == scripts_.end() ? nullptr : &it->second;
+}
+
+CachedScript* Scripting::LoadScript(std::string_view body, std::string* sha, std::string* error) {
+  *sha = Sha1Hex(body);
+  auto it = scripts_.find(*sha);
+  if (it != scripts_.end()) return &it->second;
+  uint32_t flags = 0;
+  std::string_view code = body;
+  Shebang shebang = ParseShebang(body);
+  if (shebang.present) {
+    if (shebang.engine != "#!lua") {
+      *error = "ERR Unexpected engine in script shebang: " + shebang.engine;
+      return nullptr;
+    }
+    for (const std::string& option : shebang.options) {
+      if (!option.starts_with("flags=")) {
+        *error = "ERR Unknown lua shebang option: " + option;
+        return nullptr;
+      }
+      std::string bad;
+      if (!ParseScriptFlags(std::string_view(option).substr(6), &flags, &bad)) {
+        *error = "ERR Unexpected flag in script shebang: " + bad;
+        return nullptr;
+      }
+    }
+    // The shebang line stays as an empty line, so line numbers in errors match the source.
+    code = body.substr(shebang.body_offset);
+  } else {
+    flags = kScriptEvalCompat;
+  }
+  std::string compile_error;
+  int ref = eval_->Compile(code, "@user_script", &compile_error);
+  if (ref == LUA_NOREF) {
+    *error = "ERR Error compiling script (new function): " + compile_error;
+    return nullptr;
+  }
+  CachedScript& script = scripts_[*sha];
+  script.ref = ref;
+  script.flags = flags;
+  script.body = std::string(body);
+  script.sha = *sha;
+  scripts_bytes_ += body.size();
+  return &script;
+}
+
+void Scripting::FlushScripts() {
+  // A fresh interpreter, as Redis: globals a script may have left behind go too.
+  scripts_.clear();
+  scripts_bytes_ = 0;
+  eval_ = std::make_unique<LuaEngine>(server_, false);
+}
+
+LuaEngine& Scripting::function_engine() {
+  if (!functions_engine_) functions_engine_ = std::make_unique<LuaEngine>(server_, true);
+  return *functions_engine_;
+}
+
+FunctionInfo* Scripting::FindFunction(std::string_view name) {
+  auto it = functions_.find(name);
+  return it == functions_.end() ? nullptr : it->second;
+}
+
+std::string Scripting::LoadLibrary(std::string_view code, bool replace, std::string* error) {
+  Shebang shebang = ParseShebang(code);
+  if (!shebang.present) {
+    *error = "ERR Missing library metadata";
+    return "";
+  }
+  std::string name;
+  bool has_name = false;
+  for (const std::string& option : shebang.options) {
+    if (option.starts_with("name=")) {
+      name = option.substr(5);
+      has_name = true;
+    } else {
+      *error = "ERR Invalid metadata value given: " + option;
+      return "";
+    }
+  }
+  if (!has_name) {
+    *error = "ERR Library name was not given";
+    return "";
+  }
+  std::string engine_name = shebang.engine.substr(2);
+  if (!(engine_name.size() == 3 && std::tolower(engine_name[0]) == 'l' &&
+        std::tolower(engine_name[1]) == 'u' && std::tolower(engine_name[2]) == 'a')) {
+    *error = "ERR Engine '" + engine_name + "' not found";
+    return "";
+  }
+  if (!ValidName(name)) {
+    *error =
+        "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+        "least one character long";
+    return "";
+  }
+  auto existing = libraries_.find(name);
+  if (existing != libraries_.end() && !replace) {
+    *error = "ERR Library '" + name + "' already exists";
+    return "";
+  }
+  LuaEngine& engine = function_engine();
+  std::string compile_error;
+  int ref = engine.Compile(code.substr(shebang.body_offset), "@user_function", &compile_error);
+  if (ref == LUA_NOREF) {
+    *error = "ERR Error compiling function: " + compile_error;
+    return "";
+  }
+  std::vector<LuaEngine::Registration> regs;
+  std::string load_error = engine.RunLibraryLoad(ref, &regs, kLoadTimeoutMs);
+  engine.Unref(ref);
+  auto drop = [&] {
+    for (auto& r : regs) engine.Unref(r.ref);
+  };
+  if (!load_error.empty()) {
+    drop();
+    *error = "ERR Error registering functions: " + load_error;
+    return "";
+  }
+  if (regs.empty()) {
+    *error = "ERR No functions registered";
+    return "";
+  }
+  for (const auto& r : regs) {
+    FunctionInfo* other = FindFunction(r.name);
+    if (other != nullptr && other->library->name != name) {
+      drop();
+      *error = "ERR Function " + r.name + " already exists";
+      return "";
+    }
+  }
+  if (existing != libraries_.end()) DeleteLibrary(name);
+  auto lib = std::make_unique<Library>();
+  lib->name = name;
+  lib->code = std::string(code);
+  for (auto& r : regs) {
+    auto fn = std::make_unique<FunctionInfo>();
+    fn->name = r.name;
+    fn->ref = r.ref;
+    fn->flags = r.flags;
+    fn->description = r.description;
+    fn->library = lib.get();
+    functions_[fn->name] = fn.get();
+    lib->functions.push_back(std::move(fn));
+  }
+  libraries_[name] = std::move(lib);
+  return name;
+}
+
+bool Scripting::DeleteLibrary(std::string_view name) {
+  auto it = libraries_.find(std::string(name));
+  if (it == libraries_.end()) return false;
+  for (auto& fn : it->second->functions) {
+    functions_.erase(fn->name);
+    function_engine().Unref(fn->ref);
+  }
+  libraries_.erase(it);
+  return true;
+}
+
+void Scripting::FlushLibraries() {
+  libraries_.clear();
+  functions_.clear();
+  functions_engine_.reset();
+}
+
+std::vector<std::pair<std::string, std::string>> Scripting::EnumerateLibraries() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, lib] : libraries_) out.emplace_back(name, lib->code);
+  return out;
+}
+
+void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
+               std::string_view name, size_t numkeys, size_t first_key) {
+  Server& server = ctx.server;
+  Scripting& scripting = server.scripting();
+  bool compat = (flags & kScriptEvalCompat) != 0;
+  if (!compat && (flags & kScriptNoWrites) == 0 && ro) {
+    ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return;
+  }
+  ScriptRun run;
+  run.caller = &ctx.client;
+  run.name = name;
+  run.argv = ctx.argv;
+  run.eval_mode = &engine == &scripting.eval_engine();
+  run.read_only = ro || (!compat && (flags & kScriptNoWrites) != 0);
+  run.start_us = MonotonicUs();
+  auto keys = ctx.argv.subspan(first_key, numkeys);
+  auto args = ctx.argv.subspan(first_key + numkeys);
+  scripting.set_running(&run);
+  engine.Run(run, ref, keys, args, ctx.reply);
+  scripting.set_running(nullptr);
+  if (run.timed_out) server.set_busy_script(0);
+  // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
+  // there is more than one.
+  if (run.effects.empty()) {
+    ctx.PropagateNothing();
+  } else if (run.effects.size() == 1) {
+    ctx.PropagateInstead(std::move(run.effects[0]));
+  } else {
+    ctx.PropagateInstead({"MULTI"});
+    for (auto& effect : run.effects) ctx.PropagateInstead(std::move(effect));
+    ctx.PropagateInstead({"EXEC"});
+  }
+}
+
+}  // namespace vireo

@@ -1,0 +1,71 @@
+// client-output-buffer-limit: a client whose unsent output grows past its class's hard limit,
+// or stays past the soft limit for longer than the soft seconds, is closed, so one slow reader
+// (typically a pub/sub subscriber that stopped reading) can't take the server's memory with it.
+#include <spdlog/spdlog.h>
+
+#include "server/info.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+
+void Server::PushToClient(Client& client, std::string_view bytes) {
+  // A client scheduled to close gets nothing more: its buffer is what we are protecting.
+  if (client.closed || client.has(kClientCloseAsap)) return;
+  client.output().append(bytes);
+  QueueWrite(client);
+}
+
+bool Server::EnforceOutputLimit(Client& client) {
+  if (client.has(kClientCloseAsap)) return true;
+  // MONITOR clients count as normal ones, as in Redis.
+  const ClientBufferLimit& limit =
+      cfg().client_obuf_limits[client.has(kClientPubsub) ? kObufPubsub : kObufNormal];
+  if (limit.hard_bytes == 0 && limit.soft_bytes == 0) return false;
+  const auto used = static_cast<int64_t>(client.output().size() - client.output_written);
+  bool over = limit.hard_bytes > 0 && used >= limit.hard_bytes;
+  if (limit.soft_bytes > 0 && used >= limit.soft_bytes) {
+    // The soft limit only counts once it has been exceeded continuously for soft_seconds.
+    // Whole seconds, as Redis counts them.
+    int64_t now_s = FastNowMs() / 1000;
+    if (client.obuf_soft_limit_since_s == 0) {
+      client.obuf_soft_limit_since_s = now_s;
+    } else if (now_s - client.obuf_soft_limit_since_s > limit.soft_seconds) {
+      over = true;
+    }
+  } else {
+    client.obuf_soft_limit_since_s = 0;
+  }
+  if (!over) return false;
+  client.set(kClientCloseAsap);
+  ++stats_.client_output_buffer_limit_disconnections;
+  spdlog::warn("Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+               ClientInfoLine(*this, client));
+  // The close happens in FlushPendingWrites, outside any command: a command may be walking
+  // the subscriber list this client is on, or building a reply in this very buffer.
+  if (!client.in_pending_writes) {
+    client.in_pending_writes = true;
+    pending_writes_.push_back(client.id());
+  }
+  return true;
+}
+
+void Server::CloseOverLimitClient(Client& client) {
+  // What it didn't read is dropped, not written: that is the point of the limit.
+  std::string().swap(client.output());
+  client.output_written = 0;
+  CloseClient(client);
+}
+
+void Server::CompactOutput(Client& client) {
+  // A reader that keeps up only partly never empties its buffer, so the written prefix would
+  // otherwise accumulate forever. Dropping it once it is most of the buffer keeps the cost
+  // linear in the bytes sent.
+  std::string& out = client.output();
+  if (client.output_written >= 1024 * 1024 && client.output_written * 2 >= out.size()) {
+    out.erase(0, client.output_written);
+    client.output_written = 0;
+  }
+}
+
+}  // namespace vireo

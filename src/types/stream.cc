@@ -1,0 +1,617 @@
+#include "types/stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "types/stream_groups.h"
+#include "util/strings.h"
+
+namespace vireo {
+
+// ---------------------------------------------------------------------------------------------
+// IDs
+
+bool StreamID::Increment() {
+  if (seq == UINT64_MAX) {
+    if (ms == UINT64_MAX) return false;
+    ++ms;
+    seq = 0;
+  } else {
+    ++seq;
+  }
+  return true;
+}
+
+bool StreamID::Decrement() {
+  if (seq == 0) {
+    if (ms == 0) return false;
+    --ms;
+    seq = UINT64_MAX;
+  } else {
+    --seq;
+  }
+  return true;
+}
+
+std::string StreamID::ToString() const { return fmt::format("{}-{}", ms, seq); }
+
+bool ParseStreamID(std::string_view s, StreamID* id, uint64_t missing_seq, bool strict,
+                   bool* seq_star) {
+  // Redis copies the argument into a 128-byte buffer first: longer ones are invalid.
+  if (s.size() > 127) return false;
+  if (!strict && s == "-") {
+    *id = StreamID::Min();
+    return true;
+  }
+  if (!strict && s == "+") {
+    *id = StreamID::Max();
+    return true;
+  }
+  size_t dash = s.find('-');
+  uint64_t ms, seq;
+  if (dash == std::string_view::npos) {
+    if (!ParseUint64Lax(s, &ms)) return false;
+    seq = missing_seq;
+  } else {
+    if (!ParseUint64Lax(s.substr(0, dash), &ms)) return false;
+    std::string_view seq_part = s.substr(dash + 1);
+    if (seq_star != nullptr && seq_part == "*") {
+      seq = 0;
+      *seq_star = true;
+    } else if (!ParseUint64Lax(seq_part, &seq)) {
+      return false;
+    }
+  }
+  id->ms = ms;
+  id->seq = seq;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block encoding
+
+namespace {
+
+constexpr uint8_t kFlagDeleted = 1;
+constexpr uint8_t kFlagSameFields = 2;
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+uint64_t GetVarint(const char*& p) {
+  uint64_t v = 0;
+  int shift = 0;
+  while (true) {
+    auto b = static_cast<uint8_t>(*p++);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return v;
+    shift += 7;
+  }
+}
+
+uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+// A string is stored as varint((len << 1)) + bytes, or, when it is a canonical integer whose
+// zigzag form fits 63 bits, as varint((zigzag << 1) | 1) alone.
+bool IntEncodable(std::string_view s, uint64_t* header) {
+  if (s.empty() || s.size() > 20) return false;
+  int64_t v;
+  if (!ParseInt64(s, &v)) return false;
+  uint64_t z = ZigZag(v);
+  if (z >> 63) return false;
+  *header = (z << 1) | 1;
+  return true;
+}
+
+size_t EncodedStringSize(std::string_view s) {
+  uint64_t header;
+  if (IntEncodable(s, &header)) return VarintSize(header);
+  return VarintSize(static_cast<uint64_t>(s.size()) << 1) + s.size();
+}
+
+char* PutString(char* p, std::string_view s) {
+  uint64_t header;
+  if (IntEncodable(s, &header)) return PutVarint(p, header);
+  p = PutVarint(p, static_cast<uint64_t>(s.size()) << 1);
+  memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+void SkipString(const char*& p) {
+  uint64_t h = GetVarint(p);
+  if ((h & 1) == 0) p += h >> 1;
+}
+
+// Reads a string; integers are formatted into `scratch`, which must have room (21 bytes).
+std::string_view GetString(const char*& p, std::string* scratch) {
+  uint64_t h = GetVarint(p);
+  if (h & 1) {
+    int64_t v = UnZigZag(h >> 1);
+    size_t at = scratch->size();
+    char buf[24];
+    auto r = fmt::format_to_n(buf, sizeof(buf), "{}", v);
+    scratch->append(buf, r.size);
+    return {scratch->data() + at, r.size};
+  }
+  size_t len = h >> 1;
+  std::string_view out(p, len);
+  p += len;
+  return out;
+}
+
+}  // namespace
+
+struct Stream::Block {
+  char* data = nullptr;
+  uint32_t size = 0;
+  uint32_t capacity = 0;
+  uint32_t live = 0;
+  uint32_t deleted = 0;
+  uint32_t entries_start = 0;  // master fields end here
+  uint32_t master_fields = 0;
+  StreamID last_id;  // of the last entry appended, deleted or not
+
+  Block() = default;
+  Block(const Block&) = delete;
+  ~Block() { free(data); }
+
+  void Reserve(size_t extra) {
+    size_t need = size + extra;
+    if (need <= capacity) return;
+    size_t cap = std::max<size_t>({need, capacity + capacity / 2, 64});
+    data = static_cast<char*>(realloc(data, cap));
+    capacity = static_cast<uint32_t>(cap);
+  }
+  void ShrinkToFit() {
+    if (capacity == size || size == 0) return;
+    data = static_cast<char*>(realloc(data, size));
+    capacity = size;
+  }
+  uint32_t total() const { return live + deleted; }
+
+  // Walks the entry at `off`: its flags, ID and the offset of the next entry.
+  struct Header {
+    uint8_t flags;
+    StreamID id;
+    const char* body;  // the num-fields varint or the first value
+    uint32_t next;
+  };
+  Header Decode(StreamID master, uint32_t off) const {
+    Header h;
+    const char* p = data + off;
+    h.flags = static_cast<uint8_t>(*p++);
+    h.id.ms = master.ms + GetVarint(p);
+    h.id.seq = master.seq + static_cast<uint64_t>(UnZigZag(GetVarint(p)));
+    h.body = p;
+    size_t strings;
+    if (h.flags & kFlagSameFields) {
+      strings = master_fields;
+    } else {
+      strings = 2 * GetVarint(p);
+    }
+    for (size_t i = 0; i < strings; ++i) SkipString(p);
+    h.next = static_cast<uint32_t>(p - data);
+    return h;
+  }
+};
+
+Stream::Stream() = default;
+
+Stream::~Stream() {
+  for (auto& [id, block] : blocks_) delete block;
+}
+
+StreamGroups& Stream::MutableGroups() {
+  if (!groups_) groups_ = std::make_unique<StreamGroups>();
+  return *groups_;
+}
+
+size_t Stream::MemoryUsage() const {
+  // A map node holds three pointers, a colour word, the key and the value.
+  constexpr size_t kMapNode = 32 + sizeof(StreamID) + sizeof(Block*);
+  size_t total = sizeof(Stream);
+  for (const auto& [id, block] : blocks_) total += kMapNode + sizeof(Block) + block->capacity;
+  if (groups_) total += groups_->MemoryUsage();
+  return total;
+}
+
+std::unique_ptr<HeapObject> Stream::Clone() const {
+  auto copy = std::make_unique<Stream>();
+  for (const auto& [id, block] : blocks_) {
+    auto* b = new Block;
+    b->data = static_cast<char*>(malloc(std::max<uint32_t>(block->size, 1)));
+    memcpy(b->data, block->data, block->size);
+    b->size = block->size;
+    b->capacity = std::max<uint32_t>(block->size, 1);
+    b->live = block->live;
+    b->deleted = block->deleted;
+    b->entries_start = block->entries_start;
+    b->master_fields = block->master_fields;
+    b->last_id = block->last_id;
+    copy->blocks_.emplace_hint(copy->blocks_.end(), id, b);
+  }
+  copy->length_ = length_;
+  copy->last_id_ = last_id_;
+  copy->first_id_ = first_id_;
+  copy->max_deleted_id_ = max_deleted_id_;
+  copy->entries_added_ = entries_added_;
+  if (groups_) copy->groups_ = groups_->Clone();
+  return copy;
+}
+
+bool Stream::NextId(uint64_t now_ms, StreamID* out) const {
+  if (now_ms > last_id_.ms) {
+    *out = {now_ms, 0};
+    return true;
+  }
+  *out = last_id_;
+  return out->Increment();
+}
+
+bool Stream::NextIdForMs(uint64_t ms, StreamID* out) const {
+  if (ms > last_id_.ms) {
+    *out = {ms, 0};
+    return true;
+  }
+  if (ms < last_id_.ms || last_id_.seq == UINT64_MAX) return false;
+  *out = {ms, last_id_.seq + 1};
+  return true;
+}
+
+void Stream::Append(StreamID id, std::span<const std::string_view> fv, const NodeLimits& limits) {
+  size_t nfields = fv.size() / 2;
+  Block* tail = blocks_.empty() ? nullptr : std::prev(blocks_.end())->second;
+  StreamID master = tail != nullptr ? std::prev(blocks_.end())->first : id;
+
+  // The entry's size with and without field names, to pick the block.
+  size_t values_size = 0, fields_size = 0;
+  for (size_t i = 0; i < nfields; ++i) {
+    fields_size += EncodedStringSize(fv[2 * i]);
+    values_size += EncodedStringSize(fv[2 * i + 1]);
+  }
+
+  if (tail != nullptr) {
+    size_t approx = 1 + 20 + fields_size + values_size;
+    if ((limits.max_bytes != 0 && tail->size + approx > limits.max_bytes) ||
+        (limits.max_entries != 0 && tail->total() >= limits.max_entries)) {
+      tail->ShrinkToFit();
+      tail = nullptr;
+      master = id;
+    }
+  }
+  bool same_fields = false;
+  if (tail == nullptr) {
+    tail = new Block;
+    tail->master_fields = static_cast<uint32_t>(nfields);
+    tail->Reserve(VarintSize(nfields) + fields_size);
+    char* p = PutVarint(tail->data, nfields);
+    for (size_t i = 0; i < nfields; ++i) p = PutString(p, fv[2 * i]);
+    tail->size = tail->entries_start = static_cast<uint32_t>(p - tail->data);
+    blocks_.emplace_hint(blocks_.end(), id, tail);
+    same_fields = true;
+  } else if (tail->master_fields == nfields) {
+    std::string scratch;
+    scratch.reserve(24);
+    const char* p = tail->data;
+    GetVarint(p);
+    same_fields = true;
+    for (size_t i = 0; i < nfields && same_fields; ++i) {
+      scratch.clear();
+      same_fields = GetString(p, &scratch) == fv[2 * i];
+    }
+  }
+
+  uint64_t ms_delta = id.ms - master.ms;
+  uint64_t seq_delta = ZigZag(static_cast<int64_t>(id.seq - master.seq));
+  size_t need = 1 + VarintSize(ms_delta) + VarintSize(seq_delta) + values_size;
+  if (!same_fields) need += VarintSize(nfields) + fields_size;
+  tail->Reserve(need);
+  char* p = tail->data + tail->size;
+  *p++ = static_cast<char>(same_fields ? kFlagSameFields : 0);
+  p = PutVarint(p, ms_delta);
+  p = PutVarint(p, seq_delta);
+  if (same_fields) {
+    for (size_t i = 0; i < nfields; ++i) p = PutString(p, fv[2 * i + 1]);
+  } else {
+    p = PutVarint(p, nfields);
+    for (size_t i = 0; i < 2 * nfields; ++i) p = PutString(p, fv[i]);
+  }
+  tail->size = static_cast<uint32_t>(p - tail->data);
+  ++tail->live;
+  tail->last_id = id;
+  if (length_ == 0) first_id_ = id;
+  ++length_;
+  last_id_ = id;
+  ++entries_added_;
+}
+
+void Stream::RemoveBlock(BlockMap::iterator it) {
+  delete it->second;
+  blocks_.erase(it);
+}
+
+void Stream::UpdateFirstId() {
+  if (length_ == 0 || blocks_.empty()) {
+    first_id_ = StreamID::Min();
+    return;
+  }
+  auto it = blocks_.begin();
+  const Block* b = it->second;
+  for (uint32_t off = b->entries_start; off < b->size;) {
+    Block::Header h = b->Decode(it->first, off);
+    if ((h.flags & kFlagDeleted) == 0) {
+      first_id_ = h.id;
+      return;
+    }
+    off = h.next;
+  }
+}
+
+bool Stream::Delete(StreamID id) {
+  auto it = blocks_.upper_bound(id);
+  if (it == blocks_.begin()) return false;
+  --it;
+  Block* b = it->second;
+  if (id > b->last_id) return false;
+  for (uint32_t off = b->entries_start; off < b->size;) {
+    Block::Header h = b->Decode(it->first, off);
+    if (h.id == id) {
+      if (h.flags & kFlagDeleted) return false;
+      b->data[off] = static_cast<char>(h.flags | kFlagDeleted);
+      --b->live;
+      ++b->deleted;
+      --length_;
+      if (b->live == 0) RemoveBlock(it);
+      if (id > max_deleted_id_) max_deleted_id_ = id;
+      if (length_ == 0) {
+        first_id_ = StreamID::Min();
+      } else if (id == first_id_) {
+        UpdateFirstId();
+      }
+      return true;
+    }
+    if (h.id > id) return false;
+    off = h.next;
+  }
+  return false;
+}
+
+int64_t Stream::TrimByLength(uint64_t maxlen, bool approx, int64_t limit) {
+  int64_t removed = 0;
+  auto it = blocks_.begin();
+  while (it != blocks_.end() && length_ > maxlen) {
+    Block* b = it->second;
+    int64_t entries = b->live;
+    if (limit != 0 && removed + entries > limit) break;
+    if (length_ - entries >= maxlen) {
+      length_ -= entries;
+      removed += entries;
+      auto next = std::next(it);
+      RemoveBlock(it);
+      it = next;
+      continue;
+    }
+    if (approx) break;
+    for (uint32_t off = b->entries_start; off < b->size && length_ > maxlen;) {
+      Block::Header h = b->Decode(it->first, off);
+      if ((h.flags & kFlagDeleted) == 0) {
+        b->data[off] = static_cast<char>(h.flags | kFlagDeleted);
+        --b->live;
+        ++b->deleted;
+        --length_;
+        ++removed;
+      }
+      off = h.next;
+    }
+    break;
+  }
+  if (removed > 0) UpdateFirstId();
+  return removed;
+}
+
+int64_t Stream::TrimByMinId(StreamID minid, bool approx, int64_t limit) {
+  int64_t removed = 0;
+  auto it = blocks_.begin();
+  while (it != blocks_.end()) {
+    Block* b = it->second;
+    int64_t entries = b->live;
+    if (limit != 0 && removed + entries > limit) break;
+    if (b->last_id < minid) {
+      length_ -= entries;
+      removed += entries;
+      auto next = std::next(it);
+      RemoveBlock(it);
+      it = next;
+      continue;
+    }
+    if (approx) break;
+    for (uint32_t off = b->entries_start; off < b->size;) {
+      Block::Header h = b->Decode(it->first, off);
+      if (h.id >= minid) break;
+      if ((h.flags & kFlagDeleted) == 0) {
+        b->data[off] = static_cast<char>(h.flags | kFlagDeleted);
+        --b->live;
+        ++b->deleted;
+        --length_;
+        ++removed;
+      }
+      off = h.next;
+    }
+    if (b->live == 0) RemoveBlock(it);
+    break;
+  }
+  if (removed > 0) UpdateFirstId();
+  return removed;
+}
+
+bool Stream::Contains(StreamID id) const {
+  auto it = blocks_.upper_bound(id);
+  if (it == blocks_.begin()) return false;
+  --it;
+  const Block* b = it->second;
+  if (id > b->last_id) return false;
+  for (uint32_t off = b->entries_start; off < b->size;) {
+    Block::Header h = b->Decode(it->first, off);
+    if (h.id == id) return (h.flags & kFlagDeleted) == 0;
+    if (h.id > id) return false;
+    off = h.next;
+  }
+  return false;
+}
+
+bool Stream::FirstEntryId(StreamID* id) const {
+  if (length_ == 0) return false;
+  *id = first_id_;
+  return true;
+}
+
+bool Stream::LastEntryId(StreamID* id) const {
+  if (length_ == 0) return false;
+  auto it = std::prev(blocks_.end());
+  const Block* b = it->second;
+  bool found = false;
+  for (uint32_t off = b->entries_start; off < b->size;) {
+    Block::Header h = b->Decode(it->first, off);
+    if ((h.flags & kFlagDeleted) == 0) {
+      *id = h.id;
+      found = true;
+    }
+    off = h.next;
+  }
+  return found;
+}
+
+bool Stream::RangeHasTombstones(StreamID start, StreamID end) const {
+  if (length_ == 0 || max_deleted_id_.is_zero()) return false;
+  if (first_id_ > max_deleted_id_) return false;
+  return start <= max_deleted_id_ && max_deleted_id_ <= end;
+}
+
+int64_t Stream::EstimateDistanceFromFirstEver(StreamID id) const {
+  if (entries_added_ == 0) return 0;
+  if (length_ == 0 && id <= last_id_) return static_cast<int64_t>(entries_added_);
+  if (id == last_id_) return static_cast<int64_t>(entries_added_);
+  if (id > last_id_) return -1;
+  if (max_deleted_id_.is_zero() || max_deleted_id_ < first_id_) {
+    if (id < first_id_) return static_cast<int64_t>(entries_added_ - length_);
+    if (id == first_id_) return static_cast<int64_t>(entries_added_ - length_ + 1);
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Iteration
+
+Stream::Iterator::Iterator(const Stream& stream, StreamID start, StreamID end, bool reverse)
+    : stream_(stream), start_(start), end_(end), reverse_(reverse) {
+  if (start > end || stream.blocks_.empty()) {
+    done_ = true;
+    return;
+  }
+  const BlockMap& blocks = stream.blocks_;
+  // The block that may hold the first ID to visit: the last one starting at or before it.
+  StreamID from = reverse ? end : start;
+  auto it = blocks.upper_bound(from);
+  if (it == blocks.begin()) {
+    if (reverse) {
+      done_ = true;
+      return;
+    }
+  } else {
+    --it;
+  }
+  block_ = it;
+  LoadBlock();
+}
+
+bool Stream::Iterator::LoadBlock() {
+  offsets_.clear();
+  pos_ = 0;
+  const Block* b = block_->second;
+  for (uint32_t off = b->entries_start; off < b->size;) {
+    Block::Header h = b->Decode(block_->first, off);
+    if ((h.flags & kFlagDeleted) == 0 && h.id >= start_ && h.id <= end_) offsets_.push_back(off);
+    off = h.next;
+  }
+  if (reverse_) std::reverse(offsets_.begin(), offsets_.end());
+  return true;
+}
+
+bool Stream::Iterator::Next(StreamEntryView* out) {
+  while (!done_) {
+    if (pos_ < offsets_.size()) {
+      const Block* b = block_->second;
+      uint32_t off = offsets_[pos_++];
+      const char* p = b->data + off;
+      auto flags = static_cast<uint8_t>(*p++);
+      out->id.ms = block_->first.ms + GetVarint(p);
+      out->id.seq = block_->first.seq + static_cast<uint64_t>(UnZigZag(GetVarint(p)));
+      out->field_values.clear();
+      scratch_.clear();
+      if (flags & kFlagSameFields) {
+        size_t n = b->master_fields;
+        // Room for every string to be a formatted integer, so views never move.
+        scratch_.reserve(n * 2 * 21);
+        const char* m = b->data;
+        GetVarint(m);
+        for (size_t i = 0; i < n; ++i) {
+          out->field_values.push_back(GetString(m, &scratch_));
+          out->field_values.push_back(GetString(p, &scratch_));
+        }
+      } else {
+        size_t n = GetVarint(p);
+        scratch_.reserve(n * 2 * 21);
+        for (size_t i = 0; i < 2 * n; ++i) out->field_values.push_back(GetString(p, &scratch_));
+      }
+      return true;
+    }
+    // Next block in walk order, unless it lies wholly outside the range.
+    const BlockMap& blocks = stream_.blocks_;
+    if (reverse_) {
+      if (block_ == blocks.begin()) break;
+      --block_;
+      if (block_->second->last_id < start_) break;
+    } else {
+      ++block_;
+      if (block_ == blocks.end() || block_->first > end_) break;
+    }
+    LoadBlock();
+  }
+  done_ = true;
+  return false;
+}
+
+size_t Stream::Range(StreamID start, StreamID end, bool reverse, size_t count,
+                     const std::function<bool(const StreamEntryView&)>& fn) const {
+  Iterator it(*this, start, end, reverse);
+  StreamEntryView entry;
+  size_t n = 0;
+  while ((count == 0 || n < count) && it.Next(&entry)) {
+    ++n;
+    if (!fn(entry)) break;
+  }
+  return n;
+}
+
+}  // namespace vireo
