@@ -129,7 +129,7 @@ struct Elem {
       memcpy(p, &len, 4);
       p += 4;
     }
-    memcpy(p, str.data(), n);
+    if (n > 0) memcpy(p, str.data(), n);  // an empty string may have no data pointer
   }
   bool Matches(const uint8_t* p) const {
     if (EntryIsInt(p)) return is_int && EntryInt(p) == num;
