@@ -11,6 +11,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "commands/mpop_args.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "types/packed_list.h"
@@ -573,53 +574,23 @@ void BRPopCommand(CommandContext& ctx) { BlockingPop(ctx, End::kRight); }
 // ---------------------------------------------------------------------------------------------
 // LMPOP / BLMPOP
 
-struct MpopArgs {
+struct ListMpopArgs {
   std::span<const std::string_view> keys;
   End end;
   int64_t count = 1;
 };
 
-// Parses "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]" starting at argv[first].
-bool ParseMpop(CommandContext& ctx, size_t first, MpopArgs* out) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.arg(first), &numkeys) || numkeys <= 0) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return false;
-  }
-  size_t keys_at = first + 1;
-  // The direction must follow the keys (checked without overflowing on a huge numkeys).
-  if (static_cast<uint64_t>(numkeys) >= ctx.argc() - keys_at) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  out->keys = ctx.argv.subspan(keys_at, static_cast<size_t>(numkeys));
-  size_t i = keys_at + static_cast<size_t>(numkeys);
-  if (!ParseEnd(ctx.arg(i), &out->end)) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  ++i;
-  bool seen_count = false;
-  while (i < ctx.argc()) {
-    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc() && !seen_count) {
-      int64_t count;
-      if (!ParseInt64(ctx.arg(i + 1), &count) || count <= 0) {
-        ctx.reply.Error("ERR count should be greater than 0");
-        return false;
-      }
-      out->count = count;
-      seen_count = true;
-      i += 2;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
-    }
-  }
+bool ParseMpop(CommandContext& ctx, size_t first, ListMpopArgs* out) {
+  MpopArgs parsed;
+  if (!ParseMpopArgs(ctx, first, "LEFT", "RIGHT", &parsed)) return false;
+  out->keys = parsed.keys;
+  out->end = parsed.second_end ? End::kRight : End::kLeft;
+  out->count = parsed.count;
   return true;
 }
 
 // Pops from the first non-empty list. False (nothing replied) when all are empty.
-bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_error) {
+bool MpopFirstNonEmpty(CommandContext& ctx, const ListMpopArgs& args, bool* replied_error) {
   *replied_error = false;
   for (std::string_view key : args.keys) {
     bool wrong_type;
@@ -651,7 +622,7 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_
 }
 
 void LMPopCommand(CommandContext& ctx) {
-  MpopArgs args;
+  ListMpopArgs args;
   if (!ParseMpop(ctx, 1, &args)) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
@@ -660,7 +631,7 @@ void LMPopCommand(CommandContext& ctx) {
 
 void BLMPopCommand(CommandContext& ctx) {
   // Redis parses the timeout last, after numkeys, the direction and COUNT.
-  MpopArgs args;
+  ListMpopArgs args;
   if (!ParseMpop(ctx, 2, &args)) return;
   int64_t timeout = ParseTimeout(ctx, ctx.arg(1));
   if (timeout < 0) return;

@@ -13,6 +13,7 @@
 
 #include "commands/collection_common.h"
 #include "commands/families.h"
+#include "commands/mpop_args.h"
 #include "commands/zset_common.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -419,55 +420,23 @@ void BlockingPop(CommandContext& ctx, Which which) {
 void BzpopminCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMin); }
 void BzpopmaxCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMax); }
 
-struct MpopArgs {
+struct ZsetMpopArgs {
   std::span<const std::string_view> keys;
-  Which which = Which::kMin;
+  Which which;
   int64_t count = 1;
 };
 
-// "numkeys key [key ...] <MIN | MAX> [COUNT count]" from argv[first].
-bool ParseMpop(CommandContext& ctx, size_t first, MpopArgs* out) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.arg(first), &numkeys) || numkeys <= 0) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return false;
-  }
-  size_t keys_at = first + 1;
-  if (static_cast<uint64_t>(numkeys) >= ctx.argc() - keys_at) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  out->keys = ctx.argv.subspan(keys_at, static_cast<size_t>(numkeys));
-  size_t i = keys_at + static_cast<size_t>(numkeys);
-  if (IsArg(ctx.arg(i), "MIN")) {
-    out->which = Which::kMin;
-  } else if (IsArg(ctx.arg(i), "MAX")) {
-    out->which = Which::kMax;
-  } else {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  bool seen_count = false;
-  for (++i; i < ctx.argc();) {
-    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc() && !seen_count) {
-      int64_t count;
-      if (!ParseInt64(ctx.arg(i + 1), &count) || count <= 0) {
-        ctx.reply.Error("ERR count should be greater than 0");
-        return false;
-      }
-      out->count = count;
-      seen_count = true;
-      i += 2;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
-    }
-  }
+bool ParseMpop(CommandContext& ctx, size_t first, ZsetMpopArgs* out) {
+  MpopArgs parsed;
+  if (!ParseMpopArgs(ctx, first, "MIN", "MAX", &parsed)) return false;
+  out->keys = parsed.keys;
+  out->which = parsed.second_end ? Which::kMax : Which::kMin;
+  out->count = parsed.count;
   return true;
 }
 
 // Pops from the first non-empty set; false (nothing replied) when all are empty.
-bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_error) {
+bool MpopFirstNonEmpty(CommandContext& ctx, const ZsetMpopArgs& args, bool* replied_error) {
   *replied_error = false;
   for (std::string_view key : args.keys) {
     bool wrong_type;
@@ -495,7 +464,7 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const MpopArgs& args, bool* replied_
 }
 
 void ZmpopCommand(CommandContext& ctx) {
-  MpopArgs args;
+  ZsetMpopArgs args;
   if (!ParseMpop(ctx, 1, &args)) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
@@ -505,7 +474,7 @@ void ZmpopCommand(CommandContext& ctx) {
 void BzmpopCommand(CommandContext& ctx) {
   int64_t timeout = ParseBlockTimeout(ctx, ctx.arg(1));
   if (timeout < 0) return;
-  MpopArgs args;
+  ZsetMpopArgs args;
   if (!ParseMpop(ctx, 2, &args)) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
