@@ -44,7 +44,8 @@ bool ParseCollectionCursor(CommandContext& ctx, std::string_view arg, uint64_t* 
   return true;
 }
 
-bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args) {
+bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args,
+                                std::optional<std::string_view>* type) {
   for (size_t i = first; i < ctx.argc(); i += 2) {
     bool has_value = i + 1 < ctx.argc();
     std::string_view opt = ctx.arg(i);
@@ -63,6 +64,9 @@ bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionSca
       } else {
         args->pattern = pattern;
       }
+    } else if (type != nullptr && IsArg(opt, "TYPE") && has_value) {
+      // Redis 7.2 accepts unknown type names and simply matches nothing.
+      *type = ctx.arg(i + 1);
     } else {
       ctx.reply.Error(errors::kSyntax);
       return false;

@@ -1,5 +1,5 @@
-// Pieces shared by the hash and set families: HSCAN/SSCAN argument parsing and the random
-// source for HRANDFIELD, SRANDMEMBER and SPOP.
+// Pieces shared by the hash and set families: SCAN/HSCAN/SSCAN/ZSCAN argument parsing and the
+// random source for HRANDFIELD, SRANDMEMBER and SPOP.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commands/helpers.h"
 #include "server/command_context.h"
 
 namespace vireo {
@@ -20,12 +21,39 @@ struct CollectionScanArgs {
 
 // The cursor argument as Redis reads it (strtoul); replies "ERR invalid cursor" on failure.
 bool ParseCollectionCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor);
-// [MATCH pattern] [COUNT count] from argv[first] on; replies the error on failure.
-bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args);
+// [MATCH pattern] [COUNT count] from argv[first] on; replies the error on failure. With `type`
+// non-null (SCAN), [TYPE type] is accepted too.
+bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args,
+                                std::optional<std::string_view>* type = nullptr);
 // The cursor as the first element of the two-element scan reply (a bulk string).
 void ReplyScanCursor(CommandContext& ctx, uint64_t cursor);
 
 std::mt19937_64& CollectionRng();
+
+// HDEL / SREM: removes each of argv[2..] with `remove(member)` (true if it was there) until the
+// collection is empty, deletes the emptied key, does the write bookkeeping (dirty count,
+// `event` and `del` notifications) and replies the number removed.
+template <typename RemoveFn, typename EmptyFn>
+void RemoveMembersAndReply(CommandContext& ctx, std::string_view key, uint32_t notify_class,
+                           std::string_view event, RemoveFn remove, EmptyFn empty) {
+  int64_t removed = 0;
+  bool key_removed = false;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    if (!remove(ctx.arg(i))) continue;
+    ++removed;
+    if (empty()) {
+      ctx.db.Delete(key);
+      key_removed = true;
+      break;
+    }
+  }
+  if (removed > 0) {
+    KeyWritten(ctx, key, static_cast<uint64_t>(removed));
+    Notify(ctx, notify_class, event, key);
+    if (key_removed) Notify(ctx, kNotifyGeneric, "del", key);
+  }
+  ctx.reply.Integer(removed);
+}
 
 // `count` distinct indexes of [0, n), ascending, uniformly chosen (selection sampling).
 std::vector<size_t> SampleIndexes(size_t n, size_t count);

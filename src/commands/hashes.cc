@@ -112,24 +112,9 @@ void HDelCommand(CommandContext& ctx) {
     return;
   }
   auto* hash = entry->value.As<HashObject>();
-  int64_t deleted = 0;
-  bool key_removed = false;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (hash->Delete(ctx.arg(i))) {
-      ++deleted;
-      if (hash->empty()) {
-        ctx.db.Delete(key);
-        key_removed = true;
-        break;
-      }
-    }
-  }
-  if (deleted > 0) {
-    KeyWritten(ctx, key, static_cast<uint64_t>(deleted));
-    Notify(ctx, kNotifyHash, "hdel", key);
-    if (key_removed) Notify(ctx, kNotifyGeneric, "del", key);
-  }
-  ctx.reply.Integer(deleted);
+  RemoveMembersAndReply(
+      ctx, key, kNotifyHash, "hdel", [&](std::string_view field) { return hash->Delete(field); },
+      [&] { return hash->empty(); });
 }
 
 void HIncrByCommand(CommandContext& ctx) {

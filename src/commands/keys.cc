@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -326,44 +327,16 @@ bool ParseScanCursor(std::string_view text, uint64_t* out) {
 }
 
 struct ScanArgs {
-  uint64_t cursor = 0;
-  std::optional<std::string_view> pattern;  // absent or "*": no filtering
-  int64_t count = 10;
+  CollectionScanArgs options;
   std::optional<std::string_view> type;
 };
 
 bool ParseScanArgs(CommandContext& ctx, ScanArgs* args) {
-  if (!ParseScanCursor(ctx.arg(1), &args->cursor)) {
+  if (!ParseScanCursor(ctx.arg(1), &args->options.cursor)) {
     ctx.reply.Error("ERR invalid cursor");
     return false;
   }
-  for (size_t i = 2; i < ctx.argc(); i += 2) {
-    bool has_value = i + 1 < ctx.argc();
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "COUNT") && has_value) {
-      std::optional<int64_t> count = ArgInt(ctx, ctx.arg(i + 1));
-      if (!count) return false;
-      if (*count < 1) {
-        ctx.reply.Error(errors::kSyntax);
-        return false;
-      }
-      args->count = *count;
-    } else if (IsArg(opt, "MATCH") && has_value) {
-      std::string_view pattern = ctx.arg(i + 1);
-      if (pattern == "*") {
-        args->pattern.reset();
-      } else {
-        args->pattern = pattern;
-      }
-    } else if (IsArg(opt, "TYPE") && has_value) {
-      // Redis 7.2 accepts unknown type names and simply matches nothing.
-      args->type = ctx.arg(i + 1);
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
-    }
-  }
-  return true;
+  return ParseCollectionScanOptions(ctx, 2, &args->options, &args->type);
 }
 
 void ScanCommand(CommandContext& ctx) {
@@ -373,11 +346,12 @@ void ScanCommand(CommandContext& ctx) {
   // COUNT is a hint: visit buckets until about COUNT keys turned up, but give up after 10x as
   // many buckets so a sparse table can't make one call walk the whole keyspace.
   std::vector<DbEntry*> found;
-  uint64_t cursor = args.cursor;
-  int64_t max_steps = args.count > INT64_MAX / 10 ? INT64_MAX : args.count * 10;
+  const CollectionScanArgs& options = args.options;
+  uint64_t cursor = options.cursor;
+  int64_t max_steps = options.count > INT64_MAX / 10 ? INT64_MAX : options.count * 10;
   do {
     cursor = db.Scan(cursor, [&](DbEntry* entry) { found.push_back(entry); });
-  } while (cursor != 0 && max_steps-- > 0 && found.size() < static_cast<uint64_t>(args.count));
+  } while (cursor != 0 && max_steps-- > 0 && found.size() < static_cast<uint64_t>(options.count));
 
   // Filter after the walk: deleting an expired key changes the table, which the scan callback
   // must never do. Deleting one entry leaves the others collected here valid.
@@ -385,7 +359,7 @@ void ScanCommand(CommandContext& ctx) {
   keys.reserve(found.size());
   for (DbEntry* entry : found) {
     std::string_view key = entry->key.view();
-    if (args.pattern && !GlobMatch(*args.pattern, key)) continue;
+    if (options.pattern && !GlobMatch(*options.pattern, key)) continue;
     if (entry->has_expire() && db.IsExpired(entry)) {
       // The lookup deletes it (and counts it as expired); copy the name, the entry dies.
       db.Find(std::string(key));

@@ -124,24 +124,9 @@ void SRemCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  int64_t deleted = 0;
-  bool key_removed = false;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (set->Remove(ctx.arg(i))) {
-      ++deleted;
-      if (set->empty()) {
-        ctx.db.Delete(key);
-        key_removed = true;
-        break;
-      }
-    }
-  }
-  if (deleted > 0) {
-    KeyWritten(ctx, key, static_cast<uint64_t>(deleted));
-    Notify(ctx, kNotifySet, "srem", key);
-    if (key_removed) Notify(ctx, kNotifyGeneric, "del", key);
-  }
-  ctx.reply.Integer(deleted);
+  RemoveMembersAndReply(
+      ctx, key, kNotifySet, "srem", [&](std::string_view member) { return set->Remove(member); },
+      [&] { return set->empty(); });
 }
 
 void SMoveCommand(CommandContext& ctx) {
