@@ -254,46 +254,71 @@ void ZrevrangebylexCommand(CommandContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ZCOUNT, ZLEXCOUNT
+// ZCOUNT, ZLEXCOUNT, ZREMRANGEBYRANK / BYSCORE / BYLEX: the rank span that argv[2] and argv[3]
+// select in the set at argv[1].
 
-void ZcountCommand(CommandContext& ctx) {
-  ScoreRange r;
-  if (!ParseScoreRange(ctx.arg(2), ctx.arg(3), &r)) {
-    ctx.reply.Error(kNotFloatRange);
-    return;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
-  if (z == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  auto [from, to] = RanksInRange(*z, r);
-  ctx.reply.Integer(from < to ? static_cast<int64_t>(to - from) : 0);
-}
+enum class SpanKind { kRank, kScore, kLex };
 
-void ZlexcountCommand(CommandContext& ctx) {
+// Parses the bounds, looks the set up and returns it with the span [from, to). nullptr when
+// a reply was already written: an error, or 0 for a missing key.
+ZSet* SelectedSpan(CommandContext& ctx, SpanKind kind, size_t* from, size_t* to) {
+  int64_t start = 0, end = 0;
+  ScoreRange score;
   LexBound min, max;
-  if (!ParseLexBound(ctx.arg(2), &min) || !ParseLexBound(ctx.arg(3), &max)) {
-    ctx.reply.Error(kNotLexRange);
-    return;
+  switch (kind) {
+    case SpanKind::kRank:
+      if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &end)) {
+        ctx.reply.Error(errors::kNotInteger);
+        return nullptr;
+      }
+      break;
+    case SpanKind::kScore:
+      if (!ParseScoreRange(ctx.arg(2), ctx.arg(3), &score)) {
+        ctx.reply.Error(kNotFloatRange);
+        return nullptr;
+      }
+      break;
+    case SpanKind::kLex:
+      if (!ParseLexBound(ctx.arg(2), &min) || !ParseLexBound(ctx.arg(3), &max)) {
+        ctx.reply.Error(kNotLexRange);
+        return nullptr;
+      }
+      break;
   }
   bool wrong_type;
   ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
+  if (wrong_type) return nullptr;
   if (z == nullptr) {
     ctx.reply.Integer(0);
-    return;
+    return nullptr;
   }
-  auto [from, to] = RanksInRange(*z, min, max);
+  switch (kind) {
+    case SpanKind::kRank:
+      std::tie(*from, *to) = RankSpan(start, end, z->size());
+      break;
+    case SpanKind::kScore:
+      std::tie(*from, *to) = RanksInRange(*z, score);
+      break;
+    case SpanKind::kLex:
+      std::tie(*from, *to) = RanksInRange(*z, min, max);
+      break;
+  }
+  return z;
+}
+
+void CountSpan(CommandContext& ctx, SpanKind kind) {
+  size_t from, to;
+  if (SelectedSpan(ctx, kind, &from, &to) == nullptr) return;
   ctx.reply.Integer(from < to ? static_cast<int64_t>(to - from) : 0);
 }
 
-// ---------------------------------------------------------------------------------------------
-// ZREMRANGEBYRANK / BYSCORE / BYLEX
+void ZcountCommand(CommandContext& ctx) { CountSpan(ctx, SpanKind::kScore); }
+void ZlexcountCommand(CommandContext& ctx) { CountSpan(ctx, SpanKind::kLex); }
 
-void RemoveSpan(CommandContext& ctx, std::string_view event, ZSet* z, size_t from, size_t to) {
+void RemoveSpan(CommandContext& ctx, SpanKind kind, std::string_view event) {
+  size_t from, to;
+  ZSet* z = SelectedSpan(ctx, kind, &from, &to);
+  if (z == nullptr) return;
   std::string_view key = ctx.arg(1);
   int64_t removed = from < to ? static_cast<int64_t>(to - from) : 0;
   if (removed > 0) {
@@ -306,54 +331,13 @@ void RemoveSpan(CommandContext& ctx, std::string_view event, ZSet* z, size_t fro
 }
 
 void ZremrangebyrankCommand(CommandContext& ctx) {
-  int64_t start, end;
-  if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &end)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
-  if (z == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  auto [from, to] = RankSpan(start, end, z->size());
-  RemoveSpan(ctx, "zremrangebyrank", z, from, to);
+  RemoveSpan(ctx, SpanKind::kRank, "zremrangebyrank");
 }
-
 void ZremrangebyscoreCommand(CommandContext& ctx) {
-  ScoreRange r;
-  if (!ParseScoreRange(ctx.arg(2), ctx.arg(3), &r)) {
-    ctx.reply.Error(kNotFloatRange);
-    return;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
-  if (z == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  auto [from, to] = RanksInRange(*z, r);
-  RemoveSpan(ctx, "zremrangebyscore", z, from, to);
+  RemoveSpan(ctx, SpanKind::kScore, "zremrangebyscore");
 }
-
 void ZremrangebylexCommand(CommandContext& ctx) {
-  LexBound min, max;
-  if (!ParseLexBound(ctx.arg(2), &min) || !ParseLexBound(ctx.arg(3), &max)) {
-    ctx.reply.Error(kNotLexRange);
-    return;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
-  if (wrong_type) return;
-  if (z == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  auto [from, to] = RanksInRange(*z, min, max);
-  RemoveSpan(ctx, "zremrangebylex", z, from, to);
+  RemoveSpan(ctx, SpanKind::kLex, "zremrangebylex");
 }
 
 }  // namespace
