@@ -68,7 +68,11 @@ Scripting::~Scripting() = default;
 CachedScript* Scripting::FindScript(std::string_view sha) {
   if (sha.size() != 40) return nullptr;
   char lower[40];
-  for (size_t i = 0; i < 40; ++i) lower[i] = static_cast<char>(std::tolower(sha[i]));
+  // ASCII folding inline: std::tolower is a locale-aware call per character, on every EVALSHA.
+  for (size_t i = 0; i < 40; ++i) {
+    char c = sha[i];
+    lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
   auto it = scripts_.find(std::string_view(lower, 40));
   return it == scripts_.end() ? nullptr : &it->second;
 }

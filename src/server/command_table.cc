@@ -331,11 +331,19 @@ CommandSpec* CommandTable::AddSubcommand(const char* parent, const CommandDef& d
   return raw;
 }
 
+namespace {
+
+// Command names are ASCII; std::tolower is a locale-aware call per character, and this runs for
+// every command.
+inline char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+}  // namespace
+
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
   if (name.size() >= sizeof(buf)) return nullptr;
   for (size_t i = 0; i < name.size(); ++i) {
-    buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    buf[i] = LowerAscii(name[i]);
   }
   auto it = commands_.find(std::string_view(buf, name.size()));
   return it == commands_.end() ? nullptr : it->second.get();
@@ -345,7 +353,7 @@ const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& parent, std::
   char buf[64];
   if (sub.size() >= sizeof(buf)) return nullptr;
   for (size_t i = 0; i < sub.size(); ++i) {
-    buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(sub[i])));
+    buf[i] = LowerAscii(sub[i]);
   }
   auto it = parent.subcommands.find(std::string_view(buf, sub.size()));
   return it == parent.subcommands.end() ? nullptr : it->second.get();

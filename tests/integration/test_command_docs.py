@@ -310,10 +310,14 @@ def test_getkeys_arity(raw):
 # The table against Redis 7.2's list, and redis-cli's interactive hints
 
 
+# Commands of later Redis versions that an issue asks for (issue 7: Redis 8.2-8.8 streams).
+REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord"}
+
+
 def test_every_command_is_a_redis_command(r):
     redis_names = set((REPO / "docs" / "redis-7.2-commands.txt").read_text().split())
     ours = {n.decode() for n in raw_call(r, "COMMAND", "LIST")}
-    assert ours - redis_names == set()
+    assert ours - redis_names - REDIS_8_COMMANDS == set()
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None or shutil.which("redis-cli") is None,
