@@ -98,23 +98,40 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* con
         char got = data[pos_];
         return Fail(std::string("ERR Protocol error: expected '$', got '") + got + "'");
       }
-      const char* start = data.data() + pos_;
-      const void* cr_ptr = memchr(start, '\r', data.size() - pos_);
-      if (cr_ptr == nullptr || static_cast<const char*>(cr_ptr) + 1 >= data.data() + data.size()) {
-        if (data.size() - pos_ > limits_.max_inline_len) {
-          return Fail("ERR Protocol error: too big bulk count string");
+      // Fast path for the usual "$<digits>\r\n": read the digits in one pass. Anything else
+      // (a sign, a leading zero, a long or incomplete number) takes the general path below,
+      // which gives the exact errors.
+      const char* digits = data.data() + pos_ + 1;
+      const char* end = data.data() + data.size();
+      const char* q = digits;
+      int64_t fast_len = 0;
+      while (q < end && q - digits < 18 && static_cast<unsigned>(*q - '0') <= 9) {
+        fast_len = fast_len * 10 + (*q - '0');
+        ++q;
+      }
+      if (q > digits && q + 1 < end && *q == '\r' && (*digits != '0' || q - digits == 1) &&
+          fast_len <= limits_.max_bulk_len &&
+          (authenticated_ || fast_len <= kUnauthenticatedMaxBulk)) {
+        bulk_len_ = fast_len;
+        pos_ = static_cast<size_t>(q - data.data()) + 2;
+      } else {
+        const void* cr_ptr = memchr(digits - 1, '\r', data.size() - pos_);
+        if (cr_ptr == nullptr || static_cast<const char*>(cr_ptr) + 1 >= end) {
+          if (data.size() - pos_ > limits_.max_inline_len) {
+            return Fail("ERR Protocol error: too big bulk count string");
+          }
+          bytes_wanted_ = 0;
+          return Result::kNeedMore;
         }
-        bytes_wanted_ = 0;
-        return Result::kNeedMore;
+        size_t cr = static_cast<const char*>(cr_ptr) - data.data();
+        int64_t len = 0;
+        if (!ParseLength(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0 ||
+            len > limits_.max_bulk_len || (!authenticated_ && len > kUnauthenticatedMaxBulk)) {
+          return Fail("ERR Protocol error: invalid bulk length");
+        }
+        bulk_len_ = len;
+        pos_ = cr + 2;
       }
-      size_t cr = static_cast<const char*>(cr_ptr) - data.data();
-      int64_t len = 0;
-      if (!ParseLength(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0 ||
-          len > limits_.max_bulk_len || (!authenticated_ && len > kUnauthenticatedMaxBulk)) {
-        return Fail("ERR Protocol error: invalid bulk length");
-      }
-      bulk_len_ = len;
-      pos_ = cr + 2;
     }
     size_t need = pos_ + static_cast<size_t>(bulk_len_) + 2;
     if (data.size() < need) {

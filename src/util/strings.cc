@@ -52,9 +52,20 @@ bool ParseDigits(std::string_view s, uint64_t* out) {
   }
   if (s[0] < '1' || s[0] > '9') return false;
   uint64_t v = 0;
+  // Up to 19 digits cannot overflow: no per-digit overflow test (a division) on the hot path of
+  // every RESP length and integer argument.
+  if (s.size() <= 19) {
+    for (char c : s) {
+      auto d = static_cast<unsigned>(c - '0');
+      if (d > 9) return false;
+      v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+  }
   for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    unsigned d = static_cast<unsigned>(c - '0');
+    auto d = static_cast<unsigned>(c - '0');
+    if (d > 9) return false;
     if (v > (UINT64_MAX - d) / 10) return false;
     v = v * 10 + d;
   }

@@ -99,6 +99,13 @@ TEST(RespParserTest, ProtocolErrors) {
       {"*1\r\n$-5\r\n", "ERR Protocol error: invalid bulk length"},
       {"*1\r\n$abc\r\n", "ERR Protocol error: invalid bulk length"},
       {"*1\r\n$600000000\r\n", "ERR Protocol error: invalid bulk length"},
+      // Lengths the digit fast path must leave to the general parser.
+      {"*1\r\n$03\r\nabc\r\n", "ERR Protocol error: invalid bulk length"},
+      {"*1\r\n$+3\r\nabc\r\n", "ERR Protocol error: invalid bulk length"},
+      {"*1\r\n$3x\r\nabc\r\n", "ERR Protocol error: invalid bulk length"},
+      {"*1\r\n$\r\n", "ERR Protocol error: invalid bulk length"},
+      {"*1\r\n$99999999999999999999\r\n", "ERR Protocol error: invalid bulk length"},
+      {"*1\r\n$123456789012345678\r\n", "ERR Protocol error: invalid bulk length"},
       {"*1\r\nfoo\r\n", "ERR Protocol error: expected '$', got 'f'"},
       {"set \"abc\n", "ERR Protocol error: unbalanced quotes in request"},
       {"set 'abc\n", "ERR Protocol error: unbalanced quotes in request"},
