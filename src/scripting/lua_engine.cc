@@ -13,6 +13,7 @@
 #include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/strings.h"
 
 extern "C" {
 int luaopen_cjson(lua_State* L);
@@ -717,12 +718,16 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   for (int i = 1; i <= argc; ++i) {
     int type = lua_type(L, i);
     if (type == LUA_TNUMBER) {
-      // lua_tolstring would use "%.14g" and lose precision; Redis formats with "%.17g".
+      // lua_tolstring would use "%.14g" and lose precision. Redis 7.2 writes integral values
+      // (|v| <= 2^62) as integers and others in the shortest round-trip form: FormatDouble,
+      // except that -0 becomes "0" on this path.
       if (numbers == number_args_.size()) number_args_.emplace_back();
       std::string& text = number_args_[numbers++];
-      char buf[64];
-      int n = snprintf(buf, sizeof(buf), "%.17g", lua_tonumber(L, i));
-      text.assign(buf, static_cast<size_t>(n));
+      double number = lua_tonumber(L, i);
+      char buf[kDoubleBufSize];
+      size_t n = number == 0 ? 1 : FormatDouble(number, buf);
+      if (number == 0) buf[0] = '0';
+      text.assign(buf, n);
       argv_.emplace_back(text);
     } else if (type == LUA_TSTRING) {
       size_t len = 0;

@@ -55,11 +55,14 @@ def test_resp2_to_lua(r):
     assert r.eval("return redis.call('set', 'x', 1).ok", 0) == b"OK"
     assert r.eval("local t = redis.pcall('incr', 's'); return t.err", 0) == (
         b"ERR value is not an integer or out of range")
-    # Numbers go to commands formatted with %.17g.
-    r.eval("redis.call('set', KEYS[1], 0.1)", 1, "f")
-    assert r.get("f") == b"0.10000000000000001"
-    r.eval("redis.call('set', KEYS[1], 3)", 1, "f")
-    assert r.get("f") == b"3"
+    # Numbers go to commands as Redis 7.2 writes them: integral values (|v| <= 2^62) as
+    # integers, others in the shortest round-trip form (Redis 7.0 used "%.17g").
+    for number, text in [("0.1", b"0.1"), ("3", b"3"), ("1e9", b"1000000000"),
+                         ("1e17", b"100000000000000000"), ("1e20", b"1e+20"), ("-0.0", b"0"),
+                         ("-2.5", b"-2.5"), ("1/3", b"0.3333333333333333"),
+                         ("2^53 + 1", b"9007199254740992"), ("1.5e-7", b"1.5e-7")]:
+        r.eval(f"redis.call('set', KEYS[1], {number})", 1, "f")
+        assert r.get("f") == text, number
 
 
 def test_resp3_conversions(server):
