@@ -61,6 +61,9 @@ class Aof {
   // loaded, even when there were no AOF files yet (as in Redis).
   bool loaded_at_startup() const { return loaded_at_startup_; }
 
+  // Whether commands are being logged now (AOF on, not loading).
+  bool Logging() const;
+
   // The command log, called by Server::Call around every command. BeginCall returns a token
   // for EndCall; `dirty_delta` is how much the dirty counter moved during the command. A
   // command that blocked logs nothing (it runs again when served); one run by a script logs
@@ -111,7 +114,6 @@ class Aof {
   void AppendCommand(int db, std::span<const std::string_view> argv);
   void AppendCommand(int db, const std::vector<std::string>& argv);
   void BeforeAppend(int db);
-  bool Logging() const;
   // Writes the buffer; `force` also when a background fsync is running. Exits the process on
   // a write error under appendfsync always, like Redis.
   void Flush(bool force = false);

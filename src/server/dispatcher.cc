@@ -200,8 +200,9 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
-  // Inside a script: what this command changed is part of the script's effects.
-  if (script_effects_ != nullptr && dirty_ != dirty_before) {
+  // Inside a script: what this command changed is part of the script's effects, which only
+  // the AOF consumes (copying every write's arguments costs scripts a lot when nobody logs).
+  if (script_effects_ != nullptr && dirty_ != dirty_before && aof_->Logging()) {
     if (ctx.propagation_overridden) {
       for (auto& command : ctx.propagation) script_effects_->push_back(std::move(command));
     } else {
