@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "protocol/reply_builder.h"
+#include "scripting/lua_alloc.h"
 #include "scripting/sha1.h"
 #include "server/client.h"
 #include "server/command_table.h"
@@ -22,6 +24,13 @@ int luaopen_bit(lua_State* L);
 
 namespace vireo {
 namespace {
+
+// An error outside any protected call (luaL_newstate installs the same kind of handler).
+int PanicHandler(lua_State* L) {
+  const char* message = lua_tostring(L, -1);
+  spdlog::critical("Lua panic: {}", message != nullptr ? message : "(no message)");
+  std::abort();
+}
 
 // Registry key under which each state keeps its engine, for the count hook.
 char kEngineKey;
@@ -445,8 +454,11 @@ std::vector<std::string_view> ScriptFlagNames(uint32_t flags) {
 
 LuaEngine::LuaEngine(Server& server, bool functions_mode)
     : server_(server), functions_mode_(functions_mode) {
-  lua_ = luaL_newstate();
+  // The allocator lives as long as the state; the destructor finds it again through
+  // lua_getallocf.
+  lua_ = lua_newstate(LuaAllocator::Alloc, new LuaAllocator());
   lua_State* L = lua_;
+  lua_atpanic(L, PanicHandler);
   lua_pushlightuserdata(L, &kEngineKey);
   lua_pushlightuserdata(L, this);
   lua_rawset(L, LUA_REGISTRYINDEX);
@@ -459,7 +471,11 @@ LuaEngine::LuaEngine(Server& server, bool functions_mode)
 }
 
 LuaEngine::~LuaEngine() {
-  if (lua_ != nullptr) lua_close(lua_);
+  if (lua_ == nullptr) return;
+  void* allocator = nullptr;
+  lua_getallocf(lua_, &allocator);
+  lua_close(lua_);
+  delete static_cast<LuaAllocator*>(allocator);
 }
 
 void LuaEngine::OpenLibraries() {
