@@ -7,6 +7,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "commands/numkeys.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "util/strings.h"
@@ -155,14 +156,7 @@ void ScriptContainer(CommandContext& ctx) {
 }
 
 std::vector<size_t> EvalKeys(std::span<const std::string_view> argv) {
-  std::vector<size_t> out;
-  if (argv.size() < 3) return out;
-  int64_t n = 0;
-  if (!ParseInt64(argv[2], &n) || n <= 0 || n > static_cast<int64_t>(argv.size()) - 3) {
-    return out;
-  }
-  for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<size_t>(3 + i));
-  return out;
+  return NumkeysKeys(argv, 2);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "commands/numkeys.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "types/set_object.h"
@@ -540,14 +541,7 @@ void SInterCardCommand(CommandContext& ctx) {
 
 // COMMAND GETKEYS for SINTERCARD: the numkeys keys after argv[1] (none when out of range).
 std::vector<size_t> SInterCardKeys(std::span<const std::string_view> argv) {
-  std::vector<size_t> out;
-  int64_t n;
-  if (argv.size() < 2 || !ParseInt64(argv[1], &n) || n < 1 ||
-      n > static_cast<int64_t>(argv.size()) - 2) {
-    return out;
-  }
-  for (int64_t k = 0; k < n; ++k) out.push_back(2 + static_cast<size_t>(k));
-  return out;
+  return NumkeysKeys(argv, 1);
 }
 
 // ---------------------------------------------------------------------------------------------

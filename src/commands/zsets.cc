@@ -14,6 +14,7 @@
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/mpop_args.h"
+#include "commands/numkeys.h"
 #include "commands/zset_common.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -487,18 +488,6 @@ void BzmpopCommand(CommandContext& ctx) {
 }
 
 // COMMAND GETKEYS for ZMPOP / BZMPOP / ZUNION & co.: numkeys keys after argv[numkeys_at].
-std::vector<size_t> NumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at) {
-  std::vector<size_t> out;
-  if (numkeys_at >= argv.size()) return out;
-  int64_t n;
-  if (!ParseInt64(argv[numkeys_at], &n) || n < 1 ||
-      n > static_cast<int64_t>(argv.size() - numkeys_at - 1)) {
-    return out;
-  }
-  for (int64_t k = 1; k <= n; ++k) out.push_back(numkeys_at + static_cast<size_t>(k));
-  return out;
-}
-
 std::vector<size_t> ZmpopKeys(std::span<const std::string_view> argv) {
   return NumkeysKeys(argv, 1);
 }
