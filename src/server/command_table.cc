@@ -1,6 +1,7 @@
 #include "server/command_table.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "util/strings.h"
 
@@ -313,7 +314,28 @@ static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string 
   return spec;
 }
 
+namespace {
+
+// Command names are ASCII; std::tolower is a locale-aware call per character, and this runs for
+// every command.
+inline char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+// A direct-mapped cache in front of the command map, keyed by the lowered name: the map's string
+// hash and bucket walk were a few percent of a pipelined simple command. Slots are filled on
+// lookup and emptied whenever a table gains a command (only at start-up).
+constexpr size_t kFindCacheSlots = 256;
+struct CachedCommand {
+  const CommandTable* table = nullptr;
+  const CommandSpec* spec = nullptr;
+  uint8_t len = 0;
+  char name[23];
+};
+CachedCommand find_cache[kFindCacheSlots];
+
+}  // namespace
+
 CommandSpec* CommandTable::Add(const CommandDef& def) {
+  for (CachedCommand& slot : find_cache) slot = CachedCommand{};
   std::string name = ToLower(def.name);
   auto spec = MakeSpec(def, name);
   CommandSpec* raw = spec.get();
@@ -331,22 +353,29 @@ CommandSpec* CommandTable::AddSubcommand(const char* parent, const CommandDef& d
   return raw;
 }
 
-namespace {
-
-// Command names are ASCII; std::tolower is a locale-aware call per character, and this runs for
-// every command.
-inline char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-}  // namespace
-
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
   if (name.size() >= sizeof(buf)) return nullptr;
+  uint32_t hash = 2166136261u;  // FNV-1a of the lowered name
   for (size_t i = 0; i < name.size(); ++i) {
     buf[i] = LowerAscii(name[i]);
+    hash = (hash ^ static_cast<uint8_t>(buf[i])) * 16777619u;
   }
-  auto it = commands_.find(std::string_view(buf, name.size()));
-  return it == commands_.end() ? nullptr : it->second.get();
+  std::string_view lowered(buf, name.size());
+  CachedCommand& slot = find_cache[hash % kFindCacheSlots];
+  if (slot.table == this && slot.len == lowered.size() &&
+      std::memcmp(slot.name, buf, lowered.size()) == 0) {
+    return slot.spec;
+  }
+  auto it = commands_.find(lowered);
+  const CommandSpec* spec = it == commands_.end() ? nullptr : it->second.get();
+  if (spec != nullptr && lowered.size() <= sizeof(slot.name)) {
+    slot.table = this;
+    slot.len = static_cast<uint8_t>(lowered.size());
+    std::memcpy(slot.name, buf, lowered.size());
+    slot.spec = spec;
+  }
+  return spec;
 }
 
 const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& parent, std::string_view sub) {
