@@ -22,6 +22,9 @@ bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64
 
 // The stream at `key`: nullptr if missing or (after replying WRONGTYPE) of another type.
 Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type);
+// The stream at `key` for a command that needs it to exist (XSETID, XCFGSET, XIDMPRECORD):
+// nullptr after replying WRONGTYPE or "ERR no such key".
+Stream* LookupExistingStream(CommandContext& ctx, std::string_view key);
 // The same for a command that reads (counts keyspace hits and misses).
 Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type);
 
@@ -48,10 +51,33 @@ std::vector<std::string> SetIdPropagation(std::string_view key, std::string_view
                                           const ConsumerGroup& cg);
 std::vector<std::string> CreateConsumerPropagation(std::string_view key, std::string_view group,
                                                    std::string_view consumer);
+// How a claim logs dropping a pending entry whose stream entry is gone: an XCLAIM to its owner
+// (as Redis), or an XACK for a NACKed entry, which has no owner (stream_groups_cmd.cc).
+std::vector<std::string> GhostDropPropagation(std::string_view key, std::string_view group,
+                                              const ConsumerGroup& cg, const PendingEntry& pending,
+                                              std::string_view id_arg);
+
+// --- Redis 8 extensions (stream_delete.cc) ------------------------------------------------------
+
+// How trimming and XDELEX/XACKDEL treat consumer-group references (KEEPREF | DELREF | ACKED).
+enum class RefMode { kKeepRef, kDelRef, kAcked };
+bool ParseRefMode(std::string_view arg, RefMode* mode);
+// The stream's trim hooks for `mode`: empty (no checks) for KEEPREF or when no group could
+// hold a reference.
+Stream::TrimRefs TrimReferences(Stream& s, RefMode mode);
+// True if some consumer group still needs `id`: not yet delivered to it, or pending in it.
+bool EntryReferenced(const Stream& s, StreamID id);
+// Removes `id` from every group's PEL; returns how many PELs held it.
+uint64_t RemoveReferences(Stream& s, StreamID id);
+
+// XINFO STREAM's IDMP fields (6 name/value pairs, Redis 8.6), from stream_idmp_cmd.cc.
+void ReplyIdmpInfo(CommandContext& ctx, Stream& s);
 
 }  // namespace stream_cmd
 
 // Registered by RegisterStreamCommands (streams.cc).
 void RegisterStreamGroupCommands(CommandTable& table);
+void RegisterStreamDeleteCommands(CommandTable& table);
+void RegisterStreamIdmpCommands(CommandTable& table);
 
 }  // namespace vireo

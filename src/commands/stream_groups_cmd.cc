@@ -8,6 +8,7 @@
 
 #include "commands/stream_common.h"
 #include "server/server.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -362,13 +363,15 @@ void XPendingCommand(CommandContext& ctx) {
     ctx.reply.Array(4);
     ReplyId(ctx.reply, p.id);
     ctx.reply.Bulk(p.consumer != nullptr ? std::string_view(p.consumer->name()) : "");
-    ctx.reply.Integer(std::max<int64_t>(now - p.delivery_time_ms, 0));
+    // A NACKed entry has no delivery time: Redis 8.8 shows its idle time as -1.
+    ctx.reply.Integer(p.nacked() ? -1 : std::max<int64_t>(now - p.delivery_time_ms, 0));
     ctx.reply.Integer(static_cast<int64_t>(p.delivery_count));
   };
   size_t mark = ctx.reply.DeferLength();
   size_t n = 0;
   auto visit = [&](const PendingEntry& p) {
-    if (min_idle != 0 && now - p.delivery_time_ms < min_idle) return;
+    // NACKed entries are claimable at any idle time, so the IDLE filter keeps them.
+    if (min_idle != 0 && !p.nacked() && now - p.delivery_time_ms < min_idle) return;
     emit(p);
     ++n;
     --count;
@@ -450,7 +453,10 @@ void XClaimCommand(CommandContext& ctx) {
     propagate_last_id = true;
   }
   // A bogus time (future, negative) means "now": clients compute it from their own clocks.
-  if (delivery_time < 0 || delivery_time > now) delivery_time = now;
+  // While the AOF loads, the command clock reads 0 (see aof_loader.cc): the logged TIME of a
+  // delivery is then compared with the real clock, or every replayed delivery would be at 0.
+  int64_t clock_now = now > 0 ? now : NowMs();
+  if (delivery_time < 0 || delivery_time > clock_now) delivery_time = clock_now;
 
   StreamConsumer* consumer = TouchConsumer(ctx, *g, key, group, ctx.arg(3));
   size_t mark = ctx.reply.DeferLength();
@@ -462,7 +468,7 @@ void XClaimCommand(CommandContext& ctx) {
     if (!s->Contains(id)) {
       // Gone from the stream: drop it from the PEL instead of claiming it.
       if (p != nullptr) {
-        ctx.PropagateInstead(XClaimPropagation(key, group, *g, *p, id_args[i]));
+        ctx.PropagateInstead(GhostDropPropagation(key, group, *g, *p, id_args[i]));
         propagate_last_id = false;
         g->Ack(id);
         ++dirty;
@@ -483,7 +489,7 @@ void XClaimCommand(CommandContext& ctx) {
     if (retry_count >= 0) {
       p->delivery_count = static_cast<uint64_t>(retry_count);
     } else if (!justid) {
-      ++p->delivery_count;
+      p->CountDelivery();
     }
     if (justid) {
       ReplyId(ctx.reply, id);
@@ -547,23 +553,32 @@ void XAutoClaimCommand(CommandContext& ctx) {
   size_t n = 0;
   uint64_t dirty = 0;
   const auto& pel = g->pel();
+  // NACKed entries come first, in NACK order, whatever the cursor and min-idle-time say; the
+  // PEL scan after them only ever meets owned entries.
+  PendingEntry* nacked = nullptr;
   auto it = pel.lower_bound(start);
-  while (attempts-- > 0 && count > 0 && it != pel.end()) {
-    StreamID id = it->first;
-    PendingEntry* p = g->FindPending(id);
-    ++it;
+  while (attempts-- > 0 && count > 0 &&
+         ((nacked = g->FirstNacked()) != nullptr || it != pel.end())) {
+    PendingEntry* p = nacked;
+    if (p == nullptr) {
+      p = g->FindPending(it->first);
+      ++it;
+    } else if (it != pel.end() && it->first == p->id) {
+      ++it;  // the cursor must not point at an entry about to be acknowledged
+    }
+    StreamID id = p->id;
     if (!s->Contains(id)) {
-      ctx.PropagateInstead(XClaimPropagation(key, group, *g, *p, id.ToString()));
+      ctx.PropagateInstead(GhostDropPropagation(key, group, *g, *p, id.ToString()));
       g->Ack(id);
       deleted.push_back(id);
       --count;
       ++dirty;
       continue;
     }
-    if (minidle != 0 && now - p->delivery_time_ms < minidle) continue;
+    if (nacked == nullptr && minidle != 0 && now - p->delivery_time_ms < minidle) continue;
     g->Reassign(p, consumer);
     p->delivery_time_ms = now;
-    if (!justid) ++p->delivery_count;
+    if (!justid) p->CountDelivery();
     if (justid) {
       ReplyId(entries, id);
     } else {
@@ -649,7 +664,7 @@ void XInfoStreamCommand(CommandContext& ctx) {
   Stream* s = XInfoStream(ctx);
   if (s == nullptr) return;
   ReplyBuilder& r = ctx.reply;
-  r.Map(full ? 9 : 10);
+  r.Map(full ? 15 : 16);
   r.Bulk("length");
   r.Integer(static_cast<int64_t>(s->length()));
   r.Bulk("radix-tree-keys");
@@ -665,6 +680,7 @@ void XInfoStreamCommand(CommandContext& ctx) {
   r.Integer(static_cast<int64_t>(s->entries_added()));
   r.Bulk("recorded-first-entry-id");
   ReplyId(r, s->first_id());
+  ReplyIdmpInfo(ctx, *s);  // Redis 8.6: idmp-duration ... iids-duplicates
   const StreamGroups* groups = s->groups();
   if (!full) {
     r.Bulk("groups");
@@ -701,7 +717,7 @@ void XInfoStreamCommand(CommandContext& ctx) {
   }
   r.Array(groups->size());
   for (const auto& [name, g] : groups->all()) {
-    r.Map(7);
+    r.Map(8);
     r.Bulk("name");
     r.Bulk(name);
     r.Bulk("last-delivered-id");
@@ -747,6 +763,9 @@ void XInfoStreamCommand(CommandContext& ctx) {
         r.Integer(static_cast<int64_t>(it->second->delivery_count));
       }
     }
+    // Redis 8.8: how many of the group's pending entries sit in the NACK zone.
+    r.Bulk("nacked-count");
+    r.Integer(static_cast<int64_t>(g->nacked_count()));
   }
 }
 
@@ -810,6 +829,24 @@ void XInfoHelpCommand(CommandContext& ctx) {
 void XInfoCommand(CommandContext& ctx) { XInfoSyntax(ctx); }
 
 }  // namespace
+
+namespace stream_cmd {
+
+// A NACKed entry has no owner, and an XCLAIM to "" would create a consumer with an empty name
+// on the replica: it is logged as the XACK that dropping it amounts to.
+std::vector<std::string> GhostDropPropagation(std::string_view key, std::string_view group,
+                                              const ConsumerGroup& cg, const PendingEntry& pending,
+                                              std::string_view id_arg) {
+  if (pending.consumer == nullptr) {
+    return {"XACK", std::string(key), std::string(group), std::string(id_arg)};
+  }
+  return XClaimPropagation(key, group, cg, pending, id_arg);
+}
+
+}  // namespace stream_cmd
+
+// XNACK lives in stream_nack.cc.
+void RegisterStreamNackCommands(CommandTable& table);
 
 void RegisterStreamGroupCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
@@ -882,6 +919,7 @@ void RegisterStreamGroupCommands(CommandTable& table) {
                                 "key [FULL [COUNT count]]", XInfoStreamCommand, "O(1)"});
   table.AddSubcommand("xinfo", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@stream @slow",
                                 kGroup, "5.0.0", kHelpSummary, "", XInfoHelpCommand, "O(1)"});
+  RegisterStreamNackCommands(table);
 }
 
 }  // namespace vireo

@@ -1,10 +1,14 @@
-// XREAD and XREADGROUP, and their blocking forms.
+// XREAD and XREADGROUP, and their blocking forms, including XREADGROUP ... CLAIM (Redis 8.4):
+// a reader that first takes over idle pending entries of its group, then reads new ones.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "commands/stream_common.h"
+#include "scripting/scripting.h"
 #include "server/server.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -17,6 +21,7 @@ struct ReadArgs {
   int64_t timeout_ms = -1;  // -1: no BLOCK
   int64_t count = 0;        // 0: no limit
   bool noack = false;
+  int64_t claim_min_idle = -1;  // -1: no CLAIM
   std::string_view group;
   std::string_view consumer;
   size_t streams_at = 0;  // argv index of the first key
@@ -31,6 +36,12 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
     size_t more = argc - i - 1;
     std::string_view opt = ctx.arg(i);
     if (IsArg(opt, "BLOCK") && more > 0) {
+      // Redis 7.2 refuses BLOCK from scripts (7.4 lets it run non-blocking).
+      if (ctx.server.scripting().running() != nullptr) {
+        ctx.reply.Error(fmt::format("ERR {} command is not allowed with BLOCK option from scripts",
+                                    group_mode ? "XREADGROUP" : "XREAD"));
+        return false;
+      }
       ++i;
       int64_t t;
       if (!ParseInt64(ctx.arg(i), &t)) {
@@ -73,6 +84,23 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
       args->consumer = ctx.arg(i + 2);
       has_group = true;
       i += 2;
+    } else if (IsArg(opt, "CLAIM") && more > 0) {
+      if (!group_mode) {
+        ctx.reply.Error(
+            "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.");
+        return false;
+      }
+      std::string_view arg = ctx.arg(++i);
+      int64_t t;
+      if (!ParseInt64(arg, &t) || arg == "-0") {
+        ctx.reply.Error("ERR min-idle-time is not an integer");
+        return false;
+      }
+      if (t < 0) {
+        ctx.reply.Error("ERR min-idle-time must be a positive integer");
+        return false;
+      }
+      args->claim_min_idle = t;  // repeated: the last one counts
     } else if (IsArg(opt, "NOACK")) {
       if (!group_mode) {
         ctx.reply.Error(
@@ -137,24 +165,109 @@ class XReadGroupCondition : public WaitCondition {
   }
   bool WakeOnChange() const override { return true; }
 
- private:
+ protected:
   std::string group_;
 };
 
-// Delivers entries after the group's last ID to `consumer`, as XREADGROUP ... > does: the group
-// advances, entries enter the PEL (unless NOACK), each delivery is propagated as an XCLAIM and
-// the new last ID as XGROUP SETID.
+// When a pending entry of `g` that nobody released becomes claimable by a reader with
+// `min_idle` (unix ms), or INT64_MAX if none ever will (empty PEL, or a huge min-idle).
+int64_t NextClaimableAt(const ConsumerGroup& g, int64_t min_idle) {
+  int64_t due = std::numeric_limits<int64_t>::max();
+  for (const auto& [id, p] : g.pel()) {
+    if (p.nacked() || p.delivery_time_ms > std::numeric_limits<int64_t>::max() - min_idle) {
+      continue;
+    }
+    due = std::min(due, p.delivery_time_ms + min_idle);
+  }
+  return due;
+}
+
+// An XREADGROUP ... CLAIM waiter is also served when its group has NACKed entries (XNACK signals
+// the key) or when a pending entry has been idle for min-idle-time. Nothing signals the latter,
+// so the condition keeps a timer for the earliest such moment and signals its keys then; the
+// timer goes with the condition when the client stops waiting.
+class XReadGroupClaimCondition : public XReadGroupCondition {
+ public:
+  XReadGroupClaimCondition(std::string_view group, int64_t min_idle, Server& server, int db,
+                           std::vector<std::string> keys)
+      : XReadGroupCondition(group),
+        min_idle_(min_idle),
+        wake_(std::make_shared<WakeTarget>(WakeTarget{&server, db, std::move(keys)})),
+        timer_(server.io()) {}
+
+  bool Ready(std::string_view key, const Value* value) const override {
+    if (XReadGroupCondition::Ready(key, value)) return true;
+    // The base class answered true for a missing key or group: both exist here.
+    const ConsumerGroup& g = *value->As<Stream>()->groups()->Find(group_);
+    if (g.nacked_count() > 0) return true;
+    int64_t due = NextClaimableAt(g, min_idle_);
+    if (due <= Database::now_ms()) return true;
+    WakeAt(due);
+    return false;
+  }
+
+  // Arms the timer for `due_ms` (unix ms) unless it is already armed for an earlier time.
+  void WakeAt(int64_t due_ms) const {
+    if (due_ms == std::numeric_limits<int64_t>::max()) return;
+    if (wake_->armed_for != 0 && wake_->armed_for <= due_ms) return;
+    wake_->armed_for = due_ms;
+    // Far-off times are re-checked daily rather than fed to the clock as they are.
+    constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
+    // One more ms: the wall clock is read in whole ms, and waking early only means re-arming.
+    int64_t delay = std::clamp<int64_t>(due_ms - NowMs() + 1, 0, kMaxDelayMs);
+    timer_.expires_after(std::chrono::milliseconds(delay));
+    wake_->server->NoteTimer(timer_);
+    // A handler asio has already queued still runs, with success, after the timer is re-armed
+    // or destroyed (e.g. the client timed out in the same loop turn): it must not touch the
+    // condition, only the target it can tell is gone.
+    timer_.async_wait([target = std::weak_ptr<WakeTarget>(wake_)](const asio::error_code& ec) {
+      std::shared_ptr<WakeTarget> wake = target.lock();
+      if (ec || wake == nullptr) return;
+      wake->armed_for = 0;
+      // The ready-keys pass asks Ready again, which serves the client or re-arms.
+      for (const std::string& k : wake->keys) wake->server->SignalKeyAsReady(wake->db, k);
+    });
+  }
+
+ private:
+  struct WakeTarget {
+    Server* server;
+    int db;
+    std::vector<std::string> keys;
+    int64_t armed_for = 0;  // unix ms the timer is armed for; 0 = not armed
+  };
+
+  int64_t min_idle_;
+  std::shared_ptr<WakeTarget> wake_;
+  mutable asio::steady_timer timer_;
+};
+
+// [id, [field, value, ...], idle-ms, previous-deliveries]: an entry as XREADGROUP ... CLAIM
+// returns it.
+void ReplyClaimEntry(ReplyBuilder& reply, const StreamEntryView& e, int64_t idle_ms,
+                     uint64_t previous_deliveries) {
+  reply.Array(4);
+  ReplyId(reply, e.id);
+  reply.Array(e.field_values.size());
+  for (std::string_view f : e.field_values) reply.Bulk(f);
+  reply.Integer(idle_ms);
+  reply.Integer(static_cast<int64_t>(previous_deliveries));
+}
+
+// Delivers up to `limit` entries after the group's last ID to `consumer`, as XREADGROUP ... >
+// does: the group advances, entries enter the PEL (unless NOACK), each delivery is propagated
+// as an XCLAIM and the new last ID as XGROUP SETID. The caller opens the reply array.
 size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
-                        std::string_view key, std::string_view group, size_t count, bool noack) {
+                        std::string_view key, std::string_view group, size_t limit, bool noack,
+                        bool claim_format) {
   StreamID start = g.last_id;
-  size_t mark = ctx.reply.DeferLength();
   size_t n = 0;
   bool moved = false;
   int64_t now = CommandTimeMs();
-  if (start.Increment()) {
+  if (limit > 0 && start.Increment()) {
     Stream::Iterator it(s, start, StreamID::Max(), false);
     StreamEntryView e;
-    while ((count == 0 || n < count) && it.Next(&e)) {
+    while (n < limit && it.Next(&e)) {
       if (e.id > g.last_id) {
         if (g.entries_read != ConsumerGroup::kInvalidEntriesRead &&
             !s.RangeHasTombstones(e.id, StreamID::Max())) {
@@ -165,7 +278,11 @@ size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, Stream
         g.last_id = e.id;
         moved = true;
       }
-      ReplyEntry(ctx.reply, e);
+      if (claim_format) {
+        ReplyClaimEntry(ctx.reply, e, 0, 0);
+      } else {
+        ReplyEntry(ctx.reply, e);
+      }
       if (!noack) {
         PendingEntry* pending = g.Deliver(e.id, &consumer, now);
         consumer.active_time_ms = now;
@@ -175,8 +292,78 @@ size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, Stream
     }
   }
   if (moved) ctx.PropagateInstead(SetIdPropagation(key, group, g));
-  ctx.reply.SetDeferredArray(mark, n);
   return n;
+}
+
+// The pending entries a CLAIM reader takes, in order: the NACK zone (in NACK order), then owned
+// entries idle for at least `min_idle`, longest idle first; at most `limit`. Entries whose
+// stream entry is gone are dropped from the PEL on the way, as XCLAIM does, and not returned.
+std::vector<PendingEntry*> CollectClaimable(CommandContext& ctx, Stream& s, ConsumerGroup& g,
+                                            std::string_view key, std::string_view group,
+                                            int64_t min_idle, size_t limit, int64_t now) {
+  std::vector<PendingEntry*> out;
+  if (limit == 0) return out;
+  uint64_t dropped = 0;
+  auto take = [&](PendingEntry* p) {
+    if (s.Contains(p->id)) {
+      out.push_back(p);
+      return;
+    }
+    ctx.PropagateInstead(GhostDropPropagation(key, group, g, *p, p->id.ToString()));
+    g.Ack(p->id);
+    ++dropped;
+  };
+  for (const PendingEntry* nacked : g.NackedInOrder()) {
+    if (out.size() == limit) break;
+    take(g.FindPending(nacked->id));
+  }
+  if (out.size() < limit) {
+    std::vector<PendingEntry*> idle;
+    for (const auto& [id, p] : g.pel()) {
+      if (!p.nacked() && now - p.delivery_time_ms >= min_idle) {
+        idle.push_back(g.FindPending(id));
+      }
+    }
+    auto longest_idle_first = [](const PendingEntry* a, const PendingEntry* b) {
+      return a->delivery_time_ms != b->delivery_time_ms ? a->delivery_time_ms < b->delivery_time_ms
+                                                        : a->id < b->id;
+    };
+    // Usually only COUNT of them are wanted: order just those, and the rest only if deleted
+    // entries among the first ones leave room.
+    size_t want = limit - out.size();
+    auto sorted_end = idle.size() > want ? idle.begin() + static_cast<ptrdiff_t>(want) : idle.end();
+    std::partial_sort(idle.begin(), sorted_end, idle.end(), longest_idle_first);
+    for (auto it = idle.begin(); it != idle.end() && out.size() < limit; ++it) {
+      if (it == sorted_end) {
+        std::sort(sorted_end, idle.end(), longest_idle_first);
+        sorted_end = idle.end();
+      }
+      take(*it);
+    }
+  }
+  if (dropped > 0) GroupStateWritten(ctx, dropped);
+  return out;
+}
+
+// Claims `entries` for `consumer` and replies them in the CLAIM format; the idle time and count
+// shown are the ones before this delivery (a NACKed entry has no delivery time: -1).
+size_t ReplyClaimed(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
+                    std::string_view key, std::string_view group,
+                    const std::vector<PendingEntry*>& entries, int64_t now) {
+  for (PendingEntry* p : entries) {
+    int64_t idle = p->nacked() ? -1 : std::max<int64_t>(now - p->delivery_time_ms, 0);
+    uint64_t previous = p->delivery_count;
+    s.Range(p->id, p->id, false, 1, [&](const StreamEntryView& e) {
+      ReplyClaimEntry(ctx.reply, e, idle, previous);
+      return true;
+    });
+    g.Reassign(p, &consumer);
+    p->delivery_time_ms = now;
+    p->CountDelivery();
+    consumer.active_time_ms = now;
+    ctx.PropagateInstead(XClaimPropagation(key, group, g, *p, p->id.ToString()));
+  }
+  return entries.size();
 }
 
 // XREADGROUP with an ID: the consumer's own pending entries after `after`; entries deleted from
@@ -200,7 +387,7 @@ void ReplyConsumerHistory(CommandContext& ctx, Stream& s, StreamConsumer& consum
         ctx.reply.NullArray();
       } else {
         pending->delivery_time_ms = now;
-        ++pending->delivery_count;
+        pending->CountDelivery();
       }
       ++n;
     }
@@ -272,7 +459,13 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
     if (!ArgStreamID(ctx, id_arg, &ids[i], 0, true)) return;
   }
 
-  // Serve what can be served now.
+  // Serve what can be served now. With CLAIM, every stream read with ">" takes from one budget
+  // of COUNT entries (claimed and new together, across the streams in order); other streams
+  // keep the per-stream COUNT of a plain read.
+  bool claim = group_mode && args.claim_min_idle >= 0;
+  constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();
+  size_t per_stream = args.count == 0 ? kUnlimited : static_cast<size_t>(args.count);
+  size_t claim_budget = per_stream;
   size_t served = 0;
   size_t mark = 0;
   int64_t now = CommandTimeMs();
@@ -284,15 +477,11 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
     StreamID after = ids[i];
     bool serve = false;
     bool history = false;
+    bool claim_here = false;
+    std::vector<PendingEntry*> claimable;
     StreamConsumer* consumer = nullptr;
     if (group_mode) {
       ConsumerGroup& g = *groups[i];
-      if (after != kNewOnly) {
-        serve = history = true;
-      } else if (!s.empty() && s.last_id() > g.last_id) {
-        StreamID last;
-        serve = s.LastEntryId(&last) && last > g.last_id;
-      }
       bool created;
       consumer = g.GetOrCreateConsumer(args.consumer, now, &created);
       if (created) {
@@ -301,6 +490,20 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
         GroupStateWritten(ctx);
       }
       consumer->seen_time_ms = now;
+      if (after != kNewOnly) {
+        serve = history = true;
+      } else {
+        if (!s.empty() && s.last_id() > g.last_id) {
+          StreamID last;
+          serve = s.LastEntryId(&last) && last > g.last_id;
+        }
+        if (claim) {
+          claim_here = true;
+          claimable =
+              CollectClaimable(ctx, s, g, key, args.group, args.claim_min_idle, claim_budget, now);
+          serve = claim_budget > 0 && (serve || !claimable.empty());
+        }
+      }
     } else if (!s.empty() && s.last_id() > after) {
       StreamID last;
       serve = s.LastEntryId(&last) && last > after;
@@ -329,8 +532,13 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
       ReplyConsumerHistory(ctx, s, *consumer, after, static_cast<size_t>(args.count));
       GroupStateWritten(ctx);
     } else {
-      ReplyNewForGroup(ctx, s, *groups[i], *consumer, key, args.group,
-                       static_cast<size_t>(args.count), args.noack);
+      size_t m = ctx.reply.DeferLength();
+      size_t limit = claim_here ? claim_budget : per_stream;
+      size_t n = ReplyClaimed(ctx, s, *groups[i], *consumer, key, args.group, claimable, now);
+      n += ReplyNewForGroup(ctx, s, *groups[i], *consumer, key, args.group,
+                            limit == kUnlimited ? kUnlimited : limit - n, args.noack, claim_here);
+      if (claim_here && claim_budget != kUnlimited) claim_budget -= n;
+      ctx.reply.SetDeferredArray(m, n);
       GroupStateWritten(ctx);
     }
   }
@@ -350,7 +558,12 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   keys.reserve(args.nstreams);
   for (size_t i = 0; i < args.nstreams; ++i) keys.emplace_back(ctx.arg(args.streams_at + i));
   Server::BlockOptions options;
-  if (group_mode) {
+  std::shared_ptr<XReadGroupClaimCondition> claim_condition;
+  if (claim) {
+    claim_condition = std::make_shared<XReadGroupClaimCondition>(
+        args.group, args.claim_min_idle, ctx.server, ctx.client.db_index(), keys);
+    options.condition = claim_condition;
+  } else if (group_mode) {
     options.condition = std::make_shared<XReadGroupCondition>(args.group);
   } else {
     // `$` means "after the last ID now": pin it, or the command run again on wake-up would
@@ -365,6 +578,12 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   }
   ctx.server.BlockClient(ctx, std::move(keys), args.timeout_ms, ValueType::kStream,
                          std::move(options));
+  if (claim_condition != nullptr) {
+    // Nothing is claimable yet: wake when the first pending entry will be.
+    int64_t due = std::numeric_limits<int64_t>::max();
+    for (ConsumerGroup* g : groups) due = std::min(due, NextClaimableAt(*g, args.claim_min_idle));
+    claim_condition->WakeAt(due);
+  }
 }
 
 void XReadCommand(CommandContext& ctx) { ReadGeneric(ctx, false); }
@@ -381,7 +600,7 @@ std::vector<size_t> ReadKeys(std::span<const std::string_view> argv) {
     }
     if (IsArg(argv[i], "GROUP")) {
       i += 2;
-    } else if (IsArg(argv[i], "BLOCK") || IsArg(argv[i], "COUNT")) {
+    } else if (IsArg(argv[i], "BLOCK") || IsArg(argv[i], "COUNT") || IsArg(argv[i], "CLAIM")) {
       ++i;
     }
   }
@@ -402,8 +621,8 @@ void RegisterStreamReadCommands(CommandTable& table) {
              "@write @stream @slow @blocking", kGroup, "5.0.0",
              "Returns new or historical messages from a stream for a consumer in a group. Blocks "
              "until a message is available otherwise.",
-             "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key "
-             "...] id [id ...]",
+             "GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] "
+             "[NOACK] STREAMS key [key ...] id [id ...]",
              XReadGroupCommand,
              "For each stream mentioned: O(M) with M being the number of elements returned. If M "
              "is constant (e.g. always asking for the first 10 elements with COUNT), you can "

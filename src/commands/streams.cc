@@ -15,6 +15,8 @@
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
+#include "types/stream_idmp.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -30,6 +32,13 @@ bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64
 Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type) {
   DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, wrong_type);
   return entry == nullptr ? nullptr : entry->value.As<Stream>();
+}
+
+Stream* LookupExistingStream(CommandContext& ctx, std::string_view key) {
+  bool wrong_type;
+  Stream* s = LookupStream(ctx, key, &wrong_type);
+  if (s == nullptr && !wrong_type) ctx.reply.Error(errors::kNoSuchKey);
+  return s;
 }
 
 Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type) {
@@ -63,7 +72,12 @@ Stream::NodeLimits NodeLimits(CommandContext& ctx) {
           static_cast<size_t>(std::max<int64_t>(c.stream_node_max_entries, 0))};
 }
 
-int64_t CommandTimeMs() { return Database::now_ms(); }
+int64_t CommandTimeMs() {
+  // The AOF loader runs the log with the command clock at 0 (nothing expires mid-replay);
+  // delivery and seen times then take the real clock, as Redis's replay does.
+  int64_t now = Database::now_ms();
+  return now > 0 ? now : NowMs();
+}
 
 void GroupStateWritten(CommandContext& ctx, uint64_t dirty) { ctx.server.AddDirty(dirty); }
 
@@ -120,6 +134,7 @@ struct TrimArgs {
   StreamID minid;
   int64_t limit = 0;
   bool limit_given = false;
+  RefMode refs = RefMode::kKeepRef;
   size_t threshold_index = 0;  // argv index of the MAXLEN/MINID threshold
   size_t limit_index = 0;      // argv index of LIMIT, 0 if none
 };
@@ -131,17 +146,24 @@ struct AddArgs {
   bool seq_star = false;  // "<ms>-*"
   StreamID id;
   size_t id_index = 0;
+  // IDMP / IDMPAUTO (Redis 8.6): the keyword's argv index (0 if absent) and the pair.
+  size_t idmp_index = 0;
+  bool idmp_auto = false;
+  std::string_view pid;
+  std::string_view iid;
 };
 
 // Parses XADD's options up to the ID (xadd) or XTRIM's options (all arguments). Returns false
 // after replying an error.
 bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
   TrimArgs& trim = args->trim;
+  bool refs_given = false;
   size_t argc = ctx.argc();
   size_t i = 2;
   for (; i < argc; ++i) {
     size_t more = argc - 1 - i;
     std::string_view opt = ctx.arg(i);
+    RefMode mode;
     if (xadd && opt == "*") {
       break;
     } else if ((IsArg(opt, "MAXLEN") || IsArg(opt, "MINID")) && more > 0) {
@@ -185,8 +207,39 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
       trim.limit_given = true;
       trim.limit_index = i;
       ++i;
+    } else if (ParseRefMode(opt, &mode)) {
+      // One strategy per command: naming a second, different one is an error.
+      if (refs_given && mode != trim.refs) {
+        ctx.reply.Error(errors::kSyntax);
+        return false;
+      }
+      refs_given = true;
+      trim.refs = mode;
     } else if (xadd && IsArg(opt, "NOMKSTREAM")) {
       args->nomkstream = true;
+    } else if (xadd && ((IsArg(opt, "IDMP") && more > 1) || (IsArg(opt, "IDMPAUTO") && more > 0))) {
+      bool automatic = IsArg(opt, "IDMPAUTO");
+      if (args->idmp_index != 0) {
+        ctx.reply.Error("ERR IDMP/IDMPAUTO specified multiple times");
+        return false;
+      }
+      args->idmp_index = i;
+      args->idmp_auto = automatic;
+      args->pid = ctx.arg(i + 1);
+      if (args->pid.empty()) {
+        ctx.reply.Error(automatic ? "ERR IDMPAUTO requires a non-empty producer ID"
+                                  : "ERR IDMP requires a non-empty producer ID");
+        return false;
+      }
+      ++i;
+      if (!automatic) {
+        args->iid = ctx.arg(i + 1);
+        if (args->iid.empty()) {
+          ctx.reply.Error("ERR IDMP requires a non-empty idempotent ID");
+          return false;
+        }
+        ++i;
+      }
     } else if (xadd) {
       if (!ArgStreamID(ctx, opt, &args->id, 0, true, &args->seq_star)) return false;
       args->id_given = true;
@@ -197,6 +250,10 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
     }
   }
   args->id_index = i;
+  if (args->idmp_index != 0 && args->id_given) {
+    ctx.reply.Error("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs");
+    return false;
+  }
   if (trim.limit != 0 && trim.strategy == TrimArgs::Strategy::kNone) {
     ctx.reply.Error(
         "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
@@ -220,36 +277,60 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
   return true;
 }
 
-int64_t ApplyTrim(Stream& s, const TrimArgs& trim) {
-  switch (trim.strategy) {
-    case TrimArgs::Strategy::kMaxLen:
-      return s.TrimByLength(static_cast<uint64_t>(trim.maxlen), trim.approx, trim.limit);
-    case TrimArgs::Strategy::kMinId:
-      return s.TrimByMinId(trim.minid, trim.approx, trim.limit);
-    case TrimArgs::Strategy::kNone:
-      break;
+// The outcome of a trim, as propagation needs it.
+struct TrimResult {
+  int64_t removed = 0;
+  // References were checked (DELREF or ACKED on a stream with groups): an approximate trim
+  // then replays as exact MINID = stop (or MAXLEN = 0 when it reached the end).
+  bool with_refs = false;
+  StreamID stop = StreamID::Max();
+};
+
+TrimResult ApplyTrim(Stream& s, const TrimArgs& trim) {
+  TrimResult result;
+  if (trim.strategy == TrimArgs::Strategy::kNone) return result;
+  Stream::TrimRefs refs = TrimReferences(s, trim.refs);
+  result.with_refs = refs.removable || refs.on_removed;
+  const Stream::TrimRefs* r = result.with_refs ? &refs : nullptr;
+  if (trim.strategy == TrimArgs::Strategy::kMaxLen) {
+    result.removed = s.TrimByLength(static_cast<uint64_t>(trim.maxlen), trim.approx, trim.limit, r,
+                                    &result.stop);
+  } else {
+    result.removed = s.TrimByMinId(trim.minid, trim.approx, trim.limit, r, &result.stop);
   }
-  return 0;
+  return result;
 }
 
-// The command as it must be replayed: approximate trimming becomes exact trimming to the length
-// the stream now has (so a replica or AOF removes exactly what was removed here, whatever its
-// node layout), LIMIT goes, and a generated ID becomes the concrete one.
+// The command as it must be replayed (AOF): a generated ID becomes the concrete one, LIMIT
+// goes, and approximate trimming becomes exact trimming that removes exactly what was removed
+// here whatever the node layout of the replaying server: MAXLEN = <length now> when references
+// were not checked; when they were (ACKED may skip entries, so a length is not equivalent),
+// MINID = <the ID where the trim stopped> with the same strategy word, which considers the
+// same entries. IDMP / IDMPAUTO go too: the pair is recorded by a following XIDMPRECORD.
 std::vector<std::string> RewriteForPropagation(CommandContext& ctx, const AddArgs& args,
-                                               const Stream& s, const StreamID* id) {
+                                               const Stream& s, const std::string* id,
+                                               const TrimResult& trimmed) {
   std::vector<std::string> out;
   out.reserve(ctx.argc());
   const TrimArgs& trim = args.trim;
+  size_t idmp_end = args.idmp_index + (args.idmp_auto ? 2 : 3);
+  bool by_stop = trim.approx && trimmed.with_refs;
+  bool stop_at_end = trimmed.stop == StreamID::Max();
   for (size_t i = 0; i < ctx.argc(); ++i) {
     if (trim.limit_index != 0 && (i == trim.limit_index || i == trim.limit_index + 1)) continue;
+    if (args.idmp_index != 0 && i >= args.idmp_index && i < idmp_end) continue;
     if (trim.approx && i == trim.threshold_index - 2) {
-      out.emplace_back("MAXLEN");
+      out.emplace_back(by_stop && !stop_at_end ? "MINID" : "MAXLEN");
     } else if (trim.approx && i == trim.threshold_index - 1) {
       out.emplace_back("=");
     } else if (trim.approx && i == trim.threshold_index) {
-      out.push_back(std::to_string(s.length()));
+      if (!by_stop) {
+        out.push_back(std::to_string(s.length()));
+      } else {
+        out.push_back(stop_at_end ? std::string("0") : trimmed.stop.ToString());
+      }
     } else if (id != nullptr && i == args.id_index) {
-      out.push_back(id->ToString());
+      out.push_back(*id);
     } else {
       out.emplace_back(ctx.arg(i));
     }
@@ -276,12 +357,28 @@ void XAddCommand(CommandContext& ctx) {
   bool wrong_type;
   DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, &wrong_type);
   if (wrong_type) return;
+  std::span<const std::string_view> fields = ctx.argv.subspan(field_pos);
+  std::string auto_iid;
+  if (args.idmp_auto) {
+    auto_iid = StreamIdmp::AutoIid(fields);
+    args.iid = auto_iid;
+  }
   if (entry == nullptr) {
     if (args.nomkstream) {
       ctx.reply.Null();
       return;
     }
     entry = ctx.db.Add(key, Value::Object(ValueType::kStream, std::make_unique<Stream>()));
+  } else if (args.idmp_index != 0 && entry->value.As<Stream>()->idmp() != nullptr) {
+    // A retried add: the original ID, and nothing else happens (no entry, no trim, no
+    // notification, nothing to propagate); only the duplicate counter moves.
+    StreamIdmp& idmp = *entry->value.As<Stream>()->idmp();
+    if (const StreamID* original = idmp.Find(args.pid, args.iid, CommandTimeMs())) {
+      idmp.CountDuplicate();
+      ReplyId(ctx.reply, *original);
+      ctx.PropagateNothing();
+      return;
+    }
   }
   Stream& s = *entry->value.As<Stream>();
   if (s.last_id() == StreamID::Max()) {
@@ -303,14 +400,24 @@ void XAddCommand(CommandContext& ctx) {
         "ERR The ID specified in XADD is equal or smaller than the target stream top item");
     return;
   }
-  s.Append(id, ctx.argv.subspan(field_pos), NodeLimits(ctx));
-  ReplyId(ctx.reply, id);
+  s.Append(id, fields, NodeLimits(ctx));
+  if (args.idmp_index != 0) {
+    const ServerConfig& c = ctx.server.cfg();
+    s.MutableIdmp(c.stream_idmp_duration, c.stream_idmp_maxsize).Record(args.pid, args.iid, id);
+  }
+  // Formatted once: the reply, the logged XADD and XIDMPRECORD all carry it.
+  std::string id_text = id.ToString();
+  ctx.reply.Bulk(id_text);
   Notify(ctx, kNotifyStream, "xadd", key);
-  int64_t trimmed = ApplyTrim(s, args.trim);
-  if (trimmed > 0) Notify(ctx, kNotifyStream, "xtrim", key);
+  TrimResult trimmed = ApplyTrim(s, args.trim);
+  if (trimmed.removed > 0) Notify(ctx, kNotifyStream, "xtrim", key);
   if (!args.id_given || args.seq_star || args.trim.approx) {
-    ctx.PropagateInstead(
-        RewriteForPropagation(ctx, args, s, !args.id_given || args.seq_star ? &id : nullptr));
+    ctx.PropagateInstead(RewriteForPropagation(
+        ctx, args, s, !args.id_given || args.seq_star ? &id_text : nullptr, trimmed));
+  }
+  if (args.idmp_index != 0) {
+    ctx.PropagateInstead({"XIDMPRECORD", std::string(key), std::string(args.pid),
+                          std::string(args.iid), std::move(id_text)});
   }
   ctx.server.SignalKeyAsReady(ctx.client.db_index(), key);
   KeyWritten(ctx, key);
@@ -327,13 +434,15 @@ void XTrimCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  int64_t trimmed = ApplyTrim(*s, args.trim);
-  if (trimmed > 0) {
+  TrimResult trimmed = ApplyTrim(*s, args.trim);
+  if (trimmed.removed > 0) {
     Notify(ctx, kNotifyStream, "xtrim", key);
-    if (args.trim.approx) ctx.PropagateInstead(RewriteForPropagation(ctx, args, *s, nullptr));
-    KeyWritten(ctx, key, static_cast<uint64_t>(trimmed));
+    if (args.trim.approx) {
+      ctx.PropagateInstead(RewriteForPropagation(ctx, args, *s, nullptr, trimmed));
+    }
+    KeyWritten(ctx, key, static_cast<uint64_t>(trimmed.removed));
   }
-  ctx.reply.Integer(trimmed);
+  ctx.reply.Integer(trimmed.removed);
 }
 
 void XLenCommand(CommandContext& ctx) {
@@ -455,13 +564,8 @@ void XSetIdCommand(CommandContext& ctx) {
     }
   }
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
-  if (wrong_type) return;
-  if (s == nullptr) {
-    ctx.reply.Error(errors::kNoSuchKey);
-    return;
-  }
+  Stream* s = LookupExistingStream(ctx, key);
+  if (s == nullptr) return;
   if (id < s->max_deleted_id()) {
     ctx.reply.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
     return;
@@ -497,14 +601,16 @@ void RegisterStreamCommands(CommandTable& table) {
   table.Add({"xadd", -5, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, "@write @stream @fast",
              kGroup, "5.0.0",
              "Appends a new message to a stream. Creates the key if it doesn't exist.",
-             "key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field "
-             "value [field value ...]",
+             "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP "
+             "producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | "
+             "id> field value [field value ...]",
              XAddCommand,
              "O(1) when adding a new entry, O(N) when trimming where N being the "
              "number of entries evicted."});
   table.Add({"xtrim", -4, kCmdWrite, 1, 1, 1, "@write @stream @slow", kGroup, "5.0.0",
              "Deletes messages from the beginning of a stream.",
-             "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count]", XTrimCommand,
+             "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
+             XTrimCommand,
              "O(N), with N being the number of evicted entries. Constant times are very small "
              "however, since entries are organized in macro nodes containing multiple entries "
              "that can be released with a single deallocation."});
@@ -530,6 +636,8 @@ void RegisterStreamCommands(CommandTable& table) {
              XSetIdCommand, "O(1)"});
   RegisterStreamReadCommands(table);
   RegisterStreamGroupCommands(table);
+  RegisterStreamDeleteCommands(table);
+  RegisterStreamIdmpCommands(table);
 }
 
 }  // namespace vireo

@@ -503,7 +503,8 @@ bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::
   Reader r(payload.substr(0, payload.size() - 10));
   uint8_t type;
   std::string detail;
-  if (!r.ReadByte(&type) || (type > kTypeStreamListpacks3 || type == 8) ||
+  if (!r.ReadByte(&type) ||
+      ((type > kTypeStreamListpacks3 && type != kTypeStreamVireo) || type == 8) ||
       !ReadValue(r, type, server, out, &detail)) {
     *error = "ERR Bad data format";
     return false;

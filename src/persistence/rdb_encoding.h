@@ -39,6 +39,10 @@ enum RdbType : uint8_t {
   kTypeStreamListpacks2 = 19,
   kTypeSetListpack = 20,
   kTypeStreamListpacks3 = 21,
+  // vireo's own stream type for streams with Redis 8.x state (IDMP, NACKed entries): the
+  // STREAM_LISTPACKS_2 layout followed by extension sections (docs/persistence.md). Far above
+  // every type number Redis uses, so Redis rejects such a file cleanly.
+  kTypeStreamVireo = 120,
 };
 
 enum RdbOpcode : uint8_t {

@@ -71,6 +71,7 @@ bool ReadValue(Reader& reader, uint8_t type, Server& server, Value* out, std::st
 
 // Hashes, sets, sorted sets (rdb_types.cc) and streams (rdb_stream.cc).
 uint8_t OtherRdbType(const Value& value);
+uint8_t StreamRdbType(const Value& value);
 void AppendStream(std::string* out, const Value& value, bool compress);
 bool ReadStream(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
 void AppendOtherType(std::string* out, const Value& value, bool compress);

@@ -1,6 +1,17 @@
-// RDB codec for streams (RDB_TYPE_STREAM_LISTPACKS 1-3), consumer groups and PELs.
+// RDB codec for streams (RDB_TYPE_STREAM_LISTPACKS 1-3), consumer groups and PELs, and vireo's
+// extension type for the Redis 8.x state.
 //
-// We write type 19 (STREAM_LISTPACKS_2, what Redis 7.0 writes). Entries are re-packed into
+// We write type 19 (STREAM_LISTPACKS_2, what Redis 7.0 writes) byte for byte unless the stream
+// has state Redis 7 cannot represent: IDMP history, counters or non-default settings, or
+// NACKed (unowned) PEL entries. Such a stream is written as kTypeStreamVireo: the same layout
+// (owned PEL entries only) followed by
+//   length flags (1 = IDMP section follows, 2 = NACK section follows)
+//   IDMP: length duration, length maxsize, length iids-added, length iids-duplicates,
+//         length producers, then per producer: string pid, length n,
+//         n x (string iid, length id-ms, length id-seq), oldest first
+//   NACK: per group, in the order of the groups section: length n,
+//         n x (16-byte raw ID, length delivery count), in NACK-zone order
+// Entries are re-packed into
 // Redis's node layout: a listpack per node, keyed by the node's first ID (16 bytes, big
 // endian), holding a master entry (count, deleted, master fields, 0) followed by entries as
 // flags, ms-delta, seq-delta, [field count, fields and values | values only when the fields
@@ -16,6 +27,7 @@
 #include "server/server.h"
 #include "types/stream.h"
 #include "types/stream_groups.h"
+#include "types/stream_idmp.h"
 
 namespace vireo::rdb {
 
@@ -133,6 +145,65 @@ class NodeBuilder {
   size_t bytes_ = 0;
 };
 
+constexpr uint64_t kExtIdmp = 1;
+constexpr uint64_t kExtNack = 2;
+
+bool HasNacked(const ConsumerGroup& g) {
+  size_t owned = 0;
+  for (const auto& [name, c] : g.consumers()) owned += c->pel.size();
+  return owned < g.pel().size();
+}
+
+// Which extension sections the stream needs (0: plain Redis 7 format).
+uint64_t ExtensionFlags(const Stream& s) {
+  uint64_t flags = 0;
+  const StreamIdmp* idmp = s.idmp();
+  if (idmp != nullptr &&
+      !idmp->IsTrivial(StreamIdmp::kDefaultDuration, StreamIdmp::kDefaultMaxsize)) {
+    flags |= kExtIdmp;
+  }
+  if (const StreamGroups* groups = s.groups()) {
+    for (const auto& [name, g] : groups->all()) {
+      if (HasNacked(*g)) {
+        flags |= kExtNack;
+        break;
+      }
+    }
+  }
+  return flags;
+}
+
+void AppendExtensions(std::string* out, const Stream& s, uint64_t flags, bool compress) {
+  AppendLength(out, flags);
+  if (flags & kExtIdmp) {
+    const StreamIdmp& idmp = *s.idmp();
+    AppendLength(out, static_cast<uint64_t>(idmp.duration()));
+    AppendLength(out, static_cast<uint64_t>(idmp.maxsize()));
+    AppendLength(out, idmp.iids_added());
+    AppendLength(out, idmp.iids_duplicates());
+    AppendLength(out, idmp.pids_tracked());
+    idmp.ForEachProducer(
+        [&](std::string_view pid, size_t count) {
+          AppendString(out, pid, compress);
+          AppendLength(out, count);
+        },
+        [&](std::string_view iid, StreamID id) {
+          AppendString(out, iid, compress);
+          AppendIdLengths(out, id);
+        });
+  }
+  if (flags & kExtNack) {
+    for (const auto& [name, g] : s.groups()->all()) {
+      std::vector<const PendingEntry*> nacked = g->NackedInOrder();
+      AppendLength(out, nacked.size());
+      for (const PendingEntry* pe : nacked) {
+        AppendRawId(out, pe->id);
+        AppendLength(out, pe->delivery_count);
+      }
+    }
+  }
+}
+
 bool Fail(std::string* error, std::string_view what) {
   *error = std::string(what);
   return false;
@@ -192,10 +263,64 @@ bool LoadNode(std::string_view key, std::string_view blob, Stream* stream,
   return true;
 }
 
+bool ReadExtensions(Reader& r, Stream* stream, const std::vector<ConsumerGroup*>& groups,
+                    std::string* error) {
+  uint64_t flags;
+  if (!r.ReadLength(&flags)) return Fail(error, "short read");
+  if ((flags & ~(kExtIdmp | kExtNack)) != 0) return Fail(error, "unknown stream extension");
+  if (flags & kExtIdmp) {
+    uint64_t duration, maxsize, added, duplicates, producers;
+    if (!r.ReadLength(&duration) || !r.ReadLength(&maxsize) || !r.ReadLength(&added) ||
+        !r.ReadLength(&duplicates) || !r.ReadLength(&producers)) {
+      return Fail(error, "short read");
+    }
+    if (duration < StreamIdmp::kMinDuration || duration > StreamIdmp::kMaxDuration ||
+        maxsize < StreamIdmp::kMinMaxsize || maxsize > StreamIdmp::kMaxMaxsize) {
+      return Fail(error, "bad IDMP settings");
+    }
+    auto idmp =
+        std::make_unique<StreamIdmp>(static_cast<int64_t>(duration), static_cast<int64_t>(maxsize));
+    std::string pid, iid;
+    for (uint64_t p = 0; p < producers; ++p) {
+      uint64_t n;
+      if (!r.ReadString(&pid) || !r.ReadLength(&n)) return Fail(error, "short read");
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t ms, seq;
+        if (!r.ReadString(&iid) || !r.ReadLength(&ms) || !r.ReadLength(&seq)) {
+          return Fail(error, "short read");
+        }
+        idmp->Restore(pid, iid, {ms, seq});
+      }
+    }
+    idmp->set_counters(added, duplicates);
+    stream->set_idmp(std::move(idmp));
+  }
+  if (flags & kExtNack) {
+    char raw[16];
+    for (ConsumerGroup* g : groups) {
+      uint64_t n;
+      if (!r.ReadLength(&n)) return Fail(error, "short read");
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t count;
+        if (!r.Read(raw, 16) || !r.ReadLength(&count)) return Fail(error, "short read");
+        StreamID id = LoadRawId(raw);
+        if (g->FindPending(id) != nullptr) return Fail(error, "NACKed entry also owned");
+        g->AddNacked(id, count);
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+uint8_t StreamRdbType(const Value& value) {
+  return ExtensionFlags(*value.As<Stream>()) != 0 ? kTypeStreamVireo : kTypeStreamListpacks2;
+}
 
 void AppendStream(std::string* out, const Value& value, bool compress) {
   const auto& s = *value.As<Stream>();
+  uint64_t ext = ExtensionFlags(s);
   NodeBuilder nodes(out, compress);
   Stream::Iterator it(s, StreamID::Min(), StreamID::Max(), false);
   StreamEntryView e;
@@ -209,6 +334,7 @@ void AppendStream(std::string* out, const Value& value, bool compress) {
   const StreamGroups* groups = s.groups();
   if (groups == nullptr) {
     AppendLength(out, 0);
+    if (ext != 0) AppendExtensions(out, s, ext, compress);
     return;
   }
   AppendLength(out, groups->size());
@@ -235,9 +361,14 @@ void AppendStream(std::string* out, const Value& value, bool compress) {
       for (const auto& [id, pe] : consumer->pel) AppendRawId(out, id);
     }
   }
+  if (ext != 0) AppendExtensions(out, s, ext, compress);
 }
 
-bool ReadStream(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::string* error) {
+  // The extension type carries the STREAM_LISTPACKS_2 layout.
+  const uint8_t type =
+      rdb_type == kTypeStreamVireo ? static_cast<uint8_t>(kTypeStreamListpacks2) : rdb_type;
+  std::vector<ConsumerGroup*> loaded_groups;
   auto stream = std::make_unique<Stream>();
   Stream::NodeLimits limits{static_cast<size_t>(server.cfg().stream_node_max_bytes),
                             static_cast<size_t>(server.cfg().stream_node_max_entries)};
@@ -286,6 +417,7 @@ bool ReadStream(Reader& r, uint8_t type, Server& server, Value* out, std::string
     }
     ConsumerGroup* group = stream->MutableGroups().Create(name, gid, entries_read);
     if (group == nullptr) return Fail(error, "duplicate consumer group");
+    loaded_groups.push_back(group);
     struct Pel {
       int64_t time;
       uint64_t count;
@@ -331,6 +463,9 @@ bool ReadStream(Reader& r, uint8_t type, Server& server, Value* out, std::string
     for (const auto& [id, p] : pel) {
       if (!p.owned) group->AddPending(id, nullptr, p.time, p.count);
     }
+  }
+  if (rdb_type == kTypeStreamVireo && !ReadExtensions(r, stream.get(), loaded_groups, error)) {
+    return false;
   }
   *out = Value::Object(ValueType::kStream, std::move(stream));
   return true;

@@ -265,7 +265,7 @@ uint8_t OtherRdbType(const Value& value) {
     case ValueType::kZSet:
       return value.As<ZSet>()->packed() ? kTypeZsetListpack : kTypeZset2;
     case ValueType::kStream:
-      return kTypeStreamListpacks2;
+      return StreamRdbType(value);
     default:
       return kTypeString;
   }
@@ -309,6 +309,7 @@ bool ReadOtherType(Reader& r, uint8_t type, Server& server, Value* out, std::str
     case kTypeStreamListpacks:
     case kTypeStreamListpacks2:
     case kTypeStreamListpacks3:
+    case kTypeStreamVireo:
       return ReadStream(r, type, server, out, error);
     default:
       *error = "unknown value type " + std::to_string(type);

@@ -576,6 +576,10 @@ void Config::Declare() {
                       kLongMax, kMut, Type::kMemory));
   o.push_back(Numeric("stream-node-max-entries", "", &ServerConfig::stream_node_max_entries, 0,
                       kLongMax, kMut));
+  o.push_back(
+      Numeric("stream-idmp-duration", "", &ServerConfig::stream_idmp_duration, 1, 86400, kMut));
+  o.push_back(
+      Numeric("stream-idmp-maxsize", "", &ServerConfig::stream_idmp_maxsize, 1, 10000, kMut));
 
   Option notify = Special("notify-keyspace-events", Type::kString, kMut);
   notify.get = [](const ServerConfig& c) { return c.notify_keyspace_events; };

@@ -103,6 +103,8 @@ struct ServerConfig {
   int64_t zset_max_listpack_value = 64;
   int64_t stream_node_max_bytes = 4096;
   int64_t stream_node_max_entries = 100;
+  int64_t stream_idmp_duration = 100;  // seconds (Redis 8.6)
+  int64_t stream_idmp_maxsize = 100;
   std::string notify_keyspace_events;  // as CONFIG GET shows notify_keyspace_flags
   uint32_t notify_keyspace_flags = 0;  // KeyspaceEventFlag bits
   int64_t busy_reply_threshold = 5000;

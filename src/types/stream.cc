@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "types/stream_groups.h"
+#include "types/stream_idmp.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -36,7 +37,11 @@ bool StreamID::Decrement() {
   return true;
 }
 
-std::string StreamID::ToString() const { return fmt::format("{}-{}", ms, seq); }
+std::string StreamID::ToString() const {
+  char buf[48];
+  auto r = fmt::format_to_n(buf, sizeof(buf), "{}-{}", ms, seq);
+  return std::string(buf, r.size);
+}
 
 bool ParseStreamID(std::string_view s, StreamID* id, uint64_t missing_seq, bool strict,
                    bool* seq_star) {
@@ -227,12 +232,20 @@ StreamGroups& Stream::MutableGroups() {
   return *groups_;
 }
 
+StreamIdmp& Stream::MutableIdmp(int64_t duration_s, int64_t maxsize) {
+  if (!idmp_) idmp_ = std::make_unique<StreamIdmp>(duration_s, maxsize);
+  return *idmp_;
+}
+
+void Stream::set_idmp(std::unique_ptr<StreamIdmp> idmp) { idmp_ = std::move(idmp); }
+
 size_t Stream::MemoryUsage() const {
   // A map node holds three pointers, a colour word, the key and the value.
   constexpr size_t kMapNode = 32 + sizeof(StreamID) + sizeof(Block*);
   size_t total = sizeof(Stream);
   for (const auto& [id, block] : blocks_) total += kMapNode + sizeof(Block) + block->capacity;
   if (groups_) total += groups_->MemoryUsage();
+  if (idmp_) total += idmp_->MemoryUsage();
   return total;
 }
 
@@ -257,6 +270,7 @@ std::unique_ptr<HeapObject> Stream::Clone() const {
   copy->max_deleted_id_ = max_deleted_id_;
   copy->entries_added_ = entries_added_;
   if (groups_) copy->groups_ = groups_->Clone();
+  if (idmp_) copy->idmp_ = idmp_->Clone();
   return copy;
 }
 
@@ -397,71 +411,72 @@ bool Stream::Delete(StreamID id) {
   return false;
 }
 
-int64_t Stream::TrimByLength(uint64_t maxlen, bool approx, int64_t limit) {
-  int64_t removed = 0;
-  auto it = blocks_.begin();
-  while (it != blocks_.end() && length_ > maxlen) {
-    Block* b = it->second;
-    int64_t entries = b->live;
-    if (limit != 0 && removed + entries > limit) break;
-    if (length_ - entries >= maxlen) {
-      length_ -= entries;
-      removed += entries;
-      auto next = std::next(it);
-      RemoveBlock(it);
-      it = next;
-      continue;
-    }
-    if (approx) break;
-    for (uint32_t off = b->entries_start; off < b->size && length_ > maxlen;) {
-      Block::Header h = b->Decode(it->first, off);
-      if ((h.flags & kFlagDeleted) == 0) {
-        b->data[off] = static_cast<char>(h.flags | kFlagDeleted);
-        --b->live;
-        ++b->deleted;
-        --length_;
-        ++removed;
-      }
-      off = h.next;
-    }
-    break;
-  }
-  if (removed > 0) UpdateFirstId();
-  return removed;
+int64_t Stream::TrimByLength(uint64_t maxlen, bool approx, int64_t limit, const TrimRefs* refs,
+                             StreamID* stop_id) {
+  return Trim(true, maxlen, StreamID::Min(), approx, limit, refs, stop_id);
 }
 
-int64_t Stream::TrimByMinId(StreamID minid, bool approx, int64_t limit) {
+int64_t Stream::TrimByMinId(StreamID minid, bool approx, int64_t limit, const TrimRefs* refs,
+                            StreamID* stop_id) {
+  return Trim(false, 0, minid, approx, limit, refs, stop_id);
+}
+
+int64_t Stream::Trim(bool by_length, uint64_t maxlen, StreamID minid, bool approx, int64_t limit,
+                     const TrimRefs* refs, StreamID* stop_id) {
+  if (refs != nullptr && !refs->removable && !refs->on_removed) refs = nullptr;
+  StreamID stop = StreamID::Max();
   int64_t removed = 0;
   auto it = blocks_.begin();
   while (it != blocks_.end()) {
     Block* b = it->second;
-    int64_t entries = b->live;
-    if (limit != 0 && removed + entries > limit) break;
-    if (b->last_id < minid) {
-      length_ -= entries;
-      removed += entries;
+    // Every entry of the block is at or above its key, so these end the trim here.
+    if ((by_length && length_ <= maxlen) || (!by_length && it->first >= minid) ||
+        (refs != nullptr && it->first > refs->removable_until)) {
+      stop = it->first;
+      break;
+    }
+    bool whole = by_length ? length_ - b->live >= maxlen : b->last_id < minid;
+    if ((!whole && approx) || (limit != 0 && removed + b->live > limit)) {
+      stop = it->first;
+      break;
+    }
+    if (whole && refs == nullptr) {
+      length_ -= b->live;
+      removed += b->live;
       auto next = std::next(it);
       RemoveBlock(it);
       it = next;
       continue;
     }
-    if (approx) break;
+    // Entry by entry: the block straddles the threshold, or references must be checked. An
+    // entry ACKED keeps is skipped, not a reason to stop.
+    bool stopped = false;
     for (uint32_t off = b->entries_start; off < b->size;) {
       Block::Header h = b->Decode(it->first, off);
-      if (h.id >= minid) break;
-      if ((h.flags & kFlagDeleted) == 0) {
+      if ((by_length && length_ <= maxlen) || (!by_length && h.id >= minid) ||
+          (refs != nullptr && h.id > refs->removable_until)) {
+        stop = h.id;
+        stopped = true;
+        break;
+      }
+      if ((h.flags & kFlagDeleted) == 0 &&
+          (refs == nullptr || !refs->removable || refs->removable(h.id))) {
         b->data[off] = static_cast<char>(h.flags | kFlagDeleted);
         --b->live;
         ++b->deleted;
         --length_;
         ++removed;
+        if (refs != nullptr && refs->on_removed) refs->on_removed(h.id);
       }
       off = h.next;
     }
+    auto next = std::next(it);
     if (b->live == 0) RemoveBlock(it);
-    break;
+    if (stopped) break;
+    it = next;
   }
   if (removed > 0) UpdateFirstId();
+  if (stop_id != nullptr) *stop_id = stop;
   return removed;
 }
 

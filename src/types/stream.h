@@ -48,6 +48,7 @@ bool ParseStreamID(std::string_view s, StreamID* id, uint64_t missing_seq, bool 
                    bool* seq_star = nullptr);
 
 class StreamGroups;
+class StreamIdmp;
 
 // One entry as iteration sees it: its ID and field/value pairs (fields at even positions).
 // The views point into the stream (or into the iterator's scratch space) and stay valid until
@@ -105,10 +106,27 @@ class Stream : public HeapObject {
   // XDEL of one ID: true if a live entry was deleted. Updates max-deleted-entry-id and the
   // first ID.
   bool Delete(StreamID id);
-  // Trimming from the head. `approx` removes only whole blocks; `limit` (approx only, 0 = none)
-  // bounds the entries removed. Returns the number removed. Does not touch max-deleted-id.
-  int64_t TrimByLength(uint64_t maxlen, bool approx, int64_t limit);
-  int64_t TrimByMinId(StreamID minid, bool approx, int64_t limit);
+  // How trimming treats entries consumer groups still reference (Redis 8.2 KEEPREF | DELREF |
+  // ACKED); null = KEEPREF.
+  struct TrimRefs {
+    // When set, an entry is removed only if this says so (ACKED); entries it refuses are
+    // skipped and trimming goes on past them.
+    std::function<bool(StreamID)> removable;
+    // Entries above this ID are never removable: trimming stops there (ACKED: the smallest
+    // last-delivered ID of the groups).
+    StreamID removable_until = StreamID::Max();
+    // Called with each entry removed (DELREF cleans the PELs).
+    std::function<void(StreamID)> on_removed;
+  };
+  // Trimming from the head. `approx` removes only whole blocks (with `refs`, only entries of
+  // blocks wholly inside the trimmed range); `limit` (approx only, 0 = none) bounds the entries
+  // removed. Returns the number removed. Does not touch max-deleted-id. With `stop_id`, the ID
+  // where an approximate trim stopped is stored there (every entry below it was considered;
+  // Max() when it reached the end), so it can be replayed exactly as MINID = stop_id.
+  int64_t TrimByLength(uint64_t maxlen, bool approx, int64_t limit, const TrimRefs* refs = nullptr,
+                       StreamID* stop_id = nullptr);
+  int64_t TrimByMinId(StreamID minid, bool approx, int64_t limit, const TrimRefs* refs = nullptr,
+                      StreamID* stop_id = nullptr);
 
   // --- Reads ----------------------------------------------------------------------------------
   bool Contains(StreamID id) const;
@@ -149,6 +167,13 @@ class Stream : public HeapObject {
   StreamGroups* groups() const { return groups_.get(); }
   StreamGroups& MutableGroups();
 
+  // --- Idempotent production (XADD IDMP, XCFGSET) ---------------------------------------------
+  // nullptr until the stream first needs it, so streams that never use IDMP pay one pointer.
+  StreamIdmp* idmp() const { return idmp_.get(); }
+  // Creates the state with these settings if missing.
+  StreamIdmp& MutableIdmp(int64_t duration_s, int64_t maxsize);
+  void set_idmp(std::unique_ptr<StreamIdmp> idmp);
+
   // --- Lag estimate (XINFO entries-read / lag) ------------------------------------------------
   // Redis's estimate of how many entries were added up to and including `id`, or -1 when it
   // cannot be known.
@@ -158,6 +183,8 @@ class Stream : public HeapObject {
   using BlockMap = std::map<StreamID, Block*>;
   void RemoveBlock(BlockMap::iterator it);
   void UpdateFirstId();
+  int64_t Trim(bool by_length, uint64_t maxlen, StreamID minid, bool approx, int64_t limit,
+               const TrimRefs* refs, StreamID* stop_id);
 
   BlockMap blocks_;  // keyed by each block's first (master) ID
   size_t length_ = 0;
@@ -166,6 +193,7 @@ class Stream : public HeapObject {
   StreamID max_deleted_id_;
   uint64_t entries_added_ = 0;
   std::unique_ptr<StreamGroups> groups_;
+  std::unique_ptr<StreamIdmp> idmp_;
 };
 
 }  // namespace vireo

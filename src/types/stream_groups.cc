@@ -31,6 +31,7 @@ int64_t ConsumerGroup::DeleteConsumer(std::string_view name) {
   auto it = consumers_.find(name);
   if (it == consumers_.end()) return -1;
   StreamConsumer* consumer = it->second.get();
+  // Only owned entries go: NACKed ones belong to nobody and stay claimable.
   auto pending = static_cast<int64_t>(consumer->pel.size());
   for (const auto& [id, entry] : consumer->pel) pel_.erase(id);
   consumers_.erase(it);
@@ -50,6 +51,7 @@ PendingEntry* ConsumerGroup::Deliver(StreamID id, StreamConsumer* consumer, int6
   } else if (entry.consumer != nullptr) {
     entry.consumer->pel.erase(id);
   }
+  LeaveNackZone(entry);
   entry.consumer = consumer;
   entry.delivery_time_ms = now_ms;
   entry.delivery_count = 1;
@@ -58,6 +60,7 @@ PendingEntry* ConsumerGroup::Deliver(StreamID id, StreamConsumer* consumer, int6
 }
 
 void ConsumerGroup::Reassign(PendingEntry* entry, StreamConsumer* consumer) {
+  LeaveNackZone(*entry);
   if (entry->consumer == consumer) return;
   if (entry->consumer != nullptr) entry->consumer->pel.erase(entry->id);
   entry->consumer = consumer;
@@ -72,6 +75,7 @@ PendingEntry* ConsumerGroup::AddPending(StreamID id, StreamConsumer* consumer,
   if (!inserted && entry.consumer != nullptr && entry.consumer != consumer) {
     entry.consumer->pel.erase(id);
   }
+  if (consumer != nullptr) LeaveNackZone(entry);
   entry.consumer = consumer;
   entry.delivery_time_ms = delivery_time_ms;
   entry.delivery_count = delivery_count;
@@ -83,13 +87,42 @@ bool ConsumerGroup::Ack(StreamID id) {
   auto it = pel_.find(id);
   if (it == pel_.end()) return false;
   if (it->second.consumer != nullptr) it->second.consumer->pel.erase(id);
+  LeaveNackZone(it->second);
   pel_.erase(it);
   return true;
+}
+
+void ConsumerGroup::LeaveNackZone(PendingEntry& entry) {
+  if (entry.nack_seq == 0) return;
+  nacked_.erase(entry.nack_seq);
+  entry.nack_seq = 0;
+}
+
+std::vector<const PendingEntry*> ConsumerGroup::NackedInOrder() const {
+  std::vector<const PendingEntry*> out;
+  out.reserve(nacked_.size());
+  for (const auto& [seq, entry] : nacked_) out.push_back(entry);
+  return out;
+}
+
+PendingEntry* ConsumerGroup::AddNacked(StreamID id, uint64_t delivery_count) {
+  auto [it, inserted] = pel_.try_emplace(id);
+  PendingEntry& entry = it->second;
+  entry.id = id;
+  if (entry.consumer != nullptr) entry.consumer->pel.erase(id);
+  LeaveNackZone(entry);
+  entry.consumer = nullptr;
+  entry.delivery_time_ms = 0;
+  entry.delivery_count = delivery_count;
+  entry.nack_seq = next_nack_seq_++;
+  nacked_.emplace(entry.nack_seq, &entry);
+  return &entry;
 }
 
 size_t ConsumerGroup::MemoryUsage() const {
   size_t total = sizeof(ConsumerGroup) + name_.capacity();
   total += pel_.size() * (kMapNodeOverhead + sizeof(StreamID) + sizeof(PendingEntry));
+  total += nacked_.size() * (kMapNodeOverhead + sizeof(uint64_t) + sizeof(void*));
   for (const auto& [name, consumer] : consumers_) {
     total += kMapNodeOverhead + sizeof(std::string) + sizeof(void*) + sizeof(StreamConsumer) +
              name.capacity() * 2;
@@ -128,9 +161,13 @@ std::unique_ptr<StreamGroups> StreamGroups::Clone() const {
       c->active_time_ms = consumer->active_time_ms;
     }
     for (const auto& [id, entry] : group->pel()) {
+      if (entry.nacked()) continue;  // added below, in NACK order
       StreamConsumer* owner =
           entry.consumer == nullptr ? nullptr : g->FindConsumer(entry.consumer->name());
       g->AddPending(id, owner, entry.delivery_time_ms, entry.delivery_count);
+    }
+    for (const PendingEntry* entry : group->NackedInOrder()) {
+      g->AddNacked(entry->id, entry->delivery_count);
     }
   }
   return copy;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "types/stream.h"
 
@@ -23,8 +24,17 @@ class StreamConsumer;
 struct PendingEntry {
   StreamID id;
   StreamConsumer* consumer = nullptr;
-  int64_t delivery_time_ms = 0;  // unix ms of the last delivery
+  int64_t delivery_time_ms = 0;  // unix ms of the last delivery; 0 once NACKed
   uint64_t delivery_count = 0;
+  // Position in the group's NACK zone (0: not NACKed). Larger = NACKed later.
+  uint64_t nack_seq = 0;
+
+  bool nacked() const { return nack_seq != 0; }
+  // One more delivery. XNACK FATAL sets the count to INT64_MAX; replies show it as a signed
+  // integer, so it saturates there instead of turning negative.
+  void CountDelivery() {
+    if (delivery_count < static_cast<uint64_t>(INT64_MAX)) ++delivery_count;
+  }
 };
 
 class StreamConsumer {
@@ -60,7 +70,8 @@ class ConsumerGroup {
   StreamConsumer* FindConsumer(std::string_view name) const;
   // Creates the consumer if missing; *created says whether it did.
   StreamConsumer* GetOrCreateConsumer(std::string_view name, int64_t now_ms, bool* created);
-  // Deletes a consumer and its pending entries; returns how many were pending, -1 if absent.
+  // Deletes a consumer and the pending entries it owns (NACKed ones stay); returns how many it
+  // owned, -1 if absent.
   int64_t DeleteConsumer(std::string_view name);
   // By name, as XINFO CONSUMERS lists them.
   const std::map<std::string, std::unique_ptr<StreamConsumer>, std::less<>>& consumers() const {
@@ -72,20 +83,37 @@ class ConsumerGroup {
   // Records a delivery of `id` to `consumer`: a new pending entry with count 1, or, if the ID
   // was already pending (re-delivery after SETID), moved to `consumer` with the count reset.
   PendingEntry* Deliver(StreamID id, StreamConsumer* consumer, int64_t now_ms);
-  // Gives a pending entry to another consumer (claims).
+  // Gives a pending entry to another consumer (claims); a NACKed entry leaves the NACK zone.
   void Reassign(PendingEntry* entry, StreamConsumer* consumer);
   // Adds a pending entry with explicit fields (XCLAIM FORCE, loaders).
   PendingEntry* AddPending(StreamID id, StreamConsumer* consumer, int64_t delivery_time_ms,
                            uint64_t delivery_count);
-  // XACK: removes the entry from the PEL; false if it wasn't pending.
+  // XACK: removes the entry from the PEL (and the NACK zone); false if it wasn't pending.
   bool Ack(StreamID id);
   const std::map<StreamID, PendingEntry>& pel() const { return pel_; }
+
+  // --- NACK zone (Redis 8.8 XNACK) --------------------------------------------------------------
+  // Unowned pending entries (released by XNACK), in the order they were released: claims take
+  // them first. Persistence saves and restores the zone through these two calls.
+  std::vector<const PendingEntry*> NackedInOrder() const;
+  // Appends an unowned pending entry (delivery time 0) at the end of the NACK zone; an entry
+  // already pending is released from its owner and moved there.
+  PendingEntry* AddNacked(StreamID id, uint64_t delivery_count);
+  size_t nacked_count() const { return nacked_.size(); }
+  // The oldest NACKed entry (claimed first), or nullptr when the zone is empty.
+  PendingEntry* FirstNacked() const { return nacked_.empty() ? nullptr : nacked_.begin()->second; }
 
   size_t MemoryUsage() const;
 
  private:
+  void LeaveNackZone(PendingEntry& entry);
+
   std::string name_;
   std::map<StreamID, PendingEntry> pel_;
+  // The NACK zone: NACKed (unowned) entries by nack_seq, i.e. in the order they were released.
+  // Re-NACKing takes a new sequence number, which moves the entry to the end.
+  std::map<uint64_t, PendingEntry*> nacked_;
+  uint64_t next_nack_seq_ = 1;
   std::map<std::string, std::unique_ptr<StreamConsumer>, std::less<>> consumers_;
 };
 

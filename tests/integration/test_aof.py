@@ -660,3 +660,21 @@ def test_bgrewriteaof_while_50_clients_write(servers, data):
     for n in range(0, 50, 7):
         if acked[n]:
             assert r2.get(f"w{n}:{acked[n][-1]}") == str(acked[n][-1]).encode()
+
+
+def test_stream_group_times_survive_replay(servers, data):
+    # The log replays with the command clock stopped at 0 (nothing expires mid-replay); the
+    # consumer's seen-time and the pending entry's delivery time must still be real times.
+    h = run(servers, data)
+    r = h.client()
+    r.xadd("s", {"f": "v"}, id="1-0")
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "alice", {"s": ">"})
+    h2 = restart(h, data, kill=True)
+    servers.append(h2)
+    r2 = h2.client()
+    consumers = r2.xinfo_consumers("s", "g")
+    assert consumers[0]["name"] == b"alice"
+    assert 0 <= consumers[0]["idle"] < 60_000
+    pending = r2.xpending_range("s", "g", "-", "+", 10)
+    assert pending[0]["time_since_delivered"] < 60_000

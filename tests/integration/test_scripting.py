@@ -282,6 +282,18 @@ def test_blocking_commands_do_not_block(r):
     assert r.eval("return redis.call('blmove', 'empty', 'b', 'LEFT', 'LEFT', 0)", 0) is None
 
 
+def test_stream_block_refused_in_scripts(r):
+    # Redis 7.2 (before 7.4) refuses XREAD/XREADGROUP BLOCK from scripts, even with data there.
+    r.xadd("s", {"f": "v"}, id="1-0")
+    for command, name in [("'XREAD', 'BLOCK', 0, 'STREAMS', 's', '0'", "XREAD"),
+                          ("'XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 10, 'STREAMS', 's', '>'",
+                           "XREADGROUP")]:
+        assert r.eval(f"return redis.pcall({command})['err']", 0) == (
+            f"ERR {name} command is not allowed with BLOCK option from scripts").encode()
+    assert r.eval("return redis.call('XREAD', 'STREAMS', 's', '0')", 0) == [
+        [b"s", [[b"1-0", [b"f", b"v"]]]]]
+
+
 def test_waiters_served_after_script(server, r):
     other = server.client()
     result = {}

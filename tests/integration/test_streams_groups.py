@@ -261,6 +261,10 @@ def test_xautoclaim(grp, raw):
 # XINFO
 
 
+IDMP_FIELDS = ["idmp-duration", "idmp-maxsize", "pids-tracked", "iids-tracked", "iids-added",
+               "iids-duplicates"]
+
+
 def test_xinfo_stream(grp, raw):
     x = grp
     info = as_dict(x.execute_command("XINFO", "STREAM", "s"))
@@ -271,9 +275,10 @@ def test_xinfo_stream(grp, raw):
     assert info["groups"] == 1
     assert info["first-entry"] == ["1-0", ["f", "1"]]
     assert info["last-entry"] == ["5-0", ["f", "5"]]
+    # Redis 8.6 adds the IDMP fields after recorded-first-entry-id (test_streams_idmp.py).
     assert list(info) == ["length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
                           "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
-                          "groups", "first-entry", "last-entry"]
+                          *IDMP_FIELDS, "groups", "first-entry", "last-entry"]
     x.execute_command("XADD", "e", "MAXLEN", "0", "1-0", "f", "v")
     empty = as_dict(x.execute_command("XINFO", "STREAM", "e"))
     assert empty["first-entry"] is None and empty["last-entry"] is None
@@ -289,10 +294,13 @@ def test_xinfo_stream_full(grp, is_70):
     full = as_dict(x.execute_command("XINFO", "STREAM", "s", "FULL"))
     assert list(full) == ["length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
                           "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
-                          "entries", "groups"]
+                          *IDMP_FIELDS, "entries", "groups"]
     assert len(full["entries"]) == 5
     g = as_dict(full["groups"][0])
-    assert list(g) == ["name", "last-delivered-id", "entries-read", "lag", "pel-count", "pending", "consumers"]
+    # Redis 8.8 adds nacked-count (XNACK) as the last group field.
+    assert list(g) == ["name", "last-delivered-id", "entries-read", "lag", "pel-count", "pending",
+                       "consumers", "nacked-count"]
+    assert g["nacked-count"] == 0
     assert g["entries-read"] == 2 and g["lag"] == 3 and g["pel-count"] == 2
     assert [p[0] for p in g["pending"]] == ["1-0", "2-0"]
     assert g["pending"][0][1] == "alice" and g["pending"][0][3] == 1

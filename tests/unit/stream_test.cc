@@ -264,6 +264,89 @@ TEST(StreamGroupsTest, PelAndConsumers) {
   EXPECT_TRUE(s.MutableGroups().Destroy("g"));
 }
 
+std::vector<StreamID> NackOrder(const ConsumerGroup& g) {
+  std::vector<StreamID> out;
+  for (const PendingEntry* p : g.NackedInOrder()) out.push_back(p->id);
+  return out;
+}
+
+TEST(StreamGroupsTest, NackZoneIsAFifo) {
+  Stream s;
+  for (uint64_t i = 1; i <= 5; ++i) Add(s, {i, 0}, {"f", "v"});
+  ConsumerGroup* g = s.MutableGroups().Create("g", StreamID::Min(), 0);
+  bool created;
+  StreamConsumer* alice = g->GetOrCreateConsumer("alice", 10, &created);
+  for (uint64_t i = 1; i <= 4; ++i) g->Deliver({i, 0}, alice, 100);
+  EXPECT_EQ(g->FirstNacked(), nullptr);
+
+  // Releasing unowns the entry, zeroes its delivery time and appends it to the zone.
+  PendingEntry* p3 = g->AddNacked({3, 0}, 7);
+  EXPECT_EQ(p3->consumer, nullptr);
+  EXPECT_EQ(p3->delivery_time_ms, 0);
+  EXPECT_EQ(p3->delivery_count, 7u);
+  EXPECT_TRUE(p3->nacked());
+  EXPECT_EQ(alice->pel.count({3, 0}), 0u);
+  g->AddNacked({1, 0}, 1);
+  g->AddNacked({2, 0}, 1);
+  EXPECT_EQ(NackOrder(*g), (std::vector<StreamID>{{3, 0}, {1, 0}, {2, 0}}));
+  EXPECT_EQ(g->nacked_count(), 3u);
+  EXPECT_EQ(g->pel().size(), 4u);
+  // Re-NACK moves to the end.
+  g->AddNacked({3, 0}, 7);
+  EXPECT_EQ(NackOrder(*g), (std::vector<StreamID>{{1, 0}, {2, 0}, {3, 0}}));
+  EXPECT_EQ(g->FirstNacked()->id, (StreamID{1, 0}));
+
+  // XACK, claims (Reassign), re-delivery and owned AddPending all leave the zone.
+  EXPECT_TRUE(g->Ack({1, 0}));
+  g->Reassign(g->FindPending({2, 0}), alice);
+  EXPECT_FALSE(g->FindPending({2, 0})->nacked());
+  EXPECT_EQ(alice->pel.count({2, 0}), 1u);
+  EXPECT_EQ(NackOrder(*g), (std::vector<StreamID>{{3, 0}}));
+  g->Deliver({3, 0}, alice, 300);
+  EXPECT_EQ(g->nacked_count(), 0u);
+  g->AddNacked({3, 0}, 1);
+  g->AddPending({3, 0}, alice, 400, 2);
+  EXPECT_EQ(g->nacked_count(), 0u);
+
+  // A FORCE-style release of an entry that wasn't pending creates it in the zone.
+  g->AddNacked({5, 0}, 0);
+  EXPECT_EQ(g->pel().size(), 4u);
+  // Deleting the owner keeps the NACKed entry.
+  g->AddNacked({4, 0}, 1);
+  EXPECT_EQ(g->DeleteConsumer("alice"), 2);
+  EXPECT_EQ(NackOrder(*g), (std::vector<StreamID>{{5, 0}, {4, 0}}));
+  EXPECT_EQ(g->pel().size(), 2u);
+}
+
+TEST(StreamGroupsTest, NackZoneCountSaturates) {
+  PendingEntry p;
+  p.delivery_count = static_cast<uint64_t>(INT64_MAX) - 1;
+  p.CountDelivery();
+  p.CountDelivery();
+  EXPECT_EQ(p.delivery_count, static_cast<uint64_t>(INT64_MAX));
+}
+
+TEST(StreamGroupsTest, CloneKeepsNackZoneOrder) {
+  Stream s;
+  for (uint64_t i = 1; i <= 4; ++i) Add(s, {i, 0}, {"f", "v"});
+  ConsumerGroup* g = s.MutableGroups().Create("g", StreamID::Min(), 0);
+  bool created;
+  StreamConsumer* bob = g->GetOrCreateConsumer("bob", 10, &created);
+  for (uint64_t i = 1; i <= 4; ++i) g->Deliver({i, 0}, bob, 100);
+  g->AddNacked({4, 0}, 3);
+  g->AddNacked({2, 0}, 0);
+  auto copy = s.Clone();
+  const ConsumerGroup* cg = static_cast<Stream&>(*copy).groups()->Find("g");
+  ASSERT_NE(cg, nullptr);
+  EXPECT_EQ(NackOrder(*cg), (std::vector<StreamID>{{4, 0}, {2, 0}}));
+  EXPECT_EQ(cg->NackedInOrder()[0]->delivery_count, 3u);
+  EXPECT_EQ(cg->pel().size(), 4u);
+  EXPECT_EQ(cg->FindConsumer("bob")->pel.size(), 2u);
+  // The copy's zone is its own.
+  g->Ack({4, 0});
+  EXPECT_EQ(cg->nacked_count(), 2u);
+}
+
 TEST(StreamTest, LagEstimate) {
   Stream s;
   EXPECT_EQ(s.EstimateDistanceFromFirstEver({5, 0}), 0);

@@ -1,0 +1,148 @@
+// XNACK (Redis 8.8): a consumer hands pending entries back to its group without acknowledging
+// them. Released entries stay in the group PEL but belong to nobody; they wait in the group's
+// NACK zone (see ConsumerGroup), where every claim (XCLAIM, XAUTOCLAIM, XREADGROUP ... CLAIM)
+// takes them first and regardless of min-idle-time.
+//
+// XNACK is propagated as received: its effect depends only on the PEL and the stream, which
+// replicas and the AOF reproduce exactly (FORCE creates an entry only for an ID the stream holds,
+// and the stream is the same there).
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "commands/stream_common.h"
+#include "server/server.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+using namespace stream_cmd;  // NOLINT
+
+enum class NackMode { kSilent, kFail, kFatal };
+
+struct NackArgs {
+  NackMode mode = NackMode::kFail;
+  std::vector<StreamID> ids;
+  int64_t retry_count = -1;  // -1: the mode decides
+  bool force = false;
+};
+
+constexpr uint64_t kFatalCount = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// Everything is parsed (and every ID checked) before the key is looked up, so a bad call never
+// releases part of its IDs.
+bool ParseNackArgs(CommandContext& ctx, NackArgs* args) {
+  std::string_view mode = ctx.arg(3);
+  if (IsArg(mode, "SILENT")) {
+    args->mode = NackMode::kSilent;
+  } else if (IsArg(mode, "FAIL")) {
+    args->mode = NackMode::kFail;
+  } else if (IsArg(mode, "FATAL")) {
+    args->mode = NackMode::kFatal;
+  } else {
+    ctx.reply.Error("ERR mode must be SILENT, FAIL, or FATAL");
+    return false;
+  }
+  size_t argc = ctx.argc();
+  size_t ids_at = 0, numids = 0;
+  for (size_t i = 4; i < argc; ++i) {
+    std::string_view opt = ctx.arg(i);
+    bool more = i + 1 < argc;
+    if (IsArg(opt, "IDS") && more && ids_at == 0) {
+      int64_t n;
+      if (!ParseInt64(ctx.arg(i + 1), &n) || n <= 0) {
+        ctx.reply.Error("ERR numids must be a positive integer");
+        return false;
+      }
+      if (static_cast<uint64_t>(n) > argc - i - 2) {
+        ctx.reply.Error("ERR number of IDs doesn't match numids");
+        return false;
+      }
+      ids_at = i + 2;
+      numids = static_cast<size_t>(n);
+      i = ids_at + numids - 1;
+    } else if (IsArg(opt, "RETRYCOUNT") && more) {
+      auto n = ArgInt(ctx, ctx.arg(++i));
+      if (!n) return false;
+      if (*n < 0) {
+        ctx.reply.Error("ERR Invalid RETRYCOUNT value, must be >= 0");
+        return false;
+      }
+      args->retry_count = *n;
+    } else if (IsArg(opt, "FORCE")) {
+      args->force = true;
+    } else {
+      ctx.reply.Error(fmt::format("ERR Unrecognized XNACK option '{}'", opt));
+      return false;
+    }
+  }
+  if (ids_at == 0) {
+    ctx.reply.Error("ERR syntax error, expected IDS keyword");
+    return false;
+  }
+  args->ids.resize(numids);
+  for (size_t k = 0; k < numids; ++k) {
+    if (!ArgStreamID(ctx, ctx.arg(ids_at + k), &args->ids[k], 0, true)) return false;
+  }
+  return true;
+}
+
+// The delivery count a released entry keeps: RETRYCOUNT if given, else what the mode says.
+uint64_t NackedCount(const NackArgs& args, uint64_t current) {
+  if (args.retry_count >= 0) return static_cast<uint64_t>(args.retry_count);
+  switch (args.mode) {
+    case NackMode::kSilent:
+      return current > 0 ? current - 1 : 0;
+    case NackMode::kFail:
+      return current;
+    case NackMode::kFatal:
+      return kFatalCount;
+  }
+  return current;
+}
+
+void XNackCommand(CommandContext& ctx) {
+  NackArgs args;
+  if (!ParseNackArgs(ctx, &args)) return;
+  std::string_view key = ctx.arg(1), group = ctx.arg(2);
+  bool wrong_type;
+  Stream* s = LookupStream(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  ConsumerGroup* g = s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(group);
+  if (g == nullptr) {
+    ctx.reply.Error(fmt::format("NOGROUP No such key '{}' or consumer group '{}'", key, group));
+    return;
+  }
+  int64_t released = 0;
+  for (StreamID id : args.ids) {
+    if (PendingEntry* p = g->FindPending(id); p != nullptr) {
+      g->AddNacked(id, NackedCount(args, p->delivery_count));
+      ++released;
+    } else if (args.force && s->Contains(id)) {
+      // A never-delivered (or already acknowledged) entry becomes claimable as if released.
+      g->AddNacked(id, NackedCount(args, 0));
+      ++released;
+    }
+  }
+  if (released == 0) {
+    ctx.PropagateNothing();
+  } else {
+    GroupStateWritten(ctx, static_cast<uint64_t>(released));
+    // Readers blocked in XREADGROUP ... CLAIM can take the released entries now.
+    ctx.server.SignalKeyAsReady(ctx.client.db_index(), key);
+  }
+  ctx.reply.Integer(released);
+}
+
+}  // namespace
+
+void RegisterStreamNackCommands(CommandTable& table) {
+  table.Add({"xnack", -7, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", "stream", "8.8.0",
+             "Releases pending messages of a consumer group back to the group without "
+             "acknowledging them, so that other consumers can claim them.",
+             "key group <SILENT | FAIL | FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]",
+             XNackCommand, "O(1) for each message ID processed."});
+}
+
+}  // namespace vireo
