@@ -22,6 +22,7 @@ void RegisterPersistenceCommands(
     CommandTable& table);  // persistence.cc (SAVE, BGSAVE, BGREWRITEAOF, DUMP, RESTORE)
 void RegisterServerCommands(CommandTable& table);  // server_commands.cc
 void RegisterIntrospectionCommands(
-    CommandTable& table);  // introspection.cc (COMMAND, CLIENT, INFO...)
+    CommandTable& table);                          // introspection.cc (COMMAND, CLIENT, INFO...)
+void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, STATS...)
 
 }  // namespace vireo

@@ -19,6 +19,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterPersistenceCommands(table);
   RegisterServerCommands(table);
   RegisterIntrospectionCommands(table);
+  RegisterMemoryCommands(table);
 }
 
 }  // namespace vireo

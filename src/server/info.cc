@@ -185,15 +185,9 @@ void ClientsSection(Server& server, InfoWriter& w) {
 
 void MemorySection(Server& server, InfoWriter& w) {
   const ServerConfig& c = server.cfg();
-  size_t used = server.UsedMemory();
-  size_t rss = ResidentSetBytes();
+  const MemoryFigures m = ReadMemoryFigures(server);
+  const size_t used = m.used, rss = m.rss, overhead = m.overhead;
   ServerStats& stats = server.stats();
-  stats.used_memory_peak = std::max(stats.used_memory_peak, used);
-  size_t clients_memory = 0;
-  for (const auto& [id, client] : server.clients()) {
-    clients_memory += sizeof(Client) + client->read_buffer.capacity + client->output().capacity();
-  }
-  size_t overhead = std::min(used, clients_memory);
   size_t system_memory =
       static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
   double frag = used > 0 ? static_cast<double>(rss) / static_cast<double>(used) : 0;
@@ -247,7 +241,7 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("mem_replication_backlog", 0);
   w.Field("mem_total_replication_buffers", 0);
   w.Field("mem_clients_slaves", 0);
-  w.Field("mem_clients_normal", clients_memory);
+  w.Field("mem_clients_normal", m.clients);
   w.Field("mem_cluster_links", 0);
   w.Field("mem_aof_buffer", 0);
   w.Field("mem_allocator", "libc");
@@ -418,6 +412,20 @@ std::string ClientFlags(const Client& c) {
 }
 
 }  // namespace
+
+MemoryFigures ReadMemoryFigures(Server& server) {
+  MemoryFigures m;
+  m.used = server.UsedMemory();
+  m.rss = ResidentSetBytes();
+  ServerStats& stats = server.stats();
+  stats.used_memory_peak = std::max(stats.used_memory_peak, m.used);
+  m.peak = stats.used_memory_peak;
+  for (const auto& [id, client] : server.clients()) {
+    m.clients += sizeof(Client) + client->read_buffer.capacity + client->output().capacity();
+  }
+  m.overhead = std::min(m.used, m.clients);
+  return m;
+}
 
 std::string BytesToHuman(uint64_t bytes) {
   auto d = static_cast<double>(bytes);

@@ -2,6 +2,7 @@
 // Redis's field names and layout, since monitoring tools and client libraries parse both.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -23,6 +24,17 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
 // One CLIENT LIST / CLIENT INFO line, without the trailing newline. `argv_mem`: the bytes of the
 // command the client is running (only the caller of CLIENT LIST has one).
 std::string ClientInfoLine(Server& server, Client& client, size_t argv_mem = 0);
+
+// The memory figures INFO's memory section and MEMORY STATS share. Reading them also raises the
+// recorded peak.
+struct MemoryFigures {
+  size_t used = 0;      // used_memory: what the allocator holds for us
+  size_t peak = 0;      // used_memory_peak
+  size_t rss = 0;       // resident set size
+  size_t clients = 0;   // client structs and their query/output buffers
+  size_t overhead = 0;  // used_memory_overhead (clients; capped at `used`)
+};
+MemoryFigures ReadMemoryFigures(Server& server);
 
 // Redis's *_human formatting: "512B", "1.50K", "3.25M"...
 std::string BytesToHuman(uint64_t bytes);

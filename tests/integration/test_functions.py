@@ -138,12 +138,15 @@ def test_restore_payload_from_redis(r):
     # FUNCTION DUMP of LIB_A taken from redis-server 7.0 (RDB version 10).
     import shutil
     import subprocess
+    import tempfile
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server not installed")
     from conftest import free_port
     port = free_port()
+    # In an empty directory: a dump.rdb where the tests run (vireo's, maybe with types Redis
+    # can't load) must not stop the reference server from starting.
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, cwd=tempfile.mkdtemp(prefix="ref-redis-"))
     try:
         ref = redis.Redis(port=port)
         wait_for(lambda: _ping(ref), timeout=5)
