@@ -14,6 +14,8 @@
 
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
+#include "scripting/lua_engine.h"
+#include "scripting/scripting.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -213,19 +215,30 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("allocator_resident", rss);
   w.Field("total_system_memory", system_memory);
   w.Field("total_system_memory_human", BytesToHuman(system_memory));
-  w.Field("used_memory_lua", 0);
-  w.Field("used_memory_vm_eval", 0);
-  w.Field("used_memory_lua_human", "0B");
-  w.Field("used_memory_scripts_eval", 0);
-  w.Field("number_of_cached_scripts", 0);
-  w.Field("number_of_functions", 0);
-  w.Field("number_of_libraries", 0);
-  w.Field("used_memory_vm_functions", 0);
-  w.Field("used_memory_vm_total", 0);
-  w.Field("used_memory_vm_total_human", "0B");
+  // The Lua VMs as Lua counts them; the FUNCTION engine only once something created it.
+  Scripting& scripting = server.scripting();
+  auto vm_bytes = [](LuaEngine& engine) {
+    lua_State* L = engine.state();
+    return static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024 +
+           static_cast<size_t>(lua_gc(L, LUA_GCCOUNTB, 0));
+  };
+  const size_t vm_eval = vm_bytes(scripting.eval_engine());
+  const size_t vm_functions =
+      scripting.function_count() > 0 ? vm_bytes(scripting.function_engine()) : 0;
+  const size_t scripts_eval = scripting.scripts_memory();
+  w.Field("used_memory_lua", vm_eval);
+  w.Field("used_memory_vm_eval", vm_eval);
+  w.Field("used_memory_lua_human", BytesToHuman(vm_eval));
+  w.Field("used_memory_scripts_eval", scripts_eval);
+  w.Field("number_of_cached_scripts", scripting.script_count());
+  w.Field("number_of_functions", scripting.function_count());
+  w.Field("number_of_libraries", scripting.libraries().size());
+  w.Field("used_memory_vm_functions", vm_functions);
+  w.Field("used_memory_vm_total", vm_eval + vm_functions);
+  w.Field("used_memory_vm_total_human", BytesToHuman(vm_eval + vm_functions));
   w.Field("used_memory_functions", 0);
-  w.Field("used_memory_scripts", 0);
-  w.Field("used_memory_scripts_human", "0B");
+  w.Field("used_memory_scripts", scripts_eval);
+  w.Field("used_memory_scripts_human", BytesToHuman(scripts_eval));
   w.Field("maxmemory", c.maxmemory);
   w.Field("maxmemory_human", BytesToHuman(static_cast<uint64_t>(c.maxmemory)));
   w.Field("maxmemory_policy", c.maxmemory_policy);
