@@ -75,6 +75,12 @@ bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionSca
   return true;
 }
 
+void ReplyEmptyScan(CommandContext& ctx) {
+  ctx.reply.Array(2);
+  ReplyScanCursor(ctx, 0);
+  ctx.reply.EmptyArray();
+}
+
 void ReplyScanCursor(CommandContext& ctx, uint64_t cursor) {
   char buf[kInt64BufSize];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), cursor);

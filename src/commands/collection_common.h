@@ -28,6 +28,21 @@ bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionSca
 // The cursor as the first element of the two-element scan reply (a bulk string).
 void ReplyScanCursor(CommandContext& ctx, uint64_t cursor);
 
+// The reply to a scan of a missing key: cursor 0, no elements.
+void ReplyEmptyScan(CommandContext& ctx);
+
+// The COUNT-hinted walk of a hash-table encoding (SCAN, HSCAN, SSCAN): calls `step(cursor)`,
+// which scans one bucket and returns the next cursor, until the walk ends or `found()` reaches
+// `count`, giving up after 10x `count` buckets so a sparse table can't make one call walk it all.
+template <typename Step, typename Found>
+uint64_t ScanWithCountHint(uint64_t cursor, int64_t count, Step step, Found found) {
+  int64_t max_steps = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+  do {
+    cursor = step(cursor);
+  } while (cursor != 0 && max_steps-- > 0 && found() < static_cast<uint64_t>(count));
+  return cursor;
+}
+
 std::mt19937_64& CollectionRng();
 
 // HDEL / SREM: removes each of argv[2..] with `remove(member)` (true if it was there) until the

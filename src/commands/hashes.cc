@@ -384,9 +384,7 @@ void HScanCommand(CommandContext& ctx) {
   HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   if (hash == nullptr) {
-    ctx.reply.Array(2);
-    ReplyScanCursor(ctx, 0);
-    ctx.reply.EmptyArray();
+    ReplyEmptyScan(ctx);
     return;
   }
   if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
@@ -400,17 +398,17 @@ void HScanCommand(CommandContext& ctx) {
     // Small encodings are returned whole in one call, as Redis does.
     hash->ForEach(collect);
   } else {
-    // COUNT is a hint: visit buckets until about COUNT replies (a field and its value count
-    // as two, as in Redis) turned up, at most 10x COUNT buckets.
-    cursor = args.cursor;
-    int64_t max_steps = args.count > INT64_MAX / 10 ? INT64_MAX : args.count * 10;
+    // A field and its value count as two replies against COUNT, as in Redis.
     size_t visited = 0;
-    do {
-      cursor = hash->ScanTable(cursor, [&](std::string_view f, std::string_view v) {
-        ++visited;
-        collect(f, v);
-      });
-    } while (cursor != 0 && max_steps-- > 0 && visited * 2 < static_cast<uint64_t>(args.count));
+    cursor = ScanWithCountHint(
+        args.cursor, args.count,
+        [&](uint64_t c) {
+          return hash->ScanTable(c, [&](std::string_view f, std::string_view v) {
+            ++visited;
+            collect(f, v);
+          });
+        },
+        [&] { return visited * 2; });
   }
   ctx.reply.Array(2);
   ReplyScanCursor(ctx, cursor);

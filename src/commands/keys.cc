@@ -343,15 +343,12 @@ void ScanCommand(CommandContext& ctx) {
   ScanArgs args;
   if (!ParseScanArgs(ctx, &args)) return;
   Database& db = ctx.db;
-  // COUNT is a hint: visit buckets until about COUNT keys turned up, but give up after 10x as
-  // many buckets so a sparse table can't make one call walk the whole keyspace.
   std::vector<DbEntry*> found;
   const CollectionScanArgs& options = args.options;
-  uint64_t cursor = options.cursor;
-  int64_t max_steps = options.count > INT64_MAX / 10 ? INT64_MAX : options.count * 10;
-  do {
-    cursor = db.Scan(cursor, [&](DbEntry* entry) { found.push_back(entry); });
-  } while (cursor != 0 && max_steps-- > 0 && found.size() < static_cast<uint64_t>(options.count));
+  uint64_t cursor = ScanWithCountHint(
+      options.cursor, options.count,
+      [&](uint64_t c) { return db.Scan(c, [&](DbEntry* entry) { found.push_back(entry); }); },
+      [&] { return found.size(); });
 
   // Filter after the walk: deleting an expired key changes the table, which the scan callback
   // must never do. Deleting one entry leaves the others collected here valid.

@@ -634,9 +634,7 @@ void SScanCommand(CommandContext& ctx) {
   SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   if (set == nullptr) {
-    ctx.reply.Array(2);
-    ReplyScanCursor(ctx, 0);
-    ctx.reply.EmptyArray();
+    ReplyEmptyScan(ctx);
     return;
   }
   if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
@@ -650,15 +648,16 @@ void SScanCommand(CommandContext& ctx) {
     // Small encodings are returned whole in one call, as Redis does.
     set->ForEach(collect);
   } else {
-    cursor = args.cursor;
-    int64_t max_steps = args.count > INT64_MAX / 10 ? INT64_MAX : args.count * 10;
     size_t visited = 0;
-    do {
-      cursor = set->ScanTable(cursor, [&](std::string_view m) {
-        ++visited;
-        collect(m);
-      });
-    } while (cursor != 0 && max_steps-- > 0 && visited < static_cast<uint64_t>(args.count));
+    cursor = ScanWithCountHint(
+        args.cursor, args.count,
+        [&](uint64_t c) {
+          return set->ScanTable(c, [&](std::string_view m) {
+            ++visited;
+            collect(m);
+          });
+        },
+        [&] { return visited; });
   }
   ctx.reply.Array(2);
   ReplyScanCursor(ctx, cursor);
