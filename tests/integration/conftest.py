@@ -445,6 +445,19 @@ def err(raw, *args):
     return reply[1:-2].decode()
 
 
+def arr(*items):
+    """The RESP2 bytes of an array of bulk strings; nested lists become nested arrays."""
+    out = [b"*%d\r\n" % len(items)]
+    for item in items:
+        if isinstance(item, list):
+            out.append(arr(*item))
+            continue
+        if isinstance(item, str):
+            item = item.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(item), item))
+    return b"".join(out)
+
+
 def arity(cmd):
     return f"ERR wrong number of arguments for '{cmd}' command"
 

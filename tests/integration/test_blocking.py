@@ -14,23 +14,10 @@ import time
 
 import pytest
 
-from conftest import wait_blocked, wait_for
+from conftest import arr, wait_blocked, wait_for
 
 NIL_ARRAY = b"*-1\r\n"
 NIL_BULK = b"$-1\r\n"
-
-
-def arr(*items):
-    """The RESP2 encoding of a flat array of bulk strings."""
-    out = [b"*%d\r\n" % len(items)]
-    for item in items:
-        if isinstance(item, list):
-            out.append(arr(*item))
-            continue
-        if isinstance(item, str):
-            item = item.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(item), item))
-    return b"".join(out)
 
 
 def bulk(s):

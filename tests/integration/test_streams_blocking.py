@@ -12,21 +12,9 @@ import time
 
 import pytest
 
-from conftest import wait_blocked, wait_for
+from conftest import arr, wait_blocked, wait_for
 
 NIL_ARRAY = b"*-1\r\n"
-
-
-def arr(*items):
-    out = [b"*%d\r\n" % len(items)]
-    for item in items:
-        if isinstance(item, list):
-            out.append(arr(*item))
-            continue
-        if isinstance(item, str):
-            item = item.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(item), item))
-    return b"".join(out)
 
 
 def one_entry(key, entry_id, *fv):

@@ -8,22 +8,9 @@ non-blocking behaviour inside MULTI, timeouts. Every wait for a client to block 
 
 import pytest
 
-from conftest import wait_blocked
+from conftest import arr, wait_blocked
 
 NIL_ARRAY = b"*-1\r\n"
-
-
-def arr(*items):
-    """RESP2 array of bulk strings; nested lists become nested arrays."""
-    out = [b"*%d\r\n" % len(items)]
-    for item in items:
-        if isinstance(item, list):
-            out.append(arr(*item))
-            continue
-        if isinstance(item, str):
-            item = item.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(item), item))
-    return b"".join(out)
 
 
 @pytest.fixture
