@@ -6,149 +6,143 @@
 // Encoding follows Redis's module: integral numbers as the smallest integer type, other
 // numbers as float32 when exact else float64, strings as str (fixstr/str8/16/32), tables whose
 // keys are exactly 1..n as arrays and others as maps; tables nested deeper than 16 become nil.
+//
+// Hostile input (CVE-2018-11218/11219, CVE-2022-24834 class): the output lives in a LuaBuffer
+// (checked sizes, allocation failure is a Lua error), every count read from the input is only a
+// loop bound (each element needs at least one more byte, so nothing is allocated for it up
+// front), and every push is preceded by a stack check, so deep nesting and long value streams
+// end in Redis's errors instead of overrunning the Lua stack.
+//
+// Lua errors unwind with longjmp, so these functions hold no C++ objects with destructors.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <string>
 
 #include "scripting/lua_engine.h"
+#include "scripting/lua_lib_util.h"
 
 namespace vireo {
 namespace {
 
 constexpr int kMaxNesting = 16;
 
-void PutBig(std::string* out, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+void PutBig(lua_State* L, LuaBuffer* out, uint64_t v, int bytes) {
+  char be[8];
+  for (int i = 0; i < bytes; ++i) be[i] = static_cast<char>(v >> (8 * (bytes - 1 - i)));
+  LuaBufferAppend(L, out, be, static_cast<size_t>(bytes));
 }
 
-void EncodeInteger(std::string* out, int64_t n) {
+void EncodeInteger(lua_State* L, LuaBuffer* out, int64_t n) {
   if (n >= 0) {
     auto u = static_cast<uint64_t>(n);
     if (u <= 127) {
-      out->push_back(static_cast<char>(u));
+      LuaBufferAppendChar(L, out, static_cast<char>(u));
     } else if (u <= 0xff) {
-      out->push_back(static_cast<char>(0xcc));
-      PutBig(out, u, 1);
+      LuaBufferAppendChar(L, out, static_cast<char>(0xcc));
+      PutBig(L, out, u, 1);
     } else if (u <= 0xffff) {
-      out->push_back(static_cast<char>(0xcd));
-      PutBig(out, u, 2);
+      LuaBufferAppendChar(L, out, static_cast<char>(0xcd));
+      PutBig(L, out, u, 2);
     } else if (u <= 0xffffffffULL) {
-      out->push_back(static_cast<char>(0xce));
-      PutBig(out, u, 4);
+      LuaBufferAppendChar(L, out, static_cast<char>(0xce));
+      PutBig(L, out, u, 4);
     } else {
-      out->push_back(static_cast<char>(0xcf));
-      PutBig(out, u, 8);
+      LuaBufferAppendChar(L, out, static_cast<char>(0xcf));
+      PutBig(L, out, u, 8);
     }
   } else if (n >= -32) {
-    out->push_back(static_cast<char>(static_cast<int8_t>(n)));
+    LuaBufferAppendChar(L, out, static_cast<char>(static_cast<int8_t>(n)));
   } else if (n >= -128) {
-    out->push_back(static_cast<char>(0xd0));
-    PutBig(out, static_cast<uint64_t>(n), 1);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xd0));
+    PutBig(L, out, static_cast<uint64_t>(n), 1);
   } else if (n >= -32768) {
-    out->push_back(static_cast<char>(0xd1));
-    PutBig(out, static_cast<uint64_t>(n), 2);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xd1));
+    PutBig(L, out, static_cast<uint64_t>(n), 2);
   } else if (n >= -2147483648LL) {
-    out->push_back(static_cast<char>(0xd2));
-    PutBig(out, static_cast<uint64_t>(n), 4);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xd2));
+    PutBig(L, out, static_cast<uint64_t>(n), 4);
   } else {
-    out->push_back(static_cast<char>(0xd3));
-    PutBig(out, static_cast<uint64_t>(n), 8);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xd3));
+    PutBig(L, out, static_cast<uint64_t>(n), 8);
   }
 }
 
-void EncodeNumber(std::string* out, double d) {
+void EncodeNumber(lua_State* L, LuaBuffer* out, double d) {
   if (!std::isinf(d) && !std::isnan(d) && d >= -9.2233720368547758e18 &&
       d < 9.2233720368547758e18 && static_cast<double>(static_cast<int64_t>(d)) == d) {
-    EncodeInteger(out, static_cast<int64_t>(d));
+    EncodeInteger(L, out, static_cast<int64_t>(d));
     return;
   }
   auto f = static_cast<float>(d);
   if (static_cast<double>(f) == d) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
-    out->push_back(static_cast<char>(0xca));
-    PutBig(out, bits, 4);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xca));
+    PutBig(L, out, bits, 4);
   } else {
     uint64_t bits;
     memcpy(&bits, &d, 8);
-    out->push_back(static_cast<char>(0xcb));
-    PutBig(out, bits, 8);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xcb));
+    PutBig(L, out, bits, 8);
   }
 }
 
-void EncodeString(std::string* out, const char* s, size_t len) {
+void EncodeString(lua_State* L, LuaBuffer* out, const char* s, size_t len) {
   if (len < 32) {
-    out->push_back(static_cast<char>(0xa0 | len));
+    LuaBufferAppendChar(L, out, static_cast<char>(0xa0 | len));
   } else if (len <= 0xff) {
-    out->push_back(static_cast<char>(0xd9));
-    PutBig(out, len, 1);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xd9));
+    PutBig(L, out, len, 1);
   } else if (len <= 0xffff) {
-    out->push_back(static_cast<char>(0xda));
-    PutBig(out, len, 2);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xda));
+    PutBig(L, out, len, 2);
   } else {
-    out->push_back(static_cast<char>(0xdb));
-    PutBig(out, len, 4);
+    LuaBufferAppendChar(L, out, static_cast<char>(0xdb));
+    PutBig(L, out, len, 4);
   }
-  out->append(s, len);
+  LuaBufferAppend(L, out, s, len);
 }
 
-void EncodeHeader(std::string* out, size_t n, bool map) {
+void EncodeHeader(lua_State* L, LuaBuffer* out, size_t n, bool map) {
   if (n < 16) {
-    out->push_back(static_cast<char>((map ? 0x80 : 0x90) | n));
+    LuaBufferAppendChar(L, out, static_cast<char>((map ? 0x80 : 0x90) | n));
   } else if (n <= 0xffff) {
-    out->push_back(static_cast<char>(map ? 0xde : 0xdc));
-    PutBig(out, n, 2);
+    LuaBufferAppendChar(L, out, static_cast<char>(map ? 0xde : 0xdc));
+    PutBig(L, out, n, 2);
   } else {
-    out->push_back(static_cast<char>(map ? 0xdf : 0xdd));
-    PutBig(out, n, 4);
+    LuaBufferAppendChar(L, out, static_cast<char>(map ? 0xdf : 0xdd));
+    PutBig(L, out, n, 4);
   }
 }
 
 // True when the table on top has exactly the keys 1..n (empty tables count as arrays).
 bool IsArray(lua_State* L) {
-  double max = 0;
-  size_t count = 0;
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TNUMBER) {
-      lua_pop(L, 1);
-      return false;
-    }
-    double k = lua_tonumber(L, -1);
-    if (k <= 0 || std::floor(k) != k) {
-      lua_pop(L, 1);
-      return false;
-    }
-    if (k > max) max = k;
-    ++count;
-  }
-  return max == static_cast<double>(count);
+  ArrayKeys keys;
+  return ScanArrayKeys(L, HUGE_VAL, &keys) && keys.max == static_cast<double>(keys.count);
 }
 
 // Encodes the value on top of the stack (left in place).
-void Encode(lua_State* L, std::string* out, int level) {
+void Encode(lua_State* L, LuaBuffer* out, int level) {
   int type = lua_type(L, -1);
   if (type == LUA_TTABLE && level == kMaxNesting) type = LUA_TNIL;
   switch (type) {
     case LUA_TSTRING: {
       size_t len = 0;
       const char* s = lua_tolstring(L, -1, &len);
-      EncodeString(out, s, len);
+      EncodeString(L, out, s, len);
       break;
     }
     case LUA_TBOOLEAN:
-      out->push_back(static_cast<char>(lua_toboolean(L, -1) ? 0xc3 : 0xc2));
+      LuaBufferAppendChar(L, out, static_cast<char>(lua_toboolean(L, -1) ? 0xc3 : 0xc2));
       break;
     case LUA_TNUMBER:
-      EncodeNumber(out, lua_tonumber(L, -1));
+      EncodeNumber(L, out, lua_tonumber(L, -1));
       break;
     case LUA_TTABLE: {
-      lua_checkstack(L, 4);
+      luaL_checkstack(L, 4, "in function mp_encode_lua_table");
       if (IsArray(L)) {
         size_t n = lua_objlen(L, -1);
-        EncodeHeader(out, n, false);
+        EncodeHeader(L, out, n, false);
         for (size_t i = 1; i <= n; ++i) {
           lua_rawgeti(L, -1, static_cast<int>(i));
           Encode(L, out, level + 1);
@@ -161,7 +155,7 @@ void Encode(lua_State* L, std::string* out, int level) {
           lua_pop(L, 1);
           ++n;
         }
-        EncodeHeader(out, n, true);
+        EncodeHeader(L, out, n, true);
         lua_pushnil(L);
         while (lua_next(L, -2) != 0) {
           lua_pushvalue(L, -2);
@@ -174,26 +168,23 @@ void Encode(lua_State* L, std::string* out, int level) {
       break;
     }
     default:
-      out->push_back(static_cast<char>(0xc0));
+      LuaBufferAppendChar(L, out, static_cast<char>(0xc0));
   }
 }
 
 int Pack(lua_State* L) {
   int nargs = lua_gettop(L);
   if (nargs == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
-  if (!lua_checkstack(L, nargs + 4)) return luaL_argerror(L, 0, "Too many arguments for pack.");
-  size_t len;
-  {
-    std::string out;
-    for (int i = 1; i <= nargs; ++i) {
-      lua_pushvalue(L, i);
-      Encode(L, &out, 0);
-      lua_pop(L, 1);
-    }
-    lua_pushlstring(L, out.data(), out.size());
-    len = out.size();
+  if (!lua_checkstack(L, nargs)) {
+    return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
   }
-  (void)len;
+  LuaBuffer* out = PushLuaBuffer(L);
+  for (int i = 1; i <= nargs; ++i) {
+    lua_pushvalue(L, i);
+    Encode(L, out, 0);
+    lua_pop(L, 1);
+  }
+  LuaBufferPushResult(L, out);
   return 1;
 }
 
@@ -221,12 +212,17 @@ struct Cursor {
 
 void Decode(lua_State* L, Cursor* c);
 
+// Stack use mirrors Redis's decoder slot for slot (each value takes the slot its Decode call
+// checked; an array also holds its index while the element decodes), so the nesting depth at
+// which the stack runs out, and the message, are the same.
 void DecodeArray(lua_State* L, Cursor* c, size_t n) {
   lua_createtable(L, n > 1024 ? 1024 : static_cast<int>(n), 0);
+  luaL_checkstack(L, 1, "in function mp_decode_to_lua_array");
   for (size_t i = 1; i <= n; ++i) {
+    lua_pushnumber(L, static_cast<lua_Number>(i));
     Decode(L, c);
     if (c->err != DecodeError::kNone) return;
-    lua_rawseti(L, -2, static_cast<int>(i));
+    lua_rawset(L, -3);
   }
 }
 
@@ -254,10 +250,8 @@ void DecodeBytes(lua_State* L, Cursor* c, size_t len) {
 
 // Pushes the next value (on error pushes nothing meaningful; the caller raises).
 void Decode(lua_State* L, Cursor* c) {
-  if (!lua_checkstack(L, 4)) {
-    c->err = DecodeError::kBadFormat;
-    return;
-  }
+  // Room for this value; deep nesting or a long stream of top-level values runs out here.
+  luaL_checkstack(L, 1, "too many return values at once; use unpack_one or unpack_limit instead.");
   if (!c->Need(1)) return;
   uint8_t b = *c->p++;
   --c->left;
@@ -381,6 +375,7 @@ int UnpackFull(lua_State* L, lua_Integer limit, lua_Integer offset) {
     if (c.err == DecodeError::kBadFormat) return luaL_error(L, "Bad data format in input.");
   }
   if (!decode_all) {
+    luaL_checkstack(L, 1, "in function mp_unpack_full");
     lua_pushinteger(L, c.left == 0 ? -1 : static_cast<lua_Integer>(len - c.left));
     lua_insert(L, 2);
     ++count;

@@ -8,7 +8,10 @@
 #include <cstring>
 
 #include "protocol/reply_builder.h"
+#include "scripting/bitop.h"
+#include "scripting/cjson.h"
 #include "scripting/lua_alloc.h"
+#include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
 #include "server/client.h"
 #include "server/command_table.h"
@@ -16,11 +19,6 @@
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
-
-extern "C" {
-int luaopen_cjson(lua_State* L);
-int luaopen_bit(lua_State* L);
-}
 
 namespace vireo {
 namespace {
@@ -484,11 +482,12 @@ void LuaEngine::OpenLibraries() {
     const char* name;
     lua_CFunction open;
   } kLibs[] = {{"", luaopen_base},
+               {"", OpenSafeUnpack},  // replaces the base library's unpack
                {LUA_TABLIBNAME, luaopen_table},
                {LUA_STRLIBNAME, luaopen_string},
                {LUA_MATHLIBNAME, luaopen_math},
-               {"cjson", luaopen_cjson},
-               {"bit", luaopen_bit},
+               {"cjson", OpenCjson},
+               {"bit", OpenBit},
                {"struct", OpenStruct},
                {"cmsgpack", OpenCmsgpack}};
   for (const auto& lib : kLibs) {

@@ -1,13 +1,19 @@
 // The `struct` library of Redis's Lua environment: struct.pack, struct.unpack and struct.size
 // with the format language of Roberto Ierusalimschy's struct module (Redis embeds it):
-//   > < = !n   big / little / native endian, alignment n
+//   > < !n     big / little endian, alignment n
 //   b B h H l L T i[n] I[n]   signed/unsigned integers of 1, 2, 8, size_t and n (default 4) bytes
-//   f d n      float, double, lua_Number      x  a zero byte
+//   f d        float, double                  x  a zero byte
 //   s          zero-terminated string          c[n]  n bytes (c0: length from the previous value)
+//
+// Every size is a size_t checked against the data actually present before any read, integer
+// widths are limited to 32 bytes, and conversions that are undefined in C (a 0-byte integer's
+// sign bit, out-of-range doubles) are spelled out with the values Redis 7.2 produces on x86-64
+// (CVE-2020-14147 class).
 //
 // Lua errors unwind with longjmp, so these functions hold no C++ objects with destructors.
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -53,8 +59,6 @@ int OptSize(lua_State* L, char opt, const char** fmt) {
       return static_cast<int>(sizeof(float));
     case 'd':
       return static_cast<int>(sizeof(double));
-    case 'n':
-      return static_cast<int>(sizeof(lua_Number));
     case 'x':
       return 1;
     case 'c':
@@ -87,7 +91,6 @@ void ControlOptions(lua_State* L, char opt, const char** fmt, Header* h) {
       h->little = false;
       return;
     case '<':
-    case '=':
       h->little = true;
       return;
     case '!': {
@@ -97,14 +100,24 @@ void ControlOptions(lua_State* L, char opt, const char** fmt, Header* h) {
       return;
     }
     default:
-      luaL_error(L, "invalid format option '%c'", opt);
+      luaL_argerror(L, 1, lua_pushfstring(L, "invalid format option '%c'", opt));
   }
 }
 
+// A Lua number as the 64-bit pattern struct.pack writes. In range this is the C conversion
+// (towards zero, negatives as two's complement); out of range, where C leaves it undefined,
+// it is what Redis's build yields on x86-64: 2^63's pattern for NaN and for values below -2^63,
+// 0 for values of 2^64 and more.
+uint64_t IntegerBits(lua_Number n) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  constexpr uint64_t kIndefinite = uint64_t{1} << 63;
+  if (n < 0) return n >= -kTwo63 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : kIndefinite;
+  if (n < 2 * kTwo63) return static_cast<uint64_t>(n);
+  return std::isnan(n) ? kIndefinite : 0;
+}
+
 void PutInteger(lua_State* L, luaL_Buffer* b, int arg, bool little, int size) {
-  lua_Number n = luaL_checknumber(L, arg);
-  uint64_t value =
-      n < 0 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : static_cast<uint64_t>(n);
+  uint64_t value = IntegerBits(luaL_checknumber(L, arg));
   char buf[kMaxIntSize];
   for (int i = 0; i < size; ++i) {
     int at = little ? i : size - 1 - i;
@@ -120,7 +133,9 @@ lua_Number GetInteger(const char* p, bool little, bool is_signed, int size) {
     int at = little ? size - 1 - i : i;
     v = (v << 8) | static_cast<uint8_t>(p[at]);
   }
-  if (!is_signed || size >= 8) {
+  // A 0-byte integer is 0 (C would shift by -1 to find its sign bit); from 8 bytes on the
+  // value is the low 64 bits as they are.
+  if (!is_signed || size == 0 || size >= 8) {
     return is_signed ? static_cast<lua_Number>(static_cast<int64_t>(v))
                      : static_cast<lua_Number>(v);
   }
@@ -173,8 +188,7 @@ int Pack(lua_State* L) {
         luaL_addlstring(&b, reinterpret_cast<char*>(&f), static_cast<size_t>(size));
         break;
       }
-      case 'd':
-      case 'n': {
+      case 'd': {
         double d = luaL_checknumber(L, arg++);
         CorrectBytes(reinterpret_cast<char*>(&d), size, h.little);
         luaL_addlstring(&b, reinterpret_cast<char*>(&d), static_cast<size_t>(size));
@@ -183,16 +197,14 @@ int Pack(lua_State* L) {
       case 'c':
       case 's': {
         size_t l = 0;
-        const char* s = luaL_checklstring(L, arg, &l);
-        if (size == 0) size = static_cast<int>(l);
-        luaL_argcheck(L, l >= static_cast<size_t>(size), arg, "string too short");
-        ++arg;
-        luaL_addlstring(&b, s, static_cast<size_t>(size));
-        if (opt == 's') {
-          luaL_addchar(&b, '\0');
-          ++size;
-        }
-        break;
+        const char* s = luaL_checklstring(L, arg++, &l);
+        size_t n = size == 0 ? l : static_cast<size_t>(size);
+        // Redis names the argument after the string (its counter has moved on already).
+        luaL_argcheck(L, l >= n, arg, "string too short");
+        luaL_addlstring(&b, s, n);
+        if (opt == 's') luaL_addchar(&b, '\0');
+        total += n + (opt == 's' ? 1 : 0);
+        continue;
       }
       default:
         ControlOptions(L, opt, &fmt, &h);
@@ -208,17 +220,17 @@ int Unpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld = 0;
   const char* data = luaL_checklstring(L, 2, &ld);
-  lua_Integer start = luaL_optinteger(L, 3, 1);
-  luaL_argcheck(L, start >= 1, 3, "offset must be 1 or greater");
-  size_t pos = static_cast<size_t>(start) - 1;
-  luaL_argcheck(L, pos <= ld, 3, "offset must be 1 or greater");
+  // As in Redis, a negative offset wraps to a huge one and fails the length check below
+  // ("data string too short"); only 0 is refused as an offset.
+  auto pos = static_cast<size_t>(luaL_optinteger(L, 3, 1));
+  luaL_argcheck(L, pos > 0, 3, "offset must be 1 or greater");
+  --pos;
   int n = 0;
   while (*fmt != '\0') {
     char opt = *fmt++;
-    int size = OptSize(L, opt, &fmt);
-    pos += static_cast<size_t>(ToAlign(pos, h, opt, size));
-    luaL_argcheck(L, size <= static_cast<int>(ld) && pos <= ld - static_cast<size_t>(size), 2,
-                  "data string too short");
+    auto size = static_cast<size_t>(OptSize(L, opt, &fmt));
+    pos += static_cast<size_t>(ToAlign(pos, h, opt, static_cast<int>(size)));
+    luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
     luaL_checkstack(L, 2, "too many results");
     switch (opt) {
       case 'b':
@@ -230,7 +242,8 @@ int Unpack(lua_State* L) {
       case 'T':
       case 'i':
       case 'I':
-        lua_pushnumber(L, GetInteger(data + pos, h.little, islower(opt) != 0, size));
+        lua_pushnumber(L,
+                       GetInteger(data + pos, h.little, islower(opt) != 0, static_cast<int>(size)));
         ++n;
         break;
       case 'x':
@@ -238,16 +251,15 @@ int Unpack(lua_State* L) {
       case 'f': {
         float f;
         memcpy(&f, data + pos, sizeof(f));
-        CorrectBytes(reinterpret_cast<char*>(&f), size, h.little);
+        CorrectBytes(reinterpret_cast<char*>(&f), static_cast<int>(sizeof(f)), h.little);
         lua_pushnumber(L, f);
         ++n;
         break;
       }
-      case 'd':
-      case 'n': {
+      case 'd': {
         double d;
         memcpy(&d, data + pos, sizeof(d));
-        CorrectBytes(reinterpret_cast<char*>(&d), size, h.little);
+        CorrectBytes(reinterpret_cast<char*>(&d), static_cast<int>(sizeof(d)), h.little);
         lua_pushnumber(L, d);
         ++n;
         break;
@@ -260,26 +272,26 @@ int Unpack(lua_State* L) {
           --n;
           luaL_argcheck(L, len >= 0 && len <= static_cast<lua_Number>(ld - pos), 2,
                         "data string too short");
-          size = static_cast<int>(len);
+          size = static_cast<size_t>(len);
         }
-        lua_pushlstring(L, data + pos, static_cast<size_t>(size));
+        lua_pushlstring(L, data + pos, size);
         ++n;
         break;
       }
       case 's': {
         const void* e = memchr(data + pos, '\0', ld - pos);
         if (e == nullptr) luaL_error(L, "unfinished string in data");
-        size = static_cast<int>(static_cast<const char*>(e) - (data + pos)) + 1;
-        lua_pushlstring(L, data + pos, static_cast<size_t>(size - 1));
+        size = static_cast<size_t>(static_cast<const char*>(e) - (data + pos)) + 1;
+        lua_pushlstring(L, data + pos, size - 1);
         ++n;
         break;
       }
       default:
         ControlOptions(L, opt, &fmt, &h);
     }
-    pos += static_cast<size_t>(size);
+    pos += size;
   }
-  lua_pushinteger(L, static_cast<lua_Integer>(pos) + 1);
+  lua_pushinteger(L, static_cast<lua_Integer>(pos + 1));
   return n + 1;
 }
 
@@ -292,7 +304,7 @@ int Size(lua_State* L) {
     int size = OptSize(L, opt, &fmt);
     pos += static_cast<size_t>(ToAlign(pos, h, opt, size));
     if (opt == 's') {
-      luaL_argerror(L, 1, "options 's' has no fixed size");
+      luaL_argerror(L, 1, "option 's' has no fixed size");
     } else if (opt == 'c' && size == 0) {
       luaL_argerror(L, 1, "option 'c0' has no fixed size");
     }

@@ -1,0 +1,52 @@
+// Helpers shared by vireo's own Lua libraries (cjson, cmsgpack).
+//
+// LuaBuffer: a growable byte buffer owned by the Lua state. Lua errors unwind with longjmp, so a
+// library function may not hold a C++ object with a destructor (std::string, std::vector) across
+// any call that can raise. The buffer lives in a full userdata on the Lua stack instead; its
+// storage comes from the state's allocator and a
+// __gc metamethod frees it, so an error at any point (bad input, nesting limit, out of memory)
+// leaks nothing. Every size is computed with overflow checks, and an allocation failure raises a
+// Lua error instead of aborting the server.
+#pragma once
+
+#include <lua.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vireo {
+
+struct LuaBuffer {
+  char* data;
+  size_t len;
+  size_t cap;
+};
+
+// Pushes a new empty buffer onto the stack and returns it.
+LuaBuffer* PushLuaBuffer(lua_State* L);
+
+// Makes room for `extra` more bytes; raises "not enough memory" when the size overflows or the
+// allocator refuses.
+void LuaBufferReserve(lua_State* L, LuaBuffer* b, size_t extra);
+
+// Appends after reserving room.
+void LuaBufferAppend(lua_State* L, LuaBuffer* b, const char* s, size_t n);
+inline void LuaBufferAppendChar(lua_State* L, LuaBuffer* b, char c) {
+  if (b->len == b->cap) LuaBufferReserve(L, b, 1);
+  b->data[b->len++] = c;
+}
+
+// Pushes the contents as a Lua string and releases the storage at once (the userdata itself is
+// collected later; its __gc then has nothing left to free).
+void LuaBufferPushResult(lua_State* L, LuaBuffer* b);
+
+// The keys of the table on top of the stack, when all of them are integers in [1, limit]:
+// the largest and how many. false (and nothing counted) at the first other key. The stack is
+// left as it was.
+struct ArrayKeys {
+  double max;
+  int64_t count;
+};
+bool ScanArrayKeys(lua_State* L, double limit, ArrayKeys* keys);
+
+}  // namespace vireo

@@ -1,0 +1,141 @@
+"""Regression tests for the Lua library CVE classes vireo closes with its own cjson, bit, struct,
+cmsgpack and unpack (issues 14 and 20): each public reproduction, sent to vireo and, when Debian's
+redis-server is installed, to Redis too; the replies must be byte for byte the same, and the
+server must keep serving afterwards.
+
+The expected replies are also written down (recorded from Redis), so the tests still check
+vireo on a machine without redis-server.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import start_server, _finish
+
+REDIS_SERVER = shutil.which("redis-server")
+
+# (script, expected reply) — the reply as RESP bytes; error texts name the script's SHA-1, so
+# they are compared by prefix and suffix around it.
+CASES = [
+    # CVE-2024-31449: bit.tohex with INT32_MIN as the width.
+    ("return bit.tohex(65535, -2147483648)", b"$8\r\n0000FFFF\r\n"),
+    ("return bit.tohex(65535, 2147483647)", b"$8\r\n0000ffff\r\n"),
+    ("return bit.tohex(-1, -4)", b"$4\r\nFFFF\r\n"),
+    ("return {bit.band(0xff, 0x0f), bit.lshift(1, 31), bit.arshift(-256, 4), bit.bswap(1)}",
+     b"*4\r\n:15\r\n:-2147483648\r\n:-16\r\n:16777216\r\n"),
+    # CVE-2025-46817: unpack ranges whose element count overflows an int.
+    ("return unpack({}, 0, 2147483647)", b"-ERR user_script:1: too many results to unpack"),
+    ("return unpack({}, -2147483648, 2147483647)", b"-ERR user_script:1: too many results to unpack"),
+    ("return unpack({}, -2, 2147483647)", b"-ERR user_script:1: too many results to unpack"),
+    ("return unpack({}, 1, 1000000)", b"-ERR user_script:1: too many results to unpack"),
+    ("return {unpack({1, 2, 3}, 2)}", b"*2\r\n:2\r\n:3\r\n"),
+    ("return #{unpack({}, 2147483647, 2147483646)}", b":0\r\n"),
+    # CVE-2020-14147 / CVE-2018-11219 and issue 20 finding 6: struct sizes and offsets.
+    ("return {struct.unpack('i0', 'abcd')}", b"*2\r\n:0\r\n:1\r\n"),
+    ("return struct.unpack('f', 'xxxxxxxxxxxxx', -3)",
+     b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short)"),
+    ("return struct.unpack('c2147483647', 'abcd')",
+     b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short)"),
+    ("return struct.pack('i2147483648', 1)", b"-ERR user_script:1: integral size overflow"),
+    ("return struct.pack('i33', 1)",
+     b"-ERR user_script:1: integral size 33 is larger than limit of 32"),
+    ("return struct.size('c2147483647c2147483647')", b":4294967294\r\n"),
+    ("return {struct.unpack('bc0', '\\2abc')}", b"*2\r\n$2\r\nab\r\n:4\r\n"),
+    ("return struct.unpack('bc0', '\\255abc')",
+     b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short)"),
+    ("return struct.pack('n', 1)",
+     b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'n')"),
+    ("return struct.pack('!3i', 1)", b"-ERR user_script:1: alignment 3 is not a power of 2"),
+    ("return struct.pack('>i8', -1e300)", b"$8\r\n\x80\x00\x00\x00\x00\x00\x00\x00\r\n"),
+    # CVE-2018-11218: cmsgpack stack use with many arguments, deep nesting and huge counts.
+    ("local t = {} for i = 1, 3999 do t[i] = i end return #cmsgpack.pack(unpack(t))",
+     b":11615\r\n"),
+    ("local t = {} for i = 1, 7000 do t[i] = i end return #cmsgpack.pack(unpack(t))",
+     b"-ERR user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)"),
+    ("return cmsgpack.unpack(string.rep('\\145', 100000) .. '\\1')",
+     b"-ERR user_script:1: stack overflow (in function mp_decode_to_lua_array)"),
+    ("return #{cmsgpack.unpack(string.rep('\\1', 100000))}",
+     b"-ERR user_script:1: stack overflow (too many return values at once; use unpack_one or "
+     b"unpack_limit instead.)"),
+    ("return cmsgpack.unpack('\\221\\255\\255\\255\\255')",
+     b"-ERR user_script:1: Missing bytes in input."),
+    ("return cmsgpack.unpack('\\223\\255\\255\\255\\255\\1')",
+     b"-ERR user_script:1: Missing bytes in input."),
+    ("local t = {} for i = 1, 100000 do t[i] = i end "
+     "return #cmsgpack.unpack(cmsgpack.pack(t))", b":100000\r\n"),
+    ("local t = {} local c = t for i = 1, 100 do c[1] = {} c = c[1] end "
+     "return #cmsgpack.pack(t)", b":17\r\n"),
+    # cjson: output format, limits and errors.
+    ("return cjson.encode({1, 2, nil, 4, 'a/b', 0.1, 1e20, true, cjson.null})",
+     b"$39\r\n[1,2,null,4,\"a\\/b\",0.1,1e+20,true,null]\r\n"),
+    ("return cjson.encode({[20] = 1})",
+     b"-ERR user_script:1: Cannot serialise table: excessively sparse array"),
+    ("local t = {} local c = t for i = 1, 2000 do c[1] = {} c = c[1] end return cjson.encode(t)",
+     b"-ERR user_script:1: Cannot serialise, excessive nesting (1001)"),
+    ("return cjson.decode(string.rep('[', 100000))",
+     b"-ERR user_script:1: Found too many nested data structures (1001) at character 1001"),
+    ("return cjson.decode('{\"a\":[1,2,{\"b\":\"\\\\u00e9\"}]}').a[3].b", b"$2\r\n\xc3\xa9\r\n"),
+    ("return cjson.decode('[1,2')",
+     b"-ERR user_script:1: Expected comma or array end but found T_END at character 5"),
+    ("return #cjson.encode(string.rep('\\1', 1000000))", b":6000002\r\n"),
+]
+
+
+def same_reply(got: bytes, want: bytes) -> bool:
+    # Errors end in " script: <sha>, on @user_script:1.": compare the message before it.
+    if want.startswith(b"-"):
+        return got.startswith(want + b" script: ")
+    return got == want
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if REDIS_SERVER is None:
+        yield None
+        return
+    handle = start_server(binary=REDIS_SERVER)
+    yield handle
+    _finish(handle)
+
+
+def run_case(handle, script: str) -> bytes:
+    conn = handle.raw(timeout=60)
+    try:
+        return conn.execute("EVAL", script, "0")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("script,want", CASES, ids=[c[0][:60] for c in CASES])
+def test_public_reproduction(server, reference, script, want):
+    got = run_case(server, script)
+    assert same_reply(got, want), f"vireo replied {got[:300]!r}"
+    assert server.client().ping()
+    if reference is not None:
+        theirs = run_case(reference, script)
+        assert same_reply(theirs, want), f"redis-server replied {theirs[:300]!r}"
+        assert got == theirs
+
+
+def test_cjson_encode_360mb_string(server, reference):
+    """CVE-2022-24834: the escaped length of a 360 MB string overflowed lua-cjson's buffer."""
+    script = "local s = string.rep('a', 360000000) return #cjson.encode(s)"
+    assert run_case(server, script) == b":360000002\r\n"
+    assert server.client().ping()
+    if reference is not None:
+        assert run_case(reference, script) == b":360000002\r\n"
+
+
+def test_cjson_settings_survive_between_scripts(server):
+    """The setters change the shared instance as in Redis; restoring them is the script's job."""
+    c = server.client()
+    assert c.eval("return cjson.encode_max_depth(2)", 0) == 2
+    try:
+        assert c.eval("return cjson.encode({{1}})", 0) == b"[[1]]"
+        with pytest.raises(Exception, match=r"excessive nesting \(3\)"):
+            c.eval("return cjson.encode({{{1}}})", 0)
+    finally:
+        c.eval("return cjson.encode_max_depth(1000)", 0)
