@@ -203,18 +203,28 @@ void EncodeNumber(lua_State* L, const JsonConfig* cfg, LuaBuffer* out, int index
   LuaBufferAppend(L, out, buf, static_cast<size_t>(n));
 }
 
-// The length of the table on top of the stack if it encodes as a JSON array, else -1. Arrays
-// have only integer keys >= 1 (up to INT_MAX); too sparse ones are objects or an error.
+// The length of the table on top of the stack if it encodes as a JSON array, else -1 (or 0,
+// which also encodes as an object). Arrays have only integer keys >= 1; too sparse ones are
+// objects or an error. lua-cjson keeps the largest key in an int, and a key past INT_MAX
+// converts to INT_MIN on x86-64; later keys replace it again, so whether such a table is an
+// array, an object or "excessively sparse" depends on key order. vireo keeps that order
+// dependence exactly, with the conversion written out.
 int ArrayLength(lua_State* L, const JsonConfig* cfg) {
-  ArrayKeys keys;
-  if (!ScanArrayKeys(L, INT32_MAX, &keys)) return -1;
-  auto max = static_cast<int64_t>(keys.max);
-  int64_t items = keys.count;
-  if (cfg->sparse_ratio > 0 && max > items * cfg->sparse_ratio && max > cfg->sparse_safe) {
+  int64_t max = 0;
+  int64_t items = 0;
+  bool all_integer_keys = ForEachArrayKey(L, [&](double k) {
+    if (k > static_cast<double>(max)) max = k > INT32_MAX ? INT32_MIN : static_cast<int64_t>(k);
+    ++items;
+  });
+  if (!all_integer_keys) return -1;
+  // lua-cjson multiplies in int; the product wraps as on x86-64.
+  auto limit =
+      static_cast<int32_t>(static_cast<uint32_t>(items) * static_cast<uint32_t>(cfg->sparse_ratio));
+  if (cfg->sparse_ratio > 0 && max > limit && max > cfg->sparse_safe) {
     if (cfg->sparse_convert == 0) EncodeError(L, -1, "excessively sparse array");
     return -1;
   }
-  return static_cast<int>(max);
+  return max < 0 ? -1 : static_cast<int>(max);
 }
 
 void EncodeValue(lua_State* L, const JsonConfig* cfg, int depth, LuaBuffer* out);

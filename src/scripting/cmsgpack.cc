@@ -117,8 +117,13 @@ void EncodeHeader(lua_State* L, LuaBuffer* out, size_t n, bool map) {
 
 // True when the table on top has exactly the keys 1..n (empty tables count as arrays).
 bool IsArray(lua_State* L) {
-  ArrayKeys keys;
-  return ScanArrayKeys(L, HUGE_VAL, &keys) && keys.max == static_cast<double>(keys.count);
+  double max = 0;
+  double count = 0;
+  bool all_integer_keys = ForEachArrayKey(L, [&](double k) {
+    if (k > max) max = k;
+    ++count;
+  });
+  return all_integer_keys && max == count;
 }
 
 // Encodes the value on top of the stack (left in place).

@@ -2,7 +2,6 @@
 
 #include <lauxlib.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -72,23 +71,6 @@ void LuaBufferAppend(lua_State* L, LuaBuffer* b, const char* s, size_t n) {
 void LuaBufferPushResult(lua_State* L, LuaBuffer* b) {
   lua_pushlstring(L, b->len == 0 ? "" : b->data, b->len);
   Release(L, b);
-}
-
-bool ScanArrayKeys(lua_State* L, double limit, ArrayKeys* keys) {
-  keys->max = 0;
-  keys->count = 0;
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    lua_pop(L, 1);
-    double k = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
-    if (!(k >= 1 && k <= limit && std::floor(k) == k)) {
-      lua_pop(L, 1);
-      return false;
-    }
-    if (k > keys->max) keys->max = k;
-    ++keys->count;
-  }
-  return true;
 }
 
 }  // namespace vireo

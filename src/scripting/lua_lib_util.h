@@ -11,8 +11,8 @@
 
 #include <lua.h>
 
+#include <cmath>
 #include <cstddef>
-#include <cstdint>
 
 namespace vireo {
 
@@ -40,13 +40,22 @@ inline void LuaBufferAppendChar(lua_State* L, LuaBuffer* b, char c) {
 // collected later; its __gc then has nothing left to free).
 void LuaBufferPushResult(lua_State* L, LuaBuffer* b);
 
-// The keys of the table on top of the stack, when all of them are integers in [1, limit]:
-// the largest and how many. false (and nothing counted) at the first other key. The stack is
-// left as it was.
-struct ArrayKeys {
-  double max;
-  int64_t count;
-};
-bool ScanArrayKeys(lua_State* L, double limit, ArrayKeys* keys);
+// Calls on_key(k) for each key of the table on top of the stack while every key is an integer
+// >= 1 (in table order); false at the first other key. The stack is left as it was. Callers
+// decide what an array is (cjson and cmsgpack differ).
+template <typename OnKey>
+bool ForEachArrayKey(lua_State* L, OnKey on_key) {
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    lua_pop(L, 1);
+    double k = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+    if (!(k >= 1 && std::floor(k) == k)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    on_key(k);
+  }
+  return true;
+}
 
 }  // namespace vireo
