@@ -238,11 +238,7 @@ void DecodeMap(lua_State* L, Cursor* c, size_t n) {
     if (c->err != DecodeError::kNone) return;
     Decode(L, c);
     if (c->err != DecodeError::kNone) return;
-    if (lua_isnil(L, -2) || (lua_type(L, -2) == LUA_TNUMBER && std::isnan(lua_tonumber(L, -2)))) {
-      lua_pop(L, 2);  // a key Lua can't hold
-    } else {
-      lua_rawset(L, -3);
-    }
+    lua_rawset(L, -3);  // a nil or NaN key raises "table index is nil/NaN", as in Redis
   }
 }
 
@@ -320,17 +316,15 @@ void Decode(lua_State* L, Cursor* c) {
         lua_pushnumber(L, static_cast<lua_Number>(s));
         break;
       }
-      case 0xc4:
+      // Redis's decoder has no bin8/16/32 (0xc4-0xc6): they are "Bad data format".
       case 0xd9:
         if (!c->Need(1)) return;
         DecodeBytes(L, c, c->Big(1));
         break;
-      case 0xc5:
       case 0xda:
         if (!c->Need(2)) return;
         DecodeBytes(L, c, c->Big(2));
         break;
-      case 0xc6:
       case 0xdb:
         if (!c->Need(4)) return;
         DecodeBytes(L, c, c->Big(4));

@@ -104,10 +104,10 @@ void ControlOptions(lua_State* L, char opt, const char** fmt, Header* h) {
   }
 }
 
-// A Lua number as the 64-bit pattern struct.pack writes. In range this is the C conversion
-// (towards zero, negatives as two's complement); out of range, where C leaves it undefined,
-// it is what Redis's build yields on x86-64: 2^63's pattern for NaN and for values below -2^63,
-// 0 for values of 2^64 and more.
+// A Lua number as the 64-bit pattern struct.pack writes (and as the size a 'c0' reads). In
+// range this is the C conversion (towards zero, negatives as two's complement); out of range,
+// where C leaves it undefined, it is what Redis's build yields on x86-64: 2^63's pattern for NaN
+// and for values below -2^63, 0 for values of 2^64 and more.
 uint64_t IntegerBits(lua_Number n) {
   constexpr double kTwo63 = 9223372036854775808.0;
   constexpr uint64_t kIndefinite = uint64_t{1} << 63;
@@ -159,6 +159,9 @@ int Pack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   int arg = 2;
   size_t total = 0;
+  // A nil between the arguments and the buffer's pieces: a missing argument reads as "got nil"
+  // (Redis's wording), not "got no value".
+  lua_pushnil(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   while (*fmt != '\0') {
@@ -267,12 +270,12 @@ int Unpack(lua_State* L) {
       case 'c': {
         if (size == 0) {
           if (n == 0 || !lua_isnumber(L, -1)) luaL_error(L, "format 'c0' needs a previous size");
-          lua_Number len = lua_tonumber(L, -1);
+          // The previous value converts as Redis converts it (a fraction below 1, even a
+          // negative one, is 0 bytes; other negatives and NaN are too long).
+          size = IntegerBits(lua_tonumber(L, -1));
           lua_pop(L, 1);
           --n;
-          luaL_argcheck(L, len >= 0 && len <= static_cast<lua_Number>(ld - pos), 2,
-                        "data string too short");
-          size = static_cast<size_t>(len);
+          luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
         }
         lua_pushlstring(L, data + pos, size);
         ++n;

@@ -50,6 +50,9 @@ CASES = [
      b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'n')"),
     ("return struct.pack('!3i', 1)", b"-ERR user_script:1: alignment 3 is not a power of 2"),
     ("return struct.pack('>i8', -1e300)", b"$8\r\n\x80\x00\x00\x00\x00\x00\x00\x00\r\n"),
+    ("return struct.pack('i5H', 1)",
+     b"-ERR user_script:1: bad argument #3 to 'pack' (number expected, got nil)"),
+    ("return {struct.unpack('bc0', struct.pack('bc0', -0.5, 'x'))}", b"*2\r\n$0\r\n\r\n:2\r\n"),
     # CVE-2018-11218: cmsgpack stack use with many arguments, deep nesting and huge counts.
     ("local t = {} for i = 1, 3999 do t[i] = i end return #cmsgpack.pack(unpack(t))",
      b":11615\r\n"),
@@ -64,6 +67,8 @@ CASES = [
      b"-ERR user_script:1: Missing bytes in input."),
     ("return cmsgpack.unpack('\\223\\255\\255\\255\\255\\1')",
      b"-ERR user_script:1: Missing bytes in input."),
+    ("return cmsgpack.unpack('\\196\\1a')", b"-ERR user_script:1: Bad data format in input."),
+    ("return cmsgpack.unpack('\\129\\192\\1')", b"-ERR table index is nil"),
     ("local t = {} for i = 1, 100000 do t[i] = i end "
      "return #cmsgpack.unpack(cmsgpack.pack(t))", b":100000\r\n"),
     ("local t = {} local c = t for i = 1, 100 do c[1] = {} c = c[1] end "
