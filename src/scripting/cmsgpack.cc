@@ -232,7 +232,9 @@ void DecodeArray(lua_State* L, Cursor* c, size_t n) {
 }
 
 void DecodeMap(lua_State* L, Cursor* c, size_t n) {
-  lua_createtable(L, 0, n > 1024 ? 1024 : static_cast<int>(n));
+  // Not presized: the hash part then grows as in Redis, so pairs() visits the keys (and
+  // cjson.encode writes them) in the same order.
+  lua_newtable(L);
   for (size_t i = 0; i < n; ++i) {
     Decode(L, c);
     if (c->err != DecodeError::kNone) return;
@@ -299,7 +301,9 @@ void Decode(lua_State* L, Cursor* c) {
       case 0xcf: {
         size_t n = size_t{1} << (b - 0xcc);
         if (!c->Need(n)) return;
-        lua_pushnumber(L, static_cast<lua_Number>(c->Big(n)));
+        // Redis pushes unsigned values as a signed lua_Integer: uint64 values past INT64_MAX
+        // come out negative.
+        lua_pushinteger(L, static_cast<lua_Integer>(c->Big(n)));
         break;
       }
       case 0xd0:
