@@ -2,7 +2,9 @@
 // run in a bare Lua state. Expected values are what Redis 7.2's bundled libraries return.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "scripting/bitop.h"
 #include "scripting/cjson.h"
@@ -281,6 +283,43 @@ TEST_F(LuaLibs, CjsonHugeString) {
   // CVE-2022-24834: the escaped size is computed exactly and checked, never overflowed.
   EXPECT_EQ(Eval("return #cjson.encode(string.rep('a', 10000000))"), "10000002");
   EXPECT_EQ(Eval("return #cjson.encode(string.rep('\\1', 1000000))"), "6000002");
+}
+
+// An allocation the allocator refuses is a Lua error ("not enough memory"), never an abort, and
+// the state stays usable.
+TEST(LuaLibsAllocation, RefusedBufferIsALuaError) {
+  struct Limit {
+    static void* Alloc(void* ud, void* ptr, size_t, size_t nsize) {
+      if (nsize == 0) {
+        free(ptr);
+        return nullptr;
+      }
+      if (nsize > *static_cast<size_t*>(ud)) return nullptr;
+      return realloc(ptr, nsize);
+    }
+  };
+  size_t max_block = 4 << 20;
+  lua_State* L = lua_newstate(Limit::Alloc, &max_block);
+  ASSERT_NE(L, nullptr);
+  luaL_openlibs(L);
+  const std::pair<const char*, lua_CFunction> kLibs[] = {{"cjson", OpenCjson},
+                                                         {"cmsgpack", OpenCmsgpack}};
+  for (const auto& [name, open] : kLibs) {
+    lua_pushcfunction(L, open);
+    lua_call(L, 0, 1);
+    lua_setglobal(L, name);
+  }
+  // 1.5 MB of control characters escape to 9 MB: more than any block the allocator gives.
+  const char* script =
+      "local s = string.rep('\\1', 1500000) "
+      "local ok, e = pcall(cjson.encode, s) "
+      "local ok2, e2 = pcall(cmsgpack.pack, s, s, s) "
+      "return tostring(ok) .. ':' .. e .. '|' .. tostring(ok2) .. ':' .. e2 .. '|' .. "
+      "cjson.encode({1, 'x'})";
+  ASSERT_EQ(luaL_loadstring(L, script), 0);
+  ASSERT_EQ(lua_pcall(L, 0, 1, 0), 0) << lua_tostring(L, -1);
+  EXPECT_STREQ(lua_tostring(L, -1), "false:not enough memory|false:not enough memory|[1,\"x\"]");
+  lua_close(L);
 }
 
 TEST_F(LuaLibs, BitOps) {
