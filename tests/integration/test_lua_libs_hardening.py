@@ -40,6 +40,8 @@ CASES = [
     ("return struct.unpack('c2147483647', 'abcd')",
      b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short)"),
     ("return struct.pack('i2147483648', 1)", b"-ERR user_script:1: integral size overflow"),
+    ("return struct.pack('!4294967296i', 1)", b"-ERR user_script:1: integral size overflow"),
+    ("return struct.size('c4294967297')", b"-ERR user_script:1: integral size overflow"),
     ("return struct.pack('i33', 1)",
      b"-ERR user_script:1: integral size 33 is larger than limit of 32"),
     ("return struct.size('c2147483647c2147483647')", b":4294967294\r\n"),
@@ -73,6 +75,9 @@ CASES = [
     ("return cmsgpack.unpack('\\129\\192\\1')", b"-ERR table index is nil"),
     ("local t = {} for i = 1, 100000 do t[i] = i end "
      "return #cmsgpack.unpack(cmsgpack.pack(t))", b":100000\r\n"),
+    ("local m = {} for i = 1, 100000 do m['k' .. i] = i end "
+     "local n = 0 for k, v in pairs(cmsgpack.unpack(cmsgpack.pack(m))) do n = n + v end return n",
+     b":5000050000\r\n"),
     ("local t = {} local c = t for i = 1, 100 do c[1] = {} c = c[1] end "
      "return #cmsgpack.pack(t)", b":17\r\n"),
     # cjson: output format, limits and errors.
