@@ -3,7 +3,7 @@
 // LuaBuffer: a growable byte buffer owned by the Lua state. Lua errors unwind with longjmp, so a
 // library function may not hold a C++ object with a destructor (std::string, std::vector) across
 // any call that can raise. The buffer lives in a full userdata on the Lua stack instead; its
-// storage comes from the state's allocator and a
+// storage comes from the state's allocator (so any limit the allocator enforces applies), and a
 // __gc metamethod frees it, so an error at any point (bad input, nesting limit, out of memory)
 // leaks nothing. Every size is computed with overflow checks, and an allocation failure raises a
 // Lua error instead of aborting the server.
