@@ -7,7 +7,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test test-asan bench compare format clean
+.PHONY: all deps build build-asan run test test-release test-asan fuzz bench compare format clean
 
 all: build
 
@@ -32,13 +32,25 @@ run: build
 	mkdir -p data
 	./$(BUILD_DIR)/vireo-server conf/vireo.conf
 
-test: build
+# The whole suite twice: the Release build, then the sanitizer build (ASan + UBSan, leak
+# detection on), whose run includes every fuzz target's short run. A crash or sanitizer report
+# in either fails `make test`.
+test: test-release test-asan
+
+test-release: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2
 
-test-asan: deps
+build-asan: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIREO_SANITIZE=ON
 	cmake --build $(ASAN_DIR) -j $(JOBS)
+
+test-asan: build-asan
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 2
+
+# Long fuzz runs on demand (10^6 iterations per fuzzer, sanitizer build): see docs/robustness.md.
+FUZZ_SEED ?= 1
+FUZZ_ITERATIONS ?= 1000000
+fuzz: build-asan
 
 bench: build
 	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done

@@ -1,9 +1,9 @@
 // workpool_load: load tool for the Lua work pool of tests/integration/workpool (EVALSHA of its
 // scripts), against vireo or redis-server. Each client is a thread with a blocking socket.
 //
-//   workpool_load --port P --mode publish --batch 100 --clients 8 --seconds 5 \
+//   workpool_load --port P --mode publish --batch 100 --clients 8 --seconds 5
 //       --publish-sha SHA
-//   workpool_load --port P --mode getack --prefetch 5 --clients 8 --tasks 100000 \
+//   workpool_load --port P --mode getack --prefetch 5 --clients 8 --tasks 100000
 //       --get-sha SHA --ack-sha SHA
 //   workpool_load --port P --mode evalsha --sha SHA --clients 8 --seconds 5
 //

@@ -433,7 +433,7 @@ void SRandMemberCommand(CommandContext& ctx) {
 
 struct InterArgs {
   std::span<const std::string_view> keys;
-  std::optional<std::string_view> dst;  // SINTERSTORE
+  std::optional<std::string_view> dst = std::nullopt;  // SINTERSTORE
   bool cardinality_only = false;        // SINTERCARD
   uint64_t limit = 0;                   // SINTERCARD LIMIT; 0 = none
 };
