@@ -113,3 +113,29 @@ def test_randmember_huge_negative_count_is_bounded(server, c, is_70, args):
     finally:
         x(c, "CONFIG", "SET", "proto-max-bulk-len", "512mb")
     assert server.alive()
+
+
+# Stream consumer-group times ------------------------------------------------------------------
+
+
+def test_xclaim_times_at_int64_edges(c):
+    x(c, "XADD", "x", "1-1", "f", "v")
+    x(c, "XGROUP", "CREATE", "x", "g", "0")
+    x(c, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">")
+    for v in EDGES:
+        # IDLE INT64_MIN overflowed now - idle (UB). Any out-of-range time means "now".
+        assert x(c, "XCLAIM", "x", "g", "c", 0, "1-1", "IDLE", v, "JUSTID") == ["1-1"]
+        assert x(c, "XCLAIM", "x", "g", "c", 0, "1-1", "TIME", v, "JUSTID") == ["1-1"]
+        assert x(c, "XCLAIM", "x", "g", "c", v, "1-1", "JUSTID") in (["1-1"], [])
+        x(c, "XCLAIM", "x", "g", "c", 0, "1-1", "RETRYCOUNT", v, "JUSTID")
+        x(c, "XAUTOCLAIM", "x", "g", "c", v, "0", "JUSTID")
+        x(c, "XPENDING", "x", "g", "IDLE", v, "-", "+", 10)
+        x(c, "XPENDING", "x", "g", "-", "+", v)
+    x(c, "XCLAIM", "x", "g", "c", 0, "1-1", "TIME", 1, "JUSTID")
+    pending = x(c, "XPENDING", "x", "g", "IDLE", INT64_MIN, "-", "+", 10)
+    assert pending[0][0] == "1-1" and pending[0][2] > 0
+    assert x(c, "XPENDING", "x", "g", "IDLE", INT64_MAX, "-", "+", 10) == []
+    x(c, "XCLAIM", "x", "g", "c", 0, "1-1", "RETRYCOUNT", INT64_MAX, "JUSTID")
+    assert x(c, "XPENDING", "x", "g", "-", "+", 1)[0][3] == INT64_MAX
+    assert err(c, "XCLAIM", "x", "g", "c", 0, "1-1", "IDLE", 2**63) == (
+        "Invalid IDLE option argument for XCLAIM")
