@@ -139,3 +139,30 @@ def test_xclaim_times_at_int64_edges(c):
     assert x(c, "XPENDING", "x", "g", "-", "+", 1)[0][3] == INT64_MAX
     assert err(c, "XCLAIM", "x", "g", "c", 0, "1-1", "IDLE", 2**63) == (
         "Invalid IDLE option argument for XCLAIM")
+
+
+# INCRBYFLOAT / HINCRBYFLOAT --------------------------------------------------------------------
+
+
+def test_incrbyfloat_range_and_format(c):
+    # Redis keeps the long double result and prints it with "%.17Lf" minus trailing zeros, so
+    # 2e308 is a 309-digit integer there too; only NaN and infinite results are refused.
+    assert x(c, "SET", "a", "1e308") == "OK"
+    two = x(c, "INCRBYFLOAT", "a", "1e308")
+    assert len(two) == 309 and two.startswith("199999999999999999993371759311")
+    assert x(c, "INCRBYFLOAT", "b", "1.18e4932").startswith("11800000000000000000006528")
+    assert err(c, "INCRBYFLOAT", "b", "1.18e4932") == "increment would produce NaN or Infinity"
+    assert x(c, "INCRBYFLOAT", "b", "-1.18e4932") == "0"
+    assert err(c, "INCRBYFLOAT", "c", "inf") == "increment would produce NaN or Infinity"
+    assert err(c, "INCRBYFLOAT", "c", "nan") == "value is not a valid float"
+    assert err(c, "INCRBYFLOAT", "c", "1e5000") == "value is not a valid float"
+    assert x(c, "INCRBYFLOAT", "c", "3.14159265358979323846") == "3.14159265358979324"
+    assert x(c, "INCRBYFLOAT", "d", "-1e-30") == "0"
+    assert x(c, "INCRBYFLOAT", "e", "12345678901234567890123") == "12345678901234567889920"
+    x(c, "SET", "long", "0." + "0" * 5116 + "1")
+    assert err(c, "INCRBYFLOAT", "long", "1") == "value is not a valid float"
+    assert x(c, "HINCRBYFLOAT", "h", "f", "1.18e4932").startswith("118000000000000000000065")
+    assert err(c, "HINCRBYFLOAT", "h", "f", "1.18e4932") == "increment would produce NaN or Infinity"
+    assert err(c, "HINCRBYFLOAT", "h", "g", "inf") == "value is NaN or Infinity"
+    assert x(c, "HINCRBYFLOAT", "h", "g", "0.1") == "0.1"
+    assert x(c, "HINCRBYFLOAT", "h", "g", "0.2") == "0.3"
