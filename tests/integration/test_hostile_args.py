@@ -166,3 +166,17 @@ def test_incrbyfloat_range_and_format(c):
     assert err(c, "HINCRBYFLOAT", "h", "g", "inf") == "value is NaN or Infinity"
     assert x(c, "HINCRBYFLOAT", "h", "g", "0.1") == "0.1"
     assert x(c, "HINCRBYFLOAT", "h", "g", "0.2") == "0.3"
+
+
+# Keyspace ------------------------------------------------------------------------------------
+
+
+def test_db_index_at_int64_edges(c):
+    int_range = "value is out of range, value must between -2147483648 and 2147483647"
+    for cmd in (("SELECT",), ("MOVE", "k"), ("COPY", "k", "k2", "DB")):
+        for v in (INT64_MIN, -(2**31) - 1, 2**31, INT64_MAX):
+            assert err(c, *cmd, v) == int_range
+        for v in (-(2**31), -1, 2**31 - 1):
+            assert err(c, *cmd, v) == "DB index is out of range"
+        assert err(c, *cmd, 2**63) == NOT_INTEGER
+    assert err(c, "SWAPDB", 0, INT64_MIN) == "invalid second DB index"
