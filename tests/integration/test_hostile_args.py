@@ -180,3 +180,49 @@ def test_db_index_at_int64_edges(c):
             assert err(c, *cmd, v) == "DB index is out of range"
         assert err(c, *cmd, 2**63) == NOT_INTEGER
     assert err(c, "SWAPDB", 0, INT64_MIN) == "invalid second DB index"
+
+
+# Work bounds ---------------------------------------------------------------------------------
+
+
+def test_glob_backtracking_is_bounded(server, c):
+    # CVE-2022-36021 class: without giving up on longer '*' spans this pattern is exponential
+    # in the number of stars. The socket timeout (15 s) is the only clock here.
+    long_key = "a" * 30000
+    x(c, "SET", long_key, "v")
+    x(c, "SADD", "s", long_key)
+    pattern = "*a" * 20 + "*b"
+    assert x(c, "KEYS", pattern) == []
+    assert x(c, "SCAN", 0, "MATCH", pattern, "COUNT", 1000)[1] == []
+    assert x(c, "SSCAN", "s", 0, "MATCH", pattern)[1] == []
+    # Nesting deeper than Redis's 1000 levels matches nothing instead of exhausting the stack.
+    assert x(c, "KEYS", "a" + "*" * 50000 + "?" * 1100 + "*a") in ([], [long_key])
+    assert sorted(x(c, "KEYS", "*" * 100000)) == sorted([long_key, "s"])
+    assert server.alive()
+
+
+def test_lcs_transient_memory_bound(c):
+    x(c, "SET", "a", "x" * 20000)
+    x(c, "SET", "b", "y" * 20000)
+    x(c, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+    try:
+        msg = "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+        assert err(c, "LCS", "a", "b") == msg
+        assert err(c, "LCS", "a", "b", "IDX") == msg
+    finally:
+        x(c, "CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
+
+def test_string_offsets_past_max_size(c):
+    too_big = "string exceeds maximum allowed size (proto-max-bulk-len)"
+    for offset in (512 * 1024 * 1024, 2**32, INT64_MAX):
+        assert err(c, "SETRANGE", "sr", offset, "x") == too_big
+    assert err(c, "SETRANGE", "sr", -1, "x") == "offset is out of range"
+    assert err(c, "SETRANGE", "sr", INT64_MIN, "x") == "offset is out of range"
+    assert x(c, "SETRANGE", "sr", INT64_MAX, "") == 0
+    x(c, "SET", "str", "hello")
+    for a in EDGES:
+        for b in EDGES:
+            x(c, "GETRANGE", "str", a, b)
+    assert x(c, "GETRANGE", "str", INT64_MIN, INT64_MAX) == "hello"
+    assert x(c, "GETRANGE", "str", INT64_MAX, INT64_MIN) == ""
