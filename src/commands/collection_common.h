@@ -67,7 +67,8 @@ void ReplyRepeatedDraws(CommandContext& ctx, uint64_t count, uint64_t header_len
   ctx.reply.Array(header_len);
   for (uint64_t i = 0; i < count; ++i) {
     draw();
-    if ((i & 1023) == 1023 && out->size() - mark > limit) {
+    // Checked after every draw: one member can be hundreds of megabytes.
+    if (out->size() - mark > limit) {
       out->resize(mark);
       ctx.reply.Error(kReplyTooLarge);
       return;

@@ -115,6 +115,18 @@ def test_randmember_huge_negative_count_is_bounded(server, c, is_70, args):
     assert server.alive()
 
 
+def test_randmember_bound_checked_per_draw(server, c, is_70):
+    if is_70:
+        pytest.skip("Redis buffers this reply without bound")
+    x(c, "SADD", "big", "m" * 600_000)
+    x(c, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+    try:
+        assert err(c, "SRANDMEMBER", "big", -3) == (
+            "value is out of range, the reply would exceed proto-max-bulk-len")
+        assert len(x(c, "SRANDMEMBER", "big", -1)) == 1
+    finally:
+        x(c, "CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
 # Stream consumer-group times ------------------------------------------------------------------
 
 
