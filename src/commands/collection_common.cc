@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "commands/helpers.h"
+#include "server/server.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -90,6 +91,10 @@ void ReplyScanCursor(CommandContext& ctx, uint64_t cursor) {
 std::mt19937_64& CollectionRng() {
   static std::mt19937_64 rng{std::random_device{}()};
   return rng;
+}
+
+uint64_t CollectionReplyLimit(CommandContext& ctx) {
+  return static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len);
 }
 
 std::vector<size_t> SampleIndexes(size_t n, size_t count) {

@@ -45,6 +45,37 @@ uint64_t ScanWithCountHint(uint64_t cursor, int64_t count, Step step, Found foun
 
 std::mt19937_64& CollectionRng();
 
+// proto-max-bulk-len, the byte bound of a reply whose length the client picks freely.
+uint64_t CollectionReplyLimit(CommandContext& ctx);
+
+// The error that replaces a reply whose size the client chose independently of the data and
+// that grew past proto-max-bulk-len (see ReplyRepeatedDraws).
+inline constexpr std::string_view kReplyTooLarge =
+    "ERR value is out of range, the reply would exceed proto-max-bulk-len";
+
+// The reply to a negative-count ZRANDMEMBER, HRANDFIELD or SRANDMEMBER: an array header of
+// `header_len` elements, then `count` independent draws, each written by `draw()`. Redis
+// streams such a reply to the socket while it builds it; vireo builds a reply in one piece, so
+// a count near INT64_MAX would grow it until the allocator gives up. Past proto-max-bulk-len
+// bytes (Redis's own bound for one transient allocation, as for LCS) the partial reply is
+// dropped and replaced by kReplyTooLarge, so the client (or the script) sees a well-formed error.
+template <typename Draw>
+void ReplyRepeatedDraws(CommandContext& ctx, uint64_t count, uint64_t header_len, Draw draw) {
+  std::string* out = ctx.reply.buffer();
+  const size_t mark = out->size();
+  const uint64_t limit = CollectionReplyLimit(ctx);
+  ctx.reply.Array(header_len);
+  for (uint64_t i = 0; i < count; ++i) {
+    draw();
+    // Checked after every draw: one member can be hundreds of megabytes.
+    if (out->size() - mark > limit) {
+      out->resize(mark);
+      ctx.reply.Error(kReplyTooLarge);
+      return;
+    }
+  }
+}
+
 // HDEL / SREM: removes each of argv[2..] with `remove(member)` (true if it was there) until the
 // collection is empty, deletes the emptied key, does the write bookkeeping (dirty count,
 // `event` and `del` notifications) and replies the number removed.

@@ -151,16 +151,13 @@ void HelloCommand(CommandContext& ctx) {
 }
 
 void SelectCommand(CommandContext& ctx) {
-  int64_t index;
-  if (!ParseInt64(ctx.arg(1), &index)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (index < 0 || index >= ctx.server.db_count()) {
+  std::optional<int> index = ArgDbIndex(ctx, ctx.arg(1));
+  if (!index) return;
+  if (*index < 0 || *index >= ctx.server.db_count()) {
     ctx.reply.Error(errors::kDbIndexOutOfRange);
     return;
   }
-  ctx.client.set_db_index(static_cast<int>(index));
+  ctx.client.set_db_index(*index);
   ctx.reply.Ok();
 }
 

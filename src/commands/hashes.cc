@@ -292,11 +292,10 @@ void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
 
   // Repeats allowed (or a single field): independent draws.
   if (!unique || count == 1) {
-    header(count);
-    for (uint64_t i = 0; i < count; ++i) {
+    ReplyRepeatedDraws(ctx, count, with_values && !ctx.reply.resp3() ? count * 2 : count, [&] {
       auto [f, v] = hash->Random(rng());
       ReplyPair(ctx, f, v, with_values);
-    }
+    });
     return;
   }
   // Everything.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+
 #include "server/server.h"
 #include "util/strings.h"
 
@@ -75,6 +77,22 @@ void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
             std::string_view key) {
   NotifyKeyspaceEvent(ctx.server, event_class, event, key, ctx.client.db_index());
+}
+
+std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg, std::string_view error) {
+  int64_t value;
+  if (!ParseInt64(arg, &value)) {
+    ctx.reply.Error(error.empty() ? errors::kNotInteger : error);
+    return std::nullopt;
+  }
+  if (value < INT_MIN || value > INT_MAX) {
+    ctx.reply.Error(error.empty() ? fmt::format("ERR value is out of range, value must between "
+                                                "{} and {}",
+                                                INT_MIN, INT_MAX)
+                                  : std::string(error));
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
 }
 
 }  // namespace vireo

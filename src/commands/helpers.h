@@ -31,6 +31,10 @@ void ReplyHelp(CommandContext& ctx, std::string_view command,
 // returns nullopt.
 std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg,
                               std::string_view error = errors::kNotInteger);
+// A database index argument as Redis's getIntFromObjectOrReply reads it: an integer that
+// fits in 32 bits. `error` replaces both messages when given (SWAPDB).
+std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg,
+                              std::string_view error = {});
 // Parses a float argument; on failure replies "ERR value is not a valid float".
 std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg);
 

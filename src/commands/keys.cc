@@ -98,25 +98,6 @@ void RemoveEntry(Database& db, DbEntry* entry, bool lazy) {
   db.DeleteEntry(entry);
 }
 
-// A database index argument as Redis's getIntFromObjectOrReply reads it: an integer that
-// fits in 32 bits. `error` replaces both messages when given (SWAPDB).
-std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg,
-                              std::string_view error = {}) {
-  int64_t value;
-  if (!ParseInt64(arg, &value)) {
-    ctx.reply.Error(error.empty() ? errors::kNotInteger : error);
-    return std::nullopt;
-  }
-  if (value < INT_MIN || value > INT_MAX) {
-    ctx.reply.Error(error.empty() ? fmt::format("ERR value is out of range, value must between "
-                                                "{} and {}",
-                                                INT_MIN, INT_MAX)
-                                  : std::string(error));
-    return std::nullopt;
-  }
-  return static_cast<int>(value);
-}
-
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
 
 // ---------------------------------------------------------------------------------------------

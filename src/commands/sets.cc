@@ -380,8 +380,7 @@ void SRandMemberWithCount(CommandContext& ctx) {
   const size_t size = set->size();
   std::mt19937_64& rng = CollectionRng();
   if (!unique || count == 1) {
-    ctx.reply.Array(count);
-    for (uint64_t i = 0; i < count; ++i) ctx.reply.Bulk(set->Random(rng()));
+    ReplyRepeatedDraws(ctx, count, count, [&] { ctx.reply.Bulk(set->Random(rng())); });
     return;
   }
   if (count >= size) {
@@ -434,8 +433,8 @@ void SRandMemberCommand(CommandContext& ctx) {
 struct InterArgs {
   std::span<const std::string_view> keys;
   std::optional<std::string_view> dst = std::nullopt;  // SINTERSTORE
-  bool cardinality_only = false;        // SINTERCARD
-  uint64_t limit = 0;                   // SINTERCARD LIMIT; 0 = none
+  bool cardinality_only = false;                       // SINTERCARD
+  uint64_t limit = 0;                                  // SINTERCARD LIMIT; 0 = none
 };
 
 void SInterGeneric(CommandContext& ctx, const InterArgs& args) {

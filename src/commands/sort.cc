@@ -139,8 +139,11 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     if (type == ValueType::kZSet) len = entry->value.As<ZSet>()->size();
   }
   auto vlen = static_cast<int64_t>(len);
-  int64_t start = a.offset < 0 ? 0 : a.offset;
-  int64_t end = a.count < 0 ? vlen - 1 : start + a.count - 1;
+  // Both LIMIT numbers are clamped to the value's length first, so `start + count` can't
+  // overflow whatever the client sent (INT64_MAX included).
+  int64_t start = std::clamp<int64_t>(a.offset, 0, vlen);
+  int64_t count = std::clamp<int64_t>(a.count, -1, vlen);
+  int64_t end = count < 0 ? vlen - 1 : start + count - 1;
   if (start >= vlen) {
     start = vlen - 1;
     end = vlen - 2;

@@ -2,6 +2,7 @@
 // stream_groups_cmd.cc: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,16 @@ Stream::NodeLimits NodeLimits(CommandContext& ctx);
 // The command's wall-clock time in ms (fixed for a command, EXEC or script), for IDs, PEL
 // delivery times and consumer seen-times.
 int64_t CommandTimeMs();
+
+// Milliseconds from `since` to `now`, saturating instead of overflowing: delivery and seen times
+// come from clients (XCLAIM TIME/IDLE) and from RDB files, so either can be anywhere in int64.
+inline int64_t ElapsedMs(int64_t now, int64_t since) {
+  int64_t d;
+  if (__builtin_sub_overflow(now, since, &d)) {
+    return since < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return d;
+}
 
 // A write Redis counts (dirty: logged, replicated) but that leaves WATCH alone: consumer-group
 // state (XGROUP, XREADGROUP, XACK, XCLAIM...) and XSETID, as in Redis.

@@ -364,14 +364,14 @@ void XPendingCommand(CommandContext& ctx) {
     ReplyId(ctx.reply, p.id);
     ctx.reply.Bulk(p.consumer != nullptr ? std::string_view(p.consumer->name()) : "");
     // A NACKed entry has no delivery time: Redis 8.8 shows its idle time as -1.
-    ctx.reply.Integer(p.nacked() ? -1 : std::max<int64_t>(now - p.delivery_time_ms, 0));
+    ctx.reply.Integer(p.nacked() ? -1 : std::max<int64_t>(ElapsedMs(now, p.delivery_time_ms), 0));
     ctx.reply.Integer(static_cast<int64_t>(p.delivery_count));
   };
   size_t mark = ctx.reply.DeferLength();
   size_t n = 0;
   auto visit = [&](const PendingEntry& p) {
     // NACKed entries are claimable at any idle time, so the IDLE filter keeps them.
-    if (min_idle != 0 && !p.nacked() && now - p.delivery_time_ms < min_idle) return;
+    if (min_idle != 0 && !p.nacked() && ElapsedMs(now, p.delivery_time_ms) < min_idle) return;
     emit(p);
     ++n;
     --count;
@@ -430,7 +430,7 @@ void XClaimCommand(CommandContext& ctx) {
     } else if (IsArg(opt, "IDLE") && more) {
       auto n = ArgInt(ctx, ctx.arg(++j), "ERR Invalid IDLE option argument for XCLAIM");
       if (!n) return;
-      delivery_time = now - *n;
+      delivery_time = ElapsedMs(now, *n);
     } else if (IsArg(opt, "TIME") && more) {
       auto n = ArgInt(ctx, ctx.arg(++j), "ERR Invalid TIME option argument for XCLAIM");
       if (!n) return;
@@ -481,7 +481,8 @@ void XClaimCommand(CommandContext& ctx) {
       p = g->AddPending(id, nullptr, now, 0);
       forced = true;
     }
-    if (!forced && p->consumer != nullptr && minidle != 0 && now - p->delivery_time_ms < minidle) {
+    if (!forced && p->consumer != nullptr && minidle != 0 &&
+        ElapsedMs(now, p->delivery_time_ms) < minidle) {
       continue;
     }
     g->Reassign(p, consumer);
@@ -575,7 +576,8 @@ void XAutoClaimCommand(CommandContext& ctx) {
       ++dirty;
       continue;
     }
-    if (nacked == nullptr && minidle != 0 && now - p->delivery_time_ms < minidle) continue;
+    if (nacked == nullptr && minidle != 0 && ElapsedMs(now, p->delivery_time_ms) < minidle)
+      continue;
     g->Reassign(p, consumer);
     p->delivery_time_ms = now;
     if (!justid) p->CountDelivery();
@@ -813,9 +815,9 @@ void XInfoConsumersCommand(CommandContext& ctx) {
     ctx.reply.Bulk("pending");
     ctx.reply.Integer(static_cast<int64_t>(c->pel.size()));
     ctx.reply.Bulk("idle");
-    ctx.reply.Integer(std::max<int64_t>(now - c->seen_time_ms, 0));
+    ctx.reply.Integer(std::max<int64_t>(ElapsedMs(now, c->seen_time_ms), 0));
     ctx.reply.Bulk("inactive");
-    ctx.reply.Integer(c->active_time_ms != -1 ? now - c->active_time_ms : -1);
+    ctx.reply.Integer(c->active_time_ms != -1 ? ElapsedMs(now, c->active_time_ms) : -1);
   }
 }
 

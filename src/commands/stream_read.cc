@@ -320,7 +320,7 @@ std::vector<PendingEntry*> CollectClaimable(CommandContext& ctx, Stream& s, Cons
   if (out.size() < limit) {
     std::vector<PendingEntry*> idle;
     for (const auto& [id, p] : g.pel()) {
-      if (!p.nacked() && now - p.delivery_time_ms >= min_idle) {
+      if (!p.nacked() && ElapsedMs(now, p.delivery_time_ms) >= min_idle) {
         idle.push_back(g.FindPending(id));
       }
     }
@@ -351,7 +351,7 @@ size_t ReplyClaimed(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamCons
                     std::string_view key, std::string_view group,
                     const std::vector<PendingEntry*>& entries, int64_t now) {
   for (PendingEntry* p : entries) {
-    int64_t idle = p->nacked() ? -1 : std::max<int64_t>(now - p->delivery_time_ms, 0);
+    int64_t idle = p->nacked() ? -1 : std::max<int64_t>(ElapsedMs(now, p->delivery_time_ms), 0);
     uint64_t previous = p->delivery_count;
     s.Range(p->id, p->id, false, 1, [&](const StreamEntryView& e) {
       ReplyClaimEntry(ctx.reply, e, idle, previous);

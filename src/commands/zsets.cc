@@ -499,13 +499,10 @@ std::vector<size_t> BzmpopKeys(std::span<const std::string_view> argv) {
 // ZRANDMEMBER, ZSCAN
 
 void ZrandmemberCommand(CommandContext& ctx) {
-  if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHSCORES"))) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  bool withscores = ctx.argc() == 4;
   bool has_count = ctx.argc() >= 3;
   int64_t count = 1;
+  // Redis's order: the count first (its range is symmetric, so -count can't overflow), then
+  // the syntax, then the WITHSCORES range (two replies per member must stay countable).
   if (has_count) {
     if (!ParseInt64(ctx.arg(2), &count)) {
       ctx.reply.Error(errors::kNotInteger);
@@ -517,10 +514,16 @@ void ZrandmemberCommand(CommandContext& ctx) {
           "9223372036854775807");
       return;
     }
-    if (withscores && count < -std::numeric_limits<int64_t>::max() / 2) {
-      ctx.reply.Error("ERR value is out of range");
-      return;
-    }
+  }
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHSCORES"))) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  bool withscores = ctx.argc() == 4;
+  constexpr int64_t kHalf = std::numeric_limits<int64_t>::max() / 2;
+  if (withscores && (count < -kHalf || count > kHalf)) {
+    ctx.reply.Error("ERR value is out of range");
+    return;
   }
   bool wrong_type;
   ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
@@ -538,17 +541,21 @@ void ZrandmemberCommand(CommandContext& ctx) {
     ctx.reply.EmptyArray();
     return;
   }
-  std::vector<std::pair<std::string, double>> items;
   size_t size = z->size();
   if (count < 0) {
-    // Repeats allowed: independent picks.
-    auto n = static_cast<size_t>(-count);
-    items.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
+    // Repeats allowed: independent picks, written as they are drawn.
+    auto n = static_cast<uint64_t>(-count);
+    bool resp3 = ctx.reply.resp3();
+    ReplyRepeatedDraws(ctx, n, withscores && !resp3 ? n * 2 : n, [&] {
       ZSet::Iter it = z->At(CollectionRng()() % size);
-      items.emplace_back(std::string(it.member()), it.score());
-    }
-  } else if (static_cast<uint64_t>(count) >= size) {
+      if (withscores && resp3) ctx.reply.Array(2);
+      ctx.reply.Bulk(it.member());
+      if (withscores) ctx.reply.Double(it.score());
+    });
+    return;
+  }
+  std::vector<std::pair<std::string, double>> items;
+  if (static_cast<uint64_t>(count) >= size) {
     z->ForEach([&](std::string_view m, double s) { items.emplace_back(std::string(m), s); });
   } else {
     for (size_t rank : SampleIndexes(size, static_cast<size_t>(count))) {
