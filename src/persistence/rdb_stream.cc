@@ -266,7 +266,7 @@ bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream* st
     if (!next_int(&lp_count)) return false;
     if (deep) {
       if ((flags & ~(kFlagDeleted | kFlagSameFields)) != 0 || lp_count != expected_count ||
-          ms_delta < 0 || (*seen_any && id <= *last_seen) || fv.empty()) {
+          ms_delta < 0 || id < master || (*seen_any && id <= *last_seen) || fv.empty()) {
         return false;
       }
       *last_seen = id;
