@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from conftest import free_port, start_server, wait_for
+from rdb_helpers import dump_payload, intset, rdb_str
 
 SANITIZED = os.environ.get("VIREO_SANITIZED") == "1"
 REDIS_SERVER = shutil.which("redis-server")
@@ -550,6 +551,23 @@ def test_manifest_naming_a_missing_file_refuses_to_start(servers, data, which):
     assert f"Unable to obtain the AOF file {victim.name} length. stat: No such file or directory" in out
     assert manifest(data) == before
     assert sorted(p.name for p in aof_dir(data).iterdir()) == files_before
+
+
+@pytest.mark.parametrize("mode,loaded", [("clients", True), ("no", True), ("yes", False)])
+def test_sanitize_dump_payload_clients_trusts_the_aof(servers, data, mode, loaded):
+    # An intset out of order passes shallow validation only. "clients" validates deeply what
+    # clients send, not what the AOF replays (as Redis); "yes" validates both.
+    incr = write_then_stop(servers, data)
+    payload = dump_payload(b"\x0b" + rdb_str(intset([5, 3, 9])), 10)
+    with open(incr, "ab") as f:
+        f.write(resp("RESTORE", "restored", "0", payload))
+    h = run(servers, data, "--sanitize-dump-payload", mode)
+    r = h.client()
+    assert r.exists("restored") == (1 if loaded else 0)
+    assert r.dbsize() == (11 if loaded else 10)
+    if mode == "clients":
+        with pytest.raises(redis.ResponseError, match="Bad data format"):
+            r.execute_command("RESTORE", "other", "0", payload)
 
 
 def test_old_single_file_aof_is_upgraded(servers, data):
