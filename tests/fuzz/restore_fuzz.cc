@@ -836,6 +836,9 @@ int main(int argc, char** argv) {
   for (uint64_t i = start; i < start + iterations; ++i) {
     vireo::g_current_iteration = i;
     if (verbose) fprintf(stderr, "iteration %" PRIu64 "\n", i);
+    if (i > start && (i - start) % 100000 == 0) {
+      fprintf(stderr, "restore_fuzz: %" PRIu64 " iterations\n", i - start);
+    }
     vireo::Rng rng(vireo::IterationSeed(seed, i));
     harness.Iterate(rng, i % command_every == 0, i % rdb_every == 0);
   }
