@@ -209,6 +209,13 @@ bool Fail(std::string* error, std::string_view what) {
   return false;
 }
 
+// Delivery, seen and active times are Unix milliseconds that commands subtract from the clock
+// (idle times). Redis and vireo only ever store times in [0, now] (XCLAIM clamps TIME and IDLE
+// to that), so anything negative or absurdly far ahead is corrupt, and refusing it keeps
+// `now - time` from overflowing in every command that reads it.
+constexpr int64_t kMaxMillis = int64_t{1} << 53;
+bool SaneMillis(int64_t ms) { return ms >= 0 && ms <= kMaxMillis; }
+
 // Appends the live entries of one node's listpack to the stream. Whatever the mode, every
 // index stays within the node and live IDs strictly increase (the stream's invariant);
 // `deep` also checks the node's bookkeeping as Redis's deep sanitization does: the master
@@ -456,6 +463,7 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
       if (!r.Read(raw, 16) || !r.ReadMillis(&p.time) || !r.ReadLength(&p.count)) {
         return Fail(error, "short read");
       }
+      if (!SaneMillis(p.time)) return Fail(error, "bad PEL delivery time");
       if (!pel.emplace(LoadRawId(raw), p).second) return Fail(error, "duplicate PEL entry");
     }
     uint64_t nconsumers;
@@ -467,6 +475,9 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
       active = seen;  // the best estimate before STREAM_LISTPACKS_3, as Redis 7.2 says
       if (type >= kTypeStreamListpacks3 && !r.ReadMillis(&active)) {
         return Fail(error, "short read");
+      }
+      if (!SaneMillis(seen) || (active != -1 && !SaneMillis(active))) {
+        return Fail(error, "bad consumer time");
       }
       bool created;
       StreamConsumer* consumer = group->GetOrCreateConsumer(cname, seen, &created);

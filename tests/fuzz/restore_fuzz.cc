@@ -61,6 +61,10 @@ void WriteIterationLine() {
   if (n > 0) (void)!write(2, buf, static_cast<size_t>(n));
 }
 
+// ASan and UBSan (with -fno-sanitize-recover) end the process without a signal: they call
+// this hook, when the runtime is linked in, after their report.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
+
 void OnFatalSignal(int sig) {
   WriteIterationLine();
   signal(sig, SIG_DFL);
@@ -814,6 +818,9 @@ int main(int argc, char** argv) {
     }
   }
   for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) signal(sig, vireo::OnFatalSignal);
+  if (vireo::__sanitizer_set_death_callback != nullptr) {
+    vireo::__sanitizer_set_death_callback(vireo::WriteIterationLine);
+  }
   spdlog::set_level(spdlog::level::off);  // the loader's warnings about bad files are expected
   auto t0 = std::chrono::steady_clock::now();
   vireo::Harness harness;

@@ -138,16 +138,19 @@ def test_hostile_payload_is_bad_data_format(r, raw, name):
     assert r.ping()
 
 
-def stream_with_unowned_pel() -> bytes:
-    """A type-19 stream: one entry 1-1, group g whose PEL holds 1-1 but no consumer owns it."""
+def stream_with_unowned_pel(owned=False, delivery_ms=1000, seen_ms=1000) -> bytes:
+    """A type-19 stream: one entry 1-1, group g whose PEL holds 1-1, owned by consumer c or
+    (by default) by no consumer."""
     lp = listpack_ints_and_strings([1, 0, 1, b"f", 0, 2, 0, 0, b"v", 4])
     body = b"\x13" + rdb_len(1) + rdb_str(struct.pack(">QQ", 1, 1)) + rdb_str(lp)
     body += rdb_len(1) + rdb_len(1) + rdb_len(1)          # length, last ID
     body += rdb_len(1) + rdb_len(1) + rdb_len(0) + rdb_len(0) + rdb_len(1)  # first, max-deleted, added
     body += rdb_len(1) + rdb_str(b"g") + rdb_len(1) + rdb_len(1) + rdb_len(1)  # group, last ID, read
-    body += rdb_len(1) + struct.pack(">QQ", 1, 1) + struct.pack("<q", 1000) + rdb_len(1)
-    body += rdb_len(0)  # no consumers
-    return body
+    body += rdb_len(1) + struct.pack(">QQ", 1, 1) + struct.pack("<q", delivery_ms) + rdb_len(1)
+    if not owned:
+        return body + rdb_len(0)  # no consumers
+    body += rdb_len(1) + rdb_str(b"c") + struct.pack("<q", seen_ms)
+    return body + rdb_len(1) + struct.pack(">QQ", 1, 1)
 
 
 def listpack_ints_and_strings(elems) -> bytes:
@@ -156,6 +159,20 @@ def listpack_ints_and_strings(elems) -> bytes:
         entry = bytes([e]) if isinstance(e, int) else bytes([0x80 | len(e)]) + e
         entries += entry + bytes([len(entry)])
     return struct.pack("<IH", 6 + len(entries) + 1, len(elems)) + entries + b"\xff"
+
+
+@pytest.mark.parametrize("delivery_ms,seen_ms", [(-9223370240714158447, 1000), (1000, -5),
+                                                 (1 << 62, 1000)])
+def test_stream_times_out_of_range_are_rejected(r, raw, delivery_ms, seen_ms):
+    # Idle times are the clock minus these: a negative or absurd time overflowed in XPENDING
+    # (found by restore_fuzz under UBSan). Redis and vireo only store times in [0, now].
+    good = dump_payload(stream_with_unowned_pel(owned=True))
+    assert r.execute_command("RESTORE", "ok", "0", good) == b"OK"
+    assert r.xpending_range("ok", "g", "-", "+", 10)[0]["times_delivered"] == 1
+    payload = dump_payload(stream_with_unowned_pel(owned=True, delivery_ms=delivery_ms,
+                                                   seen_ms=seen_ms))
+    assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format"
+    assert r.exists("k") == 0
 
 
 def test_stream_pel_entry_without_consumer_is_rejected(r, raw):
