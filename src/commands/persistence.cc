@@ -3,6 +3,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
 #include "server/command_table.h"
@@ -104,6 +105,13 @@ bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
   return true;
 }
 
+// sanitize-dump-payload: "yes" validates every payload deeply, "clients" every payload but
+// the ones the server must obey (the AOF being replayed), "no" only what memory safety needs.
+bool DeepSanitize(CommandContext& ctx) {
+  const std::string& mode = ctx.server.cfg().sanitize_dump_payload;
+  return mode == "yes" || (mode == "clients" && !ctx.server.aof().loading());
+}
+
 void RestoreCommand(CommandContext& ctx) {
   RestoreArgs a;
   if (!ParseRestoreOptions(ctx, &a)) return;
@@ -120,7 +128,7 @@ void RestoreCommand(CommandContext& ctx) {
   }
   Value value;
   std::string error;
-  if (!RdbRestoreValue(ctx.server, ctx.arg(3), &value, &error)) {
+  if (!RdbRestoreValue(ctx.server, ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
     ctx.reply.Error(error);
     return;
   }

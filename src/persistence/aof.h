@@ -61,6 +61,8 @@ class Aof {
   // loaded, even when there were no AOF files yet (as in Redis).
   bool loaded_at_startup() const { return loaded_at_startup_; }
 
+  // True while the AOF is being replayed at start-up (its RESTOREs are trusted input).
+  bool loading() const { return loading_; }
   // Whether commands are being logged now (AOF on, not loading).
   bool Logging() const;
 

@@ -29,7 +29,7 @@ constexpr uint64_t kAofClientId = UINT64_MAX - 1;
 // offset (for truncation) and tell a clean end of file from a short read.
 class Reader {
  public:
-  Reader(int fd, int64_t start) : fd_(fd), offset_(start) {}
+  Reader(int fd, int64_t start, int64_t size) : fd_(fd), offset_(start), size_(size) {}
 
   // Like fgets: up to and including '\n', at most max - 1 bytes. False at end of file with
   // nothing read, or on a read error (error() then says so).
@@ -49,8 +49,10 @@ class Reader {
     return !line->empty();
   }
 
-  // Exactly n bytes, or false (short read or error).
+  // Exactly n bytes, or false (short read or error). A length the rest of the file cannot
+  // hold is a short read before anything is allocated for it.
   bool ReadExact(size_t n, std::string* out) {
+    if (n > remaining()) return false;
     out->resize(n);
     size_t done = 0;
     while (done < n) {
@@ -85,6 +87,10 @@ class Reader {
 
   int64_t offset() const { return offset_; }
   int error() const { return error_; }
+  // Bytes left in the file (the file's size is taken when reading starts).
+  uint64_t remaining() const {
+    return offset_ >= size_ ? 0 : static_cast<uint64_t>(size_ - offset_);
+  }
 
  private:
   static constexpr size_t kBufSize = 1 << 20;
@@ -105,6 +111,7 @@ class Reader {
   size_t pos_ = 0;
   size_t len_ = 0;
   int64_t offset_;
+  int64_t size_;
   int error_ = 0;
 };
 
@@ -182,7 +189,12 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
     return AofLoadStatus::kNotExist;
   }
   struct stat st {};
-  if (fstat(fd, &st) == 0 && st.st_size == 0) {
+  if (fstat(fd, &st) != 0) {
+    spdlog::warn("Unable to check the AOF length: {}", strerror(errno));
+    close(fd);
+    return AofLoadStatus::kFailed;
+  }
+  if (st.st_size == 0) {
     close(fd);
     return AofLoadStatus::kEmpty;
   }
@@ -193,6 +205,7 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
     spdlog::info("Reading RDB base file on AOF loading...");
     RdbLoadOptions rdb_options;
     rdb_options.keep_expired = true;
+    rdb_options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
     RdbLoadStats stats;
     std::string err = RdbLoad(server, fd, rdb_options, &stats);
     if (!err.empty()) {
@@ -208,7 +221,7 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
     }
   }
 
-  Reader reader(fd, start);
+  Reader reader(fd, start, st.st_size);
   Replayer replayer(server);
   int64_t valid_up_to = start;
   int64_t valid_before_multi = start;
@@ -233,6 +246,12 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
     long argc = std::atol(line.c_str() + 1);
     if (argc < 1) {
       end = End::kFormat;
+      break;
+    }
+    // Each argument takes at least 6 bytes ("$0\r\n\r\n"): a count the rest of the file
+    // cannot hold is a truncated tail, found before anything is allocated for it.
+    if (static_cast<uint64_t>(argc) > reader.remaining() / 6) {
+      end = End::kShortRead;
       break;
     }
     argv.resize(static_cast<size_t>(argc));
@@ -314,6 +333,16 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
   if (manifest.base.has_value()) files.push_back(&*manifest.base);
   for (const AofFileInfo& info : manifest.incrs) files.push_back(&info);
   if (files.empty()) return "";
+  // Every file the manifest lists must exist: loading around a missing one would start with
+  // part of the data (or none) and then log on top of it. Redis refuses to start, so do we.
+  for (const AofFileInfo* info : files) {
+    struct stat st {};
+    const std::string path = dir + "/" + info->name;
+    if (stat(path.c_str(), &st) != 0) {
+      return fmt::format("Unable to obtain the AOF file {} length. stat: {}", info->name,
+                         strerror(errno));
+    }
+  }
 
   // While replaying nothing expires: the log already holds the DEL of every key that expired,
   // at the point it did, and a key must not vanish between its SET and a later command of
@@ -340,7 +369,6 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
       }
       continue;
     }
-    if (status == AofLoadStatus::kNotExist) continue;
     if (status == AofLoadStatus::kTruncated) {
       spdlog::warn("Fatal error: the truncated file is not the last file");
     }

@@ -26,7 +26,9 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
                           const AofLoadOptions& options);
 
 // Replays every file the manifest lists (base, then incremental files). Returns "" or the
-// reason loading failed (already logged in Redis's words). *loaded_any: some file existed.
+// reason loading failed (in Redis's words; the caller logs it and refuses to start). A listed
+// file that does not exist fails before anything is loaded, as in Redis: starting without it
+// would serve part of the data. *loaded_any: some file was loaded.
 std::string LoadAofFiles(Server& server, const std::string& dir, const AofManifest& manifest,
                          const AofLoadOptions& options, bool* loaded_any);
 

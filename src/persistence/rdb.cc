@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <new>
+#include <stdexcept>
 
 #include "persistence/rdb_internal.h"
 #include "scripting/scripting.h"
@@ -24,6 +26,8 @@ namespace {
 
 constexpr size_t kReadBuffer = 1 << 20;
 constexpr size_t kWriteBuffer = 1 << 20;
+constexpr const char* kShortReadOrOom =
+    "Short read or OOM loading DB. Unrecoverable error, aborting now.";
 
 uint64_t LoadLE(const char* p, int bytes) {
   uint64_t v = 0;
@@ -37,9 +41,23 @@ uint64_t LoadLE(const char* p, int bytes) {
 
 namespace rdb {
 
-Reader::Reader(int fd) : fd_(fd), owned_(kReadBuffer) { data_ = owned_.data(); }
+Reader::Reader(int fd) : fd_(fd), owned_(kReadBuffer) {
+  data_ = owned_.data();
+  struct stat st {};
+  off_t at = lseek(fd, 0, SEEK_CUR);
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && at >= 0 && st.st_size >= at) {
+    limit_ = static_cast<uint64_t>(st.st_size - at);
+  }
+}
 
 Reader::Reader(std::string_view data) : data_(data.data()), end_(data.size()) {}
+
+uint64_t Reader::remaining() const {
+  if (memory()) return end_ - pos_;
+  if (limit_ == UINT64_MAX) return UINT64_MAX;
+  uint64_t used = static_cast<uint64_t>(consumed());
+  return used >= limit_ ? 0 : limit_ - used;
+}
 
 bool Reader::Fill(size_t need) {
   if (end_ - pos_ >= need) return true;
@@ -144,15 +162,18 @@ bool Reader::ReadString(std::string_view* out, std::string* scratch) {
     if (len != 3) return false;
     uint64_t clen, ulen;
     if (!ReadLength(&clen) || !ReadLength(&ulen)) return false;
-    if (ulen > (uint64_t{1} << 36) || clen > (uint64_t{1} << 36)) return false;
+    // The compressed bytes must be there, and LZF expands at most kLzfMaxExpansion times:
+    // both are checked before the output is allocated.
+    if (clen > remaining() || clen > (uint64_t{1} << 48) || ulen > clen * kLzfMaxExpansion) {
+      return false;
+    }
     std::string compressed;
     const char* src;
     if (clen <= kReadBuffer && Fill(clen)) {
       src = data_ + pos_;
       pos_ += clen;
     } else {
-      compressed.resize(clen);
-      if (!Read(compressed.data(), clen)) return false;
+      if (!ReadGrowing(clen, &compressed)) return false;
       src = compressed.data();
     }
     scratch->resize(ulen);
@@ -160,16 +181,29 @@ bool Reader::ReadString(std::string_view* out, std::string* scratch) {
     *out = *scratch;
     return true;
   }
+  if (len > remaining()) return false;
   if (len <= kReadBuffer || memory()) {
     if (!Fill(len)) return false;
     *out = std::string_view(data_ + pos_, len);
     pos_ += len;
     return true;
   }
-  if (len > (uint64_t{1} << 36)) return false;
-  scratch->resize(len);
-  if (!Read(scratch->data(), len)) return false;
+  if (!ReadGrowing(len, scratch)) return false;
   *out = *scratch;
+  return true;
+}
+
+bool Reader::ReadGrowing(uint64_t len, std::string* out) {
+  // Grows with the bytes actually read, so a length from a pipe (no size to check it
+  // against) costs no more memory than the data that really arrives.
+  constexpr uint64_t kStep = uint64_t{64} << 20;
+  out->clear();
+  while (out->size() < len) {
+    size_t at = out->size();
+    size_t step = static_cast<size_t>(std::min<uint64_t>(len - at, kStep));
+    out->resize(at + step);
+    if (!Read(out->data() + at, step)) return false;
+  }
   return true;
 }
 
@@ -345,7 +379,7 @@ namespace {
 
 std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
                       RdbLoadStats* stats) {
-  const std::string kShort = "Short read or OOM loading DB. Unrecoverable error, aborting now.";
+  const std::string kShort = kShortReadOrOom;
   char magic[9];
   if (!r.Read(magic, 9)) return kShort;
   if (memcmp(magic, "REDIS", 5) != 0) return "Wrong signature trying to load DB from file";
@@ -452,7 +486,17 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
 
 std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats) {
   Reader reader(fd);
-  std::string err = LoadImage(server, reader, options, stats);
+  reader.set_deep(options.deep_sanitize);
+  std::string err;
+  // Lengths are checked against the file before allocating; a failure that remains (a valid
+  // but too large dataset) is reported as Redis words it, and the caller refuses to start.
+  try {
+    err = LoadImage(server, reader, options, stats);
+  } catch (const std::bad_alloc&) {
+    err = kShortReadOrOom;
+  } catch (const std::length_error&) {
+    err = kShortReadOrOom;
+  }
   if (err.empty()) reader.RewindUnread();
   return err;
 }
@@ -486,7 +530,8 @@ std::string RdbDumpValue(const Value& value, bool compress) {
   return out;
 }
 
-bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error) {
+bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error,
+                     bool deep) {
   const char* kBadPayload = "ERR DUMP payload version or checksum are wrong";
   if (payload.size() < 10) {
     *error = kBadPayload;
@@ -501,15 +546,26 @@ bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::
     return false;
   }
   Reader r(payload.substr(0, payload.size() - 10));
+  r.set_deep(deep);
   uint8_t type;
   std::string detail;
-  if (!r.ReadByte(&type) ||
-      ((type > kTypeStreamListpacks3 && type != kTypeStreamVireo) || type == 8) ||
-      !ReadValue(r, type, server, out, &detail)) {
-    *error = "ERR Bad data format";
-    return false;
+  bool ok = false;
+  // Sizes are checked against the payload before anything is allocated; an allocation that
+  // still fails (a large but well-formed value under memory pressure) is bad data too, and the
+  // value under construction is freed on the way out, never half-added.
+  try {
+    Value value;
+    ok = r.ReadByte(&type) &&
+         !((type > kTypeStreamListpacks3 && type != kTypeStreamVireo) || type == 8) &&
+         ReadValue(r, type, server, &value, &detail);
+    if (ok) *out = std::move(value);
+  } catch (const std::bad_alloc&) {
+    ok = false;
+  } catch (const std::length_error&) {
+    ok = false;
   }
-  return true;
+  if (!ok) *error = "ERR Bad data format";
+  return ok;
 }
 
 }  // namespace vireo

@@ -48,7 +48,8 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options);
 std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOptions& options);
 
 struct RdbLoadOptions {
-  bool keep_expired = false;  // load keys whose TTL has passed (AOF preamble)
+  bool keep_expired = false;   // load keys whose TTL has passed (AOF preamble)
+  bool deep_sanitize = false;  // sanitize-dump-payload yes: deep structural validation
 };
 
 struct RdbLoadStats {
@@ -74,6 +75,9 @@ inline bool LooksLikeRdb(std::string_view head) { return head.substr(0, 5) == "R
 std::string RdbDumpValue(const Value& value, bool compress);
 // Checks the footer (version <= ours, checksum) and decodes. Returns false with *error set
 // ("ERR DUMP payload version or checksum are wrong", "ERR Bad data format") on failure.
-bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error);
+// Malformed payloads never crash and leave *out untouched; `deep` adds the structural checks
+// of sanitize-dump-payload yes (see rdb::Reader::deep).
+bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error,
+                     bool deep = false);
 
 }  // namespace vireo

@@ -51,6 +51,18 @@ uint64_t GetLE(const uint8_t* p, int bytes) {
   return v;
 }
 
+// A listpack back-length of `bytes` bytes, as ListpackWriter::AddBacklen writes it (the most
+// significant 7-bit group first; every byte but the first has the high bit set).
+size_t DecodeBacklen(const uint8_t* p, size_t bytes) {
+  size_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) {
+    bool continued = (p[i] & 0x80) != 0;
+    if (continued != (i > 0)) return SIZE_MAX;
+    v = (v << 7) | (p[i] & 0x7f);
+  }
+  return v;
+}
+
 int64_t SignExtend(uint64_t v, int bits) {
   if (bits < 64 && (v >> (bits - 1)) & 1) v |= ~uint64_t{0} << bits;
   return static_cast<int64_t>(v);
@@ -354,10 +366,12 @@ std::string_view PackedElem::View(char* buf) const {
   return {buf, FormatInt64(ival, buf)};
 }
 
-bool ListpackReader::Init(std::string_view blob) {
+bool ListpackReader::Init(std::string_view blob, bool deep) {
   blob_ = blob;
   ok_ = false;
   done_ = false;
+  deep_ = deep;
+  count_ = 0;
   if (blob.size() < 7) return false;
   const auto* p = reinterpret_cast<const uint8_t*>(blob.data());
   if (GetLE(p, 4) != blob.size() || p[blob.size() - 1] != 0xFF) return false;
@@ -377,7 +391,7 @@ bool ListpackReader::Next(PackedElem* e) {
   uint8_t b = p[pos_];
   if (b == 0xFF) {
     done_ = true;
-    ok_ = pos_ + 1 == n;
+    ok_ = pos_ + 1 == n && (!deep_ || header_count_ == 65535 || header_count_ == count_);
     return false;
   }
   size_t avail = n - 1 - pos_;  // bytes before the terminator
@@ -422,21 +436,29 @@ bool ListpackReader::Next(PackedElem* e) {
     done_ = true;
     return false;
   }
+  if (deep_ && DecodeBacklen(p + pos_ + entry, back) != entry) {
+    done_ = true;
+    return false;
+  }
   if (!e->is_int) e->sval = std::string_view(blob_.data() + pos_ + header, data);
   pos_ += entry + back;
+  ++count_;
   return true;
 }
 
 // ---- ziplist ----------------------------------------------------------------------------------
 
-bool ZiplistReader::Init(std::string_view blob) {
+bool ZiplistReader::Init(std::string_view blob, bool deep) {
   blob_ = blob;
   ok_ = false;
   done_ = false;
+  deep_ = deep;
+  count_ = prev_len_ = last_entry_ = 0;
   if (blob.size() < 11) return false;
   const auto* p = reinterpret_cast<const uint8_t*>(blob.data());
   if (GetLE(p, 4) != blob.size() || p[blob.size() - 1] != 0xFF) return false;
   pos_ = 10;
+  last_entry_ = 10;
   return true;
 }
 
@@ -452,9 +474,19 @@ bool ZiplistReader::Next(PackedElem* e) {
   if (p[pos_] == 0xFF) {
     done_ = true;
     ok_ = pos_ + 1 == n;
+    if (deep_) {
+      uint64_t zllen = GetLE(p + 8, 2), tail = GetLE(p + 4, 4);
+      ok_ = ok_ && tail == last_entry_ && (zllen == 65535 || zllen == count_);
+    }
     return false;
   }
   size_t at = pos_;
+  if (deep_) {
+    if (p[at] == 255) return fail();
+    size_t prev = p[at];
+    if (prev == 254) prev = at + 5 < n ? GetLE(p + at + 1, 4) : SIZE_MAX;
+    if (prev != prev_len_) return fail();
+  }
   at += p[at] < 254 ? 1 : 5;  // previous entry length
   if (at >= n - 1) return fail();
   uint8_t b = p[at];
@@ -502,7 +534,10 @@ bool ZiplistReader::Next(PackedElem* e) {
   }
   if (header + data > avail) return fail();
   if (!e->is_int) e->sval = std::string_view(blob_.data() + at + header, data);
+  last_entry_ = pos_;
+  prev_len_ = at + header + data - pos_;
   pos_ = at + header + data;
+  ++count_;
   return true;
 }
 
@@ -527,9 +562,12 @@ int64_t IntsetGet(std::string_view blob, size_t i) {
   return SignExtend(GetLE(p + 8 + i * enc, enc), enc * 8);
 }
 
-bool IntsetForEach(std::string_view blob, void (*fn)(void*, int64_t), void* arg) {
+bool IntsetForEach(std::string_view blob, void (*fn)(void*, int64_t), void* arg, bool deep) {
   if (!IntsetValid(blob)) return false;
   size_t n = IntsetLength(blob);
+  for (size_t i = 0; i < n; ++i) {
+    if (deep && i > 0 && IntsetGet(blob, i) <= IntsetGet(blob, i - 1)) return false;
+  }
   for (size_t i = 0; i < n; ++i) fn(arg, IntsetGet(blob, i));
   return true;
 }

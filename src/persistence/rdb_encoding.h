@@ -72,6 +72,8 @@ uint64_t Crc64(uint64_t crc, const void* data, size_t len);
 // LZF (the format of liblzf 3.x, which Redis embeds). Compress returns the compressed size, or
 // 0 when the output would not fit in out_cap bytes. Decompress returns false unless the input
 // expands to exactly out_len bytes.
+// The most LZF output per input byte: a 3-byte back reference yields 264 bytes.
+inline constexpr uint64_t kLzfMaxExpansion = 88;
 size_t LzfCompress(const char* in, size_t in_len, char* out, size_t out_cap);
 bool LzfDecompress(const char* in, size_t in_len, char* out, size_t out_len);
 
@@ -119,10 +121,12 @@ struct PackedElem {
 };
 
 // Forward iteration over a listpack blob with validation of the header and every entry.
+// Every entry's bounds are always checked; `deep` also checks each entry's back-length and the
+// header's element count (sanitize-dump-payload yes), which memory safety does not need.
 class ListpackReader {
  public:
   // False when the header is inconsistent with the blob's size.
-  bool Init(std::string_view blob);
+  bool Init(std::string_view blob, bool deep = false);
   // Next element; false at the end (then ok() says whether the end was reached cleanly).
   bool Next(PackedElem* e);
   bool ok() const { return ok_; }
@@ -132,27 +136,35 @@ class ListpackReader {
  private:
   std::string_view blob_;
   size_t pos_ = 0;
+  size_t count_ = 0;
   uint32_t header_count_ = 0;
   bool ok_ = false;
   bool done_ = false;
+  bool deep_ = false;
 };
 
-// Forward iteration over a ziplist blob (RDB files written by Redis 6 and older).
+// Forward iteration over a ziplist blob (RDB files written by Redis 6 and older). `deep`
+// also checks the header's tail offset and count and every entry's previous-entry length.
 class ZiplistReader {
  public:
-  bool Init(std::string_view blob);
+  bool Init(std::string_view blob, bool deep = false);
   bool Next(PackedElem* e);
   bool ok() const { return ok_; }
 
  private:
   std::string_view blob_;
   size_t pos_ = 0;
+  size_t count_ = 0;
+  size_t prev_len_ = 0;
+  size_t last_entry_ = 0;
   bool ok_ = false;
   bool done_ = false;
+  bool deep_ = false;
 };
 
-// An intset blob: the members in order. False when malformed.
-bool IntsetForEach(std::string_view blob, void (*fn)(void*, int64_t), void* arg);
+// An intset blob: the members in order. False when malformed (`deep`: also when the members
+// are not strictly ascending, as an intset must be).
+bool IntsetForEach(std::string_view blob, void (*fn)(void*, int64_t), void* arg, bool deep = false);
 size_t IntsetLength(std::string_view blob);  // 0 when malformed
 bool IntsetValid(std::string_view blob);
 int64_t IntsetGet(std::string_view blob, size_t i);  // requires IntsetValid

@@ -3,6 +3,7 @@
 // running CRC64, and the per-type encode/decode entry points.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +41,16 @@ class Reader {
   bool ReadDoubleBinary(double* out);  // 8 bytes
   bool ReadDoubleString(double* out);  // the old ZSET format: length byte + text
 
+  // An upper bound of the bytes left to read: exact for memory blocks and regular files,
+  // unbounded for pipes. Every count or length taken from the data is checked against it
+  // before anything is allocated for it (each element costs at least one byte).
+  uint64_t remaining() const;
+  // Deep validation (sanitize-dump-payload): structural consistency that memory safety does
+  // not need (header counts, intset order, listpack back-lengths, stream node bookkeeping) is
+  // checked too, as Redis does with sanitize-dump-payload yes.
+  bool deep() const { return deep_; }
+  void set_deep(bool deep) { deep_ = deep; }
+
   // Bytes consumed so far, and the CRC64 over them.
   int64_t consumed() const { return consumed_base_ + static_cast<int64_t>(pos_); }
   uint64_t crc();
@@ -49,6 +60,7 @@ class Reader {
 
  private:
   bool Fill(size_t need);
+  bool ReadGrowing(uint64_t len, std::string* out);
 
   int fd_ = -1;
   std::vector<char> owned_;
@@ -58,7 +70,16 @@ class Reader {
   size_t crc_pos_ = 0;
   int64_t consumed_base_ = 0;
   uint64_t crc_ = 0;
+  uint64_t limit_ = UINT64_MAX;  // fd readers: bytes from the start offset to end of file
+  bool deep_ = false;
 };
+
+// The most a count read from the data may reserve up front; larger collections grow as their
+// elements are actually read.
+inline size_t ReserveHint(Reader& r, uint64_t count) {
+  uint64_t cap = std::min<uint64_t>(r.remaining(), 1024);
+  return static_cast<size_t>(std::min(count, cap));
+}
 
 // The RDB type a value is written as, and its encoding (appended to out).
 uint8_t ValueRdbType(const Value& value);

@@ -209,13 +209,24 @@ bool Fail(std::string* error, std::string_view what) {
   return false;
 }
 
-// Appends the live entries of one node's listpack to the stream.
-bool LoadNode(std::string_view key, std::string_view blob, Stream* stream,
-              const Stream::NodeLimits& limits) {
+// Delivery, seen and active times are Unix milliseconds that commands subtract from the clock
+// (idle times). Redis and vireo only ever store times in [0, now] (XCLAIM clamps TIME and IDLE
+// to that), so anything negative or absurdly far ahead is corrupt, and refusing it keeps
+// `now - time` from overflowing in every command that reads it.
+constexpr int64_t kMaxMillis = int64_t{1} << 53;
+bool SaneMillis(int64_t ms) { return ms >= 0 && ms <= kMaxMillis; }
+
+// Appends the live entries of one node's listpack to the stream. Whatever the mode, every
+// index stays within the node and live IDs strictly increase (the stream's invariant);
+// `deep` also checks the node's bookkeeping as Redis's deep sanitization does: the master
+// entry's live and deleted counts, each entry's flags and back-count, and that deleted
+// entries' IDs are in order too. `*last_seen` is the last ID of the previous node (any entry).
+bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream* stream,
+              const Stream::NodeLimits& limits, StreamID* last_seen, bool* seen_any) {
   if (key.size() != 16) return false;
   StreamID master = LoadRawId(key.data());
   ListpackReader r;
-  if (!r.Init(blob)) return false;
+  if (!r.Init(blob, deep)) return false;
   std::vector<std::string> elems;
   PackedElem e;
   char buf[32];
@@ -235,32 +246,48 @@ bool LoadNode(std::string_view key, std::string_view blob, Stream* stream,
   int64_t zero;
   if (!next_int(&zero) || zero != 0) return false;
   std::vector<std::string_view> fv;
+  int64_t live = 0, dead = 0;
   while (pos < elems.size()) {
     int64_t flags, ms_delta, seq_delta;
     if (!next_int(&flags) || !next_int(&ms_delta) || !next_int(&seq_delta)) return false;
     StreamID id{master.ms + static_cast<uint64_t>(ms_delta),
                 master.seq + static_cast<uint64_t>(seq_delta)};
     fv.clear();
+    int64_t expected_count;
     if (flags & kFlagSameFields) {
       if (master_fields.size() > elems.size() - pos) return false;
       for (std::string_view f : master_fields) {
         fv.push_back(f);
         fv.push_back(elems[pos++]);
       }
+      expected_count = static_cast<int64_t>(master_fields.size()) + 3;
     } else {
       int64_t n;
-      if (!next_int(&n) || n < 0 || static_cast<size_t>(n) * 2 > elems.size() - pos) {
+      if (!next_int(&n) || n < 0 || static_cast<size_t>(n) > (elems.size() - pos) / 2) {
         return false;
       }
       for (int64_t i = 0; i < 2 * n; ++i) fv.push_back(elems[pos++]);
+      expected_count = 2 * n + 4;
     }
     int64_t lp_count;
     if (!next_int(&lp_count)) return false;
-    if (flags & kFlagDeleted) continue;
+    if (deep) {
+      if ((flags & ~(kFlagDeleted | kFlagSameFields)) != 0 || lp_count != expected_count ||
+          ms_delta < 0 || id < master || (*seen_any && id <= *last_seen) || fv.empty()) {
+        return false;
+      }
+      *last_seen = id;
+      *seen_any = true;
+    }
+    if (flags & kFlagDeleted) {
+      ++dead;
+      continue;
+    }
     if (fv.empty() || (!stream->empty() && id <= stream->last_id())) return false;
+    ++live;
     stream->Append(id, fv, limits);
   }
-  return true;
+  return !deep || (live == count && dead == deleted && live + dead > 0);
 }
 
 bool ReadExtensions(Reader& r, Stream* stream, const std::vector<ConsumerGroup*>& groups,
@@ -375,9 +402,13 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
   uint64_t nodes;
   if (!r.ReadLength(&nodes)) return Fail(error, "short read");
   std::string key, blob;
+  StreamID last_seen;
+  bool seen_any = false;
   for (uint64_t i = 0; i < nodes; ++i) {
     if (!r.ReadString(&key) || !r.ReadString(&blob)) return Fail(error, "short read");
-    if (!LoadNode(key, blob, stream.get(), limits)) return Fail(error, "bad stream node");
+    if (!LoadNode(key, blob, r.deep(), stream.get(), limits, &last_seen, &seen_any)) {
+      return Fail(error, "bad stream node");
+    }
   }
   uint64_t length, last_ms, last_seq;
   if (!r.ReadLength(&length) || !r.ReadLength(&last_ms) || !r.ReadLength(&last_seq)) {
@@ -432,6 +463,7 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
       if (!r.Read(raw, 16) || !r.ReadMillis(&p.time) || !r.ReadLength(&p.count)) {
         return Fail(error, "short read");
       }
+      if (!SaneMillis(p.time)) return Fail(error, "bad PEL delivery time");
       if (!pel.emplace(LoadRawId(raw), p).second) return Fail(error, "duplicate PEL entry");
     }
     uint64_t nconsumers;
@@ -443,6 +475,9 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
       active = seen;  // the best estimate before STREAM_LISTPACKS_3, as Redis 7.2 says
       if (type >= kTypeStreamListpacks3 && !r.ReadMillis(&active)) {
         return Fail(error, "short read");
+      }
+      if (!SaneMillis(seen) || (active != -1 && !SaneMillis(active))) {
+        return Fail(error, "bad consumer time");
       }
       bool created;
       StreamConsumer* consumer = group->GetOrCreateConsumer(cname, seen, &created);
@@ -460,8 +495,10 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
         group->AddPending(it->first, consumer, it->second.time, it->second.count);
       }
     }
+    // Every PEL entry of these formats has an owner (unowned, NACKed entries travel in the
+    // extension section); the group code relies on it, so this is checked in every mode.
     for (const auto& [id, p] : pel) {
-      if (!p.owned) group->AddPending(id, nullptr, p.time, p.count);
+      if (!p.owned) return Fail(error, "stream PEL entry without consumer");
     }
   }
   if (rdb_type == kTypeStreamVireo && !ReadExtensions(r, stream.get(), loaded_groups, error)) {

@@ -117,9 +117,9 @@ void AppendZset(std::string* out, const ZSet& z, bool compress) {
 // ---- readers ----------------------------------------------------------------------------------
 
 template <typename PackedReader>
-bool ForEachPacked(std::string_view blob, std::vector<std::string>* out) {
+bool ForEachPacked(std::string_view blob, bool deep, std::vector<std::string>* out) {
   PackedReader r;
-  if (!r.Init(blob)) return false;
+  if (!r.Init(blob, deep)) return false;
   PackedElem e;
   char buf[32];
   while (r.Next(&e)) out->emplace_back(e.View(buf));
@@ -133,7 +133,7 @@ bool ReadPackedBlob(Reader& r, uint8_t type, std::vector<std::string>* elems) {
   switch (type) {
     case kTypeHashZiplist:
     case kTypeZsetZiplist:
-      return ForEachPacked<ZiplistReader>(blob, elems);
+      return ForEachPacked<ZiplistReader>(blob, r.deep(), elems);
     case kTypeHashZipmap:
       return ZipmapForEach(
           blob,
@@ -149,9 +149,9 @@ bool ReadPackedBlob(Reader& r, uint8_t type, std::vector<std::string>* elems) {
           [](void* arg, int64_t v) {
             static_cast<std::vector<std::string>*>(arg)->push_back(Int64ToString(v));
           },
-          elems);
+          elems, r.deep());
     default:
-      return ForEachPacked<ListpackReader>(blob, elems);
+      return ForEachPacked<ListpackReader>(blob, r.deep(), elems);
   }
 }
 
@@ -188,9 +188,10 @@ bool ReadSet(Reader& r, uint8_t type, Server& server, Value* out, std::string* e
   if (type == kTypeSet) {
     uint64_t n;
     if (!r.ReadLength(&n)) return Fail(error, "short read");
-    members.resize(n);
+    // The count is only a claim: memory grows with the members actually present.
+    members.reserve(ReserveHint(r, n));
     for (uint64_t i = 0; i < n; ++i) {
-      if (!r.ReadString(&members[i])) return Fail(error, "short read");
+      if (!r.ReadString(&members.emplace_back())) return Fail(error, "short read");
     }
   } else if (!ReadPackedBlob(r, type, &members)) {
     return Fail(error, "bad set blob");
@@ -221,13 +222,13 @@ bool ReadZset(Reader& r, uint8_t type, Server& server, Value* out, std::string* 
   if (type == kTypeZset || type == kTypeZset2) {
     uint64_t n;
     if (!r.ReadLength(&n)) return Fail(error, "short read");
-    items.resize(n);
+    items.reserve(ReserveHint(r, n));
     for (uint64_t i = 0; i < n; ++i) {
-      bool ok = r.ReadString(&items[i].first) &&
-                (type == kTypeZset2 ? r.ReadDoubleBinary(&items[i].second)
-                                    : r.ReadDoubleString(&items[i].second));
+      auto& [member, score] = items.emplace_back();
+      bool ok = r.ReadString(&member) &&
+                (type == kTypeZset2 ? r.ReadDoubleBinary(&score) : r.ReadDoubleString(&score));
       if (!ok) return Fail(error, "short read");
-      if (std::isnan(items[i].second)) return Fail(error, "NaN score");
+      if (std::isnan(score)) return Fail(error, "NaN score");
     }
   } else {
     std::vector<std::string> elems;

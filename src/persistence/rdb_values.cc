@@ -60,9 +60,9 @@ bool Fail(std::string* error, std::string_view what) {
 
 // Pushes every element of a listpack or ziplist blob onto the list.
 template <typename PackedReader>
-bool PushPacked(std::string_view blob, PackedList* list) {
+bool PushPacked(std::string_view blob, bool deep, PackedList* list) {
   PackedReader r;
-  if (!r.Init(blob)) return false;
+  if (!r.Init(blob, deep)) return false;
   PackedElem e;
   char buf[32];
   while (r.Next(&e)) list->PushBack(e.View(buf));
@@ -91,8 +91,8 @@ bool ReadList(Reader& r, uint8_t type, Server& server, Value* out, std::string* 
         continue;
       }
       if (container != kQuicklistNodePacked) return Fail(error, "bad quicklist container");
-      bool ok = type == kTypeListQuicklist2 ? PushPacked<ListpackReader>(s, list.get())
-                                            : PushPacked<ZiplistReader>(s, list.get());
+      bool ok = type == kTypeListQuicklist2 ? PushPacked<ListpackReader>(s, r.deep(), list.get())
+                                            : PushPacked<ZiplistReader>(s, r.deep(), list.get());
       if (!ok) return Fail(error, "bad list node");
     }
   }
@@ -107,7 +107,7 @@ bool ReadListZiplist(Reader& r, Server& server, Value* out, std::string* error) 
   std::string scratch;
   std::string_view s;
   if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
-  if (!PushPacked<ZiplistReader>(s, list.get())) return Fail(error, "bad ziplist");
+  if (!PushPacked<ZiplistReader>(s, r.deep(), list.get())) return Fail(error, "bad ziplist");
   if (list->empty()) return Fail(error, "empty list");
   list->ConvertAuto();
   *out = Value::Object(ValueType::kList, std::move(list));

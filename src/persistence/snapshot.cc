@@ -178,7 +178,9 @@ std::string RdbLoadAtStartup(Server& server) {
   int64_t start = MonotonicUs();
   RdbLoadStats stats;
   bool missing = false;
-  std::string err = RdbLoadFile(server, RdbPath(server), {}, &stats, &missing);
+  RdbLoadOptions options;
+  options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
+  std::string err = RdbLoadFile(server, RdbPath(server), options, &stats, &missing);
   st.loading = false;
   if (!err.empty()) return err;
   if (missing) return "";

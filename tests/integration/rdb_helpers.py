@@ -3,6 +3,7 @@ large encodings, a snapshot of it that compares across servers, and a redis-serv
 
 import os
 import shutil
+import struct
 import socket
 import subprocess
 import time
@@ -136,3 +137,62 @@ class RedisServer:
             self.proc.terminate()
             self.proc.wait(20)
         self.log.close()
+
+
+# ---- hand-built payloads and files (hostile-input tests) -------------------------------------
+
+_CRC64_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x95AC9329AC4BC9B5 if _c & 1 else _c >> 1
+    _CRC64_TABLE.append(_c)
+
+
+def crc64(data: bytes, crc: int = 0) -> int:
+    """Redis's CRC64 (Jones, reflected)."""
+    for b in data:
+        crc = _CRC64_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def rdb_len(n: int) -> bytes:
+    """An RDB length: 6-bit, 14-bit, 32-bit or (0x81) 64-bit big-endian."""
+    if n < 64:
+        return bytes([n])
+    if n < 16384:
+        return bytes([0x40 | (n >> 8), n & 0xFF])
+    if n <= 0xFFFFFFFF:
+        return b"\x80" + struct.pack(">I", n)
+    return b"\x81" + struct.pack(">Q", n)
+
+
+def rdb_str(s: bytes) -> bytes:
+    return rdb_len(len(s)) + s
+
+
+def dump_payload(body: bytes, version: int = 11) -> bytes:
+    """A DUMP payload: type byte + value (body), then the RDB version and the CRC64."""
+    body += struct.pack("<H", version)
+    return body + struct.pack("<Q", crc64(body))
+
+
+def listpack(elems) -> bytes:
+    """A listpack of short strings (each < 64 bytes), stored as strings."""
+    entries = b""
+    for e in elems:
+        entry = bytes([0x80 | len(e)]) + e
+        entries += entry + bytes([len(entry)])
+    blob_len = 6 + len(entries) + 1
+    return struct.pack("<IH", blob_len, len(elems)) + entries + b"\xff"
+
+
+def intset(values, width=2) -> bytes:
+    fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
+    return struct.pack("<II", width, len(values)) + b"".join(struct.pack(fmt, v) for v in values)
+
+
+def rdb_file(key: bytes, type_byte: int, value: bytes, version: int = 11) -> bytes:
+    """A dump.rdb holding one key in db 0, with its checksum."""
+    data = b"REDIS%04d" % version + b"\xfe\x00" + bytes([type_byte]) + rdb_str(key) + value + b"\xff"
+    return data + struct.pack("<Q", crc64(data))

@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from conftest import free_port, start_server, wait_for
+from rdb_helpers import dump_payload, intset, rdb_str
 
 SANITIZED = os.environ.get("VIREO_SANITIZED") == "1"
 REDIS_SERVER = shutil.which("redis-server")
@@ -514,6 +515,59 @@ def test_bad_manifest_refuses_to_start(servers, data):
     (aof_dir(data) / "appendonly.aof.manifest").write_text("file x seq 1 type z\n")
     out = expect_start_fails(data)
     assert "FATAL AOF MANIFEST FILE ERROR" in out and "Unknown AOF file type" in out
+
+
+@pytest.mark.skipif(not os.environ.get("VIREO_SERVER"), reason="needs VIREO_SERVER")
+@pytest.mark.parametrize("tail", [b"*2147483647\r\n", b"*3\r\n$3\r\nSET\r\n$9999999999\r\nab",
+                                  b"*99999999999999999999\r\n"])
+def test_impossible_count_at_the_tail_is_a_truncated_tail(servers, data, tail):
+    # These headers claim more than the rest of the file holds: a cut-off tail, never an
+    # allocation of the claimed size (`*2147483647` aborted the loader).
+    incr = write_then_stop(servers, data)
+    good_size = incr.stat().st_size
+    with open(incr, "ab") as f:
+        f.write(tail)
+    out = expect_start_fails(data, "--aof-load-truncated", "no")
+    assert "Unexpected end of file reading the append only file" in out
+    assert incr.stat().st_size == good_size + len(tail)  # refused: the file is left alone
+    h = run(servers, data)
+    r = h.client()
+    assert r.dbsize() == 10 and r.get("k9") == b"9"
+    assert "Truncating the AOF" in h.log_text(20000)
+    assert incr.stat().st_size == good_size
+
+
+@pytest.mark.skipif(not os.environ.get("VIREO_SERVER"), reason="needs VIREO_SERVER")
+@pytest.mark.parametrize("which", ["incr", "base"])
+def test_manifest_naming_a_missing_file_refuses_to_start(servers, data, which):
+    # Starting without a listed file would serve part of the data (or none) and then log on
+    # top of it; Redis refuses with this error, and so do we, touching nothing.
+    write_then_stop(servers, data)
+    before = manifest(data)
+    victim = incr_files(data)[-1] if which == "incr" else next(aof_dir(data).glob("*.base.*"))
+    victim.unlink()
+    files_before = sorted(p.name for p in aof_dir(data).iterdir())
+    out = expect_start_fails(data)
+    assert f"Unable to obtain the AOF file {victim.name} length. stat: No such file or directory" in out
+    assert manifest(data) == before
+    assert sorted(p.name for p in aof_dir(data).iterdir()) == files_before
+
+
+@pytest.mark.parametrize("mode,loaded", [("clients", True), ("no", True), ("yes", False)])
+def test_sanitize_dump_payload_clients_trusts_the_aof(servers, data, mode, loaded):
+    # An intset out of order passes shallow validation only. "clients" validates deeply what
+    # clients send, not what the AOF replays (as Redis); "yes" validates both.
+    incr = write_then_stop(servers, data)
+    payload = dump_payload(b"\x0b" + rdb_str(intset([5, 3, 9])), 10)
+    with open(incr, "ab") as f:
+        f.write(resp("RESTORE", "restored", "0", payload))
+    h = run(servers, data, "--sanitize-dump-payload", mode)
+    r = h.client()
+    assert r.exists("restored") == (1 if loaded else 0)
+    assert r.dbsize() == (11 if loaded else 10)
+    if mode == "clients":
+        with pytest.raises(redis.ResponseError, match="Bad data format"):
+            r.execute_command("RESTORE", "other", "0", payload)
 
 
 def test_old_single_file_aof_is_upgraded(servers, data):

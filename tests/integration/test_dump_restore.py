@@ -1,12 +1,14 @@
 """DUMP / RESTORE: round trips of every type and encoding, payloads exchanged with redis-server
 in both directions, options and Redis's exact errors."""
 
+import struct
 import time
 
 import pytest
 import redis
 from conftest import arity, err
-from rdb_helpers import REDIS_SERVER, RedisServer, fill, snapshot
+from rdb_helpers import (REDIS_SERVER, RedisServer, dump_payload, fill, intset, listpack, rdb_len,
+                         rdb_str, snapshot)
 from test_rdb import available_types
 
 
@@ -81,24 +83,154 @@ def test_restore_ttl_and_options(r):
 
 def test_restore_wrong_payload_type_byte(r, raw):
     # A valid footer around an unknown type byte is "Bad data format".
-    import struct
-
-    def crc64(data):
-        poly = 0x95AC9329AC4BC9B5
-        crc = 0
-        for b in data:
-            crc ^= b
-            for _ in range(8):
-                crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
-        return crc
-
-    body = b"\x63\x00" + struct.pack("<H", 10)
-    payload = body + struct.pack("<Q", crc64(body))
-    assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format"
+    assert err(raw, "RESTORE", "k", "0", dump_payload(b"\x63\x00", 10)) == "ERR Bad data format"
     # A newer RDB version than we know.
-    body = b"\x00\x01a" + struct.pack("<H", 99)
-    payload = body + struct.pack("<Q", crc64(body))
-    assert err(raw, "RESTORE", "k", "0", payload) == "ERR DUMP payload version or checksum are wrong"
+    assert err(raw, "RESTORE", "k", "0", dump_payload(b"\x00\x01a", 99)) == \
+        "ERR DUMP payload version or checksum are wrong"
+
+
+# ---- hostile payloads: every claimed size is checked before anything is allocated ----------
+
+HUGE = 1 << 62
+LZF_HUGE = 1 << 36
+
+HOSTILE_PAYLOADS = {
+    # Element counts of 2^62 in front of one real element (these aborted the server).
+    "set 2^62": b"\x02" + rdb_len(HUGE) + rdb_str(b"a"),
+    "zset 2^62": b"\x03" + rdb_len(HUGE) + rdb_str(b"a") + b"\x011",
+    "zset2 2^62": b"\x05" + rdb_len(HUGE) + rdb_str(b"a") + struct.pack("<d", 1.0),
+    "list 2^62": b"\x01" + rdb_len(HUGE) + rdb_str(b"a"),
+    "hash 2^62": b"\x04" + rdb_len(HUGE) + rdb_str(b"f") + rdb_str(b"v"),
+    "quicklist 2^62 nodes": b"\x12" + rdb_len(HUGE) + b"\x02" + rdb_str(listpack([b"a"])),
+    "stream 2^62 nodes": b"\x13" + rdb_len(HUGE),
+    # Strings and LZF sections claiming far more than the payload holds.
+    "string 2^62 bytes": b"\x00" + rdb_len(HUGE) + b"abc",
+    "string 4 GB": b"\x00" + rdb_len(0xFFFFFFFF) + b"abc",
+    "LZF 2^36 out": b"\x00\xc3" + rdb_len(4) + rdb_len(LZF_HUGE) + b"\x02abc",
+    "LZF 2^36 in": b"\x00\xc3" + rdb_len(LZF_HUGE) + rdb_len(LZF_HUGE) + b"\x02abc",
+    "LZF 2^62 in": b"\x00\xc3" + rdb_len(HUGE) + rdb_len(10) + b"\x02abc",
+    "set member 2^62": b"\x02" + rdb_len(1) + rdb_len(HUGE),
+    # Blob headers that lie.
+    "listpack size": b"\x10" + rdb_str(struct.pack("<IH", 0xFFFFFFF0, 2) + b"\x81a\x02\x81b\x02\xff"),
+    "intset count": b"\x0b" + rdb_str(struct.pack("<II", 2, 0xFFFFFFFF) + b"\x01\x00"),
+    "intset width": b"\x0b" + rdb_str(struct.pack("<II", 3, 1) + b"\x01\x00\x00"),
+    # Structure vireo's types rely on, checked in every mode. Redis 7 with sanitization off
+    # accepts the odd listpack and the duplicate field (a value that breaks later commands).
+    "odd hash listpack": b"\x10" + rdb_str(listpack([b"f", b"v", b"x"])),
+    "duplicate set member": b"\x02" + rdb_len(2) + rdb_str(b"a") + rdb_str(b"a"),
+    "duplicate hash field": b"\x10" + rdb_str(listpack([b"f", b"1", b"f", b"2"])),
+    "NaN score": b"\x05" + rdb_len(1) + rdb_str(b"a") + struct.pack("<d", float("nan")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_PAYLOADS))
+def test_hostile_payload_is_bad_data_format(r, raw, name):
+    payload = dump_payload(HOSTILE_PAYLOADS[name])
+    for mode in ("no", "yes"):
+        r.config_set("sanitize-dump-payload", mode)
+        assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format", (name, mode)
+        # Nothing half-built is left behind, and a replaced key keeps its old value.
+        assert r.exists("k") == 0
+        r.set("old", "v")
+        assert err(raw, "RESTORE", "old", "0", payload, "REPLACE") == "ERR Bad data format"
+        assert r.get("old") == b"v"
+    r.config_set("sanitize-dump-payload", "no")
+    assert r.ping()
+
+
+def stream_with_unowned_pel(owned=False, delivery_ms=1000, seen_ms=1000) -> bytes:
+    """A type-19 stream: one entry 1-1, group g whose PEL holds 1-1, owned by consumer c or
+    (by default) by no consumer."""
+    lp = listpack_ints_and_strings([1, 0, 1, b"f", 0, 2, 0, 0, b"v", 4])
+    body = b"\x13" + rdb_len(1) + rdb_str(struct.pack(">QQ", 1, 1)) + rdb_str(lp)
+    body += rdb_len(1) + rdb_len(1) + rdb_len(1)          # length, last ID
+    body += rdb_len(1) + rdb_len(1) + rdb_len(0) + rdb_len(0) + rdb_len(1)  # first, max-deleted, added
+    body += rdb_len(1) + rdb_str(b"g") + rdb_len(1) + rdb_len(1) + rdb_len(1)  # group, last ID, read
+    body += rdb_len(1) + struct.pack(">QQ", 1, 1) + struct.pack("<q", delivery_ms) + rdb_len(1)
+    if not owned:
+        return body + rdb_len(0)  # no consumers
+    body += rdb_len(1) + rdb_str(b"c") + struct.pack("<q", seen_ms)
+    return body + rdb_len(1) + struct.pack(">QQ", 1, 1)
+
+
+def listpack_ints_and_strings(elems) -> bytes:
+    entries = b""
+    for e in elems:
+        entry = bytes([e]) if isinstance(e, int) else bytes([0x80 | len(e)]) + e
+        entries += entry + bytes([len(entry)])
+    return struct.pack("<IH", 6 + len(entries) + 1, len(elems)) + entries + b"\xff"
+
+
+@pytest.mark.parametrize("delivery_ms,seen_ms", [(-9223370240714158447, 1000), (1000, -5),
+                                                 (1 << 62, 1000)])
+def test_stream_times_out_of_range_are_rejected(r, raw, delivery_ms, seen_ms):
+    # Idle times are the clock minus these: a negative or absurd time overflowed in XPENDING
+    # (found by restore_fuzz under UBSan). Redis and vireo only store times in [0, now].
+    good = dump_payload(stream_with_unowned_pel(owned=True))
+    assert r.execute_command("RESTORE", "ok", "0", good) == b"OK"
+    assert r.xpending_range("ok", "g", "-", "+", 10)[0]["times_delivered"] == 1
+    payload = dump_payload(stream_with_unowned_pel(owned=True, delivery_ms=delivery_ms,
+                                                   seen_ms=seen_ms))
+    assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format"
+    assert r.exists("k") == 0
+
+
+def test_stream_pel_entry_without_consumer_is_rejected(r, raw):
+    # Redis rejects this only with deep sanitization and crashes later without it; vireo's
+    # consumer groups rely on every PEL entry having an owner, so it is refused in every mode.
+    payload = dump_payload(stream_with_unowned_pel())
+    for mode in ("no", "yes"):
+        r.config_set("sanitize-dump-payload", mode)
+        assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format"
+    r.config_set("sanitize-dump-payload", "no")
+    assert r.exists("k") == 0
+
+
+# Well-formed enough to use, but inconsistent the way deep sanitization catches.
+SHALLOW_OK = {
+    "listpack header count": b"\x10" + rdb_str(
+        struct.pack("<IH", 0, 7) + listpack([b"f", b"v"])[6:]),  # count 7, two entries
+    "unsorted intset": b"\x0b" + rdb_str(intset([5, 3, 9])),
+    "listpack back-length": b"\x10" + rdb_str(listpack([b"a", b"b"])[:8] + b"\x05" +
+                                             listpack([b"a", b"b"])[9:]),
+}
+
+
+def fix_listpack_size(body: bytes) -> bytes:
+    """Sets the listpack's total-bytes header (the blob starts after the type and length bytes)."""
+    blob = bytearray(body[2:])
+    blob[0:4] = struct.pack("<I", len(blob))
+    return body[:2] + bytes(blob)
+
+
+@pytest.mark.parametrize("name", sorted(SHALLOW_OK))
+def test_sanitize_dump_payload_modes(r, raw, name):
+    body = SHALLOW_OK[name]
+    if name == "listpack header count":
+        body = fix_listpack_size(body)
+    payload = dump_payload(body)
+    assert r.config_get("sanitize-dump-payload") == {"sanitize-dump-payload": "no"}
+    # no: shallow checks only (as Redis); the value loads from what is really there.
+    assert r.execute_command("RESTORE", "k", "0", payload) == b"OK"
+    r.delete("k")
+    # yes and clients (a normal client): deep validation refuses it.
+    for mode in ("yes", "clients"):
+        r.config_set("sanitize-dump-payload", mode)
+        assert r.config_get("sanitize-dump-payload") == {"sanitize-dump-payload": mode}
+        assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format", mode
+        assert r.exists("k") == 0
+    r.config_set("sanitize-dump-payload", "no")
+
+
+def test_sanitize_yes_accepts_every_type_we_write(r):
+    keys = fill(r, available_types(r))
+    before = snapshot(r, keys)
+    r.config_set("sanitize-dump-payload", "yes")
+    try:
+        copy_all(r, r, keys, replace=True)
+    finally:
+        r.config_set("sanitize-dump-payload", "no")
+    assert snapshot(r, keys) == before
 
 
 @pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server not installed")

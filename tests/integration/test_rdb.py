@@ -8,7 +8,8 @@ import time
 import pytest
 import redis
 from conftest import start_server, wait_for
-from rdb_helpers import REDIS_CHECK_RDB, REDIS_SERVER, RedisServer, fill, snapshot
+from rdb_helpers import (REDIS_CHECK_RDB, REDIS_SERVER, RedisServer, fill, intset, rdb_file, rdb_len,
+                         rdb_str, snapshot)
 
 ALL_TYPES = ("string", "list", "hash", "set", "zset", "stream")
 
@@ -232,6 +233,81 @@ def test_corrupt_file_refuses_to_start(server_factory, datadir):
     (datadir / "dump.rdb").write_bytes(bytes(data))
     with pytest.raises(RuntimeError):
         start_server(["--dir", str(datadir), "--save", ""])
+
+
+# ---- hostile files: refused before anything of the claimed size is allocated ----------------
+
+def start_fails(datadir, *extra) -> str:
+    """Starts vireo on datadir, expects it to refuse (exit status 1, no sanitizer report)."""
+    with pytest.raises(RuntimeError) as info:
+        start_server(["--dir", str(datadir), "--save", "", *extra])
+    text = str(info.value)
+    assert "exited with status 1 during startup" in text
+    assert "Sanitizer" not in text and "runtime error:" not in text
+    return text
+
+
+@pytest.mark.parametrize("value", [
+    rdb_len(8 << 30) + b"x" * 100,                       # an 8 GB string, 100 bytes present
+    b"\xc3" + rdb_len(1 << 40) + rdb_len(8 << 30) + b"\x01ab",  # LZF claiming 1 TB / 8 GB
+], ids=["8GB-string", "LZF-8GB"])
+def test_rdb_claiming_a_huge_string_is_refused(datadir, value):
+    (datadir / "dump.rdb").write_bytes(rdb_file(b"k", 0, value))
+    assert "Bad RDB value for key 'k' (type 0): short read" in start_fails(datadir)
+
+
+@pytest.mark.parametrize("type_byte,value", [
+    (2, rdb_len(1 << 62) + rdb_str(b"a")),   # set
+    (3, rdb_len(1 << 62) + rdb_str(b"a") + b"\x011"),  # zset
+    (4, rdb_len(1 << 62) + rdb_str(b"f") + rdb_str(b"v")),  # hash
+    (18, rdb_len(1 << 62)),  # quicklist
+], ids=["set", "zset", "hash", "quicklist"])
+def test_rdb_claiming_huge_counts_is_refused(datadir, type_byte, value):
+    (datadir / "dump.rdb").write_bytes(rdb_file(b"k", type_byte, value))
+    assert "Bad RDB value for key 'k'" in start_fails(datadir)
+
+
+def test_sanitize_dump_payload_applies_at_start_up(server_factory, datadir):
+    # An intset out of order: loadable as it is, refused by deep sanitization (as Redis).
+    (datadir / "dump.rdb").write_bytes(rdb_file(b"k", 11, rdb_str(intset([5, 3, 9]))))
+    assert "Bad RDB value for key 'k'" in start_fails(datadir, "--sanitize-dump-payload", "yes")
+    s = vireo(server_factory, datadir, "--sanitize-dump-payload", "no")
+    assert sorted(s.client().smembers("k")) == [b"3", b"5", b"9"]
+
+
+def fuzz_binary():
+    server = os.environ.get("VIREO_SERVER", "")
+    path = os.path.join(os.path.dirname(server), "restore_fuzz") if server else ""
+    return path if os.path.isfile(path) else None
+
+
+@pytest.mark.skipif(fuzz_binary() is None, reason="needs VIREO_SERVER and restore_fuzz next to it")
+def test_mutated_rdb_files_through_the_process(server_factory, tmp_path):
+    # restore_fuzz's generator (tests/fuzz) writes mutated dump.rdb files; the real process
+    # either loads one (and serves) or refuses it with an error and exit status 1.
+    files = tmp_path / "files"
+    files.mkdir()
+    subprocess.run([fuzz_binary(), "--seed", "7", "--emit-rdb", str(files), "16"], check=True,
+                   capture_output=True, timeout=60)
+    outcomes = {"loaded": 0, "refused": 0}
+    for f in sorted(files.iterdir()):
+        d = tmp_path / f.stem
+        d.mkdir()
+        (d / "dump.rdb").write_bytes(f.read_bytes())
+        try:
+            s = vireo(server_factory, d)
+        except RuntimeError as e:
+            text = str(e)
+            assert "exited with status 1 during startup" in text, f.name
+            assert "Sanitizer" not in text and "runtime error:" not in text, f.name
+            outcomes["refused"] += 1
+            continue
+        r = s.client()
+        assert r.dbsize() <= 1 and r.ping()
+        for k in r.keys():
+            r.type(k), r.dump(k)
+        outcomes["loaded"] += 1
+    assert outcomes["refused"] > 0 and outcomes["loaded"] > 0, outcomes
 
 
 # ---- cross-checks with Debian's redis-server and redis-check-rdb ----------------------------

@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "persistence/aof_loader.h"
+#include "server/server.h"
 
 namespace vireo {
 namespace {
@@ -133,6 +137,50 @@ TEST(AofManifestTest, WriteFileAtomically) {
   EXPECT_NE(WriteFileAtomically(dir + "/missing", "m", "x"), "");
   unlink((dir + "/m.manifest").c_str());
   rmdir(dir.c_str());
+}
+
+// Writes `text` to dir/name.
+void WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir + "/" + name, std::ios::binary) << text;
+}
+
+class AofLoaderTest : public ::testing::Test {
+ protected:
+  AofLoaderTest() : server_(Config()) {
+    char tmpl[] = "/tmp/vireo_aof_loaderXXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~AofLoaderTest() override { std::filesystem::remove_all(dir_); }
+  Server server_;
+  std::string dir_;
+};
+
+TEST_F(AofLoaderTest, MissingListedFileFailsBeforeLoadingAnything) {
+  WriteFile(dir_, "a.1.base.aof", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  AofManifest m;
+  ASSERT_EQ(m.Parse("file a.1.base.aof seq 1 type b\nfile a.1.incr.aof seq 1 type i\n"), "");
+  bool loaded_any = true;
+  std::string err = LoadAofFiles(server_, dir_, m, {}, &loaded_any);
+  EXPECT_EQ(err,
+            "Unable to obtain the AOF file a.1.incr.aof length. stat: No such file or directory");
+  EXPECT_FALSE(loaded_any);
+  EXPECT_EQ(server_.db(0).size(), 0u);
+}
+
+TEST_F(AofLoaderTest, ImpossibleArgumentCountIsATruncatedTail) {
+  const std::string good = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+  for (const char* tail : {"*2147483647\r\n", "*2\r\n$3\r\nGET\r\n$99999999999\r\n"}) {
+    WriteFile(dir_, "t.aof", good + tail);
+    AofLoadOptions options;
+    options.load_truncated = false;
+    EXPECT_EQ(LoadAofFile(server_, dir_, "t.aof", options), AofLoadStatus::kFailed);
+    server_.db(0).Clear();
+    options.load_truncated = true;
+    EXPECT_EQ(LoadAofFile(server_, dir_, "t.aof", options), AofLoadStatus::kTruncated);
+    EXPECT_NE(server_.db(0).Find("k"), nullptr);
+    EXPECT_EQ(std::filesystem::file_size(dir_ + "/t.aof"), good.size());
+    server_.db(0).Clear();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "persistence/rdb_encoding.h"
 #include "persistence/rdb_internal.h"
@@ -141,6 +143,55 @@ TEST(RdbEncoding, ListpackRoundTrip) {
   }
 }
 
+// Walks a listpack; true when the walk ends cleanly.
+bool WalkListpack(std::string_view blob, bool deep) {
+  ListpackReader r;
+  if (!r.Init(blob, deep)) return false;
+  PackedElem e;
+  while (r.Next(&e)) {
+  }
+  return r.ok();
+}
+
+TEST(RdbEncoding, ListpackDeepChecksCountAndBacklen) {
+  ListpackWriter w;
+  w.Add("a");
+  w.Add("bb");
+  std::string blob = w.Finish();
+  EXPECT_TRUE(WalkListpack(blob, false));
+  EXPECT_TRUE(WalkListpack(blob, true));
+  std::string wrong_count = blob;
+  wrong_count[4] = 7;  // the header says 7 elements
+  EXPECT_TRUE(WalkListpack(wrong_count, false));
+  EXPECT_FALSE(WalkListpack(wrong_count, true));
+  std::string unknown_count = blob;
+  unknown_count[4] = '\xff';
+  unknown_count[5] = '\xff';  // 65535: "count them", valid either way
+  EXPECT_TRUE(WalkListpack(unknown_count, true));
+  std::string wrong_backlen = blob;
+  wrong_backlen[8] = 5;  // the first entry (0x81 'a') is 2 bytes long
+  EXPECT_TRUE(WalkListpack(wrong_backlen, false));
+  EXPECT_FALSE(WalkListpack(wrong_backlen, true));
+}
+
+TEST(RdbEncoding, IntsetDeepChecksOrder) {
+  std::string blob("\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00\x03\x00", 12);
+  auto noop = [](void*, int64_t) {};
+  EXPECT_TRUE(IntsetForEach(blob, noop, nullptr, false));
+  EXPECT_FALSE(IntsetForEach(blob, noop, nullptr, true));
+  std::swap(blob[8], blob[10]);
+  EXPECT_TRUE(IntsetForEach(blob, noop, nullptr, true));
+}
+
+TEST(RdbEncoding, LzfExpansionBoundHolds) {
+  // The longest match LZF can encode in 3 bytes; the bound the loader relies on.
+  std::string zeros(100000, '\0');
+  std::string out(zeros.size(), '\0');
+  size_t c = LzfCompress(zeros.data(), zeros.size(), out.data(), out.size());
+  ASSERT_GT(c, 0u);
+  EXPECT_LE(zeros.size(), c * kLzfMaxExpansion);
+}
+
 class RdbServerTest : public ::testing::Test {
  protected:
   RdbServerTest() : server_(Config()) {}
@@ -199,6 +250,74 @@ TEST_F(RdbServerTest, SaveAndLoadFile) {
   EXPECT_EQ(other.db(0).Find("b")->value.StringView(scratch), std::string(300, 'q'));
   EXPECT_EQ(other.db(0).GetExpire(other.db(0).Find("c")), 4102444800000);
   EXPECT_EQ(other.db(3).Find("d")->value.StringView(scratch), "db3");
+}
+
+// A DUMP payload around `body` (type byte + value) with a valid footer.
+std::string Payload(std::string body) {
+  body.push_back(11);
+  body.push_back(0);
+  AppendMillis(&body, static_cast<int64_t>(Crc64(0, body.data(), body.size())));
+  return body;
+}
+
+std::string HugeLength() {
+  std::string len;
+  AppendLength(&len, uint64_t{1} << 62);
+  return len;
+}
+
+TEST_F(RdbServerTest, ClaimedCountsAndLengthsAreCheckedBeforeAllocating) {
+  std::vector<std::string> bodies;
+  for (uint8_t type : {kTypeSet, kTypeZset, kTypeZset2, kTypeList, kTypeHash}) {
+    std::string b(1, static_cast<char>(type));
+    b += HugeLength();
+    AppendString(&b, "a", false);
+    bodies.push_back(b);
+  }
+  bodies.push_back(std::string(1, kTypeString) + HugeLength() + "abc");
+  std::string lzf(1, kTypeString);
+  lzf.push_back(static_cast<char>(0xC3));
+  AppendLength(&lzf, 4);
+  AppendLength(&lzf, uint64_t{1} << 36);
+  bodies.push_back(lzf + "\x02" + "abc");
+  for (const std::string& body : bodies) {
+    for (bool deep : {false, true}) {
+      Value v;
+      std::string err;
+      EXPECT_FALSE(RdbRestoreValue(server_, Payload(body), &v, &err, deep));
+      EXPECT_EQ(err, "ERR Bad data format");
+      EXPECT_TRUE(v.is_string());
+    }
+  }
+}
+
+TEST_F(RdbServerTest, HugeStringThroughAPipeFailsWithoutAllocatingIt) {
+  // A pipe has no size to check a length against: the reader grows with the bytes that
+  // arrive, so an 8 GB claim followed by a few bytes is a short read, not an 8 GB buffer.
+  std::string f = "REDIS0011";
+  f.push_back(static_cast<char>(kOpSelectDb));
+  AppendLength(&f, 0);
+  f.push_back(static_cast<char>(kTypeString));
+  AppendString(&f, "k", false);
+  AppendLength(&f, uint64_t{8} << 30);
+  f += std::string(3 << 20, 'x');  // more than the reader's buffer, far less than claimed
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < f.size()) {
+      ssize_t n = write(fds[1], f.data() + off, f.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  RdbLoadStats stats;
+  std::string err = RdbLoad(server_, fds[0], {}, &stats);
+  writer.join();
+  close(fds[0]);
+  EXPECT_NE(err.find("short read"), std::string::npos) << err;
+  EXPECT_EQ(server_.db(0).size(), 0u);
 }
 
 }  // namespace
