@@ -244,6 +244,8 @@ void Server::OnAccept(Listener& listener) {
       // the log.
       int error = errno;
       LogAcceptError(error);
+      // That one connection failed (reset before we got to it, or refused by a filter).
+      if (error == ECONNABORTED || error == EPROTO || error == EPERM) continue;
       if ((error == EMFILE || error == ENFILE) && RefuseWithSpareFd(listener)) continue;
       PauseAccepting();
       return;
