@@ -3,7 +3,6 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
+#include "server/fd_limits.h"
 #include "server/server.h"
 
 namespace {
@@ -55,21 +55,6 @@ void SetUpLogging(const vireo::ServerConfig& c) {
   spdlog::set_default_logger(logger);
 }
 
-// Thousands of clients need thousands of descriptors: raise the soft limit towards
-// maxclients (plus room for listeners and files), as far as the hard limit allows.
-void RaiseOpenFilesLimit(int maxclients) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
-  rlim_t wanted = static_cast<rlim_t>(maxclients) + 32;
-  if (limit.rlim_cur >= wanted) return;
-  limit.rlim_cur = std::min(wanted, limit.rlim_max);
-  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return;
-  if (limit.rlim_cur < wanted) {
-    std::fprintf(stderr, "warning: open files limit is %lu, below maxclients %d + 32\n",
-                 static_cast<unsigned long>(limit.rlim_cur), maxclients);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,8 +77,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::signal(SIGPIPE, SIG_IGN);
-  RaiseOpenFilesLimit(config.values().maxclients);
   SetUpLogging(config.values());
+  // Thousands of clients need thousands of descriptors: raise the limit, or lower maxclients
+  // to what it allows, so the server never accepts a client it has no descriptor for.
+  {
+    int64_t fitted = vireo::FitMaxclientsToOpenFilesLimit(config.values().maxclients);
+    if (fitted < 1) return 1;
+    config.values().maxclients = static_cast<int>(fitted);
+  }
   const vireo::ServerConfig& c = config.values();
   if (!c.pidfile.empty()) {
     std::ofstream(c.pidfile) << getpid() << "\n";

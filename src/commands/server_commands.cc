@@ -42,7 +42,7 @@ void ConfigSetCommand(CommandContext& ctx) {
     pairs.emplace_back(std::string(ctx.arg(i)), std::string(ctx.arg(i + 1)));
   }
   // Config::Set applies all or nothing and notifies the server of each changed option.
-  std::string error = ctx.server.config().Set(pairs);
+  std::string error = ctx.server.config().Set(pairs, ctx.client.local);
   if (!error.empty()) {
     ctx.reply.Error(error);
     return;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string_view>
 
 #include "db/value.h"
@@ -54,7 +55,12 @@ class Database {
   using Table = HashTable<DbEntry, DbEntryKey>;
   using ExpireTable = HashTable<ExpireEntry, ExpireEntryKey>;
 
-  Database(int index, KeyspaceListener* listener) : index_(index), listener_(listener) {}
+  // The keyspace and expires tables are keyed with a seed drawn from the OS for each
+  // database, so clients can't pick keys that collide into one chain (HashDoS). Tests that
+  // need reproducible layouts pass their own seed.
+  Database(int index, KeyspaceListener* listener) : Database(index, listener, RandomSeed()) {}
+  Database(int index, KeyspaceListener* listener, uint64_t seed)
+      : index_(index), listener_(listener), table_(seed), expires_(SplitMix(seed)) {}
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -115,6 +121,7 @@ class Database {
   // Average TTL of sampled keys (INFO keyspace avg_ttl).
   int64_t avg_ttl() const { return avg_ttl_ms_; }
   size_t MemoryUsage() const { return table_.MemoryUsage() + expires_.MemoryUsage(); }
+  uint64_t seed() const { return table_.seed(); }
 
   KeyspaceListener* listener() const { return listener_; }
   void set_listener(KeyspaceListener* listener) { listener_ = listener; }
@@ -123,6 +130,17 @@ class Database {
   }
 
  private:
+  static uint64_t RandomSeed() {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  // A second, independent-looking seed for the expires table.
+  static uint64_t SplitMix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
   void FreeEntry(DbEntry* entry);
   void ExpireNow(DbEntry* entry);
 

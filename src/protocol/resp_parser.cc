@@ -64,18 +64,24 @@ RespParser::Result RespParser::ParseInline(std::string_view data, size_t* consum
 RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* consumed) {
   if (multibulk_left_ < 0) {
     // The header "*<count>\r\n".
+    // The size limit applies only while no '\r' has arrived (as in Redis): once it has, the
+    // header is complete but for its '\n', and the answer must not depend on how the bytes
+    // were split into reads (the protocol fuzzer checks this).
     size_t cr = data.find('\r');
-    if (cr == std::string_view::npos || cr + 1 >= data.size()) {
+    if (cr == std::string_view::npos) {
       if (data.size() > limits_.max_inline_len) {
         return Fail("ERR Protocol error: too big mbulk count string");
       }
       return Result::kNeedMore;
     }
+    if (cr + 1 >= data.size()) return Result::kNeedMore;
     int64_t count = 0;
     if (!ParseLength(data.substr(1, cr - 1), &count) || count > INT_MAX ||
-        count > limits_.max_multibulk_len ||
-        (!authenticated_ && count > kUnauthenticatedMaxMultibulk)) {
+        count > limits_.max_multibulk_len) {
       return Fail("ERR Protocol error: invalid multibulk length");
+    }
+    if (!authenticated_ && count > kUnauthenticatedMaxMultibulk) {
+      return Fail("ERR Protocol error: unauthenticated multibulk length");
     }
     if (count <= 0) {  // "*0" and "*-1" carry no command
       *consumed = cr + 2;
@@ -117,7 +123,7 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* con
       } else {
         const void* cr_ptr = memchr(digits - 1, '\r', data.size() - pos_);
         if (cr_ptr == nullptr || static_cast<const char*>(cr_ptr) + 1 >= end) {
-          if (data.size() - pos_ > limits_.max_inline_len) {
+          if (cr_ptr == nullptr && data.size() - pos_ > limits_.max_inline_len) {
             return Fail("ERR Protocol error: too big bulk count string");
           }
           bytes_wanted_ = 0;
@@ -126,8 +132,11 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* con
         size_t cr = static_cast<const char*>(cr_ptr) - data.data();
         int64_t len = 0;
         if (!ParseLength(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0 ||
-            len > limits_.max_bulk_len || (!authenticated_ && len > kUnauthenticatedMaxBulk)) {
+            len > limits_.max_bulk_len) {
           return Fail("ERR Protocol error: invalid bulk length");
+        }
+        if (!authenticated_ && len > kUnauthenticatedMaxBulk) {
+          return Fail("ERR Protocol error: unauthenticated bulk length");
         }
         bulk_len_ = len;
         pos_ = cr + 2;

@@ -78,6 +78,8 @@ class Client {
   std::string lib_ver;
   std::string addr;   // "ip:port" or "path:0" for unix sockets
   std::string laddr;  // local address
+  // Connected over loopback or a unix socket: what the enable-* "local" settings allow.
+  bool local = false;
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
   std::string last_command = "NULL";
@@ -96,6 +98,14 @@ class Client {
 
   // MULTI state.
   std::vector<QueuedCommand> multi_queue;
+  // Queues a command for EXEC, keeping count of its bytes (client-query-buffer-limit).
+  void QueueForExec(QueuedCommand command) {
+    if (multi_queue.empty()) multi_queue_bytes_ = 0;  // whoever cleared the queue reset it
+    for (const std::string& arg : command.argv) multi_queue_bytes_ += arg.size();
+    multi_queue.push_back(std::move(command));
+  }
+  // The argument bytes MULTI holds, as Redis's mstate.argv_len_sums.
+  size_t multi_queue_bytes() const { return multi_queue.empty() ? 0 : multi_queue_bytes_; }
   // WATCHed keys. A key already past its TTL when watched doesn't fail EXEC by expiring.
   struct WatchedKey {
     int db;
@@ -139,6 +149,7 @@ class Client {
   std::string output_;
   ReplyBuilder reply_{&output_};
   RespParser parser_;
+  size_t multi_queue_bytes_ = 0;
   int resp_ = 2;
   int db_index_ = 0;
   bool authenticated_ = true;

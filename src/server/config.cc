@@ -18,6 +18,7 @@
 #include <limits>
 #include <set>
 
+#include "server/fd_limits.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -437,6 +438,16 @@ void Config::Declare() {
   o.push_back(Numeric("tcp-keepalive", "", &ServerConfig::tcp_keepalive, 0, kIntMax, kMut));
   o.push_back(Numeric("timeout", "", &ServerConfig::timeout, 0, kIntMax, kMut));
   o.push_back(Numeric("maxclients", "", &ServerConfig::maxclients, 1, kUintMax, kMut));
+  // Redis 7's safe defaults: DEBUG, MODULE and CONFIG SET of protected configs (dir,
+  // dbfilename) are refused unless enabled at start-up, for everyone ("yes") or for local
+  // connections only ("local").
+  const std::vector<std::string> protected_action = {"no", "yes", "local"};
+  o.push_back(Enum("enable-protected-configs", &ServerConfig::enable_protected_configs,
+                   protected_action, kImmut));
+  o.push_back(
+      Enum("enable-debug-command", &ServerConfig::enable_debug_command, protected_action, kImmut));
+  o.push_back(Enum("enable-module-command", &ServerConfig::enable_module_command, protected_action,
+                   kImmut));
   o.push_back(Bool("protected-mode", &ServerConfig::protected_mode, kMut));
   o.push_back(String("requirepass", &ServerConfig::requirepass, kMut, true));
   o.push_back(Numeric("databases", "", &ServerConfig::databases, 1, kIntMax, kImmut));
@@ -666,7 +677,9 @@ std::string Config::Apply(std::string_view name, const std::vector<std::string>&
   if (opt == nullptr) return "Bad directive or wrong number of arguments";
   if (!startup) {
     if (!opt->mutable_at_runtime) return "can't set immutable config";
-    if (opt->protected_config) return "can't set protected config";
+    if (opt->protected_config && !ProtectedActionAllowed(values_.enable_protected_configs, false)) {
+      return "can't set protected config";
+    }
   }
   if (opt->type != Type::kList) {
     if (args.size() != 1) return "wrong number of arguments";
@@ -852,7 +865,12 @@ std::string Config::LoadCommandLine(const std::vector<std::string>& args) {
   return CheckLogfile(values_);
 }
 
-std::string Config::Set(const std::vector<std::pair<std::string, std::string>>& pairs) {
+bool ProtectedActionAllowed(std::string_view setting, bool local_client) {
+  return setting == "yes" || (setting == "local" && local_client);
+}
+
+std::string Config::Set(const std::vector<std::pair<std::string, std::string>>& pairs,
+                        bool local_client) {
   // Validate names first, reporting the first problem in argument order like Redis.
   std::vector<const Option*> opts(pairs.size(), nullptr);
   std::vector<std::string> keys(pairs.size());
@@ -865,7 +883,8 @@ std::string Config::Set(const std::vector<std::pair<std::string, std::string>>& 
     std::string err;
     if (!opt->mutable_at_runtime) {
       err = "can't set immutable config";
-    } else if (opt->protected_config) {
+    } else if (opt->protected_config &&
+               !ProtectedActionAllowed(values_.enable_protected_configs, local_client)) {
       err = "can't set protected config";
     } else {
       // An alias and its canonical name are separate entries in Redis's table, so setting both
@@ -895,6 +914,17 @@ std::string Config::Set(const std::vector<std::pair<std::string, std::string>>& 
       values_ = std::move(backup);
       return "ERR CONFIG SET failed (possibly related to argument '" + opts[i]->name + "') - " +
              err;
+    }
+  }
+  // More clients need more descriptors: raise the limit, or refuse as Redis does when the
+  // system won't give them (a listener that accepts past its descriptors only spins).
+  if (values_.maxclients > backup.maxclients) {
+    int64_t fitted = FitMaxclientsToOpenFilesLimit(values_.maxclients);
+    if (fitted != values_.maxclients) {
+      values_ = std::move(backup);
+      return "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating "
+             "system is not able to handle the specified number of clients, try with " +
+             std::to_string(fitted);
     }
   }
   if (on_change) {

@@ -116,7 +116,16 @@ struct ServerConfig {
   std::array<ClientBufferLimit, 3> client_obuf_limits = {
       {{0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}}};
   std::string config_file;  // absolute path of the file we started from ("" if none)
+  // Redis 7's protected actions: "no" (the default: refused), "yes", or "local" (allowed from
+  // loopback and unix-socket connections only). Settable only at start-up.
+  std::string enable_protected_configs = "no";
+  std::string enable_debug_command = "no";
+  std::string enable_module_command = "no";
 };
+
+// Whether a protected action (DEBUG, MODULE, CONFIG SET of a protected config) is allowed for
+// a client, given its enable-* setting and whether the client connected locally.
+bool ProtectedActionAllowed(std::string_view setting, bool local_client);
 
 class Config {
  public:
@@ -164,7 +173,10 @@ class Config {
   // CONFIG SET name value [name value ...]: all or nothing, as in Redis 7. Returns "" or the
   // complete error reply text, e.g. "ERR CONFIG SET failed (possibly related to argument
   // 'port') - can't set immutable config". On success calls on_change once per option set.
-  std::string Set(const std::vector<std::pair<std::string, std::string>>& pairs);
+  // `local_client`: the caller connected over loopback or a unix socket, which
+  // enable-protected-configs "local" lets set protected configs.
+  std::string Set(const std::vector<std::pair<std::string, std::string>>& pairs,
+                  bool local_client = false);
   // CONFIG GET pattern [pattern ...]: (name, value) pairs. Patterns without glob characters are
   // looked up directly and echoed as given (CONFIG GET HZ answers "HZ"); glob patterns match
   // canonical names and aliases case-insensitively. Names already reported are skipped.

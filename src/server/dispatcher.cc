@@ -104,6 +104,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
                        QuoteArgsForError(argv)));
     return;
   }
+  const CommandSpec* top = spec;
   if (!spec->subcommands.empty() && argv.size() >= 2) {
     const CommandSpec* sub = CommandTable::FindSubcommand(*spec, argv[1]);
     if (sub == nullptr) {
@@ -121,6 +122,21 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     ++spec->rejected_calls;
     reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
     return;
+  }
+  // DEBUG and MODULE are protected actions in Redis 7: refused unless enabled at start-up.
+  if (top->name == "debug" || top->name == "module") {
+    const ServerConfig& c = config_.values();
+    bool debug = top->name == "debug";
+    if (!ProtectedActionAllowed(debug ? c.enable_debug_command : c.enable_module_command,
+                                client.local)) {
+      ++spec->rejected_calls;
+      reject(fmt::format(
+          "ERR {} command not allowed. If the {} option is set to \"local\", you can run it "
+          "from a local connection, otherwise you need to set this option in the configuration "
+          "file, and then restart the server.",
+          debug ? "DEBUG" : "MODULE", debug ? "enable-debug-command" : "enable-module-command"));
+      return;
+    }
   }
   if (!client.authenticated() && !spec->has(kCmdNoAuth)) {
     ++spec->rejected_calls;
@@ -173,7 +189,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       queued.spec = spec;
       queued.argv.reserve(argv.size());
       for (std::string_view a : argv) queued.argv.emplace_back(a);
-      client.multi_queue.push_back(std::move(queued));
+      client.QueueForExec(std::move(queued));
     }
     reply.Raw("+QUEUED\r\n");
     return;

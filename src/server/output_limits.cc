@@ -8,6 +8,11 @@
 #include "util/clock.h"
 
 namespace vireo {
+namespace {
+
+constexpr int64_t kUnauthenticatedOutputLimit = 16 * 1024 + 1024;
+
+}  // namespace
 
 void Server::PushToClient(Client& client, std::string_view bytes) {
   // A client scheduled to close gets nothing more: its buffer is what we are protecting.
@@ -18,11 +23,17 @@ void Server::PushToClient(Client& client, std::string_view bytes) {
 
 bool Server::EnforceOutputLimit(Client& client) {
   if (client.has(kClientCloseAsap)) return true;
+  const auto used = static_cast<int64_t>(client.output().size() - client.output_written);
+  // A client that has not authenticated yet gets at most a reply buffer's worth plus 1 KB
+  // (Redis's 16 KB static buffer and its CVE-2025-21605 fix), whatever the class limits say:
+  // otherwise a stranger who never reads could make us buffer NOAUTH errors without bound.
+  if (!client.authenticated() && used > kUnauthenticatedOutputLimit) {
+    return ScheduleCloseForOutputLimit(client);
+  }
   // MONITOR clients count as normal ones, as in Redis.
   const ClientBufferLimit& limit =
       cfg().client_obuf_limits[client.has(kClientPubsub) ? kObufPubsub : kObufNormal];
   if (limit.hard_bytes == 0 && limit.soft_bytes == 0) return false;
-  const auto used = static_cast<int64_t>(client.output().size() - client.output_written);
   bool over = limit.hard_bytes > 0 && used >= limit.hard_bytes;
   if (limit.soft_bytes > 0 && used >= limit.soft_bytes) {
     // The soft limit only counts once it has been exceeded continuously for soft_seconds.
@@ -37,6 +48,10 @@ bool Server::EnforceOutputLimit(Client& client) {
     client.obuf_soft_limit_since_s = 0;
   }
   if (!over) return false;
+  return ScheduleCloseForOutputLimit(client);
+}
+
+bool Server::ScheduleCloseForOutputLimit(Client& client) {
   client.set(kClientCloseAsap);
   ++stats_.client_output_buffer_limit_disconnections;
   spdlog::warn("Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",

@@ -23,6 +23,7 @@
 #include "persistence/snapshot.h"
 #include "server/command_context.h"
 #include "server/notify.h"
+#include "server/redaction.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -123,6 +124,7 @@ Server::Server(Config config)
     std::abort();
   }
   WatchSocket(wake_fd_, kWakeTag, EPOLLIN);
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
 }
 
@@ -134,6 +136,7 @@ Server::~Server() {
   listeners_.clear();
   close(wake_fd_);
   close(epoll_fd_);
+  if (spare_fd_ >= 0) close(spare_fd_);
 }
 
 void Server::UpdateCommandTime() { Database::set_now_ms(FastNowMs()); }
@@ -234,18 +237,23 @@ void Server::OnAccept(Listener& listener) {
     int fd = accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        spdlog::warn("Accepting client connection: {}", strerror(errno));
-      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      // Out of descriptors (EMFILE/ENFILE) or another failure: the pending connection stays
+      // queued and the level-triggered listener would wake us again at once, so answer it
+      // with the spare descriptor or stop listening for a moment. Never spin, never flood
+      // the log.
+      int error = errno;
+      LogAcceptError(error);
+      // That one connection failed (reset before we got to it, or refused by a filter).
+      if (error == ECONNABORTED || error == EPROTO || error == EPERM) continue;
+      if ((error == EMFILE || error == ENFILE) && RefuseWithSpareFd(listener)) continue;
+      PauseAccepting();
       return;
     }
     const ServerConfig& c = config_.values();
     ++stats_.total_connections_received;
     if (clients_.size() >= static_cast<size_t>(c.maxclients)) {
-      static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
-      [[maybe_unused]] ssize_t n = write(fd, kFull.data(), kFull.size());
-      close(fd);
-      ++stats_.rejected_connections;
+      RejectMaxClients(fd);
       continue;
     }
     if (c.protected_mode && c.requirepass.empty() && !listener.unix_socket &&
@@ -284,6 +292,7 @@ void Server::OnAccept(Listener& listener) {
       getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);
       client->laddr = FormatPeer(local);
     }
+    client->local = listener.unix_socket || IsLoopbackPeer(peer);
     client->set_authenticated(c.requirepass.empty());
     ParserLimits limits;
     limits.max_bulk_len = c.proto_max_bulk_len;
@@ -292,6 +301,55 @@ void Server::OnAccept(Listener& listener) {
     clients_.emplace(id, std::move(client));
     WatchSocket(fd, id, EPOLLIN);
   }
+}
+
+void Server::RejectMaxClients(int fd) {
+  static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
+  [[maybe_unused]] ssize_t n = write(fd, kFull.data(), kFull.size());
+  close(fd);
+  ++stats_.rejected_connections;
+}
+
+void Server::LogAcceptError(int error) {
+  // At most one line a second, with how many failures it stands for.
+  int64_t now = NowMs();
+  ++accept_errors_unlogged_;
+  if (now - accept_error_logged_ms_ < 1000) return;
+  spdlog::warn("Accepting client connection: {} ({} times since the last report)", strerror(error),
+               accept_errors_unlogged_);
+  accept_error_logged_ms_ = now;
+  accept_errors_unlogged_ = 0;
+}
+
+bool Server::RefuseWithSpareFd(Listener& listener) {
+  // The descriptor kept in reserve makes room for exactly one accept: the client learns why
+  // it is refused, and the queue drains instead of waking us forever.
+  if (spare_fd_ < 0) return false;
+  close(spare_fd_);
+  spare_fd_ = -1;
+  int fd = accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
+    ++stats_.total_connections_received;
+    RejectMaxClients(fd);
+  }
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd >= 0 && spare_fd_ >= 0;
+}
+
+void Server::PauseAccepting() {
+  if (accept_paused_) return;
+  accept_paused_ = true;
+  for (auto& listener : listeners_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener->fd, nullptr);
+  accept_pause_timer_.expires_after(std::chrono::milliseconds(100));
+  NoteTimer(accept_pause_timer_);
+  accept_pause_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    accept_paused_ = false;
+    if (spare_fd_ < 0) spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (size_t i = 0; i < listeners_.size(); ++i) {
+      WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
+    }
+  });
 }
 
 void Server::CountError(void* ctx, std::string_view code) {
@@ -319,11 +377,16 @@ Client* Server::FindClient(uint64_t id) {
 void Server::ReadFromClient(Client& client) {
   Client::ReadBuffer& buf = client.read_buffer;
   buf.ShrinkIfIdle();
-  // Read what the parser says the current command still needs (a large bulk in one go),
-  // or the client's current chunk size.
+  // Read what the parser says the current command still needs (a large bulk in fewer reads),
+  // or the client's current chunk size. The announced size is only a claim: the buffer grows
+  // at most by what has already arrived (doubling), never to a size the client merely named,
+  // so "$107374182400" costs nothing until the bytes come, and client-query-buffer-limit
+  // closes the connection long before they all do.
   size_t want = client.read_chunk;
   size_t needed = client.parser().bytes_wanted();
-  if (needed > buf.size() && needed - buf.size() > want) want = needed - buf.size();
+  if (needed > buf.size() && needed - buf.size() > want) {
+    want = std::min(needed - buf.size(), std::max(want, buf.size()));
+  }
   buf.EnsureWritable(want);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
@@ -346,7 +409,7 @@ void Server::ReadFromClient(Client& client) {
   stats_.total_net_input_bytes += got;
   ++stats_.total_reads_processed;
   client.last_interaction_ms = FastNowMs();
-  if (buf.size() > static_cast<size_t>(config_.values().client_query_buffer_limit)) {
+  if (QueryBufferOverLimit(client)) {
     spdlog::warn("Closing client that reached max query buffer length: id={} addr={}", client.id(),
                  client.addr);
     ++stats_.client_query_buffer_limit_disconnections;
@@ -354,6 +417,16 @@ void Server::ReadFromClient(Client& client) {
     return;
   }
   ProcessInput(client);
+}
+
+bool Server::QueryBufferOverLimit(const Client& client) const {
+  // Commands queued by MULTI have not run yet, so they count as query buffer too (as in
+  // Redis 7.4): a transaction of many huge arguments can't grow without bound. A client that
+  // has not authenticated gets at most 1 MB whatever the limit says.
+  size_t used = client.read_buffer.size() + client.multi_queue_bytes();
+  auto limit = static_cast<size_t>(config_.values().client_query_buffer_limit);
+  if (!client.authenticated()) limit = std::min<size_t>(limit, 1024 * 1024);
+  return used > limit;
 }
 
 void Server::ProcessInput(Client& client) {
@@ -741,6 +814,9 @@ void Server::AddMonitor(Client& client) {
 }
 
 void Server::FeedMonitors(const Client& client, std::span<const std::string_view> argv) {
+  // Passwords never reach a monitor (AUTH, HELLO ... AUTH, MIGRATE ... AUTH).
+  std::vector<std::string_view> redacted = RedactSecrets(argv);
+  if (!redacted.empty()) argv = redacted;
   int64_t now_us = NowUs();
   std::string line =
       fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000, client.db_index(),
@@ -792,6 +868,9 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
                           int64_t duration_us) {
   const ServerConfig& c = config_.values();
   if (c.slowlog_log_slower_than < 0 || duration_us < c.slowlog_log_slower_than) return;
+  // Nor into the slow log, which any client with SLOWLOG GET can read.
+  std::vector<std::string_view> redacted = RedactSecrets(argv);
+  if (!redacted.empty()) argv = redacted;
   SlowlogEntry entry;
   entry.id = slowlog_next_id_++;
   entry.timestamp = NowMs() / 1000;

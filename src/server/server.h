@@ -237,6 +237,12 @@ class Server : public KeyspaceListener {
  private:
   struct Listener;
   void OnAccept(Listener& listener);
+  // Descriptor exhaustion in OnAccept: answer with the spare descriptor, or stop listening
+  // briefly; log at most once a second.
+  void RejectMaxClients(int fd);
+  void LogAcceptError(int error);
+  bool RefuseWithSpareFd(Listener& listener);
+  void PauseAccepting();
   void WatchSocket(int fd, uint64_t tag, uint32_t events);
   void OnSocketEvent(uint64_t tag, uint32_t events);
   void RunDueTimers();
@@ -244,10 +250,13 @@ class Server : public KeyspaceListener {
   void AcceptClient(int fd, bool unix_socket);
   void ReadFromClient(Client& client);
   void ProcessInput(Client& client);
+  // client-query-buffer-limit: unparsed input plus the arguments MULTI has queued.
+  bool QueryBufferOverLimit(const Client& client) const;
   void QueueWrite(Client& client);
   // client-output-buffer-limit (src/server/output_limits.cc): true when the client is over
   // its class's limit and scheduled to close (in FlushPendingWrites, via CloseOverLimitClient).
   bool EnforceOutputLimit(Client& client);
+  bool ScheduleCloseForOutputLimit(Client& client);
   void CloseOverLimitClient(Client& client);
   // Drops the already-written prefix of a large, partly written output buffer.
   void CompactOutput(Client& client);
@@ -305,6 +314,11 @@ class Server : public KeyspaceListener {
   asio::steady_timer fast_expire_timer_{io_};
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered
   int wake_fd_ = -1;   // eventfd: another thread posted work to io_
+  int spare_fd_ = -1;  // /dev/null, closed to make room for refusing a client on EMFILE
+  bool accept_paused_ = false;
+  asio::steady_timer accept_pause_timer_{io_};
+  int64_t accept_error_logged_ms_ = 0;
+  uint64_t accept_errors_unlogged_ = 0;
   // Armed asio timers and their deadlines (one entry per timer).
   std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> timer_deadlines_;
   bool fast_expire_armed_ = false;

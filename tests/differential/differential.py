@@ -1243,9 +1243,12 @@ def main():
     # The servers run in their own work dirs, so a relative binary path must be resolved first.
     if os.sep in args.vireo:
         args.vireo = os.path.abspath(args.vireo)
-    redis_srv = Server("redis", args.redis, ["--save", "", "--appendonly", "no"])
+    # DEBUG is off by default in both (Redis 7's enable-debug-command no); families may use it.
+    debug = ["--enable-debug-command", "yes"]
+    redis_srv = Server("redis", args.redis, ["--save", "", "--appendonly", "no", *debug])
     try:
-        vireo_srv = Server("vireo", args.vireo, shlex.split(args.vireo_args), addr=args.vireo_addr)
+        vireo_srv = Server("vireo", args.vireo, [*debug, *shlex.split(args.vireo_args)],
+                           addr=args.vireo_addr)
     except SystemExit:
         redis_srv.stop()
         raise

@@ -342,6 +342,9 @@ def start_server(extra_args=(), config_text: str | None = None, binary: str | No
             config_text is not None and any(l.strip().startswith("save") for l in config_text.splitlines()))
         if not asks_save:
             argv += ["--save", ""]
+        # The suite drives DEBUG (RELOAD, SLEEP, SET-ACTIVE-EXPIRE...), which is off by default
+        # as in Redis 7; a test may still pass its own --enable-debug-command after this.
+        argv += ["--enable-debug-command", "yes"]
         argv += [*map(str, extra_args)]
         log_path = workdir / "server.log"
         with open(log_path, "wb") as log:

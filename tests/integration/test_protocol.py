@@ -216,7 +216,14 @@ def test_unauthenticated_big_multibulk_rejected(server_factory):
     srv = server_factory(["--requirepass", "pw"])
     raw = srv.raw()
     raw.send(b"*100\r\n")
-    assert raw.read_until_closed() == b"-ERR Protocol error: invalid multibulk length\r\n"
+    assert raw.read_until_closed() == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+    raw = srv.raw()
+    raw.send(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n")
+    assert raw.read_until_closed() == b"-ERR Protocol error: unauthenticated bulk length\r\n"
+    # After AUTH the usual limits apply.
+    raw = srv.raw()
+    assert raw.execute("AUTH", "pw") == b"+OK\r\n"
+    assert raw.execute("ECHO", "x" * 20000) == b"$20000\r\n" + b"x" * 20000 + b"\r\n"
 
 
 def test_protected_mode_denies_non_loopback(server_factory):

@@ -423,6 +423,8 @@ TEST_F(ConfigTest, SetValidationMessages) {
             failed("appendfilename", "can't set immutable config"));
   EXPECT_EQ(c.Set({{"dir", "/tmp"}}), failed("dir", "can't set protected config"));
   EXPECT_EQ(c.Set({{"dbfilename", "x"}}), failed("dbfilename", "can't set protected config"));
+  // Even from a local client while enable-protected-configs is "no" (the default).
+  EXPECT_EQ(c.Set({{"dbfilename", "x"}}, true), failed("dbfilename", "can't set protected config"));
   EXPECT_EQ(c.Set({{"foo", "bar"}}),
             "ERR Unknown option or number of arguments for CONFIG SET - 'foo'");
   EXPECT_EQ(c.Set({{"hz", "-1"}}),
@@ -494,8 +496,15 @@ TEST_F(ConfigTest, SetValues) {
   EXPECT_EQ(c.Set({{"stream-node-max-bytes", "1k"}, {"hash-max-listpack-value", "1kb"}}), "");
   EXPECT_EQ(Get1(c, "stream-node-max-bytes"), "1000");
   EXPECT_EQ(Get1(c, "hash-max-listpack-value"), "1024");
-  EXPECT_EQ(c.Set({{"maxclients", "4294967295"}}), "");
-  EXPECT_EQ(c.values().maxclients, INT32_MAX);  // saturated into the int field
+  // More clients than the descriptor limit can ever allow (fs.nr_open caps even root) are
+  // refused with the number that would fit, as Redis does; the value stays.
+  int before = c.values().maxclients;
+  std::string refused = c.Set({{"maxclients", "4294967295"}});
+  EXPECT_TRUE(refused.starts_with(
+      "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system "
+      "is not able to handle the specified number of clients, try with "))
+      << refused;
+  EXPECT_EQ(c.values().maxclients, before);
   EXPECT_EQ(c.Set({{"list-max-ziplist-size", "-7"}}), "");
   EXPECT_EQ(c.values().list_max_listpack_size, -7);
   EXPECT_EQ(c.Set({{"requirepass", "a b"}}), "");
@@ -692,6 +701,29 @@ TEST_F(ConfigTest, RewriteSpecialCases) {
   ASSERT_EQ(f.LoadCommandLine({b}), "");
   ASSERT_EQ(f.Rewrite(), "");
   EXPECT_EQ(Read(b).substr(0, 11), "\nport 7000\n");
+}
+
+TEST(ConfigProtectedActions, DefaultsAndLocal) {
+  Config c;
+  EXPECT_EQ(c.values().enable_debug_command, "no");
+  EXPECT_EQ(c.values().enable_module_command, "no");
+  EXPECT_EQ(c.values().enable_protected_configs, "no");
+  EXPECT_EQ(c.Set({{"enable-debug-command", "yes"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - can't "
+            "set immutable config");
+  EXPECT_EQ(c.Apply("enable-debug-command", {"maybe"}, true),
+            "argument(s) must be one of the following: no, yes, local");
+  EXPECT_EQ(c.Apply("enable-protected-configs", {"LOCAL"}, true), "");
+  EXPECT_EQ(c.values().enable_protected_configs, "local");
+  EXPECT_EQ(c.Set({{"dbfilename", "remote.rdb"}}, false),
+            "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set "
+            "protected config");
+  EXPECT_EQ(c.Set({{"dbfilename", "local.rdb"}}, true), "");
+  EXPECT_EQ(c.values().dbfilename, "local.rdb");
+  EXPECT_TRUE(ProtectedActionAllowed("yes", false));
+  EXPECT_TRUE(ProtectedActionAllowed("local", true));
+  EXPECT_FALSE(ProtectedActionAllowed("local", false));
+  EXPECT_FALSE(ProtectedActionAllowed("no", true));
 }
 
 }  // namespace
