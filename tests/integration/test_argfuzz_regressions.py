@@ -3,6 +3,7 @@ the fuzzer's --replay narrowed them to. Expected replies are Redis 7.2's."""
 
 from conftest import err
 
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
 
 
@@ -15,3 +16,43 @@ def test_evalsha_with_a_malformed_sha_is_noscript_before_numkeys(raw):
     # A well-formed sha still gets numkeys checked first.
     assert err(raw, "EVALSHA", "a" * 40, "x") == "ERR value is not an integer or out of range"
     assert err(raw, "EVALSHA", "a" * 40, "0") == NOSCRIPT
+
+
+def test_xgroup_setid_parses_entriesread_before_the_key(raw):
+    # Found as `XGROUP SETID s:int ... ENTRIESREAD nil` (WRONGTYPE) and on a stream without the
+    # group (NOGROUP): Redis rejects the option first.
+    raw.execute("SET", "str", "v")
+    raw.execute("XADD", "x", "1-1", "f", "v")
+    bad = "ERR value is not an integer or out of range"
+    assert err(raw, "XGROUP", "SETID", "str", "g", "$", "ENTRIESREAD", "nil") == bad
+    assert err(raw, "XGROUP", "SETID", "x", "nogroup", "$", "ENTRIESREAD", "nil") == bad
+    assert err(raw, "XGROUP", "SETID", "x", "nogroup", "$", "ENTRIESREAD", "-2") == (
+        "ERR value for ENTRIESREAD must be positive or -1")
+    assert err(raw, "XGROUP", "SETID", "missing", "g", "$", "BOGUS").startswith(
+        "ERR unknown subcommand or wrong number of arguments for 'SETID'")
+    # MKSTREAM belongs to CREATE only.
+    assert err(raw, "XGROUP", "SETID", "x", "g", "$", "MKSTREAM").startswith(
+        "ERR unknown subcommand or wrong number of arguments for 'SETID'")
+    # Valid options still reach the key checks; a repeated ENTRIESREAD parses but is not a
+    # form SETID has, which Redis reports only after the key and group checks.
+    assert err(raw, "XGROUP", "SETID", "str", "g", "$", "ENTRIESREAD", "1") == WRONGTYPE
+    twice = ("ENTRIESREAD", "1", "ENTRIESREAD", "2")
+    assert err(raw, "XGROUP", "SETID", "x", "nogroup", "$", *twice).startswith("NOGROUP")
+    raw.execute("XGROUP", "CREATE", "x", "g", "0")
+    assert err(raw, "XGROUP", "SETID", "x", "g", "$", *twice).startswith(
+        "ERR unknown subcommand or wrong number of arguments for 'SETID'")
+    assert raw.execute("XGROUP", "SETID", "x", "g", "$", "ENTRIESREAD", "1") == b"+OK\r\n"
+
+
+def test_xinfo_stream_checks_the_key_before_its_options(raw):
+    # Found as `XINFO STREAM z:big FULL COUNT +1`: Redis looks the key up (WRONGTYPE, no such
+    # key) before it parses FULL / COUNT.
+    raw.execute("ZADD", "z", "1", "a")
+    assert err(raw, "XINFO", "STREAM", "z", "FULL", "COUNT", "+1") == WRONGTYPE
+    assert err(raw, "XINFO", "STREAM", "z", "FULL", "FULL") == WRONGTYPE
+    assert err(raw, "XINFO", "STREAM", "missing", "FULL", "COUNT", "x") == "ERR no such key"
+    raw.execute("XADD", "x", "1-1", "f", "v")
+    assert err(raw, "XINFO", "STREAM", "x", "FULL", "COUNT", "x") == (
+        "ERR value is not an integer or out of range")
+    assert err(raw, "XINFO", "STREAM", "x", "FULL", "FULL").startswith(
+        "ERR unknown subcommand or wrong number of arguments for 'STREAM'")
