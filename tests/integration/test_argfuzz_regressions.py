@@ -56,3 +56,18 @@ def test_xinfo_stream_checks_the_key_before_its_options(raw):
         "ERR value is not an integer or out of range")
     assert err(raw, "XINFO", "STREAM", "x", "FULL", "FULL").startswith(
         "ERR unknown subcommand or wrong number of arguments for 'STREAM'")
+
+
+def test_script_reads_int64_min_reply(raw):
+    # Found as `EVAL 'return redis.pcall(unpack(ARGV))' 0 INCRBY ...` under UBSan: converting
+    # the integer reply -9223372036854775808 into a Lua value overflowed (the sanitizer build
+    # aborted; Release happened to produce the right number).
+    raw.execute("SET", "k", "-9223372036854775808")
+    assert raw.execute("EVAL", "return redis.call('incrby', KEYS[1], 0)", "1", "k") == (
+        b":-9223372036854775808\r\n")
+    assert raw.execute("EVAL", "return redis.pcall(unpack(ARGV))", "0", "DECRBY", "k", "0") == (
+        b":-9223372036854775808\r\n")
+    # INT64_MAX becomes the Lua number 2^63, which Redis's (long long) cast turns into INT64_MIN.
+    raw.execute("SET", "k", "9223372036854775807")
+    assert raw.execute("EVAL", "return redis.call('incrby', KEYS[1], 0)", "1", "k") == (
+        b":-9223372036854775808\r\n")
