@@ -7,7 +7,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test test-asan bench compare format clean
+.PHONY: all deps build run test test-asan asan-build fuzz-args bench compare format clean
 
 all: build
 
@@ -35,10 +35,20 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2
 
-test-asan: deps
+asan-build: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIREO_SANITIZE=ON
 	cmake --build $(ASAN_DIR) -j $(JOBS)
+
+test-asan: asan-build
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 2
+
+# Long fuzz runs on demand, under ASan/UBSan. FUZZ_SEED empty: a random seed (printed).
+FUZZ_OPS ?= 1000000
+FUZZ_SEED ?=
+
+fuzz-args: asan-build
+	VIREO_SANITIZED=1 /usr/bin/python3 tests/fuzz/argfuzz.py --vireo ./$(ASAN_DIR)/vireo-server \
+	  --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --keep-going --progress 500
 
 bench: build
 	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done
