@@ -71,3 +71,22 @@ def test_script_reads_int64_min_reply(raw):
     raw.execute("SET", "k", "9223372036854775807")
     assert raw.execute("EVAL", "return redis.call('incrby', KEYS[1], 0)", "1", "k") == (
         b":-9223372036854775808\r\n")
+
+
+def test_hello_checks_its_options_before_authenticating(raw, only_72):
+    # Found as `HELLO 2 AUTH ... <option error>`: Redis 7.2 parses every option (syntax, the
+    # client name) before it tries the credentials.
+    bad_name = "ERR Client names cannot contain spaces, newlines or special characters."
+    assert err(raw, "HELLO", "2", "SETNAME", "a b", "AUTH", "nosuchuser", "pw") == bad_name
+    assert err(raw, "HELLO", "2", "AUTH", "nosuchuser", "pw", "SETNAME", "a b") == bad_name
+    assert err(raw, "HELLO", "2", "AUTH", "nosuchuser", "pw", "foo") == (
+        "ERR Syntax error in HELLO option 'foo'")
+    assert err(raw, "HELLO", "2", "AUTH", "nosuchuser", "pw").startswith("WRONGPASS")
+
+
+def test_user_names_are_case_sensitive(raw):
+    # Redis's user is "default"; "DEFAULT" names no user, with or without requirepass.
+    wrongpass = "WRONGPASS invalid username-password pair or user is disabled."
+    assert err(raw, "AUTH", "DEFAULT", "x") == wrongpass
+    assert err(raw, "HELLO", "2", "AUTH", "Default", "x") == wrongpass
+    assert raw.execute("AUTH", "default", "x") == b"+OK\r\n"
