@@ -320,7 +320,10 @@ def gen_batch(seed: int, number: int, entries: list[gen.Entry], size: int,
     st.include_pending = include_pending
     for _ in range(size):
         r = rng.random()
-        if r < 0.07:
+        repro = gen.issue_repro(st) if not shared and rng.random() < 0.01 else None
+        if repro:
+            units.append(Unit("repro", repro, [None] * len(repro)))
+        elif r < 0.07:
             st.in_tx = True
             names, cmds = [None], [[b"MULTI"]]
             for _ in range(rng.randint(1, 4)):
@@ -400,12 +403,24 @@ class Target:
 
     def drop_acl_users(self):
         """ACL users outlive FLUSHALL: delete the ones the last batch created (on the setup
-        connection, which always stays the default user)."""
-        self.setup.send(encode([b"ACL", b"USERS"]))
-        users = [u for u in plain(self.setup.read()) or [] if u != b"default"]
-        if users:
-            self.setup.send(encode([b"ACL", b"DELUSER", *users]))
-            self.setup.read()
+        connection, which always stays the default user). CLIENT KILL TYPE normal and the like
+        may have closed that connection: then it is opened again."""
+        for attempt in (1, 2):
+            try:
+                self.setup.send(encode([b"ACL", b"USERS"]))
+                rep = self.setup.read()
+                if rep.kind != "*":
+                    return  # no ACL command (vireo has only the default user)
+                users = [u for u in plain(rep) if u != b"default"]
+                if users:
+                    self.setup.send(encode([b"ACL", b"DELUSER", *users]))
+                    self.setup.read()
+                return
+            except (ProtocolError, OSError):
+                if attempt == 2 or self.srv.dead():
+                    raise
+                self.setup.close()
+                self.setup = RespConn(self.srv.host, self.srv.port, timeout=self.timeout)
 
     def prologue(self) -> list[list[bytes]]:
         # AUTH first: the last batch may have authenticated as a user it created.
