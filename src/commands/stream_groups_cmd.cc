@@ -127,6 +127,10 @@ void XGroupCreateCommand(CommandContext& ctx) {
   Stream* s;
   ConsumerGroup* g;
   if (!GroupTarget(ctx, mkstream, false, &s, &g)) return;
+  if (ctx.argc() > 8) {  // repeated options: each parses, but CREATE takes at most three words
+    ReplySubcommandSyntax(ctx);
+    return;
+  }
   std::string_view key = ctx.arg(2), group = ctx.arg(3);
   StreamID id;
   if (ctx.arg(4) == "$") {

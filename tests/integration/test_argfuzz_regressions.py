@@ -44,6 +44,20 @@ def test_xgroup_setid_parses_entriesread_before_the_key(raw):
     assert raw.execute("XGROUP", "SETID", "x", "g", "$", "ENTRIESREAD", "1") == b"+OK\r\n"
 
 
+def test_xgroup_create_takes_at_most_three_option_words(raw):
+    # Found as `XGROUP CREATE z:dst ... MKSTREAM MKSTREAM ENTRIESREAD -1`: the options parse, but
+    # Redis dispatches CREATE only with 5 to 8 arguments, after the key checks.
+    syntax = "ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."
+    assert err(raw, "XGROUP", "CREATE", "x", "g", "$", "MKSTREAM", "MKSTREAM", "ENTRIESREAD",
+               "-1") == syntax
+    assert raw.execute("EXISTS", "x") == b":0\r\n"
+    raw.execute("SET", "str", "v")
+    assert err(raw, "XGROUP", "CREATE", "str", "g", "$", "MKSTREAM", "MKSTREAM", "MKSTREAM",
+               "MKSTREAM") == WRONGTYPE
+    assert raw.execute("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM", "ENTRIESREAD", "3") == (
+        b"+OK\r\n")
+
+
 def test_xinfo_stream_checks_the_key_before_its_options(raw):
     # Found as `XINFO STREAM z:big FULL COUNT +1`: Redis looks the key up (WRONGTYPE, no such
     # key) before it parses FULL / COUNT.
