@@ -424,7 +424,8 @@ class Target:
 
     def prologue(self) -> list[list[bytes]]:
         # AUTH first: the last batch may have authenticated as a user it created.
-        return [[b"AUTH", b"default", b"argfuzz"], [b"SELECT", b"0"], [b"FLUSHALL"], [b"SCRIPT", b"FLUSH"], [b"FUNCTION", b"FLUSH"],
+        # UNWATCH: keys the last batch watched would make this batch's first EXEC depend on it.
+        return [[b"AUTH", b"default", b"argfuzz"], [b"UNWATCH"], [b"SELECT", b"0"], [b"FLUSHALL"], [b"SCRIPT", b"FLUSH"], [b"FUNCTION", b"FLUSH"],
                 self.config_reset, *gen.keyspace_setup()]
 
     def sanitizer_report(self) -> str:
