@@ -499,9 +499,21 @@ def comparable_form(entry: Entry, argv: list[bytes]) -> list[bytes] | None:
         # MULTI, aborting the transaction vireo runs.
         if arity_ok(entry.arity, len(argv)):
             return None
+    if (entry.blocking or name in TIMED or name in ("xread", "xreadgroup")) and any(
+            _huge_number(a) for a in argv[1:]):
+        # A timeout whose deadline overflows int64: 7.2 (and vireo) refuse it, 7.0 adds it to
+        # its clock unchecked and may block for good.
+        return None
     if name in RELATIVE_TTL:
         argv = far_ttls(argv)
     return argv
+
+
+def _huge_number(a: bytes) -> bool:
+    try:
+        return abs(float(a)) >= 9.2e15
+    except ValueError:
+        return False
 
 
 def tame(st: GenState, entry: Entry, argv: list[bytes]) -> list[bytes] | None:
