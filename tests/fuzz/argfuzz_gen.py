@@ -488,6 +488,8 @@ def comparable_form(entry: Entry, argv: list[bytes]) -> list[bytes] | None:
     """`argv` as a compared batch may send it, or None: nothing that makes Redis 7.0 write where
     vireo does not (or the other way round), so the two keyspaces stay in step."""
     name = entry.name
+    if name == "debug" and len(argv) > 1 and argv[1].upper() == b"POPULATE":
+        return None  # writes keys, and vireo has no DEBUG POPULATE
     newer = NEWER_OPTIONS.get(name)
     if newer and any(a.upper() in newer for a in argv[2:]):
         # Redis 7.0 refuses the option and leaves the key alone while vireo writes it.
