@@ -7,7 +7,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build build-asan run test test-release test-asan fuzz bench compare format clean
+.PHONY: all deps build build-asan run test test-release test-asan fuzz fuzz-args bench compare format clean
 
 all: build
 
@@ -48,9 +48,15 @@ test-asan: build-asan
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 2
 
 # Long fuzz runs on demand (10^6 iterations per fuzzer, sanitizer build): see docs/robustness.md.
-FUZZ_SEED ?= 1
-FUZZ_ITERATIONS ?= 1000000
-fuzz: build-asan
+# FUZZ_SEED empty: a random seed (printed).
+FUZZ_OPS ?= 1000000
+FUZZ_SEED ?=
+
+fuzz: fuzz-args
+
+fuzz-args: build-asan
+	VIREO_SANITIZED=1 /usr/bin/python3 tests/fuzz/argfuzz.py --vireo ./$(ASAN_DIR)/vireo-server \
+	  --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --keep-going --progress 500
 
 bench: build
 	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done

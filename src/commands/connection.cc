@@ -37,9 +37,11 @@ void QuitCommand(CommandContext& ctx) {
   ctx.server.CloseAfterReply(ctx.client);
 }
 
-bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
+// AUTH's and HELLO's check. The only user is "default" (names are case-sensitive, as Redis's
+// ACL user names are); without requirepass it accepts any password.
+bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view pass) {
   const std::string& required = ctx.server.cfg().requirepass;
-  return EqualsIgnoreCase(user, "default") && !required.empty() && pass == required;
+  return user == "default" && (required.empty() || pass == required);
 }
 
 void AuthCommand(CommandContext& ctx) {
@@ -55,19 +57,16 @@ void AuthCommand(CommandContext& ctx) {
         "you sure your configuration is correct?");
     return;
   }
-  // With no password configured the default user accepts any password for AUTH user pass.
-  if (ctx.server.cfg().requirepass.empty() && EqualsIgnoreCase(user, "default")) {
-    ctx.client.set_authenticated(true);
-    ctx.reply.Ok();
-    return;
-  }
-  if (!CheckPassword(ctx, user, pass)) {
+  if (!Authenticate(ctx, user, pass)) {
     ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
     return;
   }
   ctx.client.set_authenticated(true);
   ctx.reply.Ok();
 }
+
+constexpr std::string_view kBadClientName =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
 
 bool ValidClientName(std::string_view name) {
   for (unsigned char c : name) {
@@ -103,15 +102,18 @@ void HelloCommand(CommandContext& ctx) {
       setname = ctx.arg(i + 1);
       has_setname = true;
       i += 1;
+      // Checked while parsing, before AUTH is tried (Redis 7.2's order).
+      if (!ValidClientName(setname)) {
+        ctx.reply.Error(kBadClientName);
+        return;
+      }
     } else {
       ctx.reply.Error(fmt::format("ERR Syntax error in HELLO option '{}'", ctx.arg(i)));
       return;
     }
   }
   if (has_auth) {
-    bool ok = ctx.server.cfg().requirepass.empty() ? EqualsIgnoreCase(auth_user, "default")
-                                                   : CheckPassword(ctx, auth_user, auth_pass);
-    if (!ok) {
+    if (!Authenticate(ctx, auth_user, auth_pass)) {
       ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
       return;
     }
@@ -125,10 +127,6 @@ void HelloCommand(CommandContext& ctx) {
     return;
   }
   if (has_setname) {
-    if (!ValidClientName(setname)) {
-      ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
-      return;
-    }
     ctx.client.name = std::string(setname);
   }
   if (protover != 0) ctx.client.set_resp(static_cast<int>(protover));

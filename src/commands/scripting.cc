@@ -15,6 +15,8 @@
 namespace vireo {
 namespace {
 
+constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+
 // EVAL's numkeys, checked as Redis does. Returns false after replying an error.
 bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
   std::optional<int64_t> n = ArgInt(ctx, ctx.arg(2));
@@ -32,6 +34,12 @@ bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
 }
 
 void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
+  // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
+  // looks at numkeys.
+  if (by_sha && ctx.arg(1).size() != 40) {
+    ctx.reply.Error(kNoScript);
+    return;
+  }
   size_t numkeys = 0;
   if (!ParseNumKeys(ctx, &numkeys)) return;
   Scripting& scripting = ctx.server.scripting();
@@ -40,7 +48,7 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
   if (by_sha) {
     script = scripting.FindScript(ctx.arg(1));
     if (script == nullptr) {
-      ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+      ctx.reply.Error(kNoScript);
       return;
     }
   } else {

@@ -102,23 +102,35 @@ bool GroupTarget(CommandContext& ctx, bool may_create, bool need_group, Stream**
   return true;
 }
 
-void XGroupCreateCommand(CommandContext& ctx) {
-  bool mkstream = false;
-  int64_t entries_read = ConsumerGroup::kInvalidEntriesRead;
+// The options of CREATE (MKSTREAM, ENTRIESREAD) and SETID (ENTRIESREAD only), parsed before the
+// key is looked up: Redis reports a bad option before WRONGTYPE or NOGROUP.
+bool ParseGroupOptions(CommandContext& ctx, bool allow_mkstream, bool* mkstream,
+                       int64_t* entries_read) {
   for (size_t i = 5; i < ctx.argc(); ++i) {
-    if (IsArg(ctx.arg(i), "MKSTREAM")) {
-      mkstream = true;
+    if (allow_mkstream && IsArg(ctx.arg(i), "MKSTREAM")) {
+      *mkstream = true;
     } else if (IsArg(ctx.arg(i), "ENTRIESREAD") && i + 1 < ctx.argc()) {
-      if (!ParseEntriesRead(ctx, ctx.arg(i + 1), &entries_read)) return;
+      if (!ParseEntriesRead(ctx, ctx.arg(i + 1), entries_read)) return false;
       ++i;
     } else {
       ReplySubcommandSyntax(ctx);
-      return;
+      return false;
     }
   }
+  return true;
+}
+
+void XGroupCreateCommand(CommandContext& ctx) {
+  bool mkstream = false;
+  int64_t entries_read = ConsumerGroup::kInvalidEntriesRead;
+  if (!ParseGroupOptions(ctx, true, &mkstream, &entries_read)) return;
   Stream* s;
   ConsumerGroup* g;
   if (!GroupTarget(ctx, mkstream, false, &s, &g)) return;
+  if (ctx.argc() > 8) {  // repeated options: each parses, but CREATE takes at most three words
+    ReplySubcommandSyntax(ctx);
+    return;
+  }
   std::string_view key = ctx.arg(2), group = ctx.arg(3);
   StreamID id;
   if (ctx.arg(4) == "$") {
@@ -146,26 +158,21 @@ void XGroupCreateCommand(CommandContext& ctx) {
 }
 
 void XGroupSetIdCommand(CommandContext& ctx) {
-  if (ctx.argc() != 5 && ctx.argc() != 7) {
-    ReplySubcommandSyntax(ctx);
-    return;
-  }
+  bool mkstream = false;
+  int64_t entries_read = ConsumerGroup::kInvalidEntriesRead;
+  if (!ParseGroupOptions(ctx, false, &mkstream, &entries_read)) return;
   Stream* s;
   ConsumerGroup* g;
   if (!GroupTarget(ctx, false, true, &s, &g)) return;
+  if (ctx.argc() != 5 && ctx.argc() != 7) {  // a repeated ENTRIESREAD: valid options, bad form
+    ReplySubcommandSyntax(ctx);
+    return;
+  }
   StreamID id;
   if (ctx.arg(4) == "$") {
     id = s->last_id();
   } else if (!ArgStreamID(ctx, ctx.arg(4), &id, 0, false)) {
     return;
-  }
-  int64_t entries_read = ConsumerGroup::kInvalidEntriesRead;
-  if (ctx.argc() == 7) {
-    if (!IsArg(ctx.arg(5), "ENTRIESREAD")) {
-      ReplySubcommandSyntax(ctx);
-      return;
-    }
-    if (!ParseEntriesRead(ctx, ctx.arg(6), &entries_read)) return;
   }
   g->last_id = id;
   g->entries_read = entries_read;
@@ -647,6 +654,9 @@ void XInfoSyntax(CommandContext& ctx) {
 }
 
 void XInfoStreamCommand(CommandContext& ctx) {
+  // The key first: Redis answers WRONGTYPE / no such key before it reads FULL and COUNT.
+  Stream* s = XInfoStream(ctx);
+  if (s == nullptr) return;
   bool full = false;
   int64_t count = 10;
   size_t optc = ctx.argc() - 3;
@@ -663,8 +673,6 @@ void XInfoStreamCommand(CommandContext& ctx) {
       count = *n < 0 ? 10 : *n;
     }
   }
-  Stream* s = XInfoStream(ctx);
-  if (s == nullptr) return;
   ReplyBuilder& r = ctx.reply;
   r.Map(full ? 15 : 16);
   r.Bulk("length");

@@ -11,15 +11,16 @@ namespace vireo {
 
 namespace {
 
-// Reads "<digits>\r\n" at *p.
+// Reads "<digits>\r\n" at *p. The magnitude is accumulated unsigned: INT64_MIN's does not fit
+// in int64_t (a script reading `INCRBY k 0` of -9223372036854775808 overflowed here).
 int64_t ReadLineInt(const char** p) {
   const char* s = *p;
   bool neg = *s == '-';
   if (neg) ++s;
-  int64_t v = 0;
-  while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+  uint64_t v = 0;
+  while (*s >= '0' && *s <= '9') v = v * 10 + static_cast<uint64_t>(*s++ - '0');
   *p = s + 2;
-  return neg ? -v : v;
+  return static_cast<int64_t>(neg ? 0 - v : v);
 }
 
 std::string_view ReadLine(const char** p, const char* end) {
