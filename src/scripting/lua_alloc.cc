@@ -62,6 +62,7 @@ void* LuaAllocator::Resize(void* ptr, size_t old_size, size_t new_size) {
 void* LuaAllocator::Alloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
   auto* self = static_cast<LuaAllocator*>(ud);
   // Lua 5.1 gives the exact old size of every block it frees or resizes; 0 when ptr is null.
+  if (ptr == nullptr) old_size = 0;
   if (new_size == 0) {
     if (ptr != nullptr) {
       if (old_size <= kMaxSmall) {
@@ -69,13 +70,21 @@ void* LuaAllocator::Alloc(void* ud, void* ptr, size_t old_size, size_t new_size)
       } else {
         std::free(ptr);
       }
+      self->used_ -= old_size;
     }
     return nullptr;
   }
+  // Over the bound: fail as malloc would. Lua 5.1 never asks to shrink a block and then treats
+  // the failure as fatal, but refusing only growth keeps shrinking always possible anyway.
+  if (new_size > old_size && new_size - old_size > self->limit_ - self->used_) return nullptr;
+  void* out;
   if (ptr == nullptr) {
-    return new_size <= kMaxSmall ? self->AllocSmall(ClassOf(new_size)) : std::malloc(new_size);
+    out = new_size <= kMaxSmall ? self->AllocSmall(ClassOf(new_size)) : std::malloc(new_size);
+  } else {
+    out = self->Resize(ptr, old_size, new_size);
   }
-  return self->Resize(ptr, old_size, new_size);
+  if (out != nullptr) self->used_ += new_size - old_size;
+  return out;
 }
 
 }  // namespace vireo

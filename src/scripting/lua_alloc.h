@@ -7,6 +7,11 @@
 // can come from exact size classes without any header: free lists of 16-byte granules up to
 // 256 bytes, carved from 64 KB chunks that are returned only when the state is closed. Larger
 // blocks go to malloc.
+//
+// The allocator also bounds the state: a request that would take the bytes in use past the
+// limit fails (returns NULL) the way an exhausted malloc does, and Lua turns that into its
+// "not enough memory" error inside the script's protected call. Without the bound a script's
+// string.rep or table growth would run the machine out of memory before malloc ever failed.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +24,10 @@ class LuaAllocator {
   static constexpr size_t kGranule = 16;
   static constexpr size_t kMaxSmall = 256;
   static constexpr size_t kChunkBytes = 64 * 1024;
+  // Default bound of one Lua state's heap.
+  static constexpr size_t kDefaultLimit = size_t{4} << 30;
 
-  LuaAllocator() = default;
+  explicit LuaAllocator(size_t limit = kDefaultLimit) : limit_(limit) {}
   ~LuaAllocator();
   LuaAllocator(const LuaAllocator&) = delete;
   LuaAllocator& operator=(const LuaAllocator&) = delete;
@@ -30,6 +37,9 @@ class LuaAllocator {
 
   // Bytes held in chunks (in use or on free lists), for tests and memory reports.
   size_t chunk_bytes() const { return chunks_.size() * kChunkBytes; }
+  // Bytes Lua holds (the sum of its live block sizes).
+  size_t used() const { return used_; }
+  size_t limit() const { return limit_; }
 
  private:
   // A freed small block: the next block of its class.
@@ -47,6 +57,8 @@ class LuaAllocator {
   std::vector<void*> chunks_;
   char* bump_ = nullptr;  // the unused tail of the newest chunk
   size_t bump_left_ = 0;
+  size_t limit_;
+  size_t used_ = 0;
 };
 
 }  // namespace vireo

@@ -31,6 +31,11 @@ std::string_view ReadLine(const char** p, const char* end) {
   return {s, static_cast<size_t>(e - s)};
 }
 
+double ParseDouble(std::string_view line) {
+  std::string text(line);
+  return strtod(text.c_str(), nullptr);
+}
+
 }  // namespace
 
 // Converts one RESP value of a command's reply into a Lua value, as Redis does.
@@ -40,7 +45,8 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
     lua_pushnil(L);
     return 0;
   }
-  lua_checkstack(L, 4);
+  // Every level of a nested reply holds its table (and a map key) on the stack.
+  if (!lua_checkstack(L, 4)) luaL_error(L, "reached lua stack limit");
   char type = **p;
   ++*p;
   switch (type) {
@@ -54,8 +60,7 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
     }
     case '-': {
       std::string_view line = ReadLine(p, end);
-      std::string text = "-" + std::string(line);
-      PushErrorTable(L, text);
+      PushErrorTable(L, std::string_view(line.data() - 1, line.size() + 1));  // with its '-'
       break;
     }
     case ':':
@@ -94,10 +99,11 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
       *p += 3;
       break;
     case ',': {
-      std::string line(ReadLine(p, end));
+      // Parsed before any Lua call: nothing with a destructor may be alive when one raises.
+      double value = ParseDouble(ReadLine(p, end));
       lua_createtable(L, 0, 1);
       lua_pushliteral(L, "double");
-      lua_pushnumber(L, strtod(line.c_str(), nullptr));
+      lua_pushnumber(L, value);
       lua_rawset(L, -3);
       break;
     }

@@ -11,6 +11,7 @@
 #include "scripting/bitop.h"
 #include "scripting/cjson.h"
 #include "scripting/lua_alloc.h"
+#include "scripting/lua_patterns.h"
 #include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
 #include "server/client.h"
@@ -54,24 +55,26 @@ LuaEngine* EngineOf(lua_State* L) {
 }  // namespace
 
 void PushErrorTable(lua_State* L, std::string_view text) {
-  std::string final_msg;
+  // "CODE rest": text starting with '-' carries its code up to the first space. Built from views
+  // only: a Lua allocation below may raise, and nothing with a destructor may be alive then.
+  std::string_view code = "ERR";
+  std::string_view rest = text;
   if (!text.empty() && text[0] == '-') {
     size_t space = text.find(' ');
     if (space == std::string_view::npos) {
-      final_msg = "ERR " + std::string(text.substr(1));
+      rest = text.substr(1);
     } else {
-      final_msg =
-          std::string(text.substr(1, space - 1)) + " " + std::string(text.substr(space + 1));
+      code = text.substr(1, space - 1);
+      rest = text.substr(space + 1);
     }
-  } else {
-    final_msg = "ERR " + std::string(text);
   }
-  while (!final_msg.empty() && (final_msg.back() == '\r' || final_msg.back() == '\n')) {
-    final_msg.pop_back();
-  }
+  while (!rest.empty() && (rest.back() == '\r' || rest.back() == '\n')) rest.remove_suffix(1);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "err");
-  lua_pushlstring(L, final_msg.data(), final_msg.size());
+  lua_pushlstring(L, code.data(), code.size());
+  lua_pushliteral(L, " ");
+  lua_pushlstring(L, rest.data(), rest.size());
+  lua_concat(L, 3);
   lua_rawset(L, -3);
 }
 
@@ -291,17 +294,144 @@ int GuardedModify(lua_State* L) {
   return lua_gettop(L);
 }
 
-// loadstring/load: chunks they make see the sandboxed globals, not the raw table. Upvalue 1
-// is the script environment, upvalue 2 the original function.
-int SandboxedLoad(lua_State* L) {
-  lua_pushvalue(L, lua_upvalueindex(2));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  if (lua_isfunction(L, 1)) {
+// Gives the function PushChunk left on top the script environment (upvalue 1 of the loaders).
+int FinishLoad(lua_State* L, int results) {
+  if (results == 1) {
     lua_pushvalue(L, lua_upvalueindex(1));
-    lua_setfenv(L, 1);
+    lua_setfenv(L, -2);
   }
-  return lua_gettop(L);
+  return results;
+}
+
+// loadstring(s [, name]): chunks see the sandboxed globals, not the raw table. The default
+// name is `s` itself, which the stack holds.
+int SandboxedLoadString(lua_State* L) {
+  size_t len = 0;
+  const char* s = luaL_checklstring(L, 1, &len);
+  const char* name = luaL_optstring(L, 2, s);
+  return FinishLoad(L, PushChunk(L, s, len, name));
+}
+
+// lua_load's reader for load(): slot 1 is the script's reader function, 2 the chunk name, 3
+// the latest piece (which keeps it alive while the parser reads it).
+struct ReaderState {
+  bool first_pending;  // slot 3 holds the first piece, fetched before lua_load
+};
+
+const char* ScriptReader(lua_State* L, void* ud, size_t* size) {
+  auto* state = static_cast<ReaderState*>(ud);
+  if (!state->first_pending) {
+    luaL_checkstack(L, 2, "too many nested functions");
+    lua_pushvalue(L, 1);
+    lua_call(L, 0, 1);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      *size = 0;
+      return nullptr;
+    }
+    if (!lua_isstring(L, -1)) luaL_error(L, "reader function must return a string");
+    lua_replace(L, 3);
+  }
+  state->first_pending = false;
+  return lua_tolstring(L, 3, size);
+}
+
+// load(reader [, name]). The reader is script code that runs while the parser is mid-chunk;
+// a collection it triggers freed the parser's unanchored chunk name in Lua 5.1
+// (CVE-2025-49844), so the name, its default included, is a string in slot 2 throughout. The
+// first piece is fetched before parsing starts, so a binary chunk is refused like loadstring's.
+int SandboxedLoadReader(lua_State* L) {
+  bool default_name = lua_isnoneornil(L, 2);
+  if (!default_name) luaL_checkstring(L, 2);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  if (default_name) {
+    lua_pushliteral(L, "=(load)");
+    lua_replace(L, 2);
+  }
+  lua_pushvalue(L, 1);
+  if (lua_pcall(L, 0, 1, 0) != 0) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (lua_isnil(L, 3)) {
+    lua_pushliteral(L, "");
+    lua_replace(L, 3);
+  } else if (!lua_isstring(L, 3)) {
+    // The message names the caller's line, as luaL_error raised from Lua's own reader would.
+    lua_pushnil(L);
+    luaL_where(L, 1);
+    lua_pushliteral(L, "reader function must return a string");
+    lua_concat(L, 2);
+    return 2;
+  }
+  size_t len = 0;
+  const char* first = lua_tolstring(L, 3, &len);
+  if (len == 0 || first[0] == LUA_SIGNATURE[0]) {
+    return FinishLoad(L, PushChunk(L, first, len, lua_tostring(L, 2)));
+  }
+  ReaderState state{true};
+  if (lua_load(L, ScriptReader, &state, lua_tostring(L, 2)) != 0) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return FinishLoad(L, 1);
+}
+
+// Runs a script with nothing allocated outside the protected call: builds KEYS and ARGV (or the
+// two FCALL arguments) and calls the function. Argument 1 is the RunSetup.
+struct RunSetup {
+  int ref;
+  bool eval_mode;
+  std::span<const std::string_view> keys;
+  std::span<const std::string_view> args;
+};
+
+void PushStringArray(lua_State* L, std::span<const std::string_view> items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+int RunTrampoline(lua_State* L) {
+  const auto* setup = static_cast<const RunSetup*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, setup->ref);
+  int nargs = 0;
+  if (setup->eval_mode) {
+    lua_pushliteral(L, "KEYS");
+    PushStringArray(L, setup->keys);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+    lua_pushliteral(L, "ARGV");
+    PushStringArray(L, setup->args);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  } else {
+    PushStringArray(L, setup->keys);
+    PushStringArray(L, setup->args);
+    nargs = 2;
+  }
+  lua_call(L, nargs, 1);
+  return 1;
+}
+
+// Collections run inside lua_cpcall: they may run finalizers, and an error from one must come
+// back as a status, never reach Lua's panic.
+int GcStep(lua_State* L) {
+  lua_gc(L, LUA_GCSTEP, 50);
+  return 0;
+}
+
+int GcCollect(lua_State* L) {
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  return 0;
+}
+
+void ProtectedGc(lua_State* L, lua_CFunction gc) {
+  if (lua_cpcall(L, gc, nullptr) != 0) lua_pop(L, 1);
 }
 
 // getfenv never hands out the raw globals; setfenv can't replace a thread's globals.
@@ -422,6 +552,34 @@ void ReplaceWithReadonlyProxy(lua_State* L, int protected_set) {
 
 }  // namespace
 
+int PushChunk(lua_State* L, const char* s, size_t len, const char* name) {
+  if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
+    // Precompiled bytecode is never loaded: Lua 5.1 does not verify it, so a crafted chunk
+    // corrupts memory (CVE-2015-4335). Redis's Lua parses every chunk as source, which fails on
+    // the first byte; the same error comes from parsing a one-byte chunk under the same name
+    // and naming byte 27 instead of byte 1.
+    luaL_loadbuffer(L, "\x01", 1, name);
+    size_t n = 0;
+    const char* msg = lua_tolstring(L, -1, &n);
+    constexpr std::string_view kNear = "'char(1)'";
+    if (msg != nullptr && std::string_view(msg, n).ends_with(kNear)) {
+      lua_pushlstring(L, msg, n - kNear.size());
+      lua_pushliteral(L, "'char(27)'");
+      lua_concat(L, 2);
+      lua_remove(L, -2);
+    }
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (luaL_loadbuffer(L, s, len, name) != 0) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 1;
+}
+
 bool ParseScriptFlags(std::string_view list, uint32_t* flags, std::string* bad) {
   while (!list.empty()) {
     size_t comma = list.find(',');
@@ -461,8 +619,13 @@ LuaEngine::LuaEngine(Server& server, bool functions_mode)
   lua_pushlightuserdata(L, this);
   lua_rawset(L, LUA_REGISTRYINDEX);
   OpenLibraries();
+  InstallStringFunctions(L, this);
   InstallRedisApi();
   ProtectGlobals();
+  lua_pushcfunction(L, ErrorHandler);
+  handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, RunTrampoline);
+  trampoline_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   client_ = std::make_unique<Client>(&server, 0, -1);
   client_->addr = "lua";
   client_->name = "";
@@ -472,6 +635,11 @@ LuaEngine::~LuaEngine() {
   if (lua_ == nullptr) return;
   void* allocator = nullptr;
   lua_getallocf(lua_, &allocator);
+  // Finish the collector's cycle in a protected call before closing (CVE-2024-46981: closing
+  // mid-cycle could free userdata a finalizer still used). No script-defined finalizer exists
+  // (newproxy is not offered), so this and lua_close only run vireo's own and stay bounded.
+  lua_sethook(lua_, nullptr, 0, 0);
+  ProtectedGc(lua_, GcCollect);
   lua_close(lua_);
   delete static_cast<LuaAllocator*>(allocator);
 }
@@ -502,8 +670,13 @@ void LuaEngine::OpenLibraries() {
     }
     lua_settop(L, 0);
   }
-  // No file access and no console output from scripts.
-  for (const char* name : {"print", "dofile", "loadfile", "module", "require", "package"}) {
+  // No file access and no console output from scripts. No newproxy either: Redis 7.2 offers it
+  // (undocumented), but it is the only way a script can create a finalizer, and Lua 5.1 runs
+  // finalizers with hooks off, at whatever later allocation triggers a collection step: a
+  // looping __gc escapes the script time limit and SCRIPT KILL, and an erroring one fails an
+  // unrelated script or, outside a protected call, panics.
+  for (const char* name :
+       {"print", "dofile", "loadfile", "module", "require", "package", "newproxy"}) {
     lua_pushstring(L, name);
     lua_pushnil(L);
     lua_rawset(L, LUA_GLOBALSINDEX);
@@ -604,6 +777,19 @@ void LuaEngine::ProtectGlobals() {
   lua_pushvalue(L, env);
   proxy_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 
+  // The string metatable (CVE-2025-46818): what the VM uses stays as it is, but getmetatable('')
+  // answers a read-only view of it whose __index is the read-only `string`, so no script can
+  // change string methods for later scripts.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  int string_meta = lua_gettop(L);
+  lua_createtable(L, 0, 1);
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_setfield(L, -2, "__index");
+  ReplaceWithReadonlyProxy(L, protected_set);
+  lua_setfield(L, string_meta, "__metatable");
+  lua_settop(L, string_meta - 2);
+
   // Wrappers that would otherwise reach around the protection.
   for (const char* name : {"rawset", "setmetatable"}) {
     lua_pushstring(L, name);
@@ -612,11 +798,14 @@ void LuaEngine::ProtectGlobals() {
     lua_pushcclosure(L, GuardedModify, 2);
     lua_rawset(L, LUA_GLOBALSINDEX);
   }
-  for (const char* name : {"loadstring", "load"}) {
-    lua_pushstring(L, name);
+  const struct {
+    const char* name;
+    lua_CFunction fn;
+  } kLoaders[] = {{"loadstring", SandboxedLoadString}, {"load", SandboxedLoadReader}};
+  for (const auto& loader : kLoaders) {
+    lua_pushstring(L, loader.name);
     lua_pushvalue(L, env);
-    lua_getglobal(L, name);
-    lua_pushcclosure(L, SandboxedLoad, 2);
+    lua_pushcclosure(L, loader.fn, 1);
     lua_rawset(L, LUA_GLOBALSINDEX);
   }
   lua_pushliteral(L, "getfenv");
@@ -661,15 +850,19 @@ void LuaEngine::ProtectGlobals() {
 
 int LuaEngine::Compile(std::string_view code, const char* chunk_name, std::string* error) {
   lua_State* L = lua_;
-  if (luaL_loadbuffer(L, code.data(), code.size(), chunk_name) != 0) {
+  // The name is a string on the stack while the parser runs (CVE-2025-49844 anchors it).
+  lua_pushstring(L, chunk_name);
+  if (PushChunk(L, code.data(), code.size(), lua_tostring(L, -1)) != 1) {
     const char* msg = lua_tostring(L, -1);
     *error = msg == nullptr ? "unknown error" : msg;
-    lua_pop(L, 1);
+    lua_pop(L, 3);
     return LUA_NOREF;
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, proxy_ref_);
   lua_setfenv(L, -2);
-  return luaL_ref(L, LUA_REGISTRYINDEX);
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);
+  return ref;
 }
 
 void LuaEngine::Unref(int ref) { luaL_unref(lua_, LUA_REGISTRYINDEX, ref); }
@@ -769,10 +962,15 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     if (run_->read_only) return fail("Write commands are not allowed from read-only scripts.");
     run_->write_dirty = true;
   }
-  if (!lua_checkstack(L, 16)) return fail("reached lua stack limit");
+  // No lua_checkstack here: with thousands of arguments (unpack of a large table) it would
+  // refuse, and the error table needs only the LUA_MINSTACK slots every C function gets.
   std::string& out = client_->output();
   out.clear();
   server_.Call(*client_, *spec, argv_, true);
+  // The arguments are done with: the reply gets the whole stack (CVE-2021-32626: with thousands
+  // of arguments left below it, a nested reply would outgrow what lua_checkstack can grant).
+  argv_.clear();
+  lua_settop(L, 0);
   const char* p = out.data();
   bool is_error = !out.empty() && out[0] == '-';
   PushRespValue(&p, out.data() + out.size());
@@ -793,39 +991,27 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
     lua_rawset(L, -3);
     lua_pop(L, 1);
   }
-  lua_checkstack(L, 8);
+  // Only registry reads and a light userdata outside the protected call: nothing here
+  // allocates, so nothing can raise where Lua would panic.
   int base = lua_gettop(L) + 1;
-  lua_pushcfunction(L, ErrorHandler);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  auto push_array = [&](std::span<const std::string_view> items) {
-    lua_createtable(L, static_cast<int>(items.size()), 0);
-    for (size_t i = 0; i < items.size(); ++i) {
-      lua_pushlstring(L, items[i].data(), items[i].size());
-      lua_rawseti(L, -2, static_cast<int>(i + 1));
-    }
-  };
-  int nargs = 0;
-  if (run.eval_mode) {
-    lua_pushliteral(L, "KEYS");
-    push_array(keys);
-    lua_rawset(L, LUA_GLOBALSINDEX);
-    lua_pushliteral(L, "ARGV");
-    push_array(args);
-    lua_rawset(L, LUA_GLOBALSINDEX);
-  } else {
-    push_array(keys);
-    push_array(args);
-    nargs = 2;
-  }
+  RunSetup setup{ref, run.eval_mode, keys, args};
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, trampoline_ref_);
+  lua_pushlightuserdata(L, &setup);
   bool hooked = server_.cfg().busy_reply_threshold > 0;
   if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   server_.set_script_effects(&run.effects);
-  int status = lua_pcall(L, nargs, 1, base);
+  int status = lua_pcall(L, 1, 1, base);
   server_.set_script_effects(nullptr);
   if (hooked) lua_sethook(L, nullptr, 0, 0);
-  // A little incremental collection every few calls keeps Lua from a long full cycle later.
-  if (++calls_since_gc_ == 50) {
-    lua_gc(L, LUA_GCSTEP, 50);
+  if (status == LUA_ERRMEM) {
+    // The script ran into the allocator's bound: free what it left before anything else
+    // allocates (the reply below does).
+    ProtectedGc(L, GcCollect);
+    calls_since_gc_ = 0;
+  } else if (++calls_since_gc_ == 50) {
+    // A little incremental collection every few calls keeps Lua from a long full cycle later.
+    ProtectedGc(L, GcStep);
     calls_since_gc_ = 0;
   }
   if (status != 0) {
@@ -887,6 +1073,11 @@ void LuaEngine::Hook(lua_State* L) {
     PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
     lua_error(L);
   }
+}
+
+void LuaEngine::CheckTime(lua_State* L) {
+  if (run_ == nullptr ? load_deadline_us_ == 0 : server_.cfg().busy_reply_threshold <= 0) return;
+  Hook(L);
 }
 
 std::string LuaEngine::RunLibraryLoad(int ref, std::vector<Registration>* out, int64_t timeout_ms) {

@@ -99,6 +99,10 @@ class LuaEngine {
   double NextRandom();
   void SeedRandom(int64_t seed);
   void Hook(lua_State* L);
+  // The time check of long C calls (the pattern matcher): as the count hook, it serves other
+  // clients past busy-reply-threshold and raises after SCRIPT KILL or the FUNCTION LOAD
+  // deadline. Returns at once when no limit applies.
+  void CheckTime(lua_State* L);
 
  private:
   void OpenLibraries();
@@ -114,11 +118,13 @@ class LuaEngine {
   std::vector<std::string_view> argv_;
   std::vector<std::string> number_args_;  // "%.17g" texts of number arguments
   int calls_since_gc_ = 0;
-  int globals_ref_ = LUA_NOREF;   // the real globals table
-  int proxy_ref_ = LUA_NOREF;     // what scripts see as _G: reads through, writes refused
-  int api_slot_ref_ = LUA_NOREF;  // functions mode: the table holding `redis` (load/run API)
-  int full_api_ref_ = LUA_NOREF;  // the redis table with call/pcall
-  int load_api_ref_ = LUA_NOREF;  // the redis table offered to FUNCTION LOAD
+  int handler_ref_ = LUA_NOREF;     // ErrorHandler, pushed without allocating
+  int trampoline_ref_ = LUA_NOREF;  // RunTrampoline, likewise
+  int globals_ref_ = LUA_NOREF;     // the real globals table
+  int proxy_ref_ = LUA_NOREF;       // what scripts see as _G: reads through, writes refused
+  int api_slot_ref_ = LUA_NOREF;    // functions mode: the table holding `redis` (load/run API)
+  int full_api_ref_ = LUA_NOREF;    // the redis table with call/pcall
+  int load_api_ref_ = LUA_NOREF;    // the redis table offered to FUNCTION LOAD
   std::vector<Registration>* registrations_ = nullptr;
   std::string load_error_;
   int64_t load_deadline_us_ = 0;
@@ -131,6 +137,10 @@ void PushErrorTable(lua_State* L, std::string_view text);
 // Converts the Lua value on top of the stack to a reply (and pops it). `script_resp` is the
 // protocol the script selected with redis.setresp (booleans differ between 2 and 3).
 void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
+
+// Compiles [s, s + len) as Lua source under `name` and pushes the function, or nil and the
+// message. Never loads precompiled bytecode. `name` must point into a string on the Lua stack.
+int PushChunk(lua_State* L, const char* s, size_t len, const char* name);
 
 // The library openers of the modules written here (cmsgpack.cc, struct.cc).
 int OpenCmsgpack(lua_State* L);

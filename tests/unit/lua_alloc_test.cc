@@ -98,5 +98,55 @@ TEST(LuaAllocatorTest, RunsALuaState) {
   delete allocator;
 }
 
+TEST(LuaAllocatorTest, TracksUsedBytes) {
+  LuaAllocator a(1 << 20);
+  void* p = Alloc(a, nullptr, 0, 100);
+  void* q = Alloc(a, nullptr, 0, 5000);
+  EXPECT_EQ(a.used(), 5100u);
+  q = Alloc(a, q, 5000, 300);
+  EXPECT_EQ(a.used(), 400u);
+  Alloc(a, p, 100, 0);
+  Alloc(a, q, 300, 0);
+  EXPECT_EQ(a.used(), 0u);
+}
+
+TEST(LuaAllocatorTest, RefusesGrowthPastTheLimit) {
+  LuaAllocator a(10000);
+  void* p = Alloc(a, nullptr, 0, 6000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(Alloc(a, nullptr, 0, 5000), nullptr);
+  // A refused resize leaves the block as it was; shrinking always works.
+  EXPECT_EQ(Alloc(a, p, 6000, 20000), nullptr);
+  EXPECT_EQ(a.used(), 6000u);
+  p = Alloc(a, p, 6000, 1000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(Alloc(a, nullptr, 0, 5000), nullptr);
+}
+
+// Table growth and string building that run into the limit are Lua errors ("not enough
+// memory") inside the protected call, and the state stays usable after a collection.
+TEST(LuaAllocatorTest, ExhaustionIsALuaError) {
+  auto* allocator = new LuaAllocator(8 << 20);
+  lua_State* L = lua_newstate(LuaAllocator::Alloc, allocator);
+  ASSERT_NE(L, nullptr);
+  luaL_openlibs(L);
+  for (const char* script : {"local t = {} for i = 1, 1e8 do t[i] = i end",
+                             "local t = {} for i = 1, 1e8 do t[i] = 'x' .. i end",
+                             "local s = 'x' for i = 1, 40 do s = s .. s end"}) {
+    ASSERT_EQ(luaL_loadstring(L, script), 0);
+    EXPECT_EQ(lua_pcall(L, 0, 0, 0), LUA_ERRMEM) << script;
+    EXPECT_STREQ(lua_tostring(L, -1), "not enough memory");
+    lua_pop(L, 1);
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    EXPECT_LT(allocator->used(), 1u << 20);
+    ASSERT_EQ(luaL_dostring(L, "return #string.rep('ab', 1000)"), 0);
+    EXPECT_EQ(lua_tointeger(L, -1), 2000);
+    lua_pop(L, 1);
+  }
+  lua_close(L);
+  EXPECT_EQ(allocator->used(), 0u);
+  delete allocator;
+}
+
 }  // namespace
 }  // namespace vireo
