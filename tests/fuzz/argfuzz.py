@@ -27,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import signal
 import socket
 import sys
 import threading
@@ -805,6 +806,8 @@ def main() -> int:
         args.timeout = 60.0 if os.environ.get("VIREO_SANITIZED") else 20.0
     if os.sep in args.vireo:
         args.vireo = os.path.abspath(args.vireo)
+    # SIGTERM (ctest's timeout, kill) unwinds like Ctrl-C, so the servers are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return run(args)
 
 
