@@ -189,7 +189,8 @@ class Failure(Exception):
         """The sanitizer's first line (file:line and what), else the kind: groups a run's
         failures into distinct findings."""
         m = re.search(r"(\S+:\d+:\d+: runtime error: [^\n]{0,120})|(ERROR: AddressSanitizer: [\w-]+)"
-                      r"|(#\d+ 0x[0-9a-f]+ in \S+ \S+)", self.detail)
+                      r"|(#\d+ 0x[0-9a-f]+ in \S+ \S+)|(process ended with status -?\d+)",
+                      self.detail)
         return m.group(0) if m else self.kind
 
 
@@ -465,7 +466,9 @@ class Target:
             self.broken = True
             time.sleep(0.2)  # let a crashing process finish dying before asking
             if self.srv.dead():
-                report = self.sanitizer_report() or self.srv.log_tail(3000)
+                report = (self.sanitizer_report() or
+                          f"process ended with status {self.srv.proc.returncode}\n"
+                          + self.srv.log_tail(2000))
                 raise Failure("crash", len(replies) - len(pro), f"{e}\n{report}")
             raise Failure("protocol", len(replies) - len(pro), f"{e}")
         finally:
