@@ -27,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import signal
 import socket
 import sys
 import threading
@@ -188,7 +189,8 @@ class Failure(Exception):
         """The sanitizer's first line (file:line and what), else the kind: groups a run's
         failures into distinct findings."""
         m = re.search(r"(\S+:\d+:\d+: runtime error: [^\n]{0,120})|(ERROR: AddressSanitizer: [\w-]+)"
-                      r"|(#\d+ 0x[0-9a-f]+ in \S+ \S+)", self.detail)
+                      r"|(#\d+ 0x[0-9a-f]+ in \S+ \S+)|(process ended with status -?\d+)",
+                      self.detail)
         return m.group(0) if m else self.kind
 
 
@@ -317,6 +319,10 @@ def gen_batch(seed: int, number: int, entries: list[gen.Entry], size: int,
         repro = gen.issue_repro(st) if not shared and rng.random() < 0.01 else None
         if repro:
             units.append(Unit("repro", repro, [None] * len(repro)))
+        elif rng.random() < 0.01:
+            st.in_tx = False
+            cmds = gen.pubsub_unit(st)
+            units.append(Unit("pubsub", cmds, ["pubsub"] * len(cmds)))
         elif r < 0.07:
             st.in_tx = True
             names, cmds = [None], [[b"MULTI"]]
@@ -454,8 +460,11 @@ class Target:
         try:
             for a in pro:
                 replies.append(self.conn.read())
-            for a in cmds:
-                replies.append(self.conn.read(children=(a == [b"EXEC"])))
+            for a, n in zip(cmds, reply_counts(cmds)):
+                if n == 1:
+                    replies.append(self.conn.read(children=(a == [b"EXEC"])))
+                else:
+                    replies.append(tuple(self.conn.read() for _ in range(n)))
             replies.append(self.conn.read())
         except (socket.timeout, TimeoutError):
             self.broken = True
@@ -464,7 +473,9 @@ class Target:
             self.broken = True
             time.sleep(0.2)  # let a crashing process finish dying before asking
             if self.srv.dead():
-                report = self.sanitizer_report() or self.srv.log_tail(3000)
+                report = (self.sanitizer_report() or
+                          f"process ended with status {self.srv.proc.returncode}\n"
+                          + self.srv.log_tail(2000))
                 raise Failure("crash", len(replies) - len(pro), f"{e}\n{report}")
             raise Failure("protocol", len(replies) - len(pro), f"{e}")
         finally:
@@ -505,6 +516,8 @@ class Fuzzer:
         self.known: set[tuple] = set()               # PENDING signatures seen
 
     def comparable(self, name) -> bool:
+        if name == "pubsub":
+            return True  # a pubsub unit's (un)subscribe / PING / refused command, compared
         return (name is not None and name in self.redis_names and name not in gen.NO_COMPARE
                 and name.split("|")[0] not in gen.NO_COMPARE)
 
@@ -553,6 +566,35 @@ def queued(queue_replies: list, kids: list) -> dict[int, str]:
     """Inner command index -> class of its EXEC element."""
     idx = [i for i, c in enumerate(queue_replies) if c == "value"]
     return dict(zip(idx, kids))
+
+
+SUBSCRIBE_FAMILIES = {b"SUBSCRIBE": 0, b"UNSUBSCRIBE": 0, b"PSUBSCRIBE": 1,
+                      b"PUNSUBSCRIBE": 1, b"SSUBSCRIBE": 2, b"SUNSUBSCRIBE": 2}
+
+
+def reply_counts(cmds: list[list[bytes]]) -> list[int]:
+    """Replies each command gets: one, except the (un)subscribe commands of pubsub units, which
+    answer once per channel; an UNSUBSCRIBE without channels, once per channel still
+    subscribed (or once if none)."""
+    subscribed: list[set] = [set(), set(), set()]
+    out = []
+    for a in cmds:
+        family = SUBSCRIBE_FAMILIES.get(a[0].upper()) if a else None
+        if family is None:
+            out.append(1)
+            continue
+        chans = a[1:]
+        if a[0].upper().endswith(b"UNSUBSCRIBE") or a[0].upper() == b"SUNSUBSCRIBE":
+            if chans:
+                subscribed[family].difference_update(chans)
+                out.append(len(chans))
+            else:
+                out.append(max(1, len(subscribed[family])))
+                subscribed[family].clear()
+        else:
+            subscribed[family].update(chans)
+            out.append(max(1, len(chans)))
+    return out
 
 
 def flatten(units: list[Unit]) -> list[list[bytes]]:
@@ -805,6 +847,8 @@ def main() -> int:
         args.timeout = 60.0 if os.environ.get("VIREO_SANITIZED") else 20.0
     if os.sep in args.vireo:
         args.vireo = os.path.abspath(args.vireo)
+    # SIGTERM (ctest's timeout, kill) unwinds like Ctrl-C, so the servers are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return run(args)
 
 

@@ -467,6 +467,27 @@ ISSUE_REPROS = [
 ]
 
 
+def pubsub_unit(st: GenState) -> list[list[bytes]]:
+    """Subscribed mode and back: (P|S)SUBSCRIBE to hostile channel names, a PING and a command
+    subscribed mode refuses, then the matching unsubscribe-from-all. The fuzzer counts the
+    replies each of these gets (argfuzz.reply_counts)."""
+    rng = st.rng
+    sub, unsub = rng.choice([(b"SUBSCRIBE", b"UNSUBSCRIBE"), (b"PSUBSCRIBE", b"PUNSUBSCRIBE"),
+                             (b"SSUBSCRIBE", b"SUNSUBSCRIBE")])
+    # SSUBSCRIBE takes channels of one slot; one channel keeps that true.
+    n = 1 if sub == b"SSUBSCRIBE" else rng.randint(1, 3)
+    chans = [gen_pattern(st) if sub == b"PSUBSCRIBE" else gen_string(st) for _ in range(n)]
+    cmds = [[sub, *chans]]
+    if rng.random() < 0.5:
+        cmds.append([b"PING"] + ([gen_string(st)] if rng.random() < 0.5 else []))
+    if rng.random() < 0.3:
+        cmds.append([b"GET", gen_key(st)])  # refused in subscribed mode (RESP2)
+    if rng.random() < 0.3:
+        cmds.append([unsub, rng.choice(chans)])
+    cmds.append([unsub])
+    return cmds
+
+
 def issue_repro(st: GenState) -> list[list[bytes]] | None:
     pending, cmds = st.rng.choice(ISSUE_REPROS)
     return None if pending and not st.include_pending else cmds
