@@ -436,6 +436,31 @@ void ProtectedGc(lua_State* L, lua_CFunction gc) {
   if (lua_cpcall(L, gc, nullptr) != 0) lua_pop(L, 1);
 }
 
+// Runs body(L) inside lua_cpcall, so a Lua error in it (running out of the heap's bound, above
+// all) comes back as a status with the message on the stack instead of reaching the panic
+// handler. A Lua error unwinds by longjmp: nothing with a destructor may be alive inside body
+// across a Lua call.
+template <typename Body>
+int RunProtected(lua_State* L, Body& body) {
+  return lua_cpcall(
+      L,
+      [](lua_State* state) -> int {
+        Body& run = *static_cast<Body*>(lua_touserdata(state, 1));
+        lua_pop(state, 1);
+        run(state);
+        return 0;
+      },
+      &body);
+}
+
+// Takes the message a failed RunProtected left on the stack.
+std::string PopProtectedError(lua_State* L) {
+  const char* msg = lua_tostring(L, -1);
+  std::string text = msg == nullptr ? "unknown error" : msg;
+  lua_pop(L, 1);
+  return text;
+}
+
 // getfenv never hands out the raw globals; setfenv can't replace a thread's globals.
 // Upvalue 1: the script environment, 2: the raw globals, 3: the original function.
 int SandboxedGetfenv(lua_State* L) {
@@ -850,19 +875,23 @@ void LuaEngine::ProtectGlobals() {
 }
 
 int LuaEngine::Compile(std::string_view code, const char* chunk_name, std::string* error) {
-  lua_State* L = lua_;
-  // The name is a string on the stack while the parser runs (CVE-2025-49844 anchors it).
-  lua_pushstring(L, chunk_name);
-  if (PushChunk(L, code.data(), code.size(), lua_tostring(L, -1)) != 1) {
-    const char* msg = lua_tostring(L, -1);
-    *error = msg == nullptr ? "unknown error" : msg;
-    lua_pop(L, 3);
+  int ref = LUA_NOREF;
+  auto body = [&](lua_State* L) {
+    // The name is a string on the stack while the parser runs (CVE-2025-49844 anchors it).
+    lua_pushstring(L, chunk_name);
+    if (PushChunk(L, code.data(), code.size(), lua_tostring(L, -1)) != 1) {
+      const char* msg = lua_tostring(L, -1);
+      error->assign(msg == nullptr ? "unknown error" : msg);  // no Lua call follows
+      return;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, proxy_ref_);
+    lua_setfenv(L, -2);
+    ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  };
+  if (RunProtected(lua_, body) != 0) {
+    *error = PopProtectedError(lua_);
     return LUA_NOREF;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, proxy_ref_);
-  lua_setfenv(L, -2);
-  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pop(L, 1);
   return ref;
 }
 
@@ -1083,19 +1112,22 @@ void LuaEngine::CheckTime(lua_State* L) {
 
 std::string LuaEngine::RunLibraryLoad(int ref, std::vector<Registration>* out, int64_t timeout_ms) {
   lua_State* L = lua_;
-  // While the body runs, its globals are only the load-time `redis`.
-  lua_rawgeti(L, LUA_REGISTRYINDEX, api_slot_ref_);
-  lua_pushliteral(L, "__index");
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "redis");
-  lua_rawgeti(L, LUA_REGISTRYINDEX, load_api_ref_);
-  lua_rawset(L, -3);
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, NonexistentGlobal);
-  lua_setfield(L, -2, "__index");
-  lua_setmetatable(L, -2);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  // While the body runs, its globals are only the load-time `redis`. (Built in a protected
+  // call: these tables are allocations, and the heap may be at its bound.)
+  auto install = [this](lua_State* state) {
+    lua_rawgeti(state, LUA_REGISTRYINDEX, api_slot_ref_);
+    lua_pushliteral(state, "__index");
+    lua_createtable(state, 0, 1);
+    lua_pushliteral(state, "redis");
+    lua_rawgeti(state, LUA_REGISTRYINDEX, load_api_ref_);
+    lua_rawset(state, -3);
+    lua_createtable(state, 0, 1);
+    lua_pushcfunction(state, NonexistentGlobal);
+    lua_setfield(state, -2, "__index");
+    lua_setmetatable(state, -2);
+    lua_rawset(state, -3);
+  };
+  if (RunProtected(L, install) != 0) return "ERR " + PopProtectedError(L);
 
   registrations_ = out;
   load_deadline_us_ = MonotonicUs() + timeout_ms * 1000;
