@@ -580,6 +580,17 @@ void ReplaceWithReadonlyProxy(lua_State* L, int protected_set) {
 }  // namespace
 
 int PushChunk(lua_State* L, const char* s, size_t len, const char* name) {
+  if (len >= kMaxChunkBytes) {
+    // CVE-2025-46819: Lua 5.1's lexer reads out of bounds on two source shapes, both at least
+    // 2^30 bytes long. 2^31 line breaks before the first token raise "chunk has too many
+    // lines" while the current token is still uninitialised, and its text is then looked up
+    // in the token-name table at a garbage index; a long bracket with 2^30 '=' overflows the
+    // int separator arithmetic and cuts the string at a negative length. Chunks that large
+    // never reach the lexer.
+    lua_pushnil(L);
+    lua_pushliteral(L, "chunk too large (1 GB or more)");
+    return 2;
+  }
   if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
     // Precompiled bytecode is never loaded: Lua 5.1 does not verify it, so a crafted chunk
     // corrupts memory (CVE-2015-4335). Redis's Lua parses every chunk as source, which fails on

@@ -139,7 +139,9 @@ void PushErrorTable(lua_State* L, std::string_view text);
 void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
 
 // Compiles [s, s + len) as Lua source under `name` and pushes the function, or nil and the
-// message. Never loads precompiled bytecode. `name` must point into a string on the Lua stack.
+// message. Never loads precompiled bytecode, nor chunks of kMaxChunkBytes or more (whose
+// content it does not read). `name` must point into a string on the Lua stack.
+inline constexpr size_t kMaxChunkBytes = size_t{1} << 30;
 int PushChunk(lua_State* L, const char* s, size_t len, const char* name);
 
 // The library openers of the modules written here (cmsgpack.cc, struct.cc).
