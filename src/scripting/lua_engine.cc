@@ -39,6 +39,12 @@ char kEngineKey;
 // Redis's instruction count between two looks at the clock.
 constexpr int kHookInstructions = 100000;
 
+// A state's heap bound, and the part of it scripts cannot take: the engine's own work after a
+// script (converting its reply, the error table, stack growth) allocates outside any protected
+// call, and must find room even when the script filled the heap to its bound.
+constexpr size_t kHeapLimit = LuaAllocator::kDefaultLimit;
+constexpr size_t kEngineReserve = size_t{16} << 20;
+
 constexpr struct {
   uint32_t flag;
   std::string_view name;
@@ -648,9 +654,9 @@ std::vector<std::string_view> ScriptFlagNames(uint32_t flags) {
 
 LuaEngine::LuaEngine(Server& server, bool functions_mode)
     : server_(server), functions_mode_(functions_mode) {
-  // The allocator lives as long as the state; the destructor finds it again through
-  // lua_getallocf.
-  lua_ = lua_newstate(LuaAllocator::Alloc, new LuaAllocator());
+  // The allocator outlives the state: the destructor frees it after lua_close.
+  allocator_ = new LuaAllocator(kHeapLimit);
+  lua_ = lua_newstate(LuaAllocator::Alloc, allocator_);
   lua_State* L = lua_;
   lua_atpanic(L, PanicHandler);
   lua_pushlightuserdata(L, &kEngineKey);
@@ -671,15 +677,13 @@ LuaEngine::LuaEngine(Server& server, bool functions_mode)
 
 LuaEngine::~LuaEngine() {
   if (lua_ == nullptr) return;
-  void* allocator = nullptr;
-  lua_getallocf(lua_, &allocator);
   // Finish the collector's cycle in a protected call before closing (CVE-2024-46981: closing
   // mid-cycle could free userdata a finalizer still used). No script-defined finalizer exists
   // (newproxy is not offered), so this and lua_close only run vireo's own and stay bounded.
   lua_sethook(lua_, nullptr, 0, 0);
   ProtectedGc(lua_, GcCollect);
   lua_close(lua_);
-  delete static_cast<LuaAllocator*>(allocator);
+  delete allocator_;
 }
 
 void LuaEngine::OpenLibraries() {
@@ -1042,7 +1046,9 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
   bool hooked = server_.cfg().busy_reply_threshold > 0;
   if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   server_.set_script_effects(&run.effects);
+  allocator_->set_limit(kHeapLimit - kEngineReserve);
   int status = lua_pcall(L, 1, 1, base);
+  allocator_->set_limit(kHeapLimit);
   server_.set_script_effects(nullptr);
   if (hooked) lua_sethook(L, nullptr, 0, 0);
   if (status == LUA_ERRMEM) {
@@ -1144,7 +1150,9 @@ std::string LuaEngine::RunLibraryLoad(int ref, std::vector<Registration>* out, i
   load_deadline_us_ = MonotonicUs() + timeout_ms * 1000;
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  allocator_->set_limit(kHeapLimit - kEngineReserve);
   int status = lua_pcall(L, 0, 0, 0);
+  allocator_->set_limit(kHeapLimit);
   lua_sethook(L, nullptr, 0, 0);
   load_deadline_us_ = 0;
   registrations_ = nullptr;

@@ -23,6 +23,7 @@ namespace vireo {
 
 class Server;
 class Client;
+class LuaAllocator;
 class ReplyBuilder;
 
 // Flags from a script's shebang line or a function's registration.
@@ -117,6 +118,7 @@ class LuaEngine {
   std::unique_ptr<Client> client_;  // the client script commands run as
   std::vector<std::string_view> argv_;
   std::vector<std::string> number_args_;  // "%.17g" texts of number arguments
+  LuaAllocator* allocator_ = nullptr;     // owned: freed after lua_close
   int calls_since_gc_ = 0;
   int handler_ref_ = LUA_NOREF;     // ErrorHandler, pushed without allocating
   int trampoline_ref_ = LUA_NOREF;  // RunTrampoline, likewise
