@@ -275,10 +275,22 @@ def test_patterns_match_lua51(r, expr, expected):
     assert r.eval(f"return {expr}", 0) == expected
 
 
-def test_backtracking_pattern_is_killable(server_factory):
+_SUBJECT = "string.rep('a', 5000), string.rep('a?', 5000) .. string.rep('a', 5000)"
+LONG_PATTERN_CALLS = [
+    BACKTRACK,
+    f"return string.match({_SUBJECT})",
+    f"return string.gsub({_SUBJECT}, 'x')",
+    f"for m in string.gmatch({_SUBJECT}) do end",
+    # Quadratic rather than exponential: a lazy '.-' retried from every start position.
+    "return string.find(string.rep('a', 2^22), '.-b')",
+]
+
+
+@pytest.mark.parametrize("script", LONG_PATTERN_CALLS)
+def test_backtracking_pattern_is_killable(server_factory, script):
     srv = server_factory(["--busy-reply-threshold", "50"])
     other = srv.client()
-    thread, result = run_in_thread(srv.client().eval, BACKTRACK, 0)
+    thread, result = run_in_thread(srv.client().eval, script, 0)
     wait_for(lambda: busy(other), timeout=10, message="the pattern never made the server BUSY")
     assert other.script_kill() is True
     thread.join(10)
@@ -287,11 +299,12 @@ def test_backtracking_pattern_is_killable(server_factory):
     assert other.ping()
 
 
-def test_backtracking_pattern_in_function_is_killable(server_factory):
+@pytest.mark.parametrize("body", [BACKTRACK, "local i = 0 while true do i = i + 1 end"])
+def test_long_function_is_killable(server_factory, body):
     srv = server_factory(["--busy-reply-threshold", "50"])
     other = srv.client()
     other.function_load("#!lua name=bt\nredis.register_function{function_name='bt', "
-                        "callback=function() " + BACKTRACK + " end, flags={'no-writes'}}")
+                        "callback=function() " + body + " end, flags={'no-writes'}}")
     thread, result = run_in_thread(srv.client().fcall, "bt", 0)
     wait_for(lambda: busy(other), timeout=10, message="the pattern never made the server BUSY")
     assert other.execute_command("FUNCTION", "KILL") == b"OK"
