@@ -140,6 +140,9 @@ void PushErrorTable(lua_State* L, std::string_view text);
 // protocol the script selected with redis.setresp (booleans differ between 2 and 3).
 void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
 
+// The __index of the globals: reading a name that does not exist is an error, as in Redis.
+int NonexistentGlobal(lua_State* L);
+
 // Compiles [s, s + len) as Lua source under `name` and pushes the function, or nil and the
 // message. Never loads precompiled bytecode, nor chunks of kMaxChunkBytes or more (whose
 // content it does not read). `name` must point into a string on the Lua stack.
