@@ -76,7 +76,10 @@ void* LuaAllocator::Alloc(void* ud, void* ptr, size_t old_size, size_t new_size)
   }
   // Over the bound: fail as malloc would. Lua 5.1 never asks to shrink a block and then treats
   // the failure as fatal, but refusing only growth keeps shrinking always possible anyway.
-  if (new_size > old_size && new_size - old_size > self->limit_ - self->used_) return nullptr;
+  if (new_size > old_size &&
+      (self->used_ > self->limit_ || new_size - old_size > self->limit_ - self->used_)) {
+    return nullptr;
+  }
   void* out;
   if (ptr == nullptr) {
     out = new_size <= kMaxSmall ? self->AllocSmall(ClassOf(new_size)) : std::malloc(new_size);

@@ -40,6 +40,8 @@ class LuaAllocator {
   // Bytes Lua holds (the sum of its live block sizes).
   size_t used() const { return used_; }
   size_t limit() const { return limit_; }
+  // Lowering the limit below what is in use refuses every growth until enough is freed.
+  void set_limit(size_t limit) { limit_ = limit; }
 
  private:
   // A freed small block: the next block of its class.

@@ -23,6 +23,7 @@ namespace vireo {
 
 class Server;
 class Client;
+class LuaAllocator;
 class ReplyBuilder;
 
 // Flags from a script's shebang line or a function's registration.
@@ -117,6 +118,7 @@ class LuaEngine {
   std::unique_ptr<Client> client_;  // the client script commands run as
   std::vector<std::string_view> argv_;
   std::vector<std::string> number_args_;  // "%.17g" texts of number arguments
+  LuaAllocator* allocator_ = nullptr;     // owned: freed after lua_close
   int calls_since_gc_ = 0;
   int handler_ref_ = LUA_NOREF;     // ErrorHandler, pushed without allocating
   int trampoline_ref_ = LUA_NOREF;  // RunTrampoline, likewise
@@ -138,8 +140,13 @@ void PushErrorTable(lua_State* L, std::string_view text);
 // protocol the script selected with redis.setresp (booleans differ between 2 and 3).
 void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
 
+// The __index of the globals: reading a name that does not exist is an error, as in Redis.
+int NonexistentGlobal(lua_State* L);
+
 // Compiles [s, s + len) as Lua source under `name` and pushes the function, or nil and the
-// message. Never loads precompiled bytecode. `name` must point into a string on the Lua stack.
+// message. Never loads precompiled bytecode, nor chunks of kMaxChunkBytes or more (whose
+// content it does not read). `name` must point into a string on the Lua stack.
+inline constexpr size_t kMaxChunkBytes = size_t{1} << 30;
 int PushChunk(lua_State* L, const char* s, size_t len, const char* name);
 
 // The library openers of the modules written here (cmsgpack.cc, struct.cc).

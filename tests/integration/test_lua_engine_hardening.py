@@ -275,10 +275,22 @@ def test_patterns_match_lua51(r, expr, expected):
     assert r.eval(f"return {expr}", 0) == expected
 
 
-def test_backtracking_pattern_is_killable(server_factory):
+_SUBJECT = "string.rep('a', 5000), string.rep('a?', 5000) .. string.rep('a', 5000)"
+LONG_PATTERN_CALLS = [
+    BACKTRACK,
+    f"return string.match({_SUBJECT})",
+    f"return string.gsub({_SUBJECT}, 'x')",
+    f"for m in string.gmatch({_SUBJECT}) do end",
+    # Quadratic rather than exponential: a lazy '.-' retried from every start position.
+    "return string.find(string.rep('a', 2^22), '.-b')",
+]
+
+
+@pytest.mark.parametrize("script", LONG_PATTERN_CALLS)
+def test_backtracking_pattern_is_killable(server_factory, script):
     srv = server_factory(["--busy-reply-threshold", "50"])
     other = srv.client()
-    thread, result = run_in_thread(srv.client().eval, BACKTRACK, 0)
+    thread, result = run_in_thread(srv.client().eval, script, 0)
     wait_for(lambda: busy(other), timeout=10, message="the pattern never made the server BUSY")
     assert other.script_kill() is True
     thread.join(10)
@@ -287,11 +299,12 @@ def test_backtracking_pattern_is_killable(server_factory):
     assert other.ping()
 
 
-def test_backtracking_pattern_in_function_is_killable(server_factory):
+@pytest.mark.parametrize("body", [BACKTRACK, "local i = 0 while true do i = i + 1 end"])
+def test_long_function_is_killable(server_factory, body):
     srv = server_factory(["--busy-reply-threshold", "50"])
     other = srv.client()
     other.function_load("#!lua name=bt\nredis.register_function{function_name='bt', "
-                        "callback=function() " + BACKTRACK + " end, flags={'no-writes'}}")
+                        "callback=function() " + body + " end, flags={'no-writes'}}")
     thread, result = run_in_thread(srv.client().fcall, "bt", 0)
     wait_for(lambda: busy(other), timeout=10, message="the pattern never made the server BUSY")
     assert other.execute_command("FUNCTION", "KILL") == b"OK"
@@ -318,9 +331,12 @@ def test_pattern_after_write_is_unkillable(server_factory):
 
 def test_deep_pattern_is_an_error_not_a_crash(r):
     # The stock matcher recurses once per optional item and can exhaust the C stack.
-    reply = r.eval("return {pcall(string.find, string.rep('a', 20000), "
-                   "string.rep('a?', 20000))}", 0)
+    reply = r.eval("return {pcall(string.find, string.rep('a', 200000), "
+                   "string.rep('a?', 200000))}", 0)
     assert reply == [None, b"pattern too complex"]
+    # As deep as Lua 5.1 goes safely still matches.
+    assert r.eval("return {string.find(string.rep('a', 20000), string.rep('a?', 20000))}",
+                  0) == [1, 20000]
     assert r.eval("return {string.find(string.rep('a', 40), "
                   "string.rep('a?', 20) .. string.rep('a', 20))}", 0) == [1, 40]
 

@@ -120,7 +120,24 @@ TEST(LuaAllocatorTest, RefusesGrowthPastTheLimit) {
   EXPECT_EQ(a.used(), 6000u);
   p = Alloc(a, p, 6000, 1000);
   ASSERT_NE(p, nullptr);
-  EXPECT_NE(Alloc(a, nullptr, 0, 5000), nullptr);
+  void* q = Alloc(a, nullptr, 0, 5000);
+  EXPECT_NE(q, nullptr);
+  Alloc(a, p, 1000, 0);
+  Alloc(a, q, 5000, 0);
+  EXPECT_EQ(a.used(), 0u);
+}
+
+TEST(LuaAllocatorTest, LimitLoweredBelowUseRefusesGrowthOnly) {
+  LuaAllocator a(10000);
+  void* p = Alloc(a, nullptr, 0, 6000);
+  a.set_limit(4000);
+  EXPECT_EQ(Alloc(a, nullptr, 0, 16), nullptr);
+  p = Alloc(a, p, 6000, 3000);
+  ASSERT_NE(p, nullptr);
+  void* q = Alloc(a, nullptr, 0, 16);
+  EXPECT_NE(q, nullptr);
+  Alloc(a, q, 16, 0);
+  Alloc(a, p, 3000, 0);
 }
 
 // Table growth and string building that run into the limit are Lua errors ("not enough
