@@ -7,7 +7,7 @@ ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build build-asan run test test-release test-asan fuzz fuzz-args bench compare format clean
+.PHONY: all deps build build-asan run test test-release test-asan fuzz fuzz-args fuzz-restore fuzz-resp bench compare format clean
 
 all: build
 
@@ -47,16 +47,22 @@ build-asan: deps
 test-asan: build-asan
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 2
 
-# Long fuzz runs on demand (10^6 iterations per fuzzer, sanitizer build): see docs/robustness.md.
-# FUZZ_SEED empty: a random seed (printed).
-FUZZ_OPS ?= 1000000
+# Long fuzz runs on demand, sanitizer build, 10^6 iterations (commands for argfuzz) each; see
+# docs/robustness.md. FUZZ_SEED empty: seed 1 for the binaries, a random (printed) one for argfuzz.
+FUZZ_ITERATIONS ?= 1000000
 FUZZ_SEED ?=
 
-fuzz: fuzz-args
+fuzz: fuzz-resp fuzz-restore fuzz-args
+
+fuzz-resp: build-asan
+	./$(ASAN_DIR)/resp_parser_fuzz --seed $(or $(FUZZ_SEED),1) --iterations $(FUZZ_ITERATIONS)
+
+fuzz-restore: build-asan
+	./$(ASAN_DIR)/restore_fuzz --seed $(or $(FUZZ_SEED),1) --iterations $(FUZZ_ITERATIONS)
 
 fuzz-args: build-asan
 	VIREO_SANITIZED=1 /usr/bin/python3 tests/fuzz/argfuzz.py --vireo ./$(ASAN_DIR)/vireo-server \
-	  --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --keep-going --progress 500
+	  --ops $(FUZZ_ITERATIONS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --keep-going --progress 500
 
 bench: build
 	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done
