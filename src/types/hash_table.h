@@ -224,8 +224,12 @@ class HashTable {
   }
 
   // Returns a random node, or nullptr if empty. `rand` is a caller-supplied random word.
-  // Picks a uniformly random non-empty bucket, then a uniform element of its chain; this slightly
-  // favours nodes in short chains, which is acceptable for eviction/RANDOMKEY.
+  // Rejection sampling makes the pick fair (SRANDMEMBER/HRANDFIELD replies are checked for a
+  // uniform distribution, as Redis's dictGetFairRandomKey gives): a uniform bucket and a uniform
+  // slot in [0, slots) name a node when that chain has one, else try again. Every node of a
+  // chain no longer than `slots` is equally likely; `slots` follows the load factor, so longer
+  // chains are rare. After kMaxTries misses (a very sparse table), the first non-empty bucket
+  // found is used and a uniform node of its chain returned.
   Node* RandomNode(uint64_t rand) const {
     using hash_table_internal::SplitMix64;
     if (size_ == 0) return nullptr;
@@ -238,16 +242,20 @@ class HashTable {
                             : tables_[1].buckets[pos - old_live];
     };
     uint64_t state = rand;
+    const size_t slots = 4 + 2 * ((size_ + total - 1) / total);
+    constexpr int kMaxTries = 256;
     size_t pos = 0;
     Node* chain = nullptr;
-    // Load factor is kept >= 1/8 outside of transients, so a handful of probes normally suffices.
-    constexpr int kMaxProbes = 64;
-    for (int i = 0; i < kMaxProbes && chain == nullptr; ++i) {
+    for (int i = 0; i < kMaxTries; ++i) {
       pos = SplitMix64(state) % total;
-      chain = bucket_at(pos);
+      Node* n = bucket_at(pos);
+      if (n == nullptr) continue;
+      chain = n;
+      for (size_t slot = SplitMix64(state) % slots; n != nullptr && slot > 0; --slot) n = n->next;
+      if (n != nullptr) return n;
     }
-    // Very sparse table (e.g. mass deletion mid-shrink): fall back to a bounded linear walk
-    // rather than probing indefinitely. Biased, but always terminates since size_ > 0.
+    // Very sparse table (e.g. mass deletion mid-shrink): a bounded linear walk rather than
+    // probing indefinitely. Biased, but always terminates since size_ > 0.
     for (size_t i = 1; chain == nullptr && i < total; ++i) chain = bucket_at((pos + i) % total);
     size_t length = 0;
     for (Node* n = chain; n != nullptr; n = n->next) ++length;

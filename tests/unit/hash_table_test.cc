@@ -245,7 +245,10 @@ TEST(HashTableTest, Unlink) {
   EXPECT_EQ(t.size(), 0u);
 }
 
-TEST(HashTableTest, RandomNodeCoversAllKeysReasonablyFairly) {
+TEST(HashTableTest, RandomNodeIsFair) {
+  // SRANDMEMBER and HRANDFIELD with a negative count are checked for uniformity by Redis's own
+  // test suite (a chi-square test); picking a bucket and then a node of its chain favoured
+  // nodes in short chains far beyond that test's bound.
   constexpr int kN = 1000;
   constexpr int kSamples = 200'000;
   NodePool pool;
@@ -258,12 +261,11 @@ TEST(HashTableTest, RandomNodeCoversAllKeysReasonablyFairly) {
     ASSERT_NE(n, nullptr);
     ++hits[n->value];
   }
-  const int mean = kSamples / kN;
-  for (int i = 0; i < kN; ++i) {
-    // Bucket-then-chain selection is biased by chain length, but never wildly.
-    EXPECT_GT(hits[i], mean / 8) << i;
-    EXPECT_LT(hits[i], mean * 8) << i;
-  }
+  const double expected = static_cast<double>(kSamples) / kN;
+  double chi_square = 0;
+  for (int h : hits) chi_square += (h - expected) * (h - expected) / expected;
+  // 999 degrees of freedom: mean 999, standard deviation about 45.
+  EXPECT_LT(chi_square, 1300) << "chi-square " << chi_square;
 }
 
 TEST(HashTableTest, RandomNodeDuringRehashAndSparse) {
