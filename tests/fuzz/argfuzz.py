@@ -74,13 +74,6 @@ def lpos_rank_min(name: str, argv: list[bytes]) -> bool:
     return name == "lpos" and b"-9223372036854775808" in argv
 
 
-def huge_number(a: bytes) -> bool:
-    try:
-        return abs(float(a)) >= 9.2e15
-    except ValueError:
-        return False
-
-
 # Redis's SORT tests `errno == ERANGE` after strtod without clearing errno first, so after any
 # earlier command parsed an out-of-range double (1e309...), SORT of a numeric key fails with
 # "One or more scores can't be converted into double" (7.0 and 7.2 alike). Not a behaviour to
@@ -105,12 +98,7 @@ def allowed(name: str, vcls: str, rcls: str, argv: list[bytes], where: str,
 
 # Differences that are bugs in vireo being fixed on other branches of the hardening work; they
 # print as KNOWN and do not fail the run. Remove an entry once its fix is merged.
-PENDING = [
-    # ZRANDMEMBER / HRANDFIELD with WITH* and |count| > LONG_MAX/2: Redis answers "value is out
-    # of range" before looking at the key (huge-count fixes, issue 20 finding 2).
-    (lambda name, v, r, argv: name in ("zrandmember", "hrandfield") and r == "-ERR" and
-     any(huge_number(a) for a in argv[2:3])),
-]
+PENDING: list = []
 
 
 def pending(name, vcls, rcls, argv) -> bool:
