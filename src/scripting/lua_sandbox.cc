@@ -139,18 +139,24 @@ int SandboxedSetfenv(lua_State* L) {
   return lua_gettop(L);
 }
 
-// Makes a read-only view of the table on top of the stack (replacing it): reads go through,
-// writes raise "Attempt to modify a readonly table". Both tables join the protected set.
-void ReplaceWithReadonlyProxy(lua_State* L, int protected_set) {
-  int real = lua_gettop(L);
-  lua_newtable(L);  // proxy
+// Pushes the metatable of a read-only view: reads go to the value at `index_of`, writes raise
+// "Attempt to modify a readonly table", and getmetatable() on the view gives false.
+void PushReadonlyMetatable(lua_State* L, int index_of) {
   lua_createtable(L, 0, 3);
-  lua_pushvalue(L, real);
+  lua_pushvalue(L, index_of);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, ReadonlyTable);
   lua_setfield(L, -2, "__newindex");
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
+}
+
+// Makes a read-only view of the table on top of the stack (replacing it): reads go through,
+// writes raise "Attempt to modify a readonly table". Both tables join the protected set.
+void ReplaceWithReadonlyProxy(lua_State* L, int protected_set) {
+  int real = lua_gettop(L);
+  lua_newtable(L);  // proxy
+  PushReadonlyMetatable(L, real);
   lua_setmetatable(L, -2);
   for (int index : {real, real + 1}) {
     lua_pushvalue(L, index);
@@ -236,13 +242,7 @@ void LuaEngine::ProtectGlobals() {
   // mode, to whichever API table is active), refusing every write.
   lua_newtable(L);
   int env = lua_gettop(L);
-  lua_createtable(L, 0, 3);
-  lua_pushvalue(L, LUA_GLOBALSINDEX);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, ReadonlyTable);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
+  PushReadonlyMetatable(L, LUA_GLOBALSINDEX);
   lua_pushvalue(L, -1);
   api_slot_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // the env's metatable, to switch __index
   lua_setmetatable(L, env);
