@@ -1,13 +1,16 @@
 // RESTORE / RDB fuzzer: builds valid DUMP payloads of every type and encoding vireo writes and
 // Redis writes, mutates them (length fields, type bytes, blob headers, stream IDs, LZF
 // sections), fixes the CRC up so the body is reached, and feeds them to the RESTORE decoder,
-// to the RESTORE command and, wrapped in a dump.rdb image, to the RDB loader.
+// to the RESTORE command and, wrapped in a dump.rdb image, to the RDB loader; and damaged AOF
+// command streams (cut at any byte, impossible `*`/`$` counts, flipped bytes, RESTOREs of the
+// mutated payloads) to the AOF loader.
 //
 // Properties checked: nothing crashes (run it under ASan/UBSan), a rejected payload gets one
 // of Redis's two RESTORE errors and leaves neither a value nor a key behind, and a value that
 // was accepted re-dumps into a payload that passes deep validation and restores again.
 //
-//   restore_fuzz --seed S --iterations N [--start I] [--rdb-every K] [--command-every K]
+//   restore_fuzz --seed S --iterations N [--start I] [--rdb-every K] [--aof-every K]
+//                [--command-every K]
 //   restore_fuzz --seed S --emit-rdb DIR COUNT   (mutated dump.rdb files for test_rdb.py)
 //
 // Iteration i draws everything from a generator seeded with (S, i), so a failure reported
@@ -32,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "persistence/aof_loader.h"
 #include "persistence/rdb.h"
 #include "persistence/rdb_encoding.h"
 #include "scripting/scripting.h"
@@ -360,8 +364,15 @@ class Harness {
         rdb_server_(Config()),
         memfd_(memfd_create("restore_fuzz_rdb", MFD_CLOEXEC)) {
     if (memfd_ < 0) Fail("memfd_create failed");
+    char dir[] = "/tmp/restore_fuzz_aof.XXXXXX";
+    if (mkdtemp(dir) == nullptr) Fail("mkdtemp failed");
+    aof_dir_ = dir;
   }
-  ~Harness() { close(memfd_); }
+  ~Harness() {
+    close(memfd_);
+    unlink((aof_dir_ + "/" + kAofName).c_str());
+    rmdir(aof_dir_.c_str());
+  }
 
   std::string Command(std::vector<std::string> argv) {
     std::vector<std::string_view> views(argv.begin(), argv.end());
@@ -457,7 +468,7 @@ class Harness {
   }
 
   // One iteration: pick a seed, mutate it, feed it everywhere.
-  void Iterate(Rng& rng, bool through_command, bool through_rdb) {
+  void Iterate(Rng& rng, bool through_command, bool through_rdb, bool through_aof) {
     const std::string& seed = seeds_[rng() % seeds_.size()];
     std::string body = seed.substr(0, seed.size() - 10);
     int rounds = 1 + static_cast<int>(rng() % 4);
@@ -468,6 +479,7 @@ class Harness {
     CheckDecoder(payload, rng() % 2 == 0);
     if (through_command) CheckCommand(payload, rng);
     if (through_rdb) CheckRdbLoad(body, rng);
+    if (through_aof) CheckAofLoad(payload, rng);
   }
 
   // A mutated dump.rdb for the integration test that starts the real server on it.
@@ -492,9 +504,9 @@ class Harness {
     fprintf(stderr,
             "restore_fuzz: %" PRIu64 " payloads (%" PRIu64 " accepted, %" PRIu64
             " rejected), %" PRIu64 " RESTORE commands, %" PRIu64 " RDB files (%" PRIu64
-            " loaded), %.1f s\n",
+            " loaded), %" PRIu64 " AOF files (%" PRIu64 " loaded), %.1f s\n",
             stats_.payloads, stats_.accepted, stats_.rejected, stats_.commands, stats_.rdb_files,
-            stats_.rdb_loaded, seconds);
+            stats_.rdb_loaded, stats_.aof_files, stats_.aof_loaded, seconds);
   }
 
  private:
@@ -751,14 +763,71 @@ class Harness {
     rdb_server_.scripting().FlushLibraries();
   }
 
+  // The AOF loader on a command stream that RESTOREs `payload` among ordinary commands (MULTI
+  // blocks included), damaged the ways a crash or a hostile file damages one: cut at any byte,
+  // a command header claiming 2^31-1 arguments or a bulk claiming 10^10 bytes (issue 20's
+  // `*2147483647` abort), flipped bytes. Any outcome but a crash is fine: a truncated tail
+  // loads its prefix, anything else is refused.
+  void CheckAofLoad(const std::string& payload, Rng& rng) {
+    ++stats_.aof_files;
+    std::string f;
+    auto put = [&f](std::initializer_list<std::string_view> argv) {
+      f += "*" + std::to_string(argv.size()) + "\r\n";
+      for (std::string_view a : argv) {
+        f += "$" + std::to_string(a.size()) + "\r\n";
+        f += a;
+        f += "\r\n";
+      }
+    };
+    put({"SELECT", "0"});
+    put({"SET", "a", RandomToken(rng)});
+    put({"MULTI"});
+    put({"RPUSH", "l", "x", RandomToken(rng)});
+    put({"INCR", "n"});
+    put({"EXEC"});
+    put({"RESTORE", "r", "0", payload, "REPLACE"});
+    put({"XADD", "x", "1-1", "f", "v"});
+    static constexpr std::string_view kImpossible[] = {
+        "*2147483647\r\n", "*-5\r\n", "$9999999999\r\n", "*99999999999999999999\r\n"};
+    switch (rng() % 4) {
+      case 0:
+        f.resize(rng() % f.size());
+        break;
+      case 1:
+        f.insert(rng() % 2 == 0 ? f.size() : rng() % f.size(), kImpossible[rng() % 4]);
+        break;
+      case 2:
+        for (int i = 1 + static_cast<int>(rng() % 4); i > 0; --i) {
+          f[rng() % f.size()] ^= static_cast<char>(1 + rng() % 255);
+        }
+        break;
+      default:
+        break;  // undamaged
+    }
+    std::string path = aof_dir_ + "/" + kAofName;
+    FILE* out = fopen(path.c_str(), "wb");
+    if (out == nullptr || fwrite(f.data(), 1, f.size(), out) != f.size() || fclose(out) != 0) {
+      Fail("cannot write " + path);
+    }
+    AofLoadOptions options;
+    options.load_truncated = rng() % 2 == 0;
+    if (LoadAofFile(rdb_server_, aof_dir_, kAofName, options) == AofLoadStatus::kOk) {
+      ++stats_.aof_loaded;
+    }
+    for (int i = 0; i < rdb_server_.db_count(); ++i) rdb_server_.db(i).Clear();
+  }
+
   struct Stats {
     uint64_t payloads = 0, accepted = 0, rejected = 0, commands = 0, rdb_files = 0, rdb_loaded = 0;
+    uint64_t aof_files = 0, aof_loaded = 0;
   };
+  static constexpr const char* kAofName = "fuzz.aof";
 
   Server server_;
   Client client_;
   Server rdb_server_;
   int memfd_;
+  std::string aof_dir_;
   std::vector<std::string> seeds_;
   Stats stats_;
 };
@@ -782,7 +851,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 }
 #else
 int main(int argc, char** argv) {
-  uint64_t seed = 1, iterations = 100000, start = 0, rdb_every = 50, command_every = 4;
+  uint64_t seed = 1, iterations = 100000, start = 0, rdb_every = 50, aof_every = 50;
+  uint64_t command_every = 4;
   uint64_t emit_count = 0;
   std::string emit_dir;
   bool verbose = false;
@@ -803,6 +873,8 @@ int main(int argc, char** argv) {
       start = value();
     } else if (a == "--rdb-every") {
       rdb_every = std::max<uint64_t>(1, value());
+    } else if (a == "--aof-every") {
+      aof_every = std::max<uint64_t>(1, value());
     } else if (a == "--command-every") {
       command_every = std::max<uint64_t>(1, value());
     } else if (a == "--emit-rdb" && i + 2 < argc) {
@@ -813,7 +885,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: restore_fuzz [--seed S] [--iterations N] [--start I] [--rdb-every K] "
-              "[--command-every K] [--emit-rdb DIR COUNT] [--verbose]\n");
+              "[--aof-every K] [--command-every K] [--emit-rdb DIR COUNT] [--verbose]\n");
       return 2;
     }
   }
@@ -847,7 +919,9 @@ int main(int argc, char** argv) {
       fprintf(stderr, "restore_fuzz: %" PRIu64 " iterations\n", i - start);
     }
     vireo::Rng rng(vireo::IterationSeed(seed, i));
-    harness.Iterate(rng, i % command_every == 0, i % rdb_every == 0);
+    // AOF files on other iterations than RDB files: each costs a file write and a load.
+    harness.Iterate(rng, i % command_every == 0, i % rdb_every == 0,
+                    (i + aof_every / 2) % aof_every == 0);
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   harness.Report(secs);
