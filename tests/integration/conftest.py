@@ -439,7 +439,29 @@ def server_factory():
         pytest.fail("\n\n".join(errors), pytrace=False)
 
 
+@pytest.fixture
+def plain(server, r):
+    """A client without redis-py's reply conversions, on an empty keyspace: replies are compared
+    as the server sent them (bytes decoded to str)."""
+    client = server.client(decode_responses=True)
+    client.response_callbacks.clear()
+    yield client
+    client.close()
+
+
 # Shared by the command-family tests.
+
+def call(client, *args):
+    """One command through a redis-py client, its reply as the client decoded it."""
+    return client.execute_command(*args)
+
+
+def call_error(client, *args):
+    """The error text a command gets through a redis-py client (it must fail)."""
+    with pytest.raises(redis.ResponseError) as e:
+        client.execute_command(*args)
+    return str(e.value)
+
 
 def err(raw, *args):
     """The exact error text (without '-' and CRLF) a command replies with."""

@@ -6,6 +6,9 @@ vireo answers at all, without crashing, overflowing or buffering an unbounded re
 import pytest
 import redis
 
+from conftest import call as x
+from conftest import call_error as err
+
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 EDGES = [INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX]
@@ -14,21 +17,8 @@ NOT_INTEGER = "value is not an integer or out of range"
 
 
 @pytest.fixture
-def c(server, r):
-    client = server.client(decode_responses=True)
-    client.response_callbacks.clear()
-    yield client
-    client.close()
-
-
-def x(c, *args):
-    return c.execute_command(*args)
-
-
-def err(c, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        c.execute_command(*args)
-    return str(e.value)
+def c(plain):
+    return plain
 
 
 # SORT ----------------------------------------------------------------------------------------

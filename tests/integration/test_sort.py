@@ -5,25 +5,15 @@ Expected replies are Redis 7.2's."""
 import pytest
 import redis
 
+from conftest import call as x
+from conftest import call_error as err
+
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 @pytest.fixture
-def s(server, r):
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
-
-
-def x(c, *args):
-    return c.execute_command(*args)
-
-
-def err(c, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        c.execute_command(*args)
-    return str(e.value)
+def s(plain):
+    return plain
 
 
 def test_numeric_and_alpha(s):

@@ -7,27 +7,15 @@ Expected replies are Redis 7.2's (checked side by side with redis-server where 7
 import pytest
 import redis
 
+from conftest import call as x
+from conftest import call_error as err
+
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 @pytest.fixture
-def z(server, r):
-    """A client without redis-py's reply conversions: replies are compared as the server sent
-    them (bytes decoded to str)."""
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
-
-
-def err(c, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        c.execute_command(*args)
-    return str(e.value)
-
-
-def x(c, *args):
-    return c.execute_command(*args)
+def z(plain):
+    return plain
 
 
 # --------------------------------------------------------------------------------------------
