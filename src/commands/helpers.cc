@@ -21,8 +21,8 @@ DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, 
   return entry;
 }
 
-DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key) {
-  DbEntry* entry = db.Find(key);
+DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, bool touch) {
+  DbEntry* entry = touch ? db.Find(key) : db.FindNoTouch(key);
   ServerStats& stats = ctx.server.stats();
   if (entry != nullptr) {
     ++stats.keyspace_hits;

@@ -18,7 +18,8 @@ DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, 
 
 // A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
 // Redis's lookupKeyRead. Lookups by writing commands are not counted.
-DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key);
+// `touch` false: the lookup doesn't count as an access for LRU/LFU (TYPE, TTL, EXISTS, OBJECT).
+DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, bool touch = true);
 inline DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
   return LookupRead(ctx, ctx.db, key);
 }

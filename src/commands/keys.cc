@@ -4,13 +4,10 @@
 
 #include <charconv>
 #include <climits>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "commands/collection_common.h"
@@ -26,77 +23,12 @@ namespace {
 
 constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 
-// Frees values and whole keyspaces off the event loop (UNLINK, FLUSHDB/FLUSHALL ASYNC), so
-// dropping millions of allocations doesn't stall clients. One worker thread, started on first
-// use and joined at exit so nothing is left half-freed.
-class LazyFreer {
- public:
-  static LazyFreer& Instance() {
-    static LazyFreer freer;
-    return freer;
-  }
-
-  void Free(Value value) {
-    std::lock_guard lock(mu_);
-    values_.push_back(std::move(value));
-    cv_.notify_one();
-  }
-  void Free(std::unique_ptr<Database> db) {
-    std::lock_guard lock(mu_);
-    dbs_.push_back(std::move(db));
-    cv_.notify_one();
-  }
-
- private:
-  LazyFreer() : worker_([this] { Run(); }) {}
-  ~LazyFreer() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    worker_.join();
-  }
-
-  void Run() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stop_ || !values_.empty() || !dbs_.empty(); });
-      if (values_.empty() && dbs_.empty()) return;  // stop requested and drained
-      std::vector<Value> values;
-      std::vector<std::unique_ptr<Database>> dbs;
-      values.swap(values_);
-      dbs.swap(dbs_);
-      lock.unlock();
-      values.clear();
-      dbs.clear();
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Value> values_;
-  std::vector<std::unique_ptr<Database>> dbs_;
-  bool stop_ = false;
-  std::thread worker_;
-};
 
 std::mt19937_64& Rng() {
   static std::mt19937_64 rng{std::random_device{}()};
   return rng;
 }
 
-// Deletes an entry, handing big values to the background freer when `lazy`.
-void RemoveEntry(Database& db, DbEntry* entry, bool lazy) {
-  if (lazy && entry->value.object() != nullptr) {
-    Value value = std::move(entry->value);
-    db.DeleteEntry(entry);
-    LazyFreer::Instance().Free(std::move(value));
-    return;
-  }
-  db.DeleteEntry(entry);
-}
 
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
 
@@ -108,7 +40,7 @@ void DeleteKeys(CommandContext& ctx, bool lazy) {
   for (size_t i = 1; i < ctx.argc(); ++i) {
     DbEntry* entry = ctx.db.Find(ctx.arg(i));
     if (entry == nullptr) continue;
-    RemoveEntry(ctx.db, entry, lazy);
+    ctx.db.DeleteEntry(entry, lazy);
     KeyWritten(ctx, ctx.arg(i));
     Notify(ctx, kNotifyGeneric, "del", ctx.arg(i));
     ++deleted;
@@ -121,16 +53,19 @@ void DelCommand(CommandContext& ctx) { DeleteKeys(ctx, ctx.server.cfg().lazyfree
 void UnlinkCommand(CommandContext& ctx) { DeleteKeys(ctx, true); }
 
 // EXISTS counts a key named twice twice; TOUCH likewise.
-void CountExistingKeys(CommandContext& ctx) {
+void CountExistingKeys(CommandContext& ctx, bool touch) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argc(); ++i) {
-    if (LookupRead(ctx, ctx.db, ctx.arg(i)) != nullptr) ++count;
+    if (LookupRead(ctx, ctx.db, ctx.arg(i), touch) != nullptr) ++count;
   }
   ctx.reply.Integer(count);
 }
 
+void ExistsCommand(CommandContext& ctx) { CountExistingKeys(ctx, false); }
+void TouchCommand(CommandContext& ctx) { CountExistingKeys(ctx, true); }
+
 void TypeCommand(CommandContext& ctx) {
-  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1));
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1), false);
   ctx.reply.SimpleString(entry == nullptr ? "none" : ValueTypeName(entry->value.type()));
 }
 
@@ -469,7 +404,7 @@ void ExpireAtCommand(CommandContext& ctx) { Expire(ctx, true, true); }
 void PExpireAtCommand(CommandContext& ctx) { Expire(ctx, false, true); }
 
 void Ttl(CommandContext& ctx, bool milliseconds, bool absolute) {
-  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1));
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(1), false);
   if (entry == nullptr) {
     ctx.reply.Integer(-2);
     return;
@@ -522,7 +457,7 @@ bool IsSharedInteger(const ServerConfig& cfg, const Value& value) {
 
 // Redis's objectCommandLookup: a read lookup that counts for keyspace statistics.
 DbEntry* ObjectLookup(CommandContext& ctx) {
-  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(2));
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(2), false);
   if (entry == nullptr) ctx.reply.Null();
   return entry;
 }
@@ -546,8 +481,7 @@ void ObjectIdletimeCommand(CommandContext& ctx) {
         "switching between policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  // vireo keeps no per-key access clock yet, so every key looks freshly used.
-  ctx.reply.Integer(0);
+  ctx.reply.Integer(LruIdleMs(entry->value.access_clock(), Database::now_ms()) / 1000);
 }
 
 void ObjectFreqCommand(CommandContext& ctx) {
@@ -560,8 +494,9 @@ void ObjectFreqCommand(CommandContext& ctx) {
         "to adjust.");
     return;
   }
-  // No per-key LFU counter yet: report the counter Redis gives a new key (LFU_INIT_VAL).
-  ctx.reply.Integer(5);
+  // The counter with the decay owed so far, without storing it (reading is not an access).
+  ctx.reply.Integer(LfuDecayed(entry->value.access_clock(), Database::now_ms(),
+                               static_cast<int>(ctx.server.cfg().lfu_decay_time)));
 }
 
 void ObjectHelpCommand(CommandContext& ctx) {
@@ -623,7 +558,7 @@ size_t EmptyDb(Server& server, int index, bool async) {
   if (async && removed > 0) {
     auto doomed = std::make_unique<Database>(-1, nullptr);
     doomed->SwapContents(db);
-    LazyFreer::Instance().Free(std::move(doomed));
+    server.lazy_freer().Free(std::move(doomed));
   } else {
     db.Clear();
   }
@@ -689,12 +624,12 @@ void RegisterKeyCommands(CommandTable& table) {
              "in a different thread in order to reclaim memory, where N is the number of "
              "allocations the deleted objects where composed of."});
   table.Add({"exists", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "1.0.0",
-             "Determines whether one or more keys exist.", "key ...", CountExistingKeys,
+             "Determines whether one or more keys exist.", "key ...", ExistsCommand,
              "O(N) where N is the number of keys to check."});
   table.Add({"touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "3.2.1",
              "Returns the number of existing keys out of those specified after updating the time "
              "they were last accessed.",
-             "key ...", CountExistingKeys,
+             "key ...", TouchCommand,
              "O(N) where N is the number of keys that will be touched."});
   table.Add({"type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
              "Determines the type of value stored at a key.", "key", TypeCommand, "O(1)"});

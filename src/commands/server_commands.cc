@@ -60,6 +60,7 @@ void ResetCommandStats(const CommandSpec& spec) {
 
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.stats() = ServerStats{};
+  ctx.server.lazy_freer().ResetStats();
   for (const auto& [name, spec] : CommandTable::Instance().all()) ResetCommandStats(*spec);
   ctx.reply.Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "db/lazy_free.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -10,7 +11,12 @@ int64_t Database::now_ms_ = 0;
 
 Database::~Database() { Clear(); }
 
-void Database::FreeEntry(DbEntry* entry) { delete entry; }
+void Database::FreeEntry(DbEntry* entry, bool lazy) {
+  if (lazy && options_ != nullptr && options_->freer != nullptr) {
+    options_->freer->Free(std::move(entry->value));
+  }
+  delete entry;
+}
 
 bool Database::IsExpired(const DbEntry* entry) {
   if (!entry->has_expire()) return false;
@@ -26,14 +32,16 @@ bool Database::IsLogicallyExpired(std::string_view key) {
 void Database::ExpireNow(DbEntry* entry) {
   // The key text must outlive the entry for the listener: copy it first.
   std::string key(entry->key.view());
-  DeleteEntry(entry);
+  Persist(entry);
+  table_.Unlink(entry);
+  FreeEntry(entry, options_ != nullptr && options_->lazy_expire);
   if (listener_ != nullptr) {
     listener_->OnKeyExpired(index_, key);
     listener_->OnKeyModified(index_, key);
   }
 }
 
-DbEntry* Database::Find(std::string_view key) {
+DbEntry* Database::FindNoTouch(std::string_view key) {
   DbEntry* entry = table_.Find(key);
   if (entry == nullptr) return nullptr;
   if (entry->has_expire() && IsExpired(entry)) {
@@ -43,10 +51,18 @@ DbEntry* Database::Find(std::string_view key) {
   return entry;
 }
 
+DbEntry* Database::Find(std::string_view key) {
+  DbEntry* entry = FindNoTouch(key);
+  if (entry != nullptr && options_ != nullptr && options_->access.touch) Touch(entry);
+  return entry;
+}
+
 DbEntry* Database::Add(std::string_view key, Value value) {
   auto* entry = new DbEntry;
   entry->key.Assign(key);
   entry->value = std::move(value);
+  entry->value.set_access_clock(options_ != nullptr ? NewKeyClock(options_->access, now_ms_)
+                                                    : LruClock(now_ms_));
   table_.Insert(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
@@ -58,7 +74,14 @@ DbEntry* Database::Add(std::string_view key, Value value) {
 DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return Add(key, std::move(value));
-  entry->value = std::move(value);
+  if (options_ != nullptr && options_->lazy_server_del && options_->freer != nullptr &&
+      LazyFreer::WorthIt(entry->value)) {
+    Value old = std::move(entry->value);
+    entry->value = std::move(value);
+    options_->freer->Free(std::move(old));
+  } else {
+    entry->value = std::move(value);
+  }
   if (!keep_ttl) Persist(entry);
   if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
   return entry;
@@ -79,10 +102,10 @@ DbEntry* Database::Detach(std::string_view key) {
   return entry;
 }
 
-void Database::DeleteEntry(DbEntry* entry) {
+void Database::DeleteEntry(DbEntry* entry, bool lazy) {
   Persist(entry);
   table_.Unlink(entry);
-  FreeEntry(entry);
+  FreeEntry(entry, lazy);
 }
 
 int64_t Database::GetExpire(const DbEntry* entry) {

@@ -6,6 +6,7 @@
 #include <random>
 #include <string_view>
 
+#include "db/access_clock.h"
 #include "db/value.h"
 #include "types/compact_string.h"
 #include "types/hash_table.h"
@@ -50,6 +51,17 @@ class KeyspaceListener {
   virtual void OnKeyCreated(int db, std::string_view key) {}
 };
 
+class LazyFreer;
+
+// Server-owned settings the keyspace consults on every access and deletion (several servers
+// in one process each have their own).
+struct KeyspaceOptions {
+  AccessTracking access;
+  LazyFreer* freer = nullptr;
+  bool lazy_expire = false;      // lazyfree-lazy-expire: expired values freed in the background
+  bool lazy_server_del = false;  // lazyfree-lazy-server-del: values replaced by a write
+};
+
 class Database {
  public:
   using Table = HashTable<DbEntry, DbEntryKey>;
@@ -73,13 +85,17 @@ class Database {
   static void set_now_ms(int64_t ms) { now_ms_ = ms; }
 
   // The live entry for `key`, or nullptr. A key whose TTL has passed is deleted on the way.
+  // Counts as an access (LRU clock / LFU counter) unless the options say not to.
   DbEntry* Find(std::string_view key);
+  // Find that never counts as an access (TYPE, TTL, EXISTS, OBJECT: Redis's LOOKUP_NOTOUCH).
+  DbEntry* FindNoTouch(std::string_view key);
   // Adds a key that must not exist.
   DbEntry* Add(std::string_view key, Value value);
   // Adds or replaces. A replaced key loses its TTL unless keep_ttl.
   DbEntry* Set(std::string_view key, Value value, bool keep_ttl = false);
   bool Delete(std::string_view key);
-  void DeleteEntry(DbEntry* entry);
+  // `lazy`: a big value goes to the background free thread (KeyspaceOptions::freer).
+  void DeleteEntry(DbEntry* entry, bool lazy = false);
   // Removes the entry without freeing it (the caller takes ownership), TTL dropped.
   DbEntry* Detach(std::string_view key);
 
@@ -107,6 +123,17 @@ class Database {
     table_.ForEach(std::forward<F>(fn));
   }
   DbEntry* RandomEntry(uint64_t rand) { return table_.RandomNode(rand); }
+  // A random key with a TTL, and its expiry time (volatile-* eviction).
+  ExpireEntry* RandomExpiring(uint64_t rand) { return expires_.RandomNode(rand); }
+
+  void set_options(KeyspaceOptions* options) { options_ = options; }
+  // Records an access now, as a lookup does.
+  void Touch(DbEntry* entry) {
+    if (options_ != nullptr) {
+      entry->value.set_access_clock(TouchedClock(entry->value.access_clock(), options_->access,
+                                                 now_ms_));
+    }
+  }
 
   // Deletes expired keys, sampling the expires table until `deadline_us` (MonotonicUs) or
   // until a pass finds few expired keys. Returns the number deleted.
@@ -141,12 +168,13 @@ class Database {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
   }
-  void FreeEntry(DbEntry* entry);
+  void FreeEntry(DbEntry* entry, bool lazy = false);
   void ExpireNow(DbEntry* entry);
 
   static int64_t now_ms_;
   int index_;
   KeyspaceListener* listener_;
+  KeyspaceOptions* options_ = nullptr;
   Table table_;
   ExpireTable expires_;
   uint64_t expire_cursor_ = 0;

@@ -1,5 +1,10 @@
 #include "db/value.h"
 
+#include <malloc.h>
+
+#include <cstdlib>
+#include <new>
+
 #include "util/strings.h"
 
 namespace vireo {
@@ -37,9 +42,18 @@ Value Value::PlainString(std::string_view s) {
     v.SetTag(ValueType::kString, Storage::kInline, false);
     return v;
   }
-  v.StorePointer(new std::string(s));
-  v.SetTag(ValueType::kString, Storage::kHeap, s.size() > kEmbstrMax);
+  v.StoreBlock(s, s.size() > kEmbstrMax);
   return v;
+}
+
+void Value::StoreBlock(std::string_view s, bool raw) {
+  void* block = std::malloc(s.size());
+  if (block == nullptr) throw std::bad_alloc();
+  memcpy(block, s.data(), s.size());
+  StorePointer(block);
+  const uint64_t n = s.size();
+  memcpy(bytes_ + kBlockLenByte, &n, sizeof(n));
+  SetTag(ValueType::kString, Storage::kHeap, raw, true);
 }
 
 Value Value::RawString(std::string s) {
@@ -68,6 +82,7 @@ std::string_view Value::StringView(char (&scratch)[24]) const {
     case Storage::kInline:
       return {bytes_, static_cast<size_t>(static_cast<uint8_t>(bytes_[kLenByte]))};
     case Storage::kHeap:
+      if (is_block()) return {LoadPointer<const char*>(), block_len()};
       return *LoadPointer<std::string*>();
     case Storage::kInt: {
       size_t len = FormatInt64(LoadPointer<int64_t>(), scratch);
@@ -91,9 +106,17 @@ bool Value::GetInt(int64_t* out) const {
 }
 
 std::string* Value::MutableString() {
-  if (storage() == Storage::kHeap) {
+  if (storage() == Storage::kHeap && !is_block()) {
     SetTag(ValueType::kString, Storage::kHeap, true);
     return LoadPointer<std::string*>();
+  }
+  if (storage() == Storage::kHeap) {
+    char* block = LoadPointer<char*>();
+    auto* s = new std::string(block, block_len());
+    std::free(block);
+    StorePointer(s);
+    SetTag(ValueType::kString, Storage::kHeap, true);
+    return s;
   }
   char scratch[24];
   auto* s = new std::string(StringView(scratch));
@@ -123,6 +146,7 @@ const char* Value::EncodingName() const {
 size_t Value::MemoryUsage() const {
   switch (storage()) {
     case Storage::kHeap:
+      if (is_block()) return malloc_usable_size(LoadPointer<void*>());
       return sizeof(std::string) + LoadPointer<std::string*>()->capacity();
     case Storage::kObject:
       return object()->MemoryUsage();
@@ -139,6 +163,11 @@ Value Value::Clone() const {
       memcpy(v.bytes_, bytes_, sizeof(bytes_));
       break;
     case Storage::kHeap:
+      if (is_block()) {
+        char scratch[24];
+        v.StoreBlock(StringView(scratch), (tag() & kRawFlag) != 0);
+        break;
+      }
       v.StorePointer(new std::string(*LoadPointer<std::string*>()));
       v.bytes_[kTagByte] = bytes_[kTagByte];
       break;
@@ -153,7 +182,11 @@ Value Value::Clone() const {
 void Value::Release() {
   switch (storage()) {
     case Storage::kHeap:
-      delete LoadPointer<std::string*>();
+      if (is_block()) {
+        std::free(LoadPointer<void*>());
+      } else {
+        delete LoadPointer<std::string*>();
+      }
       break;
     case Storage::kObject:
       delete LoadPointer<HeapObject*>();

@@ -101,6 +101,8 @@ class Aof {
   State state() const { return state_; }
   // aof_last_write_status is err: Redis refuses writes with MISCONF until a write succeeds.
   bool write_failed() const { return last_write_errno_ != 0; }
+  // Bytes held by the buffer of logged commands not yet written (INFO mem_aof_buffer).
+  size_t buffer_bytes() const { return buf_.capacity(); }
   std::string write_error() const;
 
   // INFO persistence: the aof_* fields Redis always prints (aof_enabled ... aof_last_cow_size),

@@ -692,6 +692,12 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     return fail("Wrong number of args calling Redis command from script");
   }
   if (spec->has(kCmdNoScript)) return fail("This Redis command is not allowed from script");
+  // Over maxmemory when the script started: until the script has written something (then
+  // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
+  if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&
+      server_.pre_command_oom() && server_.cfg().maxmemory > 0) {
+    return fail("-OOM command not allowed when used memory > 'maxmemory'.");
+  }
   if (spec->has(kCmdWrite)) {
     if (run_->read_only) return fail("Write commands are not allowed from read-only scripts.");
     run_->write_dirty = true;

@@ -53,6 +53,7 @@ struct ScriptRun {
   bool timed_out = false;
   bool killed = false;
   bool write_dirty = false;  // a write command ran: SCRIPT KILL refuses
+  bool allow_oom = false;    // the allow-oom flag: deny-oom commands run even over maxmemory
   // Effects to propagate instead of the script (Redis 7 replicates effects, not scripts).
   std::vector<std::vector<std::string>> effects;
 };

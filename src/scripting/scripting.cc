@@ -255,8 +255,16 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
     ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
     return;
   }
+  // A script that declares flags and may write is a deny-oom command (Redis 7): refused
+  // before it runs when memory is over the limit. allow-oom and no-writes scripts run.
+  if (!compat && (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 && server.pre_command_oom() &&
+      server.cfg().maxmemory > 0) {
+    ctx.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return;
+  }
   ScriptRun run;
   run.caller = &ctx.client;
+  run.allow_oom = (flags & kScriptAllowOom) != 0;
   run.name = name;
   run.argv = ctx.argv;
   run.eval_mode = &engine == &scripting.eval_engine();

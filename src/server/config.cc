@@ -565,6 +565,10 @@ void Config::Declare() {
                     "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
                    kMut));
   o.push_back(Numeric("maxmemory-samples", "", &ServerConfig::maxmemory_samples, 1, kIntMax, kMut));
+  o.push_back(Numeric("maxmemory-eviction-tenacity", "", &ServerConfig::maxmemory_eviction_tenacity,
+                      0, 100, kMut));
+  o.push_back(Numeric("lfu-log-factor", "", &ServerConfig::lfu_log_factor, 0, kIntMax, kMut));
+  o.push_back(Numeric("lfu-decay-time", "", &ServerConfig::lfu_decay_time, 0, kIntMax, kMut));
   o.push_back(Numeric("list-max-listpack-size", "list-max-ziplist-size",
                       &ServerConfig::list_max_listpack_size, kIntMin, kIntMax, kMut));
   o.push_back(
@@ -609,6 +613,12 @@ void Config::Declare() {
                       0, kLongMax, kMut));
   o.push_back(Bool("lazyfree-lazy-user-del", &ServerConfig::lazyfree_lazy_user_del, kMut));
   o.push_back(Bool("lazyfree-lazy-user-flush", &ServerConfig::lazyfree_lazy_user_flush, kMut));
+  o.push_back(Bool("lazyfree-lazy-eviction", &ServerConfig::lazyfree_lazy_eviction, kMut));
+  o.push_back(Bool("lazyfree-lazy-expire", &ServerConfig::lazyfree_lazy_expire, kMut));
+  o.push_back(Bool("lazyfree-lazy-server-del", &ServerConfig::lazyfree_lazy_server_del, kMut));
+  Option replica_lazy_flush = Bool("replica-lazy-flush", &ServerConfig::replica_lazy_flush, kMut);
+  replica_lazy_flush.alias = "slave-lazy-flush";
+  o.push_back(std::move(replica_lazy_flush));
   o.push_back(Numeric("latency-monitor-threshold", "", &ServerConfig::latency_monitor_threshold, 0,
                       kLongMax, kMut));
 

@@ -92,6 +92,9 @@ struct ServerConfig {
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
   int64_t maxmemory_samples = 5;
+  int64_t maxmemory_eviction_tenacity = 10;
+  int64_t lfu_log_factor = 10;
+  int64_t lfu_decay_time = 1;
   int64_t list_max_listpack_size = -2;
   int64_t list_compress_depth = 0;
   int64_t hash_max_listpack_entries = 512;
@@ -110,6 +113,10 @@ struct ServerConfig {
   int64_t busy_reply_threshold = 5000;
   bool lazyfree_lazy_user_del = false;
   bool lazyfree_lazy_user_flush = false;
+  bool lazyfree_lazy_eviction = false;
+  bool lazyfree_lazy_expire = false;
+  bool lazyfree_lazy_server_del = false;
+  bool replica_lazy_flush = false;
   int64_t latency_monitor_threshold = 0;
   std::string client_output_buffer_limit =
       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";  // as CONFIG GET

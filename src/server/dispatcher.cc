@@ -67,11 +67,19 @@ class ReplySuppressor {
   size_t mark_;
 };
 
-bool QueuedWrite(const Client& client) {
+bool QueuedWithFlag(const Client& client, CommandFlag flag) {
   for (const auto& q : client.multi_queue) {
-    if (q.spec->has(kCmdWrite)) return true;
+    if (q.spec->has(flag)) return true;
   }
   return false;
+}
+
+bool QueuedWrite(const Client& client) { return QueuedWithFlag(client, kCmdWrite); }
+
+// Commands that manage the transaction itself, which MULTI doesn't queue.
+bool TransactionControl(const CommandSpec& spec) {
+  return spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
+         spec.name == "reset" || spec.name == "multi" || spec.name == "watch";
 }
 
 }  // namespace
@@ -162,6 +170,23 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
                  "SHUTDOWN NOSAVE.");
     return;
   }
+  // maxmemory: evict what the policy allows; if memory is still over the limit, deny-oom
+  // commands are refused, and in MULTI so is queueing anything (it would grow memory too).
+  if (config_.values().maxmemory > 0) {
+    const bool out_of_memory = PerformEvictions() == EvictResult::kFail;
+    pre_command_oom_ = out_of_memory;
+    const bool reject_on_oom =
+        spec->has(kCmdDenyOom) ||
+        (spec->name == "exec" && QueuedWithFlag(client, kCmdDenyOom)) ||
+        (client.has(kClientMulti) && !TransactionControl(*spec));
+    if (out_of_memory && reject_on_oom) {
+      ++spec->rejected_calls;
+      reject("OOM command not allowed when used memory > 'maxmemory'.");
+      return;
+    }
+  } else {
+    pre_command_oom_ = false;
+  }
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
   if (spec->has(kCmdWrite) || spec->name == "ping" ||
       (spec->name == "exec" && QueuedWrite(client))) {
@@ -207,6 +232,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Time stands still inside EXEC (and scripts): every command there sees the same clock.
   if (!in_exec) UpdateCommandTime();
   Database& db = *dbs_[client.db_index()];
+  // CLIENT NO-TOUCH: the client's reads leave LRU/LFU alone, except TOUCH's, which exist to
+  // touch.
+  // Inside EXEC and scripts the caller's setting holds.
+  if (executing_depth_ == 0) {
+    keyspace_options_.access.touch = !client.has(kClientNoTouch) || spec.name == "touch";
+  }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
   uint64_t errors_before = stats_.total_error_replies;

@@ -250,17 +250,17 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("rss_overhead_bytes", 0);
   w.Fixed2("mem_fragmentation_ratio", frag);
   w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
-  w.Field("mem_not_counted_for_evict", 0);
+  w.Field("mem_not_counted_for_evict", server.MemoryNotCountedForEviction());
   w.Field("mem_replication_backlog", 0);
   w.Field("mem_total_replication_buffers", 0);
   w.Field("mem_clients_slaves", 0);
   w.Field("mem_clients_normal", m.clients);
   w.Field("mem_cluster_links", 0);
-  w.Field("mem_aof_buffer", 0);
+  w.Field("mem_aof_buffer", server.aof().buffer_bytes());
   w.Field("mem_allocator", "libc");
   w.Field("active_defrag_running", 0);
-  w.Field("lazyfree_pending_objects", 0);
-  w.Field("lazyfreed_objects", 0);
+  w.Field("lazyfree_pending_objects", server.lazy_freer().pending_objects());
+  w.Field("lazyfreed_objects", server.lazy_freer().freed_objects());
 }
 
 void PersistenceSection(Server& server, InfoWriter& w) {
@@ -295,10 +295,11 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("expired_stale_perc", "0.00");
   w.Field("expired_time_cap_reached_count", 0);
   w.Field("expire_cycle_cpu_milliseconds", 0);
-  w.Field("evicted_keys", 0);
+  w.Field("evicted_keys", s.evicted_keys);
   w.Field("evicted_clients", 0);
-  w.Field("total_eviction_exceeded_time", 0);
-  w.Field("current_eviction_exceeded_time", 0);
+  const uint64_t exceeded_us = server.current_eviction_exceeded_us();
+  w.Field("total_eviction_exceeded_time", (s.total_eviction_exceeded_us + exceeded_us) / 1000);
+  w.Field("current_eviction_exceeded_time", exceeded_us / 1000);
   w.Field("keyspace_hits", s.keyspace_hits);
   w.Field("keyspace_misses", s.keyspace_misses);
   w.Field("pubsub_channels", server.pubsub().channel_count());

@@ -110,7 +110,11 @@ Server::Server(Config config)
     : config_(std::move(config)), io_(1), cron_timer_(io_), block_timer_(io_) {
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
-  for (int i = 0; i < c.databases; ++i) dbs_.push_back(std::make_unique<Database>(i, this));
+  ApplyMemoryConfig();
+  for (int i = 0; i < c.databases; ++i) {
+    dbs_.push_back(std::make_unique<Database>(i, this));
+    dbs_.back()->set_options(&keyspace_options_);
+  }
   start_time_ms_ = NowMs();
   lastsave_ = start_time_ms_ / 1000;
   run_id_ = RandomHex(40);
@@ -899,6 +903,21 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
 
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
+  if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time" ||
+      name.starts_with("lazyfree-lazy-")) {
+    ApplyMemoryConfig();
+  } else if (name == "maxmemory" && config_.values().maxmemory > 0) {
+    const size_t used = MemoryCountedForEviction();
+    if (static_cast<size_t>(config_.values().maxmemory) < used) {
+      spdlog::warn(
+          "WARNING: the new maxmemory value set via CONFIG SET ({}) is smaller than the current "
+          "memory usage ({}). This will result in key eviction and/or the inability to accept "
+          "new write commands depending on the maxmemory-policy.",
+          config_.values().maxmemory, used);
+    }
+    // Evicting down to the new limit happens from a timer, a slice at a time.
+    StartEvictionTimer();
+  }
   if (name == "hz") {
     cron_timer_.cancel();
     ScheduleCron();
@@ -911,19 +930,5 @@ void Server::ApplyConfigChange(const std::string& name) {
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-// ASan replaces malloc, and its mallinfo2 reports zeros; its own counter is the equivalent.
-extern "C" size_t __sanitizer_get_current_allocated_bytes();
-#endif
-
-size_t Server::UsedMemory() const {
-#if defined(__SANITIZE_ADDRESS__)
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  // glibc's own accounting of what we have allocated and not freed.
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-#endif
-}
 
 }  // namespace vireo

@@ -16,6 +16,8 @@
 
 #include "db/blocking.h"
 #include "db/database.h"
+#include "db/eviction.h"
+#include "db/lazy_free.h"
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -57,6 +59,8 @@ struct ServerStats {
   uint64_t total_commands_processed = 0;
   uint64_t rejected_connections = 0;
   uint64_t expired_keys = 0;
+  uint64_t evicted_keys = 0;
+  uint64_t total_eviction_exceeded_us = 0;  // time spent over maxmemory, finished periods
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t total_net_input_bytes = 0;
@@ -194,8 +198,26 @@ class Server : public KeyspaceListener {
   // Applies configuration changes that need action (CONFIG SET).
   void ApplyConfigChange(const std::string& name);
 
-  // Memory accounting for INFO / MEMORY.
+  // Memory accounting for INFO / MEMORY (src/util/alloc_counter.h).
   size_t UsedMemory() const;
+
+  // maxmemory (src/server/maxmemory.cc). Evicts keys by maxmemory-policy until used memory
+  // (less what doesn't count) is within the limit, for at most the time
+  // maxmemory-eviction-tenacity allows; the rest continues from a timer.
+  enum class EvictResult { kOk, kRunning, kFail };
+  EvictResult PerformEvictions();
+  // Used memory as maxmemory sees it, and what it leaves out (replica and AOF buffers).
+  size_t MemoryCountedForEviction() const;
+  size_t MemoryNotCountedForEviction() const;
+  // Whether memory was over the limit and nothing could be evicted when the current command
+  // started: scripts and EXEC refuse deny-oom commands then (Redis's pre_command_oom_state).
+  bool pre_command_oom() const { return pre_command_oom_; }
+  // Microseconds memory has been over the limit in the current period (0 if not over).
+  uint64_t current_eviction_exceeded_us() const;
+  LazyFreer& lazy_freer() { return lazy_freer_; }
+  // Whether accesses by the running command count for LRU/LFU (CLIENT NO-TOUCH).
+  void set_touch_keys(bool touch) { keyspace_options_.access.touch = touch; }
+  const KeyspaceOptions& keyspace_options() const { return keyspace_options_; }
 
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys nobody touches.
   bool active_expire_enabled() const { return active_expire_enabled_; }
@@ -275,6 +297,10 @@ class Server : public KeyspaceListener {
   void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
                     int64_t duration_us);
   static void CountError(void* ctx, std::string_view code);
+  // maxmemory helpers (src/server/maxmemory.cc).
+  void ApplyMemoryConfig();
+  bool EvictOneKey(size_t* freed);
+  void StartEvictionTimer();
 
   Config config_;
   // Concurrency hint 1: one thread runs the loop, so asio skips cross-thread wake-ups.
@@ -289,7 +315,18 @@ class Server : public KeyspaceListener {
   std::vector<std::unique_ptr<Listener>> listeners_;
   int bound_port_ = 0;
   int listen_port_override_ = -2;  // -2: use the configured port
+  // Before the databases, which point at them.
+  LazyFreer lazy_freer_;
+  KeyspaceOptions keyspace_options_;
   std::vector<std::unique_ptr<Database>> dbs_;
+  EvictionPolicy eviction_policy_ = EvictionPolicy::kNoEviction;
+  EvictionPool eviction_pool_;
+  uint64_t eviction_rng_ = 0x9e3779b97f4a7c15ULL;
+  size_t eviction_next_db_ = 0;  // random policies: the database the next victim comes from
+  asio::steady_timer eviction_timer_{io_};
+  bool eviction_timer_armed_ = false;
+  int64_t eviction_exceeded_since_us_ = 0;  // 0: within the limit
+  bool pre_command_oom_ = false;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;
   std::vector<uint64_t> pending_writes_;
   std::vector<uint64_t> pending_close_;

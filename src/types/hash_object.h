@@ -83,6 +83,7 @@ class HashObject : public HeapObject {
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override { return table_ ? "hashtable" : "listpack"; }
+  size_t FreeEffort() const override { return table_ ? size() : 1; }
 
  private:
   PackedStrings packed_;

@@ -195,6 +195,7 @@ class PackedList : public HeapObject {
   std::unique_ptr<HeapObject> Clone() const override;
   std::unique_ptr<PackedList> CloneList() const;
   size_t node_count() const { return node_count_; }
+  size_t FreeEffort() const override { return node_count_; }
   int max_listpack_size() const { return fill_; }
   int compress_depth() const { return compress_depth_; }
 

@@ -269,4 +269,6 @@ const char* SetObject::EncodingName() const {
   return "unknown";
 }
 
+size_t SetObject::FreeEffort() const { return encoding_ == Encoding::kHashtable ? size() : 1; }
+
 }  // namespace vireo

@@ -93,6 +93,7 @@ class SetObject : public HeapObject {
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override;
+  size_t FreeEffort() const override;
 
   // Decimal text of v in buf (>= 21 bytes).
   static std::string_view FormatInt(int64_t v, char* buf);

@@ -79,6 +79,7 @@ class Stream : public HeapObject {
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override { return "stream"; }
+  size_t FreeEffort() const override { return length(); }
 
   // --- Metadata -------------------------------------------------------------------------------
   size_t length() const { return length_; }

@@ -127,6 +127,7 @@ class ZSet : public HeapObject {
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override { return packed() ? "listpack" : "skiplist"; }
+  size_t FreeEffort() const override { return packed() ? 1 : size(); }
 
   // Structural self-check, for tests.
   bool Validate() const;

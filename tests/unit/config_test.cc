@@ -402,7 +402,7 @@ TEST_F(ConfigTest, GetWithGlobsAndAliases) {
   EXPECT_TRUE(c.Get({"nonexistent"}).empty());
   EXPECT_TRUE(c.Get({"nomatch*"}).empty());
   size_t all = c.Get({"*"}).size();
-  EXPECT_EQ(all, c.options().size() + 6);  // six aliases
+  EXPECT_EQ(all, c.options().size() + 7);  // seven aliases
   EXPECT_EQ(c.Get({"*", "*"}).size(), all);
   EXPECT_EQ(names(c.Get({"*max-*-entries"})),
             (std::vector<std::string>{"hash-max-listpack-entries", "hash-max-ziplist-entries",

@@ -1,0 +1,26 @@
+// The bytes this process holds from the allocator, readable on every write for the price of
+// one load.
+//
+// Why our own counter: maxmemory has to compare used memory against the limit before every
+// write, and glibc's own figure (mallinfo2) walks every arena under its locks. So malloc,
+// free, calloc, realloc and the aligned variants are wrapped (in the executable, which glibc
+// supports: "Replacing malloc") around glibc's __libc_* entry points, and each one adds or
+// subtracts the chunk's usable size from one atomic counter. Everything is counted: operator
+// new, Lua, asio, OpenSSL, the hash-table bucket arrays; frees from the background free thread
+// too (hence the atomic). What is counted is what was asked for, rounded up to the chunk's
+// usable size, without glibc's 8-byte chunk headers or free-list fragmentation (RSS shows
+// those), as Redis's used_memory counts jemalloc's usable sizes.
+//
+// The counter is process-wide because the allocator is: two servers embedded in one process
+// see the sum of both.
+//
+// Under AddressSanitizer the sanitizer owns malloc, so its own allocated-bytes figure is used.
+#pragma once
+
+#include <cstddef>
+
+namespace vireo {
+
+size_t AllocatedBytes();
+
+}  // namespace vireo
