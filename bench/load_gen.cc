@@ -11,9 +11,6 @@
 // "__rand_int__" in an argument becomes a 12-digit random number below N per request (as
 // redis-benchmark -r does); without --keyspace it is sent as is. Prints one JSON line:
 // {"requests":..,"seconds":..,"rps":..,"errors":..}. Exit status 1 on any error reply.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,45 +24,15 @@
 #include <string>
 #include <vector>
 
+#include "resp_client.h"
+
 namespace {
 
 struct Options {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  int clients = 50;
-  int pipeline = 16;
-  int64_t requests = 100000;
+  bench::LoadOptions load;
   uint64_t keyspace = 0;
   std::vector<std::string> command;
 };
-
-// Returns the length of the complete RESP2 reply at [p, end), 0 if it is incomplete. Sets
-// *error for an error reply at top level.
-size_t FrameReply(const char* p, const char* end, bool* error) {
-  const char* start = p;
-  int64_t pending = 1;  // replies still to frame (arrays add their elements)
-  while (pending > 0) {
-    if (p >= end) return 0;
-    const char type = *p;
-    const char* cr = static_cast<const char*>(memchr(p, '\r', static_cast<size_t>(end - p)));
-    if (cr == nullptr || cr + 1 >= end) return 0;
-    const char* line_end = cr + 2;
-    if (type == '-' && p == start) *error = true;
-    --pending;
-    if (type == '$') {
-      int64_t len = std::strtoll(p + 1, nullptr, 10);
-      if (len >= 0) {
-        if (end - line_end < len + 2) return 0;
-        line_end += len + 2;
-      }
-    } else if (type == '*') {
-      int64_t n = std::strtoll(p + 1, nullptr, 10);
-      if (n > 0) pending += n;
-    }
-    p = line_end;
-  }
-  return static_cast<size_t>(p - start);
-}
 
 struct Connection {
   int fd = -1;
@@ -98,10 +65,7 @@ class Encoder {
       out->append(one_);
       for (size_t offset : patch_) {
         uint64_t v = rng() % keyspace_;
-        for (int d = 11; d >= 0; --d) {
-          (*out)[base + offset + static_cast<size_t>(d)] = static_cast<char>('0' + v % 10);
-          v /= 10;
-        }
+        bench::PutDigits(out->data() + base + offset, 12, v);
       }
     }
   }
@@ -122,49 +86,14 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     }
     if (i + 1 >= argc) return false;
     std::string v = argv[++i];
-    if (k == "--host") {
-      o->host = v;
-    } else if (k == "--port") {
-      o->port = std::atoi(v.c_str());
-    } else if (k == "--clients") {
-      o->clients = std::atoi(v.c_str());
-    } else if (k == "--pipeline") {
-      o->pipeline = std::atoi(v.c_str());
-    } else if (k == "--requests") {
-      o->requests = std::atoll(v.c_str());
-    } else if (k == "--keyspace") {
+    if (k == "--keyspace") {
       o->keyspace = std::strtoull(v.c_str(), nullptr, 10);
-    } else {
+    } else if (!o->load.Set(k, v)) {
       return false;
     }
   }
   for (; i < argc; ++i) o->command.emplace_back(argv[i]);
-  return !o->command.empty() && o->clients > 0 && o->pipeline > 0 && o->requests > 0;
-}
-
-int Connect(const Options& o) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(o.port));
-  inet_pton(AF_INET, o.host.c_str(), &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
-bool SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
+  return !o->command.empty() && o->load.Valid();
 }
 
 }  // namespace
@@ -179,38 +108,33 @@ int main(int argc, char** argv) {
   }
   Encoder encoder(o.command, o.keyspace);
   std::mt19937_64 rng(12345);
-  int ep = epoll_create1(0);
-  std::vector<Connection> conns(static_cast<size_t>(o.clients));
-  for (size_t i = 0; i < conns.size(); ++i) {
-    conns[i].fd = Connect(o);
-    if (conns[i].fd < 0) {
-      std::printf("{\"error\":\"connect failed\"}\n");
-      return 1;
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = i;
-    epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+  std::vector<int> fds;
+  int ep = bench::ConnectAll(o.load, &fds);
+  if (ep < 0) {
+    std::printf("{\"error\":\"connect failed\"}\n");
+    return 1;
   }
+  std::vector<Connection> conns(fds.size());
+  for (size_t i = 0; i < conns.size(); ++i) conns[i].fd = fds[i];
   int64_t sent = 0, done = 0, errors = 0;
   std::string out;
   auto refill = [&](Connection& c) -> bool {
-    int64_t left = o.requests - sent;
+    int64_t left = o.load.requests - sent;
     if (left <= 0 || c.in_flight > 0) return true;
-    int batch = static_cast<int>(left < o.pipeline ? left : o.pipeline);
+    int batch = static_cast<int>(left < o.load.pipeline ? left : o.load.pipeline);
     out.clear();
     encoder.Append(batch, rng, &out);
     c.in_flight = batch;
     sent += batch;
-    return SendAll(c.fd, out);
+    return bench::SendAll(c.fd, out);
   };
   auto start = std::chrono::steady_clock::now();
   for (Connection& c : conns) {
     if (!refill(c)) return 1;
   }
-  std::vector<epoll_event> events(static_cast<size_t>(o.clients));
+  std::vector<epoll_event> events(static_cast<size_t>(o.load.clients));
   char buf[1 << 16];
-  while (done < o.requests) {
+  while (done < o.load.requests) {
     int n = epoll_wait(ep, events.data(), static_cast<int>(events.size()), 10000);
     if (n <= 0) {
       std::printf("{\"error\":\"no progress\"}\n");
@@ -226,7 +150,7 @@ int main(int argc, char** argv) {
       c.in.append(buf, static_cast<size_t>(got));
       while (c.in_flight > 0) {
         bool error = false;
-        size_t len = FrameReply(c.in.data() + c.in_start, c.in.data() + c.in.size(), &error);
+        size_t len = bench::FrameReply(c.in.data() + c.in_start, c.in.data() + c.in.size(), &error);
         if (len == 0) break;
         c.in_start += len;
         --c.in_flight;
