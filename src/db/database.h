@@ -123,8 +123,17 @@ class Database {
     table_.ForEach(std::forward<F>(fn));
   }
   DbEntry* RandomEntry(uint64_t rand) { return table_.RandomNode(rand); }
-  // A random key with a TTL, and its expiry time (volatile-* eviction).
+  // Up to `count` keys (or keys with a TTL, with their expiry) from a random stretch of the
+  // table, for eviction (HashTable::SampleNodes: cheap, not uniform).
   ExpireEntry* RandomExpiring(uint64_t rand) { return expires_.RandomNode(rand); }
+  template <typename F>
+  size_t SampleEntries(uint64_t rand, size_t count, F&& fn) const {
+    return table_.SampleNodes(rand, count, std::forward<F>(fn));
+  }
+  template <typename F>
+  size_t SampleExpiring(uint64_t rand, size_t count, F&& fn) const {
+    return expires_.SampleNodes(rand, count, std::forward<F>(fn));
+  }
 
   void set_options(KeyspaceOptions* options) { options_ = options; }
   // Records an access now, as a lookup does.

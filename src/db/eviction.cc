@@ -39,25 +39,20 @@ void EvictionPool::Populate(Database& db, EvictionPolicy policy, int samples,
                             const AccessTracking& access, int64_t now_ms,
                             uint64_t (*random)(void*), void* random_ctx) {
   const bool volatile_only = IsVolatile(policy);
-  const size_t available = volatile_only ? db.expires_size() : db.size();
-  if (available == 0) return;
-  // Small databases: sampling more keys than exist would only find the same keys again.
-  const size_t n = std::min<size_t>(static_cast<size_t>(samples), available);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t r = random(random_ctx);
-    const DbEntry* entry;
-    int64_t expire_ms = -1;
-    if (volatile_only) {
-      const ExpireEntry* e = db.RandomExpiring(r);
-      if (e == nullptr) continue;
-      entry = e->entry;
-      expire_ms = e->when_ms;
-    } else {
-      entry = db.RandomEntry(r);
-      if (entry == nullptr) continue;
-    }
-    Insert(db.index(), entry->key.view(),
-           Score(policy, entry->value.access_clock(), expire_ms, access, now_ms));
+  if ((volatile_only ? db.expires_size() : db.size()) == 0) return;
+  const size_t n = static_cast<size_t>(samples);
+  const uint64_t r = random(random_ctx);
+  // Keys are copied into the pool only when they make it in; scores are cheap to compute.
+  if (volatile_only) {
+    db.SampleExpiring(r, n, [&](const ExpireEntry* e) {
+      Insert(db.index(), e->entry->key.view(),
+             Score(policy, e->entry->value.access_clock(), e->when_ms, access, now_ms));
+    });
+  } else {
+    db.SampleEntries(r, n, [&](const DbEntry* entry) {
+      Insert(db.index(), entry->key.view(),
+             Score(policy, entry->value.access_clock(), -1, access, now_ms));
+    });
   }
 }
 

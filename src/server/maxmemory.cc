@@ -81,11 +81,20 @@ bool Server::EvictOneKey(size_t* freed) {
     const bool volatile_only = IsVolatile(eviction_policy_);
     for (size_t i = 0; i < dbs_.size() && victim == nullptr; ++i) {
       Database& db = *dbs_[eviction_next_db_++ % dbs_.size()];
-      const uint64_t r = NextRandom(&eviction_rng_);
-      if (volatile_only) {
-        if (ExpireEntry* e = db.RandomExpiring(r)) victim = e->entry;
-      } else {
-        victim = db.RandomEntry(r);
+      if ((volatile_only ? db.expires_size() : db.size()) == 0) continue;
+      // A sample of one from a random spot; a table left very sparse may need a few tries,
+      // and the fair (slower) pick is the last resort.
+      for (int attempt = 0; attempt < 8 && victim == nullptr; ++attempt) {
+        const uint64_t r = NextRandom(&eviction_rng_);
+        if (volatile_only) {
+          db.SampleExpiring(r, 1, [&](ExpireEntry* e) { victim = e->entry; });
+        } else {
+          db.SampleEntries(r, 1, [&](DbEntry* entry) { victim = entry; });
+        }
+      }
+      if (victim == nullptr) {
+        const uint64_t r = NextRandom(&eviction_rng_);
+        victim = volatile_only ? db.RandomExpiring(r)->entry : db.RandomEntry(r);
       }
       if (victim != nullptr) victim_db = &db;
     }
@@ -174,18 +183,12 @@ Server::EvictResult Server::PerformEvictions() {
   return EvictResult::kFail;
 }
 
-void Server::StartEvictionTimer() {
-  if (eviction_timer_armed_) return;
-  eviction_timer_armed_ = true;
-  eviction_timer_.expires_after(std::chrono::microseconds(0));
-  NoteTimer(eviction_timer_);
-  eviction_timer_.async_wait([this](const asio::error_code& ec) {
-    eviction_timer_armed_ = false;
-    if (ec) return;
-    UpdateCommandTime();
-    // Re-arms itself through PerformEvictions while more has to go.
-    PerformEvictions();
-  });
+void Server::ContinueEvictions() {
+  if (!eviction_pending_) return;
+  eviction_pending_ = false;
+  UpdateCommandTime();
+  // Sets eviction_pending_ again while more has to go.
+  PerformEvictions();
 }
 
 }  // namespace vireo

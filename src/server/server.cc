@@ -588,6 +588,8 @@ void Server::PollEvents(int timeout_ms) {
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
   if (timeout_ms < 0) timeout_ms = MsUntilNextTimer();
+  // Eviction left unfinished (tenacity's time limit): don't sleep, continue it below.
+  if (eviction_pending_) timeout_ms = 0;
   int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
   if (n < 0) {
     // A signal: its asio handler (SIGTERM -> shutdown) runs now rather than at the next tick.
@@ -599,6 +601,7 @@ void Server::PollEvents(int timeout_ms) {
   }
   for (int i = 0; i < n; ++i) OnSocketEvent(events[i].data.u64, events[i].events);
   RunDueTimers();
+  ContinueEvictions();
   BeforeSleep();
 }
 

@@ -300,7 +300,9 @@ class Server : public KeyspaceListener {
   // maxmemory helpers (src/server/maxmemory.cc).
   void ApplyMemoryConfig();
   bool EvictOneKey(size_t* freed);
-  void StartEvictionTimer();
+  // Eviction past its time slice continues once per loop turn, after the clients' I/O.
+  void StartEvictionTimer() { eviction_pending_ = true; }
+  void ContinueEvictions();
 
   Config config_;
   // Concurrency hint 1: one thread runs the loop, so asio skips cross-thread wake-ups.
@@ -323,8 +325,7 @@ class Server : public KeyspaceListener {
   EvictionPool eviction_pool_;
   uint64_t eviction_rng_ = 0x9e3779b97f4a7c15ULL;
   size_t eviction_next_db_ = 0;  // random policies: the database the next victim comes from
-  asio::steady_timer eviction_timer_{io_};
-  bool eviction_timer_armed_ = false;
+  bool eviction_pending_ = false;
   int64_t eviction_exceeded_since_us_ = 0;  // 0: within the limit
   bool pre_command_oom_ = false;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;

@@ -264,6 +264,41 @@ class HashTable {
     return chain;
   }
 
+  // Calls fn(Node*) for up to `count` nodes found in a random stretch of consecutive buckets,
+  // and returns how many. Cheap at any load (it never probes the whole table), and not
+  // uniform: nodes in long chains or after empty stretches are favoured, which sampling for
+  // eviction tolerates (RandomNode is the fair one, and can be slow on a table left sparse by
+  // mass deletion). Jumps to a new random bucket after a run of empty ones; visits at most
+  // 10 * count + 10 buckets, so it may return fewer than asked, even none.
+  template <typename F>
+  size_t SampleNodes(uint64_t rand, size_t count, F&& fn) const {
+    using hash_table_internal::SplitMix64;
+    if (size_ == 0 || count == 0) return 0;
+    const size_t old_begin = rehashing() ? rehash_index_ : 0;
+    const size_t old_live = tables_[0].count() - old_begin;
+    const size_t total = old_live + tables_[1].count();
+    uint64_t state = rand;
+    size_t pos = SplitMix64(state) % total;
+    size_t found = 0;
+    size_t empty_run = 0;
+    for (size_t visits = 0; found < count && visits < 10 * count + 10; ++visits) {
+      Node* n = pos < old_live ? tables_[0].buckets[old_begin + pos]
+                               : tables_[1].buckets[pos - old_live];
+      if (n == nullptr) {
+        if (++empty_run >= 5) {
+          empty_run = 0;
+          pos = SplitMix64(state) % total;
+          continue;
+        }
+      } else {
+        empty_run = 0;
+        for (; n != nullptr && found < count; n = n->next, ++found) fn(n);
+      }
+      pos = pos + 1 == total ? 0 : pos + 1;
+    }
+    return found;
+  }
+
   // Calls fn(Node*) for every node. The table must not be modified during the walk, except that
   // fn may destroy the node it was given (the successor is read before the call).
   template <typename F>
