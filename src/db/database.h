@@ -94,8 +94,13 @@ class Database {
   // Adds or replaces. A replaced key loses its TTL unless keep_ttl.
   DbEntry* Set(std::string_view key, Value value, bool keep_ttl = false);
   bool Delete(std::string_view key);
-  // `lazy`: a big value goes to the background free thread (KeyspaceOptions::freer).
-  void DeleteEntry(DbEntry* entry, bool lazy = false);
+  // `lazy`: a big value goes to the background free thread (KeyspaceOptions::freer). Without
+  // it, lazyfree-lazy-server-del decides: the server's own deletions (a key emptied by a pop,
+  // RENAME's overwritten destination, RESTORE REPLACE...).
+  void DeleteEntry(DbEntry* entry, bool lazy);
+  void DeleteEntry(DbEntry* entry) {
+    DeleteEntry(entry, options_ != nullptr && options_->lazy_server_del);
+  }
   // Removes the entry without freeing it (the caller takes ownership), TTL dropped.
   DbEntry* Detach(std::string_view key);
 

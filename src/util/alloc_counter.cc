@@ -31,17 +31,22 @@ namespace {
 // definitions are bound before any allocation) could make it dip below zero for a moment.
 std::atomic<int64_t> allocated_bytes{0};
 
+// glibc keeps a size word in front of every chunk: memory the process really spends per
+// allocation, so it is counted (with it, used_memory tracks RSS growth within a few percent;
+// without it, a dataset of small values reads about 10 % low).
+constexpr int64_t kChunkHeader = sizeof(size_t);
+
+inline int64_t ChunkBytes(void* ptr) {
+  return static_cast<int64_t>(malloc_usable_size(ptr)) + kChunkHeader;
+}
+
 inline void* Counted(void* ptr) {
-  if (ptr != nullptr) {
-    allocated_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(ptr)),
-                              std::memory_order_relaxed);
-  }
+  if (ptr != nullptr) allocated_bytes.fetch_add(ChunkBytes(ptr), std::memory_order_relaxed);
   return ptr;
 }
 
 inline void Uncount(void* ptr) {
-  allocated_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(ptr)),
-                            std::memory_order_relaxed);
+  allocated_bytes.fetch_sub(ChunkBytes(ptr), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -54,6 +59,7 @@ size_t AllocatedBytes() {
 }  // namespace vireo
 
 using vireo::Counted;
+using vireo::ChunkBytes;
 using vireo::Uncount;
 
 extern "C" {
@@ -70,19 +76,14 @@ void* calloc(size_t count, size_t size) noexcept { return Counted(__libc_calloc(
 
 void* realloc(void* ptr, size_t size) noexcept {
   if (ptr == nullptr) return Counted(__libc_realloc(nullptr, size));
-  const size_t old_usable = malloc_usable_size(ptr);
+  const int64_t old_bytes = vireo::ChunkBytes(ptr);
   void* out = __libc_realloc(ptr, size);
   if (out == nullptr) {
     // realloc(p, 0) frees p and returns null; any other null leaves p untouched.
-    if (size == 0) {
-      vireo::allocated_bytes.fetch_sub(static_cast<int64_t>(old_usable),
-                                       std::memory_order_relaxed);
-    }
+    if (size == 0) vireo::allocated_bytes.fetch_sub(old_bytes, std::memory_order_relaxed);
     return nullptr;
   }
-  vireo::allocated_bytes.fetch_add(
-      static_cast<int64_t>(malloc_usable_size(out)) - static_cast<int64_t>(old_usable),
-      std::memory_order_relaxed);
+  vireo::allocated_bytes.fetch_add(vireo::ChunkBytes(out) - old_bytes, std::memory_order_relaxed);
   return out;
 }
 

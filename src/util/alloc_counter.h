@@ -7,9 +7,9 @@
 // supports: "Replacing malloc") around glibc's __libc_* entry points, and each one adds or
 // subtracts the chunk's usable size from one atomic counter. Everything is counted: operator
 // new, Lua, asio, OpenSSL, the hash-table bucket arrays; frees from the background free thread
-// too (hence the atomic). What is counted is what was asked for, rounded up to the chunk's
-// usable size, without glibc's 8-byte chunk headers or free-list fragmentation (RSS shows
-// those), as Redis's used_memory counts jemalloc's usable sizes.
+// too (hence the atomic). What is counted is each live chunk: its usable size plus glibc's
+// 8-byte size word (jemalloc, which Redis counts the same way, has no per-chunk header). Free
+// memory the allocator keeps (fragmentation) is not counted; RSS shows it.
 //
 // The counter is process-wide because the allocator is: two servers embedded in one process
 // see the sum of both.
