@@ -355,3 +355,12 @@ def test_debug_object_lru_field_under_lfu(c):
     assert lru & 0xff == 5  # the LFU counter in the low byte
     minute = int(time.time()) // 60
     assert lru >> 8 in (minute & 0xffff, (minute - 1) & 0xffff)
+
+
+def test_swapdb_keeps_the_clock(c, bc):
+    restored(bc, "k", "IDLETIME", 1000)
+    call(c, "SWAPDB", 0, 7)
+    call(c, "SELECT", 7)
+    assert idle(c, "k") >= 999
+    call(c, "FLUSHDB")
+    call(c, "SELECT", 0)
