@@ -23,10 +23,12 @@ namespace {
 
 constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 
+
 std::mt19937_64& Rng() {
   static std::mt19937_64 rng{std::random_device{}()};
   return rng;
 }
+
 
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
 
@@ -625,7 +627,8 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "3.2.1",
              "Returns the number of existing keys out of those specified after updating the time "
              "they were last accessed.",
-             "key ...", TouchCommand, "O(N) where N is the number of keys that will be touched."});
+             "key ...", TouchCommand,
+             "O(N) where N is the number of keys that will be touched."});
   table.Add({"type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
              "Determines the type of value stored at a key.", "key", TypeCommand, "O(1)"});
   table.Add({"rename", 3, kCmdWrite, 1, 2, 1, "@keyspace @write @slow", kGeneric, "1.0.0",

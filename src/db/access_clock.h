@@ -19,10 +19,10 @@ inline constexpr uint8_t kLfuInitCounter = 5;
 
 // How the keyspace records accesses (owned by the Server, derived from its configuration).
 struct AccessTracking {
-  bool lfu = false;         // maxmemory-policy is an LFU policy
-  int lfu_log_factor = 10;  // lfu-log-factor
-  int lfu_decay_time = 1;   // lfu-decay-time, minutes per counter decrement (0: never)
-  bool touch = true;        // false while a command must not count as an access
+  bool lfu = false;          // maxmemory-policy is an LFU policy
+  int lfu_log_factor = 10;   // lfu-log-factor
+  int lfu_decay_time = 1;    // lfu-decay-time, minutes per counter decrement (0: never)
+  bool touch = true;         // false while a command must not count as an access
   uint64_t rng_state = 0x2545f4914f6cdd1dULL;  // for the probabilistic LFU increment
 
   // A uniform double in [0, 1) (xorshift64*; quality is ample for a coin flip).
