@@ -95,4 +95,14 @@ std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg, std::st
   return static_cast<int>(value);
 }
 
+// Redis shares one object for each small integer 0..9999 and reports its refcount as INT_MAX,
+// unless an LRU/LFU policy with maxmemory needs per-key access data.
+bool IsSharedInteger(const ServerConfig& cfg, const Value& value) {
+  int64_t n;
+  if (!value.GetInt(&n) || n < 0 || n >= 10000) return false;
+  bool per_key_policy = cfg.maxmemory_policy.find("lru") != std::string::npos ||
+                        cfg.maxmemory_policy.find("lfu") != std::string::npos;
+  return cfg.maxmemory == 0 || !per_key_policy;
+}
+
 }  // namespace vireo

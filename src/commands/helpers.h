@@ -12,6 +12,8 @@
 
 namespace vireo {
 
+struct ServerConfig;
+
 // The entry for `key` if it exists and holds `type`. On a type mismatch replies WRONGTYPE and
 // sets *wrong_type. Missing keys return nullptr without replying.
 DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
@@ -52,5 +54,9 @@ void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_
 // e.g. Notify(ctx, kNotifyHash, "hset", key).
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
             std::string_view key);
+
+// Whether Redis would hold this value as one of its shared integers (refcount INT_MAX in
+// OBJECT REFCOUNT and DEBUG OBJECT).
+bool IsSharedInteger(const ServerConfig& cfg, const Value& value);
 
 }  // namespace vireo

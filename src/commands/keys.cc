@@ -72,6 +72,18 @@ void TypeCommand(CommandContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // RENAME, RENAMENX, COPY, MOVE
 
+// The value leaves `entry` for a new key `dst` of `dst_db`, keeping its access clock: the
+// object moves, as in Redis, so its idle time / LFU counter go with it (COPY, which builds a
+// new object, starts afresh instead).
+DbEntry* MoveEntry(Database& src_db, DbEntry* entry, Database& dst_db, std::string_view dst) {
+  const uint32_t clock = entry->value.access_clock();
+  Value value = std::move(entry->value);
+  src_db.DeleteEntry(entry);
+  DbEntry* moved = dst_db.Add(dst, std::move(value));
+  moved->value.set_access_clock(clock);
+  return moved;
+}
+
 void Rename(CommandContext& ctx, bool nx) {
   std::string_view src = ctx.arg(1);
   std::string_view dst = ctx.arg(2);
@@ -97,9 +109,7 @@ void Rename(CommandContext& ctx, bool nx) {
     ctx.db.DeleteEntry(existing);
   }
   int64_t expire = ctx.db.GetExpire(entry);
-  Value value = std::move(entry->value);
-  ctx.db.DeleteEntry(entry);
-  DbEntry* moved = ctx.db.Add(dst, std::move(value));
+  DbEntry* moved = MoveEntry(ctx.db, entry, ctx.db, dst);
   if (expire != -1) ctx.db.SetExpire(moved, expire);
   KeyWritten(ctx, src, 0);
   KeyWritten(ctx, dst);
@@ -184,9 +194,7 @@ void MoveCommand(CommandContext& ctx) {
     return;
   }
   int64_t expire = ctx.db.GetExpire(entry);
-  Value value = std::move(entry->value);
-  ctx.db.DeleteEntry(entry);
-  DbEntry* moved = dst_db.Add(key, std::move(value));
+  DbEntry* moved = MoveEntry(ctx.db, entry, dst_db, key);
   if (expire != -1) dst_db.SetExpire(moved, expire);
   KeyWritten(ctx, key, 0);
   KeyWritten(ctx, dst_db, key);
@@ -443,16 +451,6 @@ void PersistCommand(CommandContext& ctx) {
 
 bool LfuPolicy(const ServerConfig& cfg) {
   return cfg.maxmemory_policy.find("lfu") != std::string::npos;
-}
-
-// Redis shares one object for each small integer 0..9999 and reports its refcount as INT_MAX,
-// unless an LRU/LFU policy with maxmemory needs per-key access data.
-bool IsSharedInteger(const ServerConfig& cfg, const Value& value) {
-  int64_t n;
-  if (!value.GetInt(&n) || n < 0 || n >= 10000) return false;
-  bool per_key_policy = cfg.maxmemory_policy.find("lru") != std::string::npos ||
-                        cfg.maxmemory_policy.find("lfu") != std::string::npos;
-  return cfg.maxmemory == 0 || !per_key_policy;
 }
 
 // Redis's objectCommandLookup: a read lookup that counts for keyspace statistics.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <time.h>
 
+#include <climits>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -10,9 +11,11 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "persistence/rdb.h"
 #include "persistence/snapshot.h"
 #include "server/command_table.h"
 #include "server/server.h"
+#include "types/packed_list.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -168,6 +171,35 @@ void DebugProtocol(CommandContext& ctx) {
   }
 }
 
+// DEBUG OBJECT <key>: Redis's one-line status of low-level details. The key is looked up
+// without expiring or touching it. lru is the raw 24-bit access clock (an LFU clock under an
+// LFU policy, as in Redis); lru_seconds_idle always reads it as an LRU clock.
+void DebugObject(CommandContext& ctx) {
+  DbEntry* entry = ctx.db.Peek(ctx.arg(2));
+  if (entry == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  const Value& v = entry->value;
+  std::string extra;
+  if (v.type() == ValueType::kList && v.EncodingName() == std::string_view("quicklist")) {
+    const PackedList& ql = *v.As<PackedList>();
+    const size_t nodes = ql.node_count();
+    extra = fmt::format(
+        " ql_nodes:{} ql_avg_node:{:.2f} ql_listpack_max:{} ql_compressed:{} "
+        "ql_uncompressed_size:{}",
+        nodes, static_cast<double>(ql.size()) / static_cast<double>(nodes), ql.max_listpack_size(),
+        ql.compress_depth() != 0 ? 1 : 0, ql.ListpackBytes());
+  }
+  const int refcount = IsSharedInteger(ctx.server.cfg(), v) ? INT_MAX : 1;
+  const uint32_t clock = v.access_clock();
+  ctx.reply.SimpleString(fmt::format(
+      "Value at:{} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{}",
+      static_cast<const void*>(&v), refcount, v.EncodingName(),
+      RdbSerializedLength(v, ctx.server.cfg().rdbcompression), clock,
+      LruIdleMs(clock, Database::now_ms()) / 1000, extra));
+}
+
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(
       ctx, "DEBUG",
@@ -177,7 +209,8 @@ void DebugHelp(CommandContext& ctx) {
        "    Write <message> to the server log.", "PROTOCOL <type>",
        "    Reply with a test value of the specified type. <type> can be: string,",
        "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
-       "    true, false.", "SET-ACTIVE-EXPIRE <0|1>",
+       "    true, false.", "OBJECT <key>",
+       "    Show low level info about `key` and associated value.", "SET-ACTIVE-EXPIRE <0|1>",
        "    Setting it to 0 disables expiring keys in background when they are not",
        "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
        "    default.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."});
@@ -210,6 +243,8 @@ void DebugCommand(CommandContext& ctx) {
     } else {
       ctx.reply.Ok();
     }
+  } else if (IsArg(sub, "OBJECT") && argc == 3) {
+    DebugObject(ctx);
   } else if (IsArg(sub, "PROTOCOL") && argc == 3) {
     DebugProtocol(ctx);
   } else {

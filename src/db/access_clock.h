@@ -45,12 +45,14 @@ inline int64_t LruIdleMs(uint32_t clock, int64_t now_ms) {
   return static_cast<int64_t>(seconds) * 1000;
 }
 
-// The clock a key idle for `idle_ms` would carry (RESTORE ... IDLETIME).
+// The clock a key idle for `idle_ms` would carry (RESTORE ... IDLETIME, RDB IDLE). A stamp
+// "before zero" wraps by kAccessClockMax, the span LruIdleMs unwraps with, so the idle time
+// reads back exactly; longer idle times than one span saturate at the span.
 inline uint32_t LruClockForIdle(int64_t idle_ms, int64_t now_ms) {
-  const int64_t seconds = idle_ms / 1000;
+  const int64_t span = kAccessClockMax;
+  const int64_t seconds = idle_ms / 1000 < span ? idle_ms / 1000 : span;
   const int64_t now = LruClock(now_ms);
-  const int64_t span = static_cast<int64_t>(kAccessClockMax) + 1;
-  return static_cast<uint32_t>((((now - seconds) % span) + span) % span);
+  return static_cast<uint32_t>(now >= seconds ? now - seconds : now - seconds + span);
 }
 
 inline uint16_t LfuMinutes(int64_t now_ms) { return static_cast<uint16_t>(now_ms / 60000); }
@@ -79,6 +81,24 @@ inline uint8_t LfuLogIncrement(uint8_t counter, int log_factor, double unit_rand
   const double base = counter > kLfuInitCounter ? counter - kLfuInitCounter : 0;
   const double p = 1.0 / (base * log_factor + 1);
   return unit_random < p ? static_cast<uint8_t>(counter + 1) : counter;
+}
+
+// Access data carried with a serialized key (RDB IDLE/FREQ opcodes, RESTORE IDLETIME/FREQ),
+// -1 when absent. Under an LFU policy only the frequency counts (stamped with the current
+// minute, decay starts afresh); under any other policy only the idle time (seconds). Returns
+// false, leaving *clock alone, when the hint doesn't apply: the key keeps its new-key clock.
+inline bool ClockFromHints(const AccessTracking& t, int64_t lfu_freq, int64_t lru_idle_seconds,
+                           int64_t now_ms, uint32_t* clock) {
+  if (t.lfu) {
+    if (lfu_freq < 0) return false;
+    *clock = LfuPack(LfuMinutes(now_ms), static_cast<uint8_t>(lfu_freq > 255 ? 255 : lfu_freq));
+    return true;
+  }
+  if (lru_idle_seconds < 0) return false;
+  const int64_t max_seconds = kAccessClockMax;
+  const int64_t seconds = lru_idle_seconds < max_seconds ? lru_idle_seconds : max_seconds;
+  *clock = LruClockForIdle(seconds * 1000, now_ms);
+  return true;
 }
 
 // The clock stamped on a key that is created now.

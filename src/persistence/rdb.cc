@@ -312,6 +312,36 @@ void AppendAux(std::string* out, std::string_view key, std::string_view value) {
   AppendString(out, value, false);
 }
 
+// Which access data goes before each key: Redis writes the idle time under the LRU policies
+// and the (decayed) counter under the LFU ones, nothing under the others.
+struct AccessHintMode {
+  bool idle = false;
+  bool freq = false;
+  int lfu_decay_time = 1;
+  int64_t now_ms = 0;
+};
+
+AccessHintMode AccessHintModeOf(const Server& server) {
+  const EvictionPolicy policy = server.eviction_policy();
+  AccessHintMode mode;
+  mode.idle = policy == EvictionPolicy::kAllKeysLru || policy == EvictionPolicy::kVolatileLru;
+  mode.freq = IsLfu(policy);
+  mode.lfu_decay_time = server.keyspace_options().access.lfu_decay_time;
+  mode.now_ms = NowMs();
+  return mode;
+}
+
+void AppendAccessHint(std::string* out, uint32_t clock, const AccessHintMode& mode) {
+  if (mode.idle) {
+    out->push_back(static_cast<char>(kOpIdle));
+    AppendLength(out, static_cast<uint64_t>(LruIdleMs(clock, mode.now_ms) / 1000));
+  }
+  if (mode.freq) {
+    out->push_back(static_cast<char>(kOpFreq));
+    out->push_back(static_cast<char>(LfuDecayed(clock, mode.now_ms, mode.lfu_decay_time)));
+  }
+}
+
 }  // namespace
 
 std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
@@ -329,6 +359,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
     b.push_back(static_cast<char>(kOpFunction2));
     AppendString(&b, code, options.compress);
   }
+  const AccessHintMode access = AccessHintModeOf(server);
   for (int i = 0; i < server.db_count(); ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
@@ -345,6 +376,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
         b.push_back(static_cast<char>(kOpExpireTimeMs));
         AppendMillis(&b, db.GetExpire(&e));
       }
+      AppendAccessHint(&b, e.value.access_clock(), access);
       b.push_back(static_cast<char>(ValueRdbType(e.value)));
       AppendString(&b, e.key.view(), options.compress);
       AppendValue(&b, e.value, options.compress);
@@ -395,6 +427,8 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
   int64_t now = NowMs();
   int dbid = 0;
   int64_t expire = -1;
+  // IDLE / FREQ opcodes before the next key; -1 when absent.
+  int64_t lru_idle = -1, lfu_freq = -1;
   std::string key_scratch, error;
   while (true) {
     uint8_t type;
@@ -412,11 +446,13 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (type == kOpFreq) {
       uint8_t freq;
       if (!r.ReadByte(&freq)) return kShort;
+      lfu_freq = freq;
       continue;
     }
     if (type == kOpIdle) {
       uint64_t idle;
       if (!r.ReadLength(&idle)) return kShort;
+      lru_idle = idle > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(idle);
       continue;
     }
     if (type == kOpEof) break;
@@ -467,9 +503,14 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
       if (db.Peek(key) != nullptr) return "RDB has duplicated key '" + key + "'";
       DbEntry* entry = db.Add(key, std::move(value));
       if (expire != -1) db.SetExpire(entry, expire);
+      uint32_t clock;
+      if (ClockFromHints(server.keyspace_options().access, lfu_freq, lru_idle, now, &clock)) {
+        entry->value.set_access_clock(clock);
+      }
       ++stats->keys_loaded;
     }
     expire = -1;
+    lru_idle = lfu_freq = -1;
   }
   if (version >= 5) {
     uint64_t expected = r.crc();
@@ -528,6 +569,12 @@ std::string RdbDumpValue(const Value& value, bool compress) {
   out.push_back(static_cast<char>(kRdbVersion >> 8));
   AppendMillis(&out, static_cast<int64_t>(Crc64(0, out.data(), out.size())));
   return out;
+}
+
+size_t RdbSerializedLength(const Value& value, bool compress) {
+  std::string out;
+  AppendValue(&out, value, compress);
+  return out.size();
 }
 
 bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error,

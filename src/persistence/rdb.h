@@ -73,6 +73,8 @@ inline bool LooksLikeRdb(std::string_view head) { return head.substr(0, 5) == "R
 // DUMP / RESTORE payloads: type byte + value encoding + 2-byte RDB version + CRC64, exactly as
 // Redis 7 writes them.
 std::string RdbDumpValue(const Value& value, bool compress);
+// Bytes of the value's RDB encoding, without type byte or key (DEBUG OBJECT serializedlength).
+size_t RdbSerializedLength(const Value& value, bool compress);
 // Checks the footer (version <= ours, checksum) and decodes. Returns false with *error set
 // ("ERR DUMP payload version or checksum are wrong", "ERR Bad data format") on failure.
 // Malformed payloads never crash and leave *out untouched; `deep` adds the structural checks

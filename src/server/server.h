@@ -218,6 +218,8 @@ class Server : public KeyspaceListener {
   // Whether accesses by the running command count for LRU/LFU (CLIENT NO-TOUCH).
   void set_touch_keys(bool touch) { keyspace_options_.access.touch = touch; }
   const KeyspaceOptions& keyspace_options() const { return keyspace_options_; }
+  // The maxmemory-policy in effect (RDB saves keys' idle times under the LRU ones).
+  EvictionPolicy eviction_policy() const { return eviction_policy_; }
 
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys nobody touches.
   bool active_expire_enabled() const { return active_expire_enabled_; }

@@ -381,6 +381,12 @@ void PackedList::ConvertAuto() {
 
 const char* PackedList::EncodingName() const { return listpack_ ? "listpack" : "quicklist"; }
 
+size_t PackedList::ListpackBytes() const {
+  size_t total = 0;
+  for (const Node* n = head_; n != nullptr; n = n->next) total += n->lp;
+  return total;
+}
+
 // ---- Push and pop -------------------------------------------------------------------------
 
 void PackedList::PushFront(std::string_view v) {

@@ -195,6 +195,8 @@ class PackedList : public HeapObject {
   std::unique_ptr<HeapObject> Clone() const override;
   std::unique_ptr<PackedList> CloneList() const;
   size_t node_count() const { return node_count_; }
+  // What Redis's listpacks of these nodes would take in all (DEBUG OBJECT ql_uncompressed_size).
+  size_t ListpackBytes() const;
   size_t FreeEffort() const override { return node_count_; }
   int max_listpack_size() const { return fill_; }
   int compress_depth() const { return compress_depth_; }

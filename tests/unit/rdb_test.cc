@@ -12,6 +12,7 @@
 #include "persistence/rdb_internal.h"
 #include "server/server.h"
 #include "types/packed_list.h"
+#include "util/clock.h"
 
 namespace vireo {
 namespace {
@@ -318,6 +319,126 @@ TEST_F(RdbServerTest, HugeStringThroughAPipeFailsWithoutAllocatingIt) {
   close(fds[0]);
   EXPECT_NE(err.find("short read"), std::string::npos) << err;
   EXPECT_EQ(server_.db(0).size(), 0u);
+}
+
+// ---- Access data (RDB IDLE / FREQ opcodes) ----------------------------------------------------
+
+TEST(AccessClock, HintsFollowThePolicy) {
+  const int64_t now = 1'700'000'000'000;
+  AccessTracking lru, lfu;
+  lfu.lfu = true;
+  uint32_t clock = 7;
+  // LRU (and any non-LFU policy): the idle time counts, the frequency doesn't.
+  ASSERT_TRUE(ClockFromHints(lru, -1, 1000, now, &clock));
+  EXPECT_EQ(LruIdleMs(clock, now), 1000'000);
+  clock = 7;
+  EXPECT_FALSE(ClockFromHints(lru, 100, -1, now, &clock));
+  EXPECT_EQ(clock, 7u);
+  // LFU: the counter counts, stamped now (no decay owed yet); the idle time doesn't.
+  ASSERT_TRUE(ClockFromHints(lfu, 100, 5, now, &clock));
+  EXPECT_EQ(LfuDecayed(clock, now, 1), 100);
+  clock = 7;
+  EXPECT_FALSE(ClockFromHints(lfu, -1, 1000, now, &clock));
+  EXPECT_EQ(clock, 7u);
+}
+
+TEST(AccessClock, IdleTimesSurviveTheClockWrap) {
+  // Just after the 24-bit seconds clock wrapped: stamps "before zero" read back exactly.
+  const int64_t now = (int64_t{kAccessClockMax} + 1 + 30) * 1000;
+  for (int64_t idle : {0, 29, 30, 31, 1000, 100000}) {
+    EXPECT_EQ(LruIdleMs(LruClockForIdle(idle * 1000, now), now), idle * 1000) << idle;
+  }
+}
+
+// Saves `from` into a temporary file and loads the image into `to`.
+void SaveAndLoad(Server& from, Server& to, std::string* image = nullptr) {
+  char path[] = "/tmp/vireo_rdb_clockXXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(RdbSave(from, fd, {}), "");
+  if (image != nullptr) {
+    off_t size = lseek(fd, 0, SEEK_CUR);
+    image->resize(static_cast<size_t>(size));
+    ASSERT_EQ(pread(fd, image->data(), image->size(), 0), size);
+  }
+  lseek(fd, 0, SEEK_SET);
+  RdbLoadStats stats;
+  ASSERT_EQ(RdbLoad(to, fd, {}, &stats), "");
+  close(fd);
+  unlink(path);
+}
+
+void SetPolicy(Server& server, const std::string& policy) {
+  ASSERT_EQ(server.config().Set({{"maxmemory-policy", policy}}, true), "");
+}
+
+// RESIZEDB of a database with one key and no TTLs, just before its first key record.
+const std::string kResized("\xfb\x01\x00", 3);
+
+// The bytes a key record starts with when `opcode` carries `payload` for it.
+std::string Hinted(RdbOpcode opcode, std::string payload, std::string_view key) {
+  std::string out(1, static_cast<char>(opcode));
+  out += payload;
+  out.push_back(0);  // string type
+  AppendString(&out, key, false);
+  return out;
+}
+
+TEST_F(RdbServerTest, IdleTimeRoundTripsUnderLru) {
+  SetPolicy(server_, "allkeys-lru");
+  const int64_t now = NowMs();
+  server_.db(0)
+      .Add("idle", Value::String("v"))
+      ->value.set_access_clock(LruClockForIdle(500'000, now));
+  Server other{Config()};
+  SetPolicy(other, "volatile-lru");
+  std::string image;
+  SaveAndLoad(server_, other, &image);
+  std::string len;
+  AppendLength(&len, 500);
+  // RESIZEDB 1 0, then only IDLE before the key.
+  EXPECT_NE(image.find(kResized + Hinted(kOpIdle, len, "idle")), std::string::npos);
+  const int64_t idle = LruIdleMs(other.db(0).Peek("idle")->value.access_clock(), NowMs());
+  EXPECT_GE(idle, 500'000);
+  EXPECT_LE(idle, 502'000);
+}
+
+TEST_F(RdbServerTest, FrequencyRoundTripsUnderLfu) {
+  SetPolicy(server_, "allkeys-lfu");
+  const int64_t now = NowMs();
+  server_.db(0)
+      .Add("hot", Value::String("v"))
+      ->value.set_access_clock(LfuPack(LfuMinutes(now), 77));
+  Server other{Config()};
+  SetPolicy(other, "volatile-lfu");
+  std::string image;
+  SaveAndLoad(server_, other, &image);
+  EXPECT_NE(image.find(kResized + Hinted(kOpFreq, std::string(1, 77), "hot")), std::string::npos);
+  EXPECT_EQ(LfuCounter(other.db(0).Peek("hot")->value.access_clock()), 77);
+}
+
+TEST_F(RdbServerTest, HintsOfAnotherPolicyAreIgnoredOrAbsent) {
+  // noeviction writes neither opcode.
+  server_.db(0).Add("k", Value::String("v"));
+  std::string image;
+  Server plain{Config()};
+  SaveAndLoad(server_, plain, &image);
+  EXPECT_NE(image.find(kResized + std::string("\x00\x01k", 3)), std::string::npos);
+
+  // An idle time loads under any non-LFU policy (as Redis's objectSetLRUOrLFU) ...
+  Server lru{Config()};
+  SetPolicy(lru, "allkeys-lru");
+  lru.db(0)
+      .Add("k", Value::String("v"))
+      ->value.set_access_clock(LruClockForIdle(3600'000, NowMs()));
+  Server noevict{Config()};
+  SaveAndLoad(lru, noevict);
+  EXPECT_GE(LruIdleMs(noevict.db(0).Peek("k")->value.access_clock(), NowMs()), 3600'000);
+  // ... but not under LFU, where the key starts as a new one.
+  Server lfu{Config()};
+  SetPolicy(lfu, "allkeys-lfu");
+  SaveAndLoad(lru, lfu);
+  EXPECT_EQ(LfuCounter(lfu.db(0).Peek("k")->value.access_clock()), kLfuInitCounter);
 }
 
 }  // namespace
