@@ -126,6 +126,7 @@ Server::Server(Config config)
   WatchSocket(wake_fd_, kWakeTag, EPOLLIN);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
+  client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
 }
 
 Server::~Server() {
@@ -416,6 +417,10 @@ void Server::ReadFromClient(Client& client) {
     CloseClient(client);
     return;
   }
+  // maxmemory-clients: input that takes the clients over the limit evicts before it runs.
+  client_eviction_.Update(client);
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
+  if (client.closed) return;
   ProcessInput(client);
 }
 
@@ -450,6 +455,10 @@ void Server::ProcessInput(Client& client) {
     }
   }
   QueueWrite(client);
+  // maxmemory-clients: this client's buffers and state changed. Eviction waits while a
+  // command is running (a long script serving the loop): its caller must not go mid-command.
+  client_eviction_.Update(client);
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
 }
 
 void Server::QueueWrite(Client& client) {
@@ -516,6 +525,8 @@ void Server::FlushPendingWrites() {
       CloseClient(*client);
       continue;
     }
+    // What is left unread (its own replies, or messages other clients sent it) counts.
+    client_eviction_.Update(*client);
     if (client->output_written < client->output().size()) {
       WaitWritable(*client);
     } else if (client->has(kClientCloseAfterReply)) {
@@ -538,6 +549,7 @@ void Server::CloseClient(Client& client) {
   // serving a client and flushing its output doesn't lose the element.
   if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
+  client_eviction_.Remove(client);
   UnwatchAll(client);
   pubsub_.RemoveClient(client);
   if (client.has(kClientMonitor)) {
@@ -567,6 +579,7 @@ void Server::BeforeSleep() {
   // The AOF is written before any reply of this turn goes out (fsynced too with "always").
   aof_->BeforeSleep();
   FlushPendingWrites();
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (!pending_close_.empty()) {
     std::vector<uint64_t> ids;
     ids.swap(pending_close_);
@@ -700,6 +713,7 @@ void Server::Cron() {
   ScheduleFastExpire();
   aof_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
+  client_eviction_.CronStep(executing_depth_ > 0);
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -761,6 +775,7 @@ void Server::Watch(Client& client, int db, std::string_view key) {
     if (w.db == db && w.key == key) return;
   }
   client.watched_keys.push_back({db, std::string(key), dbs_[db]->IsLogicallyExpired(key)});
+  client.watched_key_bytes += key.size();
   watched_keys_[db][std::string(key)].push_back(&client);
 }
 
@@ -773,6 +788,7 @@ void Server::UnwatchAll(Client& client) {
     if (it->second.empty()) map.erase(it);
   }
   client.watched_keys.clear();
+  client.watched_key_bytes = 0;
 }
 
 void Server::TouchWatchedKey(int db, std::string_view key) {
@@ -902,6 +918,8 @@ void Server::ApplyConfigChange(const std::string& name) {
   if (name == "hz") {
     cron_timer_.cancel();
     ScheduleCron();
+  } else if (name == "maxmemory-clients") {
+    client_eviction_.OnConfigChange();
   } else if (name == "proto-max-bulk-len") {
     for (auto& [id, client] : clients_) {
       ParserLimits limits;

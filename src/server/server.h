@@ -17,6 +17,7 @@
 #include "db/blocking.h"
 #include "db/database.h"
 #include "server/client.h"
+#include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/pubsub.h"
@@ -67,6 +68,7 @@ struct ServerStats {
   uint64_t total_writes_processed = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
+  uint64_t evicted_clients = 0;                  // maxmemory-clients
   std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
   RateSampler ops_rate;
   RateSampler net_input_rate;
@@ -142,6 +144,8 @@ class Server : public KeyspaceListener {
   void AddMonitor(Client& client);
   // Pub/sub (src/server/pubsub.h): subscriptions and message delivery.
   PubsubEngine& pubsub() { return pubsub_; }
+  // maxmemory-clients (src/server/client_eviction.h).
+  ClientEviction& client_eviction() { return client_eviction_; }
   // Appends server-initiated bytes (a pub/sub message) to a client's output and schedules the
   // write, subject to client-output-buffer-limit (src/server/output_limits.cc).
   void PushToClient(Client& client, std::string_view bytes);
@@ -296,6 +300,7 @@ class Server : public KeyspaceListener {
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
   std::vector<Client*> monitors_;
   PubsubEngine pubsub_{this};
+  ClientEviction client_eviction_{*this};
   // Per database: key -> clients watching it.
   std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
   std::deque<SlowlogEntry> slowlog_;
