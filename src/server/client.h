@@ -132,8 +132,9 @@ class Client {
     std::string_view unconsumed() const { return {data.get() + start, end - start}; }
     size_t size() const { return end - start; }
     // Makes room for `n` more bytes after `end`, moving unconsumed bytes to the front first
-    // and growing geometrically, so a large bulk costs linear copying overall.
-    void EnsureWritable(size_t n);
+    // and growing geometrically, so a large bulk costs linear copying overall; never beyond
+    // `known_total` unconsumed bytes when that is given (the size of the request arriving).
+    void EnsureWritable(size_t n, size_t known_total = 0);
     // Drops a large idle buffer so an idle client holds little memory.
     void ShrinkIfIdle();
   };

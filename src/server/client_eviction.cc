@@ -169,11 +169,8 @@ void ClientEviction::EvictIfOver() {
     });
     for (Client* client : order) {
       if (total_ < limit) break;
-      Evict(*client);
+      if (client->memory_bucket >= 0) Evict(*client);
     }
-  }
-  if (total_ >= limit) {
-    spdlog::warn("Over client maxmemory after evicting all evictable clients");
   }
 }
 

@@ -33,6 +33,8 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 // A write larger than this per event loop turn would starve other clients; the rest waits.
 constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
+// Likewise the bytes of a big argument read from one client in one turn.
+constexpr size_t kMaxReadPerTurn = 8 * 1024 * 1024;
 
 constexpr std::string_view kProtectedModeError =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
@@ -376,6 +378,16 @@ Client* Server::FindClient(uint64_t id) {
 // edge-triggered descriptors cost an extra read that ends in EAGAIN after every request
 // (speculative async_read_some) or an epoll_ctl per read (async_wait).
 void Server::ReadFromClient(Client& client) {
+  // The exception: a big argument still streaming in is read on in this turn, up to a budget,
+  // rather than a turn per doubling of its buffer. It then arrives in one or a few turns, as
+  // with Redis (which reads a big argument in one go), so what CLIENT LIST and
+  // maxmemory-clients see of it is current; other clients still get their turn.
+  size_t budget = kMaxReadPerTurn;
+  while (ReadAndProcess(client, &budget)) {
+  }
+}
+
+bool Server::ReadAndProcess(Client& client, size_t* budget) {
   Client::ReadBuffer& buf = client.read_buffer;
   buf.ShrinkIfIdle();
   // Read what the parser says the current command still needs (a large bulk in fewer reads),
@@ -388,19 +400,21 @@ void Server::ReadFromClient(Client& client) {
   if (needed > buf.size() && needed - buf.size() > want) {
     want = std::min(needed - buf.size(), std::max(want, buf.size()));
   }
-  buf.EnsureWritable(want);
+  // The last bytes of a command (a bulk's CRLF) need room for just them: a buffer sized for
+  // the command must not double for two bytes.
+  buf.EnsureWritable(needed > buf.size() ? std::min(want, needed - buf.size()) : want, needed);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
   ssize_t n = read(client.fd(), buf.data.get() + buf.end, want);
   if (n <= 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
     CloseClient(client);
-    return;
+    return false;
   }
   if (client.has(kClientCloseAfterReply)) {
     // Whatever else it sent is ignored; the connection closes once the reply is out.
     buf.start = buf.end = 0;
-    return;
+    return false;
   }
   size_t got = static_cast<size_t>(n);
   buf.end += got;
@@ -415,13 +429,18 @@ void Server::ReadFromClient(Client& client) {
                  client.addr);
     ++stats_.client_query_buffer_limit_disconnections;
     CloseClient(client);
-    return;
+    return false;
   }
   // maxmemory-clients: input that takes the clients over the limit evicts before it runs.
   client_eviction_.Update(client);
   if (executing_depth_ == 0) client_eviction_.EvictIfOver();
-  if (client.closed) return;
+  if (client.closed) return false;
   ProcessInput(client);
+  // Read on only while the read filled the buffer (the socket likely holds more) and a command
+  // is waiting for more of its bytes.
+  *budget -= std::min(*budget, got);
+  return got == want && *budget > 0 && !client.closed && !client.has(kClientCloseAfterReply) &&
+         !client.has(kClientBlocked) && client.parser().bytes_wanted() > buf.size();
 }
 
 bool Server::QueryBufferOverLimit(const Client& client) const {
@@ -455,6 +474,8 @@ void Server::ProcessInput(Client& client) {
     }
   }
   QueueWrite(client);
+  // A big request is done with: its buffer goes now, not at the client's next read.
+  buf.ShrinkIfIdle();
   // maxmemory-clients: this client's buffers and state changed. Eviction waits while a
   // command is running (a long script serving the loop): its caller must not go mid-command.
   client_eviction_.Update(client);

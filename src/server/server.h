@@ -253,6 +253,8 @@ class Server : public KeyspaceListener {
   int MsUntilNextTimer();
   void AcceptClient(int fd, bool unix_socket);
   void ReadFromClient(Client& client);
+  // One read and what it completes; true to read again in this turn (a big argument arriving).
+  bool ReadAndProcess(Client& client, size_t* budget);
   void ProcessInput(Client& client);
   // client-query-buffer-limit: unparsed input plus the arguments MULTI has queued.
   bool QueryBufferOverLimit(const Client& client) const;

@@ -158,6 +158,28 @@ def test_client_list_memory_fields_follow_output_and_multi(srv, ctl):
     assert int(c["tot-mem"]) > 3000
 
 
+def test_big_argument_buffer_is_sized_to_it(srv, ctl):
+    # Not rounded up to a power of two: a 750 KB argument holds about 750 KB, even when its
+    # final CRLF comes in a read of its own.
+    n = 750_000
+    raw = named_raw(srv, "exact")
+    raw.send(b"*1\r\n$%d\r\n" % n + b"v" * n)
+    wait_for(lambda: field(ctl, "exact", "qbuf") == n)
+    raw.send(b"\r")
+    wait_for(lambda: field(ctl, "exact", "qbuf") == n + 1)
+    assert n < field(ctl, "exact", "tot-mem") < n + 32 * KB
+    raw.close()
+
+    # Once queued by MULTI, the argument is the queue's; the read buffer is released.
+    m = named_raw(srv, "queued")
+    assert m.execute("MULTI") == b"+OK\r\n"
+    for _ in range(2):
+        m.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % n + b"v" * n)
+        m.send(b"\r\n")
+        assert m.read_reply() == b"+QUEUED\r\n"
+    assert 2 * n < field(ctl, "queued", "tot-mem") < 2 * n + 32 * KB
+
+
 def test_mem_clients_normal_counts_client_memory(srv, ctl):
     base = int(ctl.info("memory")["mem_clients_normal"])
     raw = named_raw(srv, "q")
