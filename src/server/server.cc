@@ -35,6 +35,8 @@ constexpr size_t kReadChunk = 16 * 1024;
 constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
 // Likewise the bytes of a big argument read from one client in one turn.
 constexpr size_t kMaxReadPerTurn = 8 * 1024 * 1024;
+// A command at least this big is read on within a turn (Redis's PROTO_MBULK_BIG_ARG).
+constexpr size_t kBigArgument = 32 * 1024;
 
 constexpr std::string_view kProtectedModeError =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
@@ -436,11 +438,13 @@ bool Server::ReadAndProcess(Client& client, size_t* budget) {
   if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (client.closed) return false;
   ProcessInput(client);
-  // Read on only while the read filled the buffer (the socket likely holds more) and a command
-  // is waiting for more of its bytes.
+  // Read on only while the read filled the buffer (the socket likely holds more) and a big
+  // command is waiting for more of its bytes. A pipeline of small commands still gets one read
+  // per turn, so it can't hold the loop.
   *budget -= std::min(*budget, got);
+  size_t wanted = client.parser().bytes_wanted();
   return got == want && *budget > 0 && !client.closed && !client.has(kClientCloseAfterReply) &&
-         !client.has(kClientBlocked) && client.parser().bytes_wanted() > buf.size();
+         !client.has(kClientBlocked) && wanted >= kBigArgument && wanted > buf.size();
 }
 
 bool Server::QueryBufferOverLimit(const Client& client) const {
