@@ -439,3 +439,21 @@ def test_output_buffer_limit_takes_precedence(srv, ctl):
     assert evicted(ctl) == 0
     # (Redis 7.2's counter; 7.0 has none.)
     assert int(ctl.info("stats").get("client_output_buffer_limit_disconnections", 2)) == 2
+
+
+def test_limit_from_the_command_line_applies_from_the_start():
+    handle = start_server(["--maxmemory", "100mb", "--maxmemory-clients", "3%"])
+    try:
+        ctl = handle.client(decode_responses=True)
+        ctl.execute_command("CLIENT", "NO-EVICT", "on")
+        assert ctl.config_get("maxmemory-clients") == {"maxmemory-clients": "3%"}
+        big = named_raw(handle, "big")
+        send_partial_bulk(big, 4 * MB, 4 * MB - 1)
+        assert_closed(big)
+        wait_for(lambda: not exists(ctl, "big"))
+        assert evicted(ctl) == 1
+        ctl.config_resetstat()
+        assert evicted(ctl) == 0
+    finally:
+        handle.stop()
+        handle.cleanup()
