@@ -23,6 +23,15 @@ void RespParser::Reset() {
   bulk_len_ = -1;
   bytes_wanted_ = 0;
   arg_spans_.clear();
+  pending_arg_bytes_ = 0;
+}
+
+size_t RespParser::MemoryUsage() const {
+  // The inline arguments' own heap bytes are left out to stay O(1): an inline request is at
+  // most 64 KB.
+  return arg_spans_.capacity() * sizeof(arg_spans_[0]) +
+         args_.capacity() * sizeof(std::string_view) +
+         inline_args_.capacity() * sizeof(std::string) + error_.capacity();
 }
 
 RespParser::Result RespParser::Fail(std::string message) {
@@ -90,6 +99,7 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* con
     multibulk_left_ = count;
     pos_ = cr + 2;
     arg_spans_.clear();
+    pending_arg_bytes_ = 0;
     // Reserve a little: the count is client-controlled and the args may never arrive.
     arg_spans_.reserve(static_cast<size_t>(count < 1024 ? count : 1024));
   }
@@ -148,6 +158,7 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, size_t* con
       return Result::kNeedMore;
     }
     arg_spans_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    pending_arg_bytes_ += static_cast<size_t>(bulk_len_);
     pos_ = need;  // like Redis, the two bytes after the payload are skipped unchecked
     bulk_len_ = -1;
     --multibulk_left_;

@@ -43,6 +43,14 @@ class RespParser {
   // for a large bulk once instead of growing it read by read.
   size_t bytes_wanted() const { return bytes_wanted_; }
 
+  // The part of a multibulk command still being received that is already parsed (its header
+  // and complete arguments), and those arguments' lengths. Redis has moved such arguments
+  // out of its query buffer into argv, so CLIENT LIST shows them as argv-mem, not qbuf.
+  size_t parsed_prefix() const { return multibulk_left_ >= 0 ? pos_ : 0; }
+  size_t pending_arg_bytes() const { return multibulk_left_ >= 0 ? pending_arg_bytes_ : 0; }
+  // Heap bytes of the parser's own scratch (client eviction counts them).
+  size_t MemoryUsage() const;
+
   void set_limits(const ParserLimits& limits) { limits_ = limits; }
   // Unauthenticated clients get tighter limits, as in Redis, so a stranger can't make the
   // server allocate big buffers before AUTH.
@@ -61,6 +69,7 @@ class RespParser {
   size_t pos_ = 0;               // offset of the next unparsed byte
   int64_t bulk_len_ = -1;        // length of a bulk whose header is parsed but not its payload
   std::vector<std::pair<size_t, size_t>> arg_spans_;  // (offset, length) of parsed args
+  size_t pending_arg_bytes_ = 0;                      // their lengths' sum
   size_t bytes_wanted_ = 0;
   std::vector<std::string_view> args_;
   std::vector<std::string> inline_args_;

@@ -57,6 +57,7 @@ class Client {
 
   ReplyBuilder& reply() { return reply_; }
   std::string& output() { return output_; }
+  const std::string& output() const { return output_; }
   int resp() const { return resp_; }
   void set_resp(int resp) {
     resp_ = resp;
@@ -100,12 +101,19 @@ class Client {
   std::vector<QueuedCommand> multi_queue;
   // Queues a command for EXEC, keeping count of its bytes (client-query-buffer-limit).
   void QueueForExec(QueuedCommand command) {
-    if (multi_queue.empty()) multi_queue_bytes_ = 0;  // whoever cleared the queue reset it
+    if (multi_queue.empty()) multi_queue_bytes_ = multi_queue_argv_bytes_ = 0;  // cleared
     for (const std::string& arg : command.argv) multi_queue_bytes_ += arg.size();
+    multi_queue_argv_bytes_ += command.argv.capacity() * sizeof(std::string);
     multi_queue.push_back(std::move(command));
   }
   // The argument bytes MULTI holds, as Redis's mstate.argv_len_sums.
   size_t multi_queue_bytes() const { return multi_queue.empty() ? 0 : multi_queue_bytes_; }
+  // Everything the MULTI queue holds (client eviction): the arguments, their string objects
+  // and the queue's own slots.
+  size_t multi_queue_memory() const {
+    size_t slots = multi_queue.capacity() * sizeof(QueuedCommand);
+    return multi_queue.empty() ? slots : slots + multi_queue_bytes_ + multi_queue_argv_bytes_;
+  }
   // WATCHed keys. A key already past its TTL when watched doesn't fail EXEC by expiring.
   struct WatchedKey {
     int db;
@@ -113,6 +121,7 @@ class Client {
     bool expired_at_watch;
   };
   std::vector<WatchedKey> watched_keys;
+  size_t watched_key_bytes = 0;  // the names' bytes, kept by Server::Watch / UnwatchAll
 
   // Read side: bytes [start, end) of `data` are received but not yet consumed.
   struct ReadBuffer {
@@ -123,13 +132,15 @@ class Client {
     std::string_view unconsumed() const { return {data.get() + start, end - start}; }
     size_t size() const { return end - start; }
     // Makes room for `n` more bytes after `end`, moving unconsumed bytes to the front first
-    // and growing geometrically, so a large bulk costs linear copying overall.
-    void EnsureWritable(size_t n);
+    // and growing geometrically, so a large bulk costs linear copying overall; never beyond
+    // `known_total` unconsumed bytes when that is given (the size of the request arriving).
+    void EnsureWritable(size_t n, size_t known_total = 0);
     // Drops a large idle buffer so an idle client holds little memory.
     void ShrinkIfIdle();
   };
   ReadBuffer read_buffer;
   RespParser& parser() { return parser_; }
+  const RespParser& parser() const { return parser_; }
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
@@ -140,6 +151,11 @@ class Client {
   // client-output-buffer-limit: when (unix seconds) the soft limit was first exceeded, or 0.
   int64_t obuf_soft_limit_since_s = 0;
   bool closed = false;
+  // Client eviction (src/server/client_eviction.h): the memory last measured, and the bucket
+  // (-1: none, the client is not tracked) and slot in it where the client is filed.
+  size_t tracked_memory = 0;
+  int memory_bucket = -1;
+  size_t memory_bucket_pos = 0;
 
  private:
   Server* server_;
@@ -150,6 +166,7 @@ class Client {
   ReplyBuilder reply_{&output_};
   RespParser parser_;
   size_t multi_queue_bytes_ = 0;
+  size_t multi_queue_argv_bytes_ = 0;
   int resp_ = 2;
   int db_index_ = 0;
   bool authenticated_ = true;

@@ -648,6 +648,28 @@ void Config::Declare() {
     return std::string();
   };
   o.push_back(std::move(obuf));
+  // A memory value or a percentage of maxmemory ("10%", at most 100%), as in Redis.
+  Option max_clients_mem = Special("maxmemory-clients", Type::kInt, kMut);
+  max_clients_mem.get = [](const ServerConfig& c) {
+    int64_t v = c.maxmemory_clients;
+    return v < 0 ? std::to_string(-v) + "%" : std::to_string(v);
+  };
+  max_clients_mem.set = [](ServerConfig& c, const std::vector<std::string>& args) {
+    const std::string& text = args[0];
+    int64_t v;
+    if (ParseMemory(text, &v)) {
+      c.maxmemory_clients = v;
+      return std::string();
+    }
+    if (text.size() > 1 && text.back() == '%' &&
+        ParseInt64(std::string_view(text).substr(0, text.size() - 1), &v) && v >= 0) {
+      if (v > 100) return std::string("percentage argument must be less or equal to 100");
+      c.maxmemory_clients = -v;
+      return std::string();
+    }
+    return std::string("argument must be a memory or percent value");
+  };
+  o.push_back(std::move(max_clients_mem));
 
   const ServerConfig defaults;
   for (size_t i = 0; i < options_.size(); ++i) {

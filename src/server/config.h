@@ -122,6 +122,8 @@ struct ServerConfig {
       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";  // as CONFIG GET
   std::array<ClientBufferLimit, 3> client_obuf_limits = {
       {{0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}}};
+  // maxmemory-clients: bytes, or -N for N% of maxmemory (stored as Redis stores it); 0 = off.
+  int64_t maxmemory_clients = 0;
   std::string config_file;  // absolute path of the file we started from ("" if none)
   // Redis 7's protected actions: "no" (the default: refused), "yes", or "local" (allowed from
   // loopback and unix-socket connections only). Settable only at start-up.

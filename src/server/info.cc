@@ -296,7 +296,7 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("expired_time_cap_reached_count", 0);
   w.Field("expire_cycle_cpu_milliseconds", 0);
   w.Field("evicted_keys", s.evicted_keys);
-  w.Field("evicted_clients", 0);
+  w.Field("evicted_clients", s.evicted_clients);
   const uint64_t exceeded_us = server.current_eviction_exceeded_us();
   w.Field("total_eviction_exceeded_time", (s.total_eviction_exceeded_us + exceeded_us) / 1000);
   w.Field("current_eviction_exceeded_time", exceeded_us / 1000);
@@ -435,7 +435,7 @@ MemoryFigures ReadMemoryFigures(Server& server) {
   stats.used_memory_peak = std::max(stats.used_memory_peak, m.used);
   m.peak = stats.used_memory_peak;
   for (const auto& [id, client] : server.clients()) {
-    m.clients += sizeof(Client) + client->read_buffer.capacity + client->output().capacity();
+    m.clients += MeasureClient(server, *client).total();
   }
   m.overhead = std::min(m.used, m.clients);
   return m;
@@ -485,13 +485,13 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
 
 std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   int64_t now = NowMs();
-  size_t multi_mem = 0;
-  for (const QueuedCommand& cmd : c.multi_queue) {
-    multi_mem += sizeof(QueuedCommand);
-    for (const std::string& arg : cmd.argv) multi_mem += sizeof(std::string) + arg.capacity();
-  }
-  size_t qbuf = c.read_buffer.size();
+  // Redis's figures: qbuf is the input not yet parsed (arguments of a command still arriving
+  // are argv-mem, as Redis has moved them to argv; those of the running command stay in qbuf
+  // too, as in Redis), multi-mem the queued arguments' bytes.
+  size_t qbuf = c.read_buffer.size() - c.parser().parsed_prefix();
   size_t qbuf_free = c.read_buffer.capacity - c.read_buffer.end;
+  if (argv_mem == 0) argv_mem = c.parser().pending_arg_bytes();
+  size_t multi_mem = c.multi_queue_bytes();
   // Redis keeps the first 16 KB of unsent output in the client's own buffer (obl) and the rest
   // in a list of 16 KB blocks (oll blocks, omem bytes); report the one buffer the same way.
   constexpr size_t kReplyChunk = 16 * 1024;
@@ -501,7 +501,8 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   size_t oll = (omem + kReplyChunk - 1) / kReplyChunk;
   size_t rbs = c.output().capacity();
   const PubsubEngine& pubsub = server.pubsub();
-  size_t tot_mem = sizeof(Client) + c.read_buffer.capacity + rbs + multi_mem + argv_mem;
+  // What the client really holds (client_eviction.h), the figure maxmemory-clients uses.
+  size_t tot_mem = MeasureClient(server, c).total();
   std::string events = "r";
   if (c.write_pending) events += "w";
   return fmt::format(

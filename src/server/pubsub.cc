@@ -65,6 +65,7 @@ bool PubsubEngine::Subscribe(Client& client, PubsubKind kind, std::string_view n
   if (mine.find(name) != mine.end()) return false;
   Subscribers& subscribers = registry(kind)[std::string(name)];
   mine.emplace(std::string(name), subscribers.size());
+  subs.name_bytes += name.size();
   subscribers.push_back(&client);
   UpdateFlag(client, subs);
   return true;
@@ -80,6 +81,7 @@ bool PubsubEngine::Unsubscribe(Client& client, PubsubKind kind, std::string_view
   const size_t index = mit->second;
   auto rit = registry(kind).find(name);
   mine.erase(mit);
+  cit->second.name_bytes -= name.size();
   // Swap-remove: the last subscriber takes our slot, and its own index follows it.
   Subscribers& subscribers = rit->second;
   Client* moved = subscribers.back();
@@ -90,6 +92,17 @@ bool PubsubEngine::Unsubscribe(Client& client, PubsubKind kind, std::string_view
   UpdateFlag(client, cit->second);
   if (cit->second.total() == 0) clients_.erase(cit);
   return true;
+}
+
+size_t PubsubEngine::MemoryOf(const Client& client) const {
+  auto it = clients_.find(&client);
+  if (it == clients_.end()) return 0;
+  // Per subscription: the client's map node (name string, index, next pointer, cached hash,
+  // bucket slot) and its slot in the channel's subscriber vector; plus the name itself, which
+  // each client keeps a copy of.
+  constexpr size_t kPerSubscription =
+      sizeof(std::string) + sizeof(size_t) + 3 * sizeof(void*) + sizeof(Client*);
+  return it->second.total() * kPerSubscription + it->second.name_bytes;
 }
 
 void PubsubEngine::RemoveClient(Client& client) {

@@ -45,6 +45,9 @@ class PubsubEngine {
   size_t ChannelAndPatternCount(const Client& client) const {
     return CountOf(client, PubsubKind::kChannel) + CountOf(client, PubsubKind::kPattern);
   }
+  // Roughly what the client's subscriptions cost (client eviction): the names it holds and
+  // its entries in both indexes. O(1).
+  size_t MemoryOf(const Client& client) const;
   // Drops every subscription without notifying the client (disconnect, RESET).
   void RemoveClient(Client& client);
 
@@ -69,6 +72,7 @@ class PubsubEngine {
   // Per client and kind: name -> the client's index in that name's subscriber vector.
   struct ClientSubscriptions {
     std::array<StringMap<size_t>, 3> names;
+    size_t name_bytes = 0;  // the names' lengths, for MemoryOf
     size_t total() const { return names[0].size() + names[1].size() + names[2].size(); }
   };
 

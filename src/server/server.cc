@@ -33,6 +33,10 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 // A write larger than this per event loop turn would starve other clients; the rest waits.
 constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
+// Likewise the bytes of a big argument read from one client in one turn.
+constexpr size_t kMaxReadPerTurn = 8 * 1024 * 1024;
+// A command at least this big is read on within a turn (Redis's PROTO_MBULK_BIG_ARG).
+constexpr size_t kBigArgument = 32 * 1024;
 
 constexpr std::string_view kProtectedModeError =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
@@ -130,6 +134,7 @@ Server::Server(Config config)
   WatchSocket(wake_fd_, kWakeTag, EPOLLIN);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
+  client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
 }
 
 Server::~Server() {
@@ -379,6 +384,16 @@ Client* Server::FindClient(uint64_t id) {
 // edge-triggered descriptors cost an extra read that ends in EAGAIN after every request
 // (speculative async_read_some) or an epoll_ctl per read (async_wait).
 void Server::ReadFromClient(Client& client) {
+  // The exception: a big argument still streaming in is read on in this turn, up to a budget,
+  // rather than a turn per doubling of its buffer. It then arrives in one or a few turns, as
+  // with Redis (which reads a big argument in one go), so what CLIENT LIST and
+  // maxmemory-clients see of it is current; other clients still get their turn.
+  size_t budget = kMaxReadPerTurn;
+  while (ReadAndProcess(client, &budget)) {
+  }
+}
+
+bool Server::ReadAndProcess(Client& client, size_t* budget) {
   Client::ReadBuffer& buf = client.read_buffer;
   buf.ShrinkIfIdle();
   // Read what the parser says the current command still needs (a large bulk in fewer reads),
@@ -391,19 +406,21 @@ void Server::ReadFromClient(Client& client) {
   if (needed > buf.size() && needed - buf.size() > want) {
     want = std::min(needed - buf.size(), std::max(want, buf.size()));
   }
-  buf.EnsureWritable(want);
+  // The last bytes of a command (a bulk's CRLF) need room for just them: a buffer sized for
+  // the command must not double for two bytes.
+  buf.EnsureWritable(needed > buf.size() ? std::min(want, needed - buf.size()) : want, needed);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
   ssize_t n = read(client.fd(), buf.data.get() + buf.end, want);
   if (n <= 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
     CloseClient(client);
-    return;
+    return false;
   }
   if (client.has(kClientCloseAfterReply)) {
     // Whatever else it sent is ignored; the connection closes once the reply is out.
     buf.start = buf.end = 0;
-    return;
+    return false;
   }
   size_t got = static_cast<size_t>(n);
   buf.end += got;
@@ -418,9 +435,20 @@ void Server::ReadFromClient(Client& client) {
                  client.addr);
     ++stats_.client_query_buffer_limit_disconnections;
     CloseClient(client);
-    return;
+    return false;
   }
+  // maxmemory-clients: input that takes the clients over the limit evicts before it runs.
+  client_eviction_.Update(client);
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
+  if (client.closed) return false;
   ProcessInput(client);
+  // Read on only while the read filled the buffer (the socket likely holds more) and a big
+  // command is waiting for more of its bytes. A pipeline of small commands still gets one read
+  // per turn, so it can't hold the loop.
+  *budget -= std::min(*budget, got);
+  size_t wanted = client.parser().bytes_wanted();
+  return got == want && *budget > 0 && !client.closed && !client.has(kClientCloseAfterReply) &&
+         !client.has(kClientBlocked) && wanted >= kBigArgument && wanted > buf.size();
 }
 
 bool Server::QueryBufferOverLimit(const Client& client) const {
@@ -454,6 +482,12 @@ void Server::ProcessInput(Client& client) {
     }
   }
   QueueWrite(client);
+  // A big request is done with: its buffer goes now, not at the client's next read.
+  buf.ShrinkIfIdle();
+  // maxmemory-clients: this client's buffers and state changed. Eviction waits while a
+  // command is running (a long script serving the loop): its caller must not go mid-command.
+  client_eviction_.Update(client);
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
 }
 
 void Server::QueueWrite(Client& client) {
@@ -520,6 +554,8 @@ void Server::FlushPendingWrites() {
       CloseClient(*client);
       continue;
     }
+    // What is left unread (its own replies, or messages other clients sent it) counts.
+    client_eviction_.Update(*client);
     if (client->output_written < client->output().size()) {
       WaitWritable(*client);
     } else if (client->has(kClientCloseAfterReply)) {
@@ -542,6 +578,7 @@ void Server::CloseClient(Client& client) {
   // serving a client and flushing its output doesn't lose the element.
   if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
+  client_eviction_.Remove(client);
   UnwatchAll(client);
   pubsub_.RemoveClient(client);
   if (client.has(kClientMonitor)) {
@@ -571,6 +608,7 @@ void Server::BeforeSleep() {
   // The AOF is written before any reply of this turn goes out (fsynced too with "always").
   aof_->BeforeSleep();
   FlushPendingWrites();
+  if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (!pending_close_.empty()) {
     std::vector<uint64_t> ids;
     ids.swap(pending_close_);
@@ -707,6 +745,7 @@ void Server::Cron() {
   ScheduleFastExpire();
   aof_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
+  client_eviction_.CronStep(executing_depth_ > 0);
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -768,6 +807,7 @@ void Server::Watch(Client& client, int db, std::string_view key) {
     if (w.db == db && w.key == key) return;
   }
   client.watched_keys.push_back({db, std::string(key), dbs_[db]->IsLogicallyExpired(key)});
+  client.watched_key_bytes += key.size();
   watched_keys_[db][std::string(key)].push_back(&client);
 }
 
@@ -780,6 +820,7 @@ void Server::UnwatchAll(Client& client) {
     if (it->second.empty()) map.erase(it);
   }
   client.watched_keys.clear();
+  client.watched_key_bytes = 0;
 }
 
 void Server::TouchWatchedKey(int db, std::string_view key) {
@@ -924,6 +965,8 @@ void Server::ApplyConfigChange(const std::string& name) {
   if (name == "hz") {
     cron_timer_.cancel();
     ScheduleCron();
+  } else if (name == "maxmemory-clients") {
+    client_eviction_.OnConfigChange();
   } else if (name == "proto-max-bulk-len") {
     for (auto& [id, client] : clients_) {
       ParserLimits limits;

@@ -19,6 +19,7 @@
 #include "db/eviction.h"
 #include "db/lazy_free.h"
 #include "server/client.h"
+#include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/pubsub.h"
@@ -71,6 +72,7 @@ struct ServerStats {
   uint64_t total_writes_processed = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
+  uint64_t evicted_clients = 0;                  // maxmemory-clients
   std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
   RateSampler ops_rate;
   RateSampler net_input_rate;
@@ -146,6 +148,8 @@ class Server : public KeyspaceListener {
   void AddMonitor(Client& client);
   // Pub/sub (src/server/pubsub.h): subscriptions and message delivery.
   PubsubEngine& pubsub() { return pubsub_; }
+  // maxmemory-clients (src/server/client_eviction.h).
+  ClientEviction& client_eviction() { return client_eviction_; }
   // Appends server-initiated bytes (a pub/sub message) to a client's output and schedules the
   // write, subject to client-output-buffer-limit (src/server/output_limits.cc).
   void PushToClient(Client& client, std::string_view bytes);
@@ -273,6 +277,8 @@ class Server : public KeyspaceListener {
   int MsUntilNextTimer();
   void AcceptClient(int fd, bool unix_socket);
   void ReadFromClient(Client& client);
+  // One read and what it completes; true to read again in this turn (a big argument arriving).
+  bool ReadAndProcess(Client& client, size_t* budget);
   void ProcessInput(Client& client);
   // client-query-buffer-limit: unparsed input plus the arguments MULTI has queued.
   bool QueryBufferOverLimit(const Client& client) const;
@@ -336,6 +342,7 @@ class Server : public KeyspaceListener {
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
   std::vector<Client*> monitors_;
   PubsubEngine pubsub_{this};
+  ClientEviction client_eviction_{*this};
   // Per database: key -> clients watching it.
   std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
   std::deque<SlowlogEntry> slowlog_;
