@@ -730,6 +730,10 @@ def family_keys():
             + ([cmd(rng, "REPLACE")] if rng.random() < 0.5 else [])
             + ([rng.choice(["BOGUS", "REPLACE"])] if rng.random() < 0.03 else []), "exact"),
         (2, g_keys_multi("TOUCH"), "exact"),
+        # Access data (issue 19): FREQ's policy error (or nil) is exact; an idle time is only
+        # compared by shape, since a second boundary may fall between the two servers' reads.
+        (1, lambda rng, ctx: [cmd(rng, "OBJECT"), cmd(rng, "FREQ"), ctx.key(rng)], "exact"),
+        (1, lambda rng, ctx: [cmd(rng, "OBJECT"), cmd(rng, "IDLETIME"), ctx.key(rng)], "shape"),
         (4, lambda rng, ctx: [cmd(rng, "KEYS"), gen_pattern(rng)], "sorted"),
         (3, g_scan, "scan"),
         (1, g_scan_bad, "exact"),
