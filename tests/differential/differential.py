@@ -14,8 +14,8 @@ commands leading up to it, and the script exits 1.
 Adding a family: in a new file family_NAME.py (loaded automatically), write `def family_NAME() -> list[Op]` returning
 (weight, generator, compare-mode) entries, decorate it with
 @register_family("NAME", share=...), and optionally register a state dumper
-for a new data type in STATE_DUMPERS.  A generator is `gen(rng, ctx)` and
-returns either an argv list (str/bytes/int items) or a Seq of
+for a new data type in STATE_DUMPERS and a command's prelude in PRELUDES.
+A generator is `gen(rng, ctx)` and returns either an argv list (str/bytes/int items) or a Seq of
 (argv, mode) steps that are sent in order on the same connection (used for
 MULTI/EXEC blocks).  Compare modes are the keys of COMPARATORS plus "scan".
 """
@@ -337,6 +337,11 @@ class Seq:
 FAMILIES: dict = {}          # name -> (share, builder)
 STATE_DUMPERS: dict = {}     # TYPE reply -> fn(key) -> list[(argv, mode)]
 TX_SAFE_FAMILIES = set()     # families whose exact single commands may be queued in MULTI
+# Upper-case command name (bytes) -> argv sent to both servers, exact-compared, right before every
+# command of that name, inside MULTI too (there it is queued just ahead). For a Redis quirk that
+# depends on hidden process state left by earlier commands, which vireo deliberately lacks: the
+# prelude resets that state without touching the keyspace or the random sequence.
+PRELUDES: dict = {}
 
 
 def register_family(name, share=1.0, tx_safe=False):
@@ -1109,6 +1114,9 @@ class Runner:
         return ""
 
     def step(self, label, argv, mode):
+        prelude = PRELUDES.get(to_bytes(argv[0]).upper()) if argv else None
+        if prelude:
+            self.step(f"{label}/prelude", prelude, "exact")
         self.history.append((label, argv))
         if mode == "scan":
             return self.scan_step(label, argv)

@@ -77,10 +77,11 @@ def lpos_rank_min(name: str, argv: list[bytes]) -> bool:
 
 
 # Redis's SORT tests `errno == ERANGE` after strtod without clearing errno first, so after any
-# earlier command parsed an out-of-range double (1e309...), SORT of a numeric key fails with
-# "One or more scores can't be converted into double" (7.0 and 7.2 alike). Not a behaviour to
-# copy; diff_batch marks such batches.
-ERANGE_RE = re.compile(rb"^[-+]?(?:[0-9.]*e[-+]?[0-9]{3,}|[0-9]{309,})", re.I)
+# earlier command parsed an out-of-range double (1e309...) or unsigned integer (a SCAN cursor or
+# stream ID past 2^64: 20+ digits, a superset), SORT of a numeric key fails with "One or more
+# scores can't be converted into double" (7.0 and 7.2 alike). Not a behaviour to copy;
+# diff_batch marks such batches.
+ERANGE_RE = re.compile(rb"^[-+]?(?:[0-9.]*e[-+]?[0-9]{3,}|[0-9]{20,})", re.I)
 
 
 def allowed(name: str, vcls: str, rcls: str, argv: list[bytes], erange: bool = False) -> bool:
