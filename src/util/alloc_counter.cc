@@ -1,7 +1,8 @@
 #include "util/alloc_counter.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// Declared here: the sanitizer's interface headers aren't installed with every compiler.
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 
 namespace vireo {
 size_t AllocatedBytes() { return __sanitizer_get_current_allocated_bytes(); }
