@@ -233,7 +233,8 @@ def test_single_value_larger_than_maxmemory(mm):
     except redis.ResponseError as e:
         assert str(e) == OOM
     assert reply in (True, None)
-    assert mm.exists("big") == 0
+    # Eviction may continue between loop turns (tenacity's time slices) before it reaches it.
+    wait_for(lambda: mm.exists("big") == 0, timeout=10)
     assert mm.ping()
 
 
@@ -424,4 +425,6 @@ def test_tenacity_zero_still_converges(mm):
     # Eviction proceeds between loop turns, 16 keys a slice, until memory is under the limit
     # (INFO's own reply, being built when it reads the figure, is the slack).
     wait_for(lambda: used(mm) <= limit + 64 * 1024, timeout=10)
-    assert int(mm.info("stats")["current_eviction_exceeded_time"]) == 0
+    # Once under the limit, the over-the-limit stretch has ended and joined the total.
+    wait_for(lambda: int(mm.info("stats")["current_eviction_exceeded_time"]) == 0, timeout=10)
+    assert evicted(mm) > 0
