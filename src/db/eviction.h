@@ -53,6 +53,8 @@ class EvictionPool {
  public:
   static constexpr size_t kSize = 16;
 
+  EvictionPool();
+
   // Samples up to `samples` keys of `db` (only keys with a TTL for volatile policies) and
   // keeps the best of them in the pool. `random` feeds the sampling.
   void Populate(Database& db, EvictionPolicy policy, int samples, const AccessTracking& access,
@@ -60,7 +62,7 @@ class EvictionPool {
   // The best candidate, removed from the pool; nullopt when the pool is empty.
   std::optional<EvictionCandidate> PopBest();
   size_t size() const { return count_; }
-  void Clear() { count_ = 0; }
+  void Clear();
 
   // Higher means evict sooner: idle milliseconds (LRU), 255 minus the decayed counter (LFU),
   // how soon the TTL ends (volatile-ttl).
@@ -75,8 +77,12 @@ class EvictionPool {
     int db = -1;
     std::string key;
   };
-  // Sorted by ascending score: the best candidate is the last one.
+  // Slots stay put (their key strings keep their capacity, so pooling a key rarely
+  // allocates); order_[0 .. count_) indexes them by ascending score, the best candidate last.
+  // The unused slot indices are a stack in free_[0 .. kSize - count_).
   std::array<Slot, kSize> slots_;
+  std::array<uint8_t, kSize> order_{};
+  std::array<uint8_t, kSize> free_{};
   size_t count_ = 0;
 };
 
