@@ -53,18 +53,10 @@ void ConfigSetCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void ResetCommandStats(const CommandSpec& spec) {
-  spec.calls = 0;
-  spec.usec = 0;
-  spec.rejected_calls = 0;
-  spec.failed_calls = 0;
-  for (const auto& [name, sub] : spec.subcommands) ResetCommandStats(*sub);
-}
-
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.stats() = ServerStats{};
   ctx.server.lazy_freer().ResetStats();
-  for (const auto& [name, spec] : CommandTable::Instance().all()) ResetCommandStats(*spec);
+  ctx.server.ResetCommandStats();
   ctx.reply.Ok();
 }
 

@@ -29,19 +29,6 @@
 namespace vireo {
 namespace {
 
-constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
-constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
-
-template <typename Seq>
-void AppendResp(std::string* out, const Seq& argv) {
-  fmt::format_to(std::back_inserter(*out), "*{}\r\n", argv.size());
-  for (const auto& a : argv) {
-    fmt::format_to(std::back_inserter(*out), "${}\r\n", a.size());
-    out->append(a.data(), a.size());
-    out->append("\r\n", 2);
-  }
-}
-
 bool PathExists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0;
@@ -101,44 +88,7 @@ bool Aof::Logging() const {
   return state_ == State::kOn || (state_ == State::kWaitRewrite && child_pid_ > 0);
 }
 
-void Aof::EndCall(CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
-                  bool in_script) {
-  if (!blocked && !in_script && Logging()) {
-    const int db = ctx.db.index();
-    if (ctx.propagation_overridden) {
-      for (const std::vector<std::string>& command : ctx.propagation) {
-        if (command.size() == 1 &&
-            (EqualsIgnoreCase(command[0], "multi") || EqualsIgnoreCase(command[0], "exec"))) {
-          continue;
-        }
-        AppendCommand(db, command);
-      }
-    } else if (dirty_delta > 0 && calls_started_ == token) {
-      // calls_started_ moved: the command ran others (EXEC, a script), which logged
-      // themselves.
-      AppendCommand(db, ctx.argv);
-    }
-  }
-  if (--depth_ == 0) {
-    if (frame_ops_ > 1 && frame_first_op_ <= buf_.size()) {
-      buf_.insert(frame_first_op_, kMulti);
-      buf_.append(kExec);
-    }
-    frame_ops_ = 0;
-  }
-}
-
-void Aof::OnKeyExpired(int db, std::string_view key) {
-  if (!Logging()) return;
-  std::string_view argv[] = {"DEL", key};
-  AppendCommand(db, std::span<const std::string_view>(argv));
-}
-
-void Aof::Feed(int db, std::span<const std::string_view> argv) {
-  if (Logging()) AppendCommand(db, argv);
-}
-
-void Aof::BeforeAppend(int db) {
+void Aof::AppendEffect(int db, std::string_view resp) {
   if (server_.cfg().aof_timestamp_enabled) {
     int64_t now_sec = NowMs() / 1000;
     if (now_sec > last_ts_annotation_) {
@@ -152,20 +102,7 @@ void Aof::BeforeAppend(int db) {
                    index);
     selected_db_ = db;
   }
-  if (depth_ > 0) {
-    if (frame_ops_ == 0) frame_first_op_ = buf_.size();
-    ++frame_ops_;
-  }
-}
-
-void Aof::AppendCommand(int db, std::span<const std::string_view> argv) {
-  BeforeAppend(db);
-  AppendResp(&buf_, argv);
-}
-
-void Aof::AppendCommand(int db, const std::vector<std::string>& argv) {
-  BeforeAppend(db);
-  AppendResp(&buf_, argv);
+  buf_.append(resp);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,8 +417,6 @@ bool Aof::StartRewrite(std::string* error) {
   }
   written_ = fsync_requested_ = 0;
   selected_db_ = -1;
-  // Ops of the current call already went to the old file; the rest start a new count.
-  frame_ops_ = 0;
 
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -704,7 +639,7 @@ void Aof::StartAppendOnly() {
         "background AOF and starting a rewrite now.");
     KillChild();
   }
-  if (OtherChildActive() || depth_ > 1) {
+  if (OtherChildActive() || server_.propagator().depth() > 1) {
     scheduled_ = true;
     spdlog::warn(
         "AOF was enabled but there is already another background operation. An AOF background "
@@ -740,7 +675,6 @@ void Aof::StopAppendOnly() {
   state_ = State::kOff;
   scheduled_ = false;
   selected_db_ = -1;
-  frame_ops_ = 0;
 }
 
 std::string Aof::write_error() const {

@@ -2,13 +2,10 @@
 // file (an RDB image, or commands), incremental files of commands, and the manifest listing
 // them (see aof_manifest.h), so redis-server and vireo load each other's AOF directories.
 //
-// The command log. Server::Call brackets every command with BeginCall/EndCall. A write
-// command that changed data (the dirty counter moved) is logged as received, unless it asked
-// for something else through CommandContext::PropagateInstead/PropagateNothing; a command that
-// ran other commands (EXEC, scripts) is represented by what those logged. Keys deleted by
-// expiry log a DEL. When one top-level call logs more than one command they are wrapped in
-// MULTI/EXEC, as Redis 7 does, and a SELECT precedes any command whose database differs from
-// the previous one in the file.
+// The command log is a sink of the server's effect stream (src/replication/propagator.h),
+// which decides what is logged and frames each top-level call's commands in MULTI/EXEC; the
+// AOF puts a SELECT before any command whose database differs from the previous one in the
+// file, and `#TS:` annotations with aof-timestamp-enabled.
 //
 // Durability. Logged commands collect in a buffer that BeforeSleep writes to the file before
 // any reply of that loop turn goes out (so an acknowledged write has been handed to the
@@ -34,6 +31,7 @@
 #include <vector>
 
 #include "persistence/aof_manifest.h"
+#include "replication/propagator.h"
 
 namespace vireo {
 
@@ -42,12 +40,12 @@ class CommandContext;
 class CommandTable;
 class BackgroundIo;
 
-class Aof {
+class Aof : public EffectSink {
  public:
   enum class State { kOff, kOn, kWaitRewrite };
 
   explicit Aof(Server& server);
-  ~Aof();  // writes and fsyncs what is buffered
+  ~Aof() override;  // writes and fsyncs what is buffered
   Aof(const Aof&) = delete;
   Aof& operator=(const Aof&) = delete;
 
@@ -66,21 +64,9 @@ class Aof {
   // Whether commands are being logged now (AOF on, not loading).
   bool Logging() const;
 
-  // The command log, called by Server::Call around every command. BeginCall returns a token
-  // for EndCall; `dirty_delta` is how much the dirty counter moved during the command. A
-  // command that blocked logs nothing (it runs again when served); one run by a script logs
-  // nothing either: the script logs its effects (MULTI/EXEC in its PropagateInstead list are
-  // dropped, since the call's commands are wrapped here anyway).
-  uint64_t BeginCall() {
-    ++depth_;
-    return ++calls_started_;
-  }
-  void EndCall(CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
-               bool in_script);
-  // A key deleted because its TTL passed (lazily or by the active cycle): logs DEL.
-  void OnKeyExpired(int db, std::string_view key);
-  // Logs one command in database `db` (work done outside commands).
-  void Feed(int db, std::span<const std::string_view> argv);
+  // EffectSink: logging is on (and not loading); one command of the effect stream.
+  bool Accepting() const override { return Logging(); }
+  void AppendEffect(int db, std::string_view resp) override;
 
   // Event-loop hooks: BeforeSleep writes the buffer (before replies go out); Cron runs at hz
   // (background fsync for everysec, finished rewrite children, automatic rewrites).
@@ -115,9 +101,6 @@ class Aof {
 
  private:
   // --- the log
-  void AppendCommand(int db, std::span<const std::string_view> argv);
-  void AppendCommand(int db, const std::vector<std::string>& argv);
-  void BeforeAppend(int db);
   // Writes the buffer; `force` also when a background fsync is running. Exits the process on
   // a write error under appendfsync always, like Redis.
   void Flush(bool force = false);
@@ -166,11 +149,6 @@ class Aof {
   int last_write_errno_ = 0;
   int64_t last_ts_annotation_ = 0;
 
-  // The call being logged: ops of one top-level call are wrapped in MULTI/EXEC when > 1.
-  int depth_ = 0;
-  uint64_t calls_started_ = 0;
-  size_t frame_ops_ = 0;
-  size_t frame_first_op_ = 0;  // offset in buf_ of the first op's command
 
   // Rewrite state.
   pid_t child_pid_ = -1;

@@ -683,7 +683,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   for (size_t i = 0, n = 0; i < argv_.size(); ++i) {
     if (lua_type(L, static_cast<int>(i) + 1) == LUA_TNUMBER) argv_[i] = number_args_[n++];
   }
-  const CommandSpec* spec = CommandTable::Instance().Find(argv_[0]);
+  const CommandSpec* spec = server_.LookupCommand(argv_[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv_.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv_[1]);
   }

@@ -73,7 +73,7 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (spec != nullptr) {
-    ++spec->calls;
+    ++command_stats(*spec).calls;
     if (!spec->has(kCmdSkipSlowlog)) {
       std::vector<std::string_view> views(argv.begin(), argv.end());
       AddToSlowlog(client, views, 0);
@@ -84,7 +84,7 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
     client.reply().NullArray();
   } else {
     client.reply().Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    if (spec != nullptr) ++spec->failed_calls;
+    if (spec != nullptr) ++command_stats(*spec).failed_calls;
   }
   if (skip_reply) DropRepliesSince(client, mark);
   QueueWrite(client);

@@ -320,24 +320,12 @@ namespace {
 // every command.
 inline char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
-// A direct-mapped cache in front of the command map, keyed by the lowered name: the map's string
-// hash and bucket walk were a few percent of a pipelined simple command. Slots are filled on
-// lookup and emptied whenever a table gains a command (only at start-up).
-constexpr size_t kFindCacheSlots = 256;
-struct CachedCommand {
-  const CommandTable* table = nullptr;
-  const CommandSpec* spec = nullptr;
-  uint8_t len = 0;
-  char name[23];
-};
-CachedCommand find_cache[kFindCacheSlots];
-
 }  // namespace
 
 CommandSpec* CommandTable::Add(const CommandDef& def) {
-  for (CachedCommand& slot : find_cache) slot = CachedCommand{};
   std::string name = ToLower(def.name);
   auto spec = MakeSpec(def, name);
+  spec->id = next_id_++;
   CommandSpec* raw = spec.get();
   commands_[name] = std::move(spec);
   return raw;
@@ -347,6 +335,7 @@ CommandSpec* CommandTable::AddSubcommand(const char* parent, const CommandDef& d
   CommandSpec* p = commands_.at(ToLower(parent)).get();
   std::string sub = ToLower(def.name);
   auto spec = MakeSpec(def, p->name + "|" + sub);
+  spec->id = next_id_++;
   if (spec->group.empty()) spec->group = p->group;
   CommandSpec* raw = spec.get();
   p->subcommands[sub] = std::move(spec);
@@ -356,23 +345,32 @@ CommandSpec* CommandTable::AddSubcommand(const char* parent, const CommandDef& d
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
   if (name.size() >= sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = LowerAscii(name[i]);
+  auto it = commands_.find(std::string_view(buf, name.size()));
+  return it == commands_.end() ? nullptr : it->second.get();
+}
+
+const CommandSpec* CommandLookupCache::Find(const CommandTable& table, std::string_view name) {
+  if (filled_for_ != table.spec_count()) {
+    for (Slot& slot : slots_) slot = Slot{};
+    filled_for_ = table.spec_count();
+  }
+  char buf[sizeof(Slot::name)];
+  if (name.size() > sizeof(buf)) return table.Find(name);
   uint32_t hash = 2166136261u;  // FNV-1a of the lowered name
   for (size_t i = 0; i < name.size(); ++i) {
     buf[i] = LowerAscii(name[i]);
     hash = (hash ^ static_cast<uint8_t>(buf[i])) * 16777619u;
   }
-  std::string_view lowered(buf, name.size());
-  CachedCommand& slot = find_cache[hash % kFindCacheSlots];
-  if (slot.table == this && slot.len == lowered.size() &&
-      std::memcmp(slot.name, buf, lowered.size()) == 0) {
+  Slot& slot = slots_[hash % kSlots];
+  if (slot.spec != nullptr && slot.len == name.size() &&
+      std::memcmp(slot.name, buf, name.size()) == 0) {
     return slot.spec;
   }
-  auto it = commands_.find(lowered);
-  const CommandSpec* spec = it == commands_.end() ? nullptr : it->second.get();
-  if (spec != nullptr && lowered.size() <= sizeof(slot.name)) {
-    slot.table = this;
-    slot.len = static_cast<uint8_t>(lowered.size());
-    std::memcpy(slot.name, buf, lowered.size());
+  const CommandSpec* spec = table.Find(std::string_view(buf, name.size()));
+  if (spec != nullptr) {
+    slot.len = static_cast<uint8_t>(name.size());
+    std::memcpy(slot.name, buf, name.size());
     slot.spec = spec;
   }
   return spec;

@@ -75,11 +75,9 @@ struct CommandSpec {
   KeyFinder key_finder = nullptr;  // for movable keys; else first_key/last_key/key_step
   std::vector<CommandArg> args;
   StringMap<std::unique_ptr<CommandSpec>> subcommands;
-  // Statistics for INFO commandstats.
-  mutable uint64_t calls = 0;
-  mutable uint64_t usec = 0;
-  mutable uint64_t rejected_calls = 0;
-  mutable uint64_t failed_calls = 0;
+  // Dense index among all specs (subcommands included): where a server keeps this command's
+  // statistics (Server::command_stats).
+  uint32_t id = 0;
 
   bool has(CommandFlag flag) const { return (flags & flag) != 0; }
   bool ArityOk(size_t argc) const {
@@ -105,8 +103,18 @@ struct CommandDef {
   KeyFinder key_finder = nullptr;
 };
 
+// Per-command statistics for INFO commandstats; each server keeps its own.
+struct CommandStats {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
 class CommandTable {
  public:
+  // The table is filled once at start-up and read-only afterwards, so servers share it; what
+  // changes at run time (statistics, the lookup cache) belongs to each server.
   static CommandTable& Instance();
 
   CommandSpec* Add(const CommandDef& def);
@@ -114,12 +122,33 @@ class CommandTable {
   CommandSpec* AddSubcommand(const char* parent, const CommandDef& def);
   // Case-insensitive.
   const CommandSpec* Find(std::string_view name) const;
+  // How many specs (commands and subcommands) have been added: ids are below this.
+  uint32_t spec_count() const { return next_id_; }
   const StringMap<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
   // Resolves a container command's subcommand, or returns nullptr.
   static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view sub);
 
  private:
   StringMap<std::unique_ptr<CommandSpec>> commands_;
+  uint32_t next_id_ = 0;
+};
+
+// A direct-mapped cache in front of CommandTable::Find, keyed by the lowered name: the map's
+// string hash and bucket walk were a few percent of a pipelined simple command. One per
+// server; it starts over whenever the table has gained commands since it was filled.
+class CommandLookupCache {
+ public:
+  const CommandSpec* Find(const CommandTable& table, std::string_view name);
+
+ private:
+  static constexpr size_t kSlots = 256;
+  struct Slot {
+    const CommandSpec* spec = nullptr;
+    uint8_t len = 0;
+    char name[23];
+  };
+  Slot slots_[kSlots] = {};
+  uint32_t filled_for_ = 0;  // the table's spec_count() when the slots were filled
 };
 
 // Parses the syntax mini-language ("key value [NX | XX] [EX seconds | PX milliseconds]") into

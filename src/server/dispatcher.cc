@@ -88,7 +88,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   ReplyBuilder& reply = client.reply();
   if (argv.empty()) return;
   ReplySuppressor suppressor(client);
-  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  const CommandSpec* spec = LookupCommand(argv[0]);
   auto reject = [&](std::string_view message) {
     // A rejected EXEC aborts the transaction (even with none open), as in Redis.
     if (spec != nullptr && spec->name == "exec") {
@@ -117,7 +117,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     const CommandSpec* sub = CommandTable::FindSubcommand(*spec, argv[1]);
     if (sub == nullptr) {
       client.last_command = "NULL";
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.",
                          UpToNul(argv[1]).substr(0, 128), ToUpper(spec->name)));
       return;
@@ -127,7 +127,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   // CLIENT LIST's cmd= shows the command as received (EXEC, not what ran inside it).
   client.last_command = spec->name;
   if (!spec->ArityOk(argv.size())) {
-    ++spec->rejected_calls;
+    ++command_stats(*spec).rejected_calls;
     reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
     return;
   }
@@ -137,7 +137,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     bool debug = top->name == "debug";
     if (!ProtectedActionAllowed(debug ? c.enable_debug_command : c.enable_module_command,
                                 client.local)) {
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject(fmt::format(
           "ERR {} command not allowed. If the {} option is set to \"local\", you can run it "
           "from a local connection, otherwise you need to set this option in the configuration "
@@ -147,12 +147,12 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     }
   }
   if (!client.authenticated() && !spec->has(kCmdNoAuth)) {
-    ++spec->rejected_calls;
+    ++command_stats(*spec).rejected_calls;
     reject("NOAUTH Authentication required.");
     return;
   }
   if (client.has(kClientPubsub) && client.resp() == 2 && !AllowedWhileSubscribed(*spec)) {
-    ++spec->rejected_calls;
+    ++command_stats(*spec).rejected_calls;
     reject(
         fmt::format("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                     "QUIT / RESET are allowed in this context",
@@ -162,7 +162,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   // A script past busy-reply-threshold is still running: only SCRIPT/FUNCTION KILL, SHUTDOWN
   // NOSAVE and the like get through (src/scripting/).
   if (busy_script_ != 0 && !spec->has(kCmdAllowBusy)) {
-    ++spec->rejected_calls;
+    ++command_stats(*spec).rejected_calls;
     reject(busy_script_ == 1
                ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
                  "SHUTDOWN NOSAVE."
@@ -180,7 +180,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
         (spec->name == "exec" && QueuedWithFlag(client, kCmdDenyOom)) ||
         (client.has(kClientMulti) && !TransactionControl(*spec));
     if (out_of_memory && reject_on_oom) {
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject("OOM command not allowed when used memory > 'maxmemory'.");
       return;
     }
@@ -191,20 +191,20 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   if (spec->has(kCmdWrite) || spec->name == "ping" ||
       (spec->name == "exec" && QueuedWrite(client))) {
     if (std::string err = RdbWriteError(*this); !err.empty()) {
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject(err);
       return;
     }
     // Likewise while the AOF can't be written (until a write succeeds again).
     if (aof_->write_failed()) {
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject("MISCONF " + aof_->write_error());
       return;
     }
   }
   if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
     if (spec->has(kCmdNoMulti)) {
-      ++spec->rejected_calls;
+      ++command_stats(*spec).rejected_calls;
       reject("ERR Command not allowed inside a transaction");
       return;
     }
@@ -243,31 +243,32 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   uint64_t errors_before = stats_.total_error_replies;
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
-  const uint64_t aof_token = aof_->BeginCall();
+  const uint64_t propagation_token = propagator_.BeginCall();
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
-  // Inside a script: what this command changed is part of the script's effects, which only
-  // the AOF consumes (copying every write's arguments costs scripts a lot when nobody logs).
-  if (script_effects_ != nullptr && dirty_ != dirty_before && aof_->Logging()) {
+  // Inside a script: what this command changed is part of the script's effects (copying every
+  // write's arguments costs scripts a lot, so only while something consumes effects).
+  if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
     if (ctx.propagation_overridden) {
       for (auto& command : ctx.propagation) script_effects_->push_back(std::move(command));
     } else {
       script_effects_->emplace_back(argv.begin(), argv.end());
     }
   }
-  // The AOF's command log (src/persistence/aof.h). Inside a script the script logs its
+  // The effect stream (src/replication/propagator.h). Inside a script the script records its
   // effects itself.
-  aof_->EndCall(ctx, aof_token, dirty_ - dirty_before, client.has(kClientBlocked),
-                script_effects_ != nullptr);
+  propagator_.EndCall(ctx, propagation_token, dirty_ - dirty_before, client.has(kClientBlocked),
+                      script_effects_ != nullptr);
   int64_t duration = TicksToUs(CpuTicks() - start);
   // A command that blocked is accounted once, when it is served, times out or is unblocked
   // (as in Redis 7.2), not also now.
   if (client.has(kClientBlocked)) return;
-  ++spec.calls;
-  spec.usec += static_cast<uint64_t>(duration);
+  CommandStats& stats = command_stats(spec);
+  ++stats.calls;
+  stats.usec += static_cast<uint64_t>(duration);
   // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
-  if (stats_.total_error_replies > errors_before) ++spec.failed_calls;
+  if (stats_.total_error_replies > errors_before) ++stats.failed_calls;
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);

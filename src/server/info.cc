@@ -370,25 +370,29 @@ void CpuSection(InfoWriter& w) {
   w.Field("used_cpu_user_main_thread", CpuSeconds(thread.ru_utime));
 }
 
-void AddCommandStats(const CommandSpec& spec, std::vector<const CommandSpec*>* out) {
-  if (spec.calls != 0 || spec.failed_calls != 0 || spec.rejected_calls != 0) out->push_back(&spec);
-  for (const auto& [name, sub] : spec.subcommands) AddCommandStats(*sub, out);
+void AddCommandStats(Server& server, const CommandSpec& spec,
+                     std::vector<const CommandSpec*>* out) {
+  const CommandStats& st = server.command_stats(spec);
+  if (st.calls != 0 || st.failed_calls != 0 || st.rejected_calls != 0) out->push_back(&spec);
+  for (const auto& [name, sub] : spec.subcommands) AddCommandStats(server, *sub, out);
 }
 
-void CommandstatsSection(InfoWriter& w, std::string* out) {
+void CommandstatsSection(Server& server, InfoWriter& w, std::string* out) {
   w.Header("Commandstats");
   std::vector<const CommandSpec*> used;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) AddCommandStats(*spec, &used);
+  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+    AddCommandStats(server, *spec, &used);
+  }
   std::sort(used.begin(), used.end(),
             [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
   for (const CommandSpec* spec : used) {
+    const CommandStats& st = server.command_stats(*spec);
     double per_call =
-        spec->calls > 0 ? static_cast<double>(spec->usec) / static_cast<double>(spec->calls) : 0;
+        st.calls > 0 ? static_cast<double>(st.usec) / static_cast<double>(st.calls) : 0;
     fmt::format_to(std::back_inserter(*out),
                    "cmdstat_{}:calls={},usec={},usec_per_call={:.2f},rejected_calls={},"
                    "failed_calls={}\r\n",
-                   spec->name, spec->calls, spec->usec, per_call, spec->rejected_calls,
-                   spec->failed_calls);
+                   spec->name, st.calls, st.usec, per_call, st.rejected_calls, st.failed_calls);
   }
 }
 
@@ -471,7 +475,7 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
   if (mask & kReplication) ReplicationSection(server, w);
   if (mask & kCpu) CpuSection(w);
   if (mask & kModules) w.Header("Modules");
-  if (mask & kCommandstats) CommandstatsSection(w, &out);
+  if (mask & kCommandstats) CommandstatsSection(server, w, &out);
   if (mask & kErrorstats) ErrorstatsSection(server, w, &out);
   // No latency histograms are kept; the section is present so parsers find it.
   if (mask & kLatencystats) w.Header("Latencystats");

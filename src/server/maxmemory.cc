@@ -126,7 +126,7 @@ bool Server::EvictOneKey(size_t* freed) {
   std::string key(victim->key.view());
   const int index = victim_db->index();
   std::string_view del_argv[] = {lazy ? "UNLINK" : "DEL", key};
-  aof_->Feed(index, del_argv);
+  propagator_.Feed(index, del_argv);
   const size_t estimate = lazy ? EstimatedEntryBytes(*victim) : 0;
   const size_t before = UsedMemory();
   victim_db->DeleteEntry(victim, lazy);

@@ -134,6 +134,7 @@ Server::Server(Config config)
   WatchSocket(wake_fd_, kWakeTag, EPOLLIN);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
+  propagator_.AddSink(aof_.get());
   client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
 }
 
@@ -792,7 +793,8 @@ void Server::OnKeyModified(int db, std::string_view key) {
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   ++stats_.expired_keys;
-  aof_->OnKeyExpired(db, key);
+  std::string_view del_argv[] = {"DEL", key};
+  propagator_.Feed(db, del_argv);
   NotifyKeyspaceEvent(*this, kNotifyExpired, "expired", key, db);
 }
 

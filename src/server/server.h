@@ -22,6 +22,7 @@
 #include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "replication/propagator.h"
 #include "server/pubsub.h"
 
 namespace vireo {
@@ -249,6 +250,19 @@ class Server : public KeyspaceListener {
   Scripting& scripting();
   // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
   Aof& aof() { return *aof_; }
+  // The effect stream (src/replication/propagator.h): what changed, framed once, fanned out
+  // to the AOF (and later the replication backlog).
+  Propagator& propagator() { return propagator_; }
+  // The command table through this server's lookup cache (argv[0] of every request).
+  const CommandSpec* LookupCommand(std::string_view name) {
+    return command_cache_.Find(CommandTable::Instance(), name);
+  }
+  // INFO commandstats, per server.
+  CommandStats& command_stats(const CommandSpec& spec) {
+    if (spec.id >= command_stats_.size()) command_stats_.resize(spec.id + 1);
+    return command_stats_[spec.id];
+  }
+  void ResetCommandStats() { command_stats_.assign(command_stats_.size(), CommandStats{}); }
   // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
   // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
   int busy_script() const { return busy_script_; }
@@ -257,7 +271,8 @@ class Server : public KeyspaceListener {
   // without reading from `caller`, whose buffer holds the running script's arguments.
   void ProcessEventsWhileBusy(Client& caller);
   // Where Call records the writes of the commands a script runs (the script's effects, which
-  // are propagated instead of the script); nullptr outside scripts.
+  // are propagated instead of the script, when anything consumes effects); nullptr outside
+  // scripts.
   void set_script_effects(std::vector<std::vector<std::string>>* effects) {
     script_effects_ = effects;
   }
@@ -371,6 +386,9 @@ class Server : public KeyspaceListener {
   bool fast_expire_armed_ = false;
   int busy_script_ = 0;
   std::vector<std::vector<std::string>>* script_effects_ = nullptr;
+  Propagator propagator_;
+  CommandLookupCache command_cache_;
+  std::vector<CommandStats> command_stats_;  // by CommandSpec::id
   // Last, so the engines (and their client) go before the io_context and the clients.
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.

@@ -1,0 +1,83 @@
+#include "replication/propagator.h"
+
+#include <fmt/format.h>
+
+#include "server/command_context.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
+
+bool IsTransactionMarker(const std::vector<std::string>& command) {
+  return command.size() == 1 &&
+         (EqualsIgnoreCase(command[0], "multi") || EqualsIgnoreCase(command[0], "exec"));
+}
+
+}  // namespace
+
+bool Propagator::Active() const {
+  for (const EffectSink* sink : sinks_) {
+    if (sink->Accepting()) return true;
+  }
+  return false;
+}
+
+template <typename Seq>
+void Propagator::Record(int db, const Seq& argv) {
+  const size_t begin = pending_.size();
+  fmt::format_to(std::back_inserter(pending_), "*{}\r\n", argv.size());
+  for (const auto& a : argv) {
+    fmt::format_to(std::back_inserter(pending_), "${}\r\n", a.size());
+    pending_.append(a.data(), a.size());
+    pending_.append("\r\n", 2);
+  }
+  ops_.push_back({db, begin, pending_.size()});
+}
+
+void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta,
+                         bool blocked, bool in_script) {
+  if (!blocked && !in_script && Active()) {
+    const int db = ctx.db.index();
+    if (ctx.propagation_overridden) {
+      for (const std::vector<std::string>& command : ctx.propagation) {
+        if (!IsTransactionMarker(command)) Record(db, command);
+      }
+    } else if (dirty_delta > 0 && calls_started_ == token) {
+      // calls_started_ moved: the command ran others (EXEC, a script), which recorded
+      // themselves.
+      Record(db, ctx.argv);
+    }
+  }
+  if (--depth_ == 0) FlushUnit();
+}
+
+void Propagator::Feed(int db, std::span<const std::string_view> argv) {
+  if (!Active()) return;
+  Record(db, argv);
+  if (depth_ == 0) FlushUnit();
+}
+
+void Propagator::FlushUnit() {
+  if (ops_.empty()) return;
+  const bool wrap = ops_.size() > 1;
+  for (EffectSink* sink : sinks_) {
+    if (!sink->Accepting()) continue;
+    if (wrap) sink->AppendEffect(ops_.front().db, kMulti);
+    for (const Op& op : ops_) {
+      sink->AppendEffect(op.db, std::string_view(pending_).substr(op.begin, op.end - op.begin));
+    }
+    if (wrap) sink->AppendEffect(ops_.back().db, kExec);
+  }
+  ops_.clear();
+  // A unit that grew large (a big MSET) doesn't keep its buffer.
+  if (pending_.capacity() > (1u << 20)) {
+    std::string().swap(pending_);
+  } else {
+    pending_.clear();
+  }
+}
+
+}  // namespace vireo

@@ -1,0 +1,76 @@
+// The effect stream: every change to the dataset, as commands that replay it, in the order
+// they happened, framed once and handed to each consumer (the AOF today; the replication
+// backlog and slot migration later).
+//
+// Server::Call brackets every command with BeginCall/EndCall. A write command that changed
+// data (the dirty counter moved) is recorded as received, unless it asked for something else
+// through CommandContext::PropagateInstead/PropagateNothing; a command that ran other commands
+// (EXEC, scripts) is represented by what those recorded. Work outside commands (expiry,
+// eviction) is fed with Feed. What one top-level call records is one unit: when the call ends
+// it goes out, wrapped in MULTI/EXEC when it holds more than one command (as Redis 7 does),
+// with the first command's database for the MULTI. Each sink puts its own SELECTs in front of
+// commands whose database differs from the last one it wrote, since each has its own idea of
+// the selected database (a new AOF file, a new replica, start from none).
+//
+// Commands are encoded as RESP once, into one buffer, whatever the number of sinks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vireo {
+
+class CommandContext;
+
+class EffectSink {
+ public:
+  virtual ~EffectSink() = default;
+  // Whether the sink wants effects now (the AOF: logging is on and not loading).
+  virtual bool Accepting() const = 0;
+  // One command, as a RESP multibulk, for database `db`.
+  virtual void AppendEffect(int db, std::string_view resp) = 0;
+};
+
+class Propagator {
+ public:
+  void AddSink(EffectSink* sink) { sinks_.push_back(sink); }
+  // Whether anything consumes effects now (callers skip building effects when not).
+  bool Active() const;
+
+  uint64_t BeginCall() {
+    ++depth_;
+    return ++calls_started_;
+  }
+  // `dirty_delta`: how much the dirty counter moved during the command. A command that blocked
+  // records nothing (it runs again when served); one run by a script records nothing either
+  // (the script records its effects; MULTI/EXEC in its PropagateInstead list are dropped,
+  // since the unit is wrapped here anyway).
+  void EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
+               bool in_script);
+  // One command for database `db`, from work done outside a command's own logic (expiry,
+  // eviction). Inside a call it joins that call's unit; outside, it is a unit of its own.
+  void Feed(int db, std::span<const std::string_view> argv);
+  // How deeply calls are nested now (0: between commands; 2+: inside EXEC or a script).
+  int depth() const { return depth_; }
+
+ private:
+  struct Op {
+    int db;
+    size_t begin;
+    size_t end;
+  };
+  template <typename Seq>
+  void Record(int db, const Seq& argv);
+  void FlushUnit();
+
+  std::vector<EffectSink*> sinks_;
+  std::string pending_;  // the RESP of the unit's commands, back to back
+  std::vector<Op> ops_;
+  int depth_ = 0;
+  uint64_t calls_started_ = 0;
+};
+
+}  // namespace vireo
