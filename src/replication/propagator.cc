@@ -51,7 +51,7 @@ void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dir
       Record(db, ctx.argv);
     }
   }
-  if (--depth_ == 0) FlushUnit();
+  Leave();
 }
 
 void Propagator::Feed(int db, std::span<const std::string_view> argv) {

@@ -50,6 +50,11 @@ class Propagator {
   // since the unit is wrapped here anyway).
   void EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
                bool in_script);
+  // The end of a call that recorded nothing itself: when it was the top-level one, its unit
+  // goes out.
+  void Leave() {
+    if (--depth_ == 0) FlushUnit();
+  }
   // One command for database `db`, from work done outside a command's own logic (expiry,
   // eviction). Inside a call it joins that call's unit; outside, it is a unit of its own.
   void Feed(int db, std::span<const std::string_view> argv);
