@@ -88,19 +88,15 @@ void ReplyScanCursor(CommandContext& ctx, uint64_t cursor) {
   ctx.reply.Bulk(std::string_view(buf, static_cast<size_t>(end - buf)));
 }
 
-std::mt19937_64& CollectionRng() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return rng;
-}
+std::mt19937_64& CollectionRng(CommandContext& ctx) { return ctx.server.rng(); }
 
 uint64_t CollectionReplyLimit(CommandContext& ctx) {
   return static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len);
 }
 
-std::vector<size_t> SampleIndexes(size_t n, size_t count) {
+std::vector<size_t> SampleIndexes(std::mt19937_64& rng, size_t n, size_t count) {
   std::vector<size_t> out;
   out.reserve(count);
-  std::mt19937_64& rng = CollectionRng();
   for (size_t i = 0; i < n && out.size() < count; ++i) {
     // Take index i with probability (still needed) / (still left).
     size_t needed = count - out.size();

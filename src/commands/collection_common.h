@@ -43,7 +43,8 @@ uint64_t ScanWithCountHint(uint64_t cursor, int64_t count, Step step, Found foun
   return cursor;
 }
 
-std::mt19937_64& CollectionRng();
+// The server's random generator for random picks (SRANDMEMBER, SPOP, HRANDFIELD, ...).
+std::mt19937_64& CollectionRng(CommandContext& ctx);
 
 // proto-max-bulk-len, the byte bound of a reply whose length the client picks freely.
 uint64_t CollectionReplyLimit(CommandContext& ctx);
@@ -102,6 +103,6 @@ void RemoveMembersAndReply(CommandContext& ctx, std::string_view key, uint32_t n
 }
 
 // `count` distinct indexes of [0, n), ascending, uniformly chosen (selection sampling).
-std::vector<size_t> SampleIndexes(size_t n, size_t count);
+std::vector<size_t> SampleIndexes(std::mt19937_64& rng, size_t n, size_t count);
 
 }  // namespace vireo

@@ -287,7 +287,7 @@ void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
   const bool unique = l > 0;
   const uint64_t count = unique ? static_cast<uint64_t>(l) : 0 - static_cast<uint64_t>(l);
   const size_t size = hash->size();
-  std::mt19937_64& rng = CollectionRng();
+  std::mt19937_64& rng = CollectionRng(ctx);
   auto header = [&](uint64_t n) { ctx.reply.Array(with_values && !ctx.reply.resp3() ? n * 2 : n); };
 
   // Repeats allowed (or a single field): independent draws.
@@ -308,7 +308,7 @@ void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
   header(count);
   // A listpack: one ordered pass choosing count positions.
   if (hash->is_listpack()) {
-    for (size_t i : SampleIndexes(size, count)) {
+    for (size_t i : SampleIndexes(CollectionRng(ctx), size, count)) {
       auto [f, v] = hash->PackedAt(i);
       ReplyPair(ctx, f, v, with_values);
     }
@@ -370,7 +370,7 @@ void HRandFieldCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(hash->Random(CollectionRng()()).first);
+  ctx.reply.Bulk(hash->Random(CollectionRng(ctx)()).first);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,10 +24,6 @@ namespace {
 constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 
 
-std::mt19937_64& Rng() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return rng;
-}
 
 
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
@@ -299,7 +295,7 @@ void ScanCommand(CommandContext& ctx) {
 
 void RandomKeyCommand(CommandContext& ctx) {
   while (true) {
-    DbEntry* entry = ctx.db.RandomEntry(Rng()());
+    DbEntry* entry = ctx.db.RandomEntry(ctx.server.rng()());
     if (entry == nullptr) {
       ctx.reply.Null();
       return;
@@ -366,7 +362,7 @@ bool ParseExpireArgs(CommandContext& ctx, bool seconds, bool absolute, ExpireArg
     if (value > INT64_MAX / 1000 || value < INT64_MIN / 1000) return invalid();
     value *= 1000;
   }
-  int64_t base = absolute ? 0 : Database::now_ms();
+  int64_t base = absolute ? 0 : ctx.db.now_ms();
   if (value > INT64_MAX - base) return invalid();
   args->when_ms = value + base;
   return true;
@@ -393,7 +389,7 @@ void Expire(CommandContext& ctx, bool seconds, bool absolute) {
   }
   // A time already past deletes the key right away (and is not counted as an expiry).
   // Logged with the absolute time (or as the DEL it became), as Redis 7 does.
-  if (args.when_ms <= Database::now_ms()) {
+  if (args.when_ms <= ctx.db.now_ms()) {
     ctx.db.DeleteEntry(entry);
     ctx.PropagateInstead({"DEL", std::string(key)});
     Notify(ctx, kNotifyGeneric, "del", key);
@@ -422,7 +418,7 @@ void Ttl(CommandContext& ctx, bool milliseconds, bool absolute) {
     ctx.reply.Integer(-1);
     return;
   }
-  int64_t value = absolute ? expire : expire - Database::now_ms();
+  int64_t value = absolute ? expire : expire - ctx.db.now_ms();
   if (value < 0) value = 0;
   // Seconds are rounded to the nearest, as Redis does. value >= 0 here, and unsigned
   // arithmetic keeps the rounding exact up to INT64_MAX without signed overflow.
@@ -479,7 +475,7 @@ void ObjectIdletimeCommand(CommandContext& ctx) {
         "switching between policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  ctx.reply.Integer(LruIdleMs(entry->value.access_clock(), Database::now_ms()) / 1000);
+  ctx.reply.Integer(LruIdleMs(entry->value.access_clock(), ctx.db.now_ms()) / 1000);
 }
 
 void ObjectFreqCommand(CommandContext& ctx) {
@@ -493,7 +489,7 @@ void ObjectFreqCommand(CommandContext& ctx) {
     return;
   }
   // The counter with the decay owed so far, without storing it (reading is not an access).
-  ctx.reply.Integer(LfuDecayed(entry->value.access_clock(), Database::now_ms(),
+  ctx.reply.Integer(LfuDecayed(entry->value.access_clock(), ctx.db.now_ms(),
                                static_cast<int>(ctx.server.cfg().lfu_decay_time)));
 }
 

@@ -101,7 +101,7 @@ int64_t ParseTimeout(CommandContext& ctx, std::string_view arg) {
     return -1;
   }
   auto timeout = static_cast<int64_t>(ms);
-  if (timeout > kMax - Database::now_ms()) {
+  if (timeout > kMax - ctx.db.now_ms()) {
     ctx.reply.Error("ERR timeout is out of range");
     return -1;
   }

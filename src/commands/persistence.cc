@@ -134,8 +134,8 @@ void RestoreCommand(CommandContext& ctx) {
   }
   bool deleted = a.replace && ctx.db.Delete(key);
   int64_t when = *ttl;
-  if (when != 0 && !a.absttl) when += Database::now_ms();
-  if (when != 0 && when <= Database::now_ms()) {
+  if (when != 0 && !a.absttl) when += ctx.db.now_ms();
+  if (when != 0 && when <= ctx.db.now_ms()) {
     // Already expired: the key is not created, but a replaced one is gone.
     if (deleted) {
       ctx.PropagateInstead({"DEL", std::string(key)});
@@ -150,7 +150,7 @@ void RestoreCommand(CommandContext& ctx) {
   DbEntry* entry = ctx.db.Add(key, std::move(value));
   // IDLETIME counts under an LRU-or-other policy, FREQ under an LFU one; the other is ignored.
   uint32_t clock;
-  if (ClockFromHints(ctx.server.keyspace_options().access, a.freq, a.idletime, Database::now_ms(),
+  if (ClockFromHints(ctx.server.keyspace_options().access, a.freq, a.idletime, ctx.db.now_ms(),
                      &clock)) {
     entry->value.set_access_clock(clock);
   }

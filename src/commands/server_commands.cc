@@ -189,7 +189,7 @@ void DebugObject(CommandContext& ctx) {
       "Value at:{} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{}",
       static_cast<const void*>(&v), refcount, v.EncodingName(),
       RdbSerializedLength(v, ctx.server.cfg().rdbcompression), clock,
-      LruIdleMs(clock, Database::now_ms()) / 1000, extra));
+      LruIdleMs(clock, ctx.db.now_ms()) / 1000, extra));
 }
 
 void DebugHelp(CommandContext& ctx) {

@@ -265,11 +265,11 @@ void SPopWithCount(CommandContext& ctx) {
   ctx.reply.Set(n);
   SRemPropagation propagation(ctx, key);
   const size_t remaining = size - n;
-  std::mt19937_64& rng = CollectionRng();
+  std::mt19937_64& rng = CollectionRng(ctx);
   if (remaining * 5 > n) {
     // Popping a minority.
     if (set->encoding() == Encoding::kListpack) {
-      std::vector<size_t> picked = SampleIndexes(size, n);
+      std::vector<size_t> picked = SampleIndexes(CollectionRng(ctx), size, n);
       for (size_t i : picked) {
         std::string m = set->At(i);
         ctx.reply.Bulk(m);
@@ -285,7 +285,7 @@ void SPopWithCount(CommandContext& ctx) {
     }
   } else if (set->encoding() == Encoding::kListpack) {
     // Popping most of a listpack: choose the survivors instead.
-    std::vector<size_t> kept = SampleIndexes(size, remaining);
+    std::vector<size_t> kept = SampleIndexes(CollectionRng(ctx), size, remaining);
     size_t next = 0;
     size_t index = 0;
     set->ForEach([&](std::string_view m) {
@@ -342,7 +342,7 @@ void SPopCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  std::string member = set->PopRandom(CollectionRng()());
+  std::string member = set->PopRandom(CollectionRng(ctx)());
   Notify(ctx, kNotifySet, "spop", key);
   ctx.PropagateInstead({"SREM", std::string(key), member});
   ctx.reply.Bulk(member);
@@ -378,7 +378,7 @@ void SRandMemberWithCount(CommandContext& ctx) {
   const bool unique = l > 0;
   const uint64_t count = unique ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
   const size_t size = set->size();
-  std::mt19937_64& rng = CollectionRng();
+  std::mt19937_64& rng = CollectionRng(ctx);
   if (!unique || count == 1) {
     ReplyRepeatedDraws(ctx, count, count, [&] { ctx.reply.Bulk(set->Random(rng())); });
     return;
@@ -390,7 +390,7 @@ void SRandMemberWithCount(CommandContext& ctx) {
   }
   ctx.reply.Array(count);
   if (set->encoding() == Encoding::kListpack) {
-    for (size_t i : SampleIndexes(size, count)) ctx.reply.Bulk(set->At(i));
+    for (size_t i : SampleIndexes(CollectionRng(ctx), size, count)) ctx.reply.Bulk(set->At(i));
     return;
   }
   if (count * 3 > size) {
@@ -424,7 +424,7 @@ void SRandMemberCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(set->Random(CollectionRng()()));
+  ctx.reply.Bulk(set->Random(CollectionRng(ctx)()));
 }
 
 // ---------------------------------------------------------------------------------------------

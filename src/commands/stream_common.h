@@ -38,7 +38,7 @@ Stream::NodeLimits NodeLimits(CommandContext& ctx);
 
 // The command's wall-clock time in ms (fixed for a command, EXEC or script), for IDs, PEL
 // delivery times and consumer seen-times.
-int64_t CommandTimeMs();
+int64_t CommandTimeMs(const CommandContext& ctx);
 
 // Milliseconds from `since` to `now`, saturating instead of overflowing: delivery and seen times
 // come from clients (XCLAIM TIME/IDLE) and from RDB files, so either can be anywhere in int64.

@@ -45,13 +45,13 @@ void ReplyEntryById(CommandContext& ctx, const Stream& s, StreamID id) {
 StreamConsumer* TouchConsumer(CommandContext& ctx, ConsumerGroup& g, std::string_view key,
                               std::string_view group, std::string_view name) {
   bool created;
-  StreamConsumer* c = g.GetOrCreateConsumer(name, CommandTimeMs(), &created);
+  StreamConsumer* c = g.GetOrCreateConsumer(name, CommandTimeMs(ctx), &created);
   if (created) {
     Notify(ctx, kNotifyStream, "xgroup-createconsumer", key);
     ctx.PropagateInstead(CreateConsumerPropagation(key, group, name));
     ctx.server.AddDirty(1);
   }
-  c->seen_time_ms = CommandTimeMs();
+  c->seen_time_ms = CommandTimeMs(ctx);
   return c;
 }
 
@@ -202,7 +202,7 @@ void XGroupCreateConsumerCommand(CommandContext& ctx) {
   ConsumerGroup* g;
   if (!GroupTarget(ctx, false, true, &s, &g)) return;
   bool created;
-  g->GetOrCreateConsumer(ctx.arg(4), CommandTimeMs(), &created);
+  g->GetOrCreateConsumer(ctx.arg(4), CommandTimeMs(ctx), &created);
   if (created) {
     Notify(ctx, kNotifyStream, "xgroup-createconsumer", ctx.arg(2));
     GroupStateWritten(ctx);
@@ -365,7 +365,7 @@ void XPendingCommand(CommandContext& ctx) {
     ctx.reply.SetDeferredArray(mark, n);
     return;
   }
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   auto emit = [&](const PendingEntry& p) {
     ctx.reply.Array(4);
     ReplyId(ctx.reply, p.id);
@@ -422,7 +422,7 @@ void XClaimCommand(CommandContext& ctx) {
     ids.push_back(id);
     id_args.push_back(ctx.arg(j));
   }
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   int64_t retry_count = -1;
   int64_t delivery_time = -1;
   bool force = false, justid = false;
@@ -550,7 +550,7 @@ void XAutoClaimCommand(CommandContext& ctx) {
   if (!LookupGroup(ctx, key, group, &s, &g)) return;
   ctx.PropagateNothing();
   StreamConsumer* consumer = TouchConsumer(ctx, *g, key, group, ctx.arg(3));
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   int64_t attempts = count * kAttemptsFactor;
   std::vector<StreamID> deleted;
   ctx.reply.Array(3);
@@ -814,7 +814,7 @@ void XInfoConsumersCommand(CommandContext& ctx) {
                                 ctx.arg(2)));
     return;
   }
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   ctx.reply.Array(g->consumers().size());
   for (const auto& [name, c] : g->consumers()) {
     ctx.reply.Map(4);

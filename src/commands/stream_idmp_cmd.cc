@@ -19,7 +19,7 @@ namespace stream_cmd {
 void ReplyIdmpInfo(CommandContext& ctx, Stream& s) {
   ReplyBuilder& r = ctx.reply;
   StreamIdmp* idmp = s.idmp();
-  if (idmp != nullptr) idmp->Expire(CommandTimeMs());
+  if (idmp != nullptr) idmp->Expire(CommandTimeMs(ctx));
   const ServerConfig& c = ctx.server.cfg();
   r.Bulk("idmp-duration");
   r.Integer(idmp != nullptr ? idmp->duration() : c.stream_idmp_duration);
@@ -103,7 +103,7 @@ void XIdmpRecordCommand(CommandContext& ctx) {
   if (s == nullptr) return;
   const ServerConfig& c = ctx.server.cfg();
   StreamIdmp& idmp = s->MutableIdmp(c.stream_idmp_duration, c.stream_idmp_maxsize);
-  if (const StreamID* known = idmp.Find(pid, iid, CommandTimeMs())) {
+  if (const StreamID* known = idmp.Find(pid, iid, CommandTimeMs(ctx))) {
     if (*known != id) {
       ctx.reply.Error("ERR the producer ID and idempotent ID are recorded with another entry ID");
       return;
@@ -113,7 +113,7 @@ void XIdmpRecordCommand(CommandContext& ctx) {
   }
   // Records are kept oldest first and expire from the front; a pair that is already too old
   // (an AOF replayed long after it was written) only counts.
-  if (idmp.Expired(id, CommandTimeMs())) {
+  if (idmp.Expired(id, CommandTimeMs(ctx))) {
     idmp.CountAdded();
   } else {
     idmp.Record(pid, iid, id);

@@ -52,7 +52,7 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
         ctx.reply.Error("ERR timeout is negative");
         return false;
       }
-      if (t > 0 && t > std::numeric_limits<int64_t>::max() - Database::now_ms()) {
+      if (t > 0 && t > std::numeric_limits<int64_t>::max() - ctx.db.now_ms()) {
         ctx.reply.Error("ERR timeout is out of range");
         return false;
       }
@@ -201,7 +201,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
     const ConsumerGroup& g = *value->As<Stream>()->groups()->Find(group_);
     if (g.nacked_count() > 0) return true;
     int64_t due = NextClaimableAt(g, min_idle_);
-    if (due <= Database::now_ms()) return true;
+    if (due <= wake_->server->command_time_ms()) return true;
     WakeAt(due);
     return false;
   }
@@ -263,7 +263,7 @@ size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, Stream
   StreamID start = g.last_id;
   size_t n = 0;
   bool moved = false;
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   if (limit > 0 && start.Increment()) {
     Stream::Iterator it(s, start, StreamID::Max(), false);
     StreamEntryView e;
@@ -373,7 +373,7 @@ void ReplyConsumerHistory(CommandContext& ctx, Stream& s, StreamConsumer& consum
   size_t mark = ctx.reply.DeferLength();
   size_t n = 0;
   if (after.Increment()) {
-    int64_t now = CommandTimeMs();
+    int64_t now = CommandTimeMs(ctx);
     for (auto it = consumer.pel.lower_bound(after);
          it != consumer.pel.end() && (count == 0 || n < count); ++it) {
       PendingEntry* pending = it->second;
@@ -468,7 +468,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   size_t claim_budget = per_stream;
   size_t served = 0;
   size_t mark = 0;
-  int64_t now = CommandTimeMs();
+  int64_t now = CommandTimeMs(ctx);
   for (size_t i = 0; i < args.nstreams; ++i) {
     std::string_view key = ctx.arg(args.streams_at + i);
     DbEntry* entry = ctx.db.Find(key);

@@ -72,10 +72,10 @@ Stream::NodeLimits NodeLimits(CommandContext& ctx) {
           static_cast<size_t>(std::max<int64_t>(c.stream_node_max_entries, 0))};
 }
 
-int64_t CommandTimeMs() {
+int64_t CommandTimeMs(const CommandContext& ctx) {
   // The AOF loader runs the log with the command clock at 0 (nothing expires mid-replay);
   // delivery and seen times then take the real clock, as Redis's replay does.
-  int64_t now = Database::now_ms();
+  int64_t now = ctx.db.now_ms();
   return now > 0 ? now : NowMs();
 }
 
@@ -373,7 +373,7 @@ void XAddCommand(CommandContext& ctx) {
     // A retried add: the original ID, and nothing else happens (no entry, no trim, no
     // notification, nothing to propagate); only the duplicate counter moves.
     StreamIdmp& idmp = *entry->value.As<Stream>()->idmp();
-    if (const StreamID* original = idmp.Find(args.pid, args.iid, CommandTimeMs())) {
+    if (const StreamID* original = idmp.Find(args.pid, args.iid, CommandTimeMs(ctx))) {
       idmp.CountDuplicate();
       ReplyId(ctx.reply, *original);
       ctx.PropagateNothing();
@@ -388,7 +388,7 @@ void XAddCommand(CommandContext& ctx) {
   StreamID id;
   bool ok;
   if (!args.id_given) {
-    ok = s.NextId(static_cast<uint64_t>(CommandTimeMs()), &id);
+    ok = s.NextId(static_cast<uint64_t>(CommandTimeMs(ctx)), &id);
   } else if (args.seq_star) {
     ok = s.NextIdForMs(args.id.ms, &id);
   } else {

@@ -114,7 +114,7 @@ bool ResolveExpire(CommandContext& ctx, ExpireKind kind, std::string_view arg,
   }
   if (seconds) value *= 1000;
   if (kind == ExpireKind::kEx || kind == ExpireKind::kPx) {
-    const int64_t now = Database::now_ms();
+    const int64_t now = ctx.db.now_ms();
     if (value > INT64_MAX - now) {
       ReplyInvalidExpire(ctx, command);
       return false;
@@ -175,7 +175,7 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
     Notify(ctx, kNotifyGeneric, "expire", key);
     // A time already past leaves the key logically expired, as in Redis: looking it up now
     // removes it and counts it in expired_keys.
-    if (when_ms <= Database::now_ms()) {
+    if (when_ms <= ctx.db.now_ms()) {
       ctx.db.Find(key);
       // The expiry logged the DEL that is this command's whole effect.
       ctx.PropagateNothing();
@@ -286,7 +286,7 @@ void GetexCommand(CommandContext& ctx) {
   }
   ReplyString(ctx, entry->value);
   const bool absolute = options.kind == ExpireKind::kExAt || options.kind == ExpireKind::kPxAt;
-  if (absolute && when_ms <= Database::now_ms()) {
+  if (absolute && when_ms <= ctx.db.now_ms()) {
     // Unlike SET, GETEX deletes a key given a past time outright (Redis propagates a DEL).
     ctx.db.DeleteEntry(entry);
     KeyWritten(ctx, ctx.arg(1));

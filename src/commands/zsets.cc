@@ -78,7 +78,7 @@ int64_t ParseBlockTimeout(CommandContext& ctx, std::string_view arg) {
     return -1;
   }
   auto timeout = static_cast<int64_t>(ms);
-  if (timeout > kMax - Database::now_ms()) {
+  if (timeout > kMax - ctx.db.now_ms()) {
     ctx.reply.Error("ERR timeout is out of range");
     return -1;
   }
@@ -533,7 +533,7 @@ void ZrandmemberCommand(CommandContext& ctx) {
       ctx.reply.Null();
       return;
     }
-    ZSet::Iter it = z->At(CollectionRng()() % z->size());
+    ZSet::Iter it = z->At(CollectionRng(ctx)() % z->size());
     ctx.reply.Bulk(it.member());
     return;
   }
@@ -547,7 +547,7 @@ void ZrandmemberCommand(CommandContext& ctx) {
     auto n = static_cast<uint64_t>(-count);
     bool resp3 = ctx.reply.resp3();
     ReplyRepeatedDraws(ctx, n, withscores && !resp3 ? n * 2 : n, [&] {
-      ZSet::Iter it = z->At(CollectionRng()() % size);
+      ZSet::Iter it = z->At(CollectionRng(ctx)() % size);
       if (withscores && resp3) ctx.reply.Array(2);
       ctx.reply.Bulk(it.member());
       if (withscores) ctx.reply.Double(it.score());
@@ -558,11 +558,11 @@ void ZrandmemberCommand(CommandContext& ctx) {
   if (static_cast<uint64_t>(count) >= size) {
     z->ForEach([&](std::string_view m, double s) { items.emplace_back(std::string(m), s); });
   } else {
-    for (size_t rank : SampleIndexes(size, static_cast<size_t>(count))) {
+    for (size_t rank : SampleIndexes(CollectionRng(ctx), size, static_cast<size_t>(count))) {
       ZSet::Iter it = z->At(rank);
       items.emplace_back(std::string(it.member()), it.score());
     }
-    std::shuffle(items.begin(), items.end(), CollectionRng());
+    std::shuffle(items.begin(), items.end(), CollectionRng(ctx));
   }
   ReplyMembers(ctx, items, withscores);
 }

@@ -7,8 +7,6 @@
 
 namespace vireo {
 
-int64_t Database::now_ms_ = 0;
-
 Database::~Database() { Clear(); }
 
 void Database::FreeEntry(DbEntry* entry, bool lazy) {
@@ -21,7 +19,7 @@ void Database::FreeEntry(DbEntry* entry, bool lazy) {
 bool Database::IsExpired(const DbEntry* entry) {
   if (!entry->has_expire()) return false;
   ExpireEntry* e = expires_.Find(entry->key.view());
-  return e != nullptr && e->when_ms <= now_ms_;
+  return e != nullptr && e->when_ms <= now_ms();
 }
 
 bool Database::IsLogicallyExpired(std::string_view key) {
@@ -61,8 +59,8 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   auto* entry = new DbEntry;
   entry->key.Assign(key);
   entry->value = std::move(value);
-  entry->value.set_access_clock(options_ != nullptr ? NewKeyClock(options_->access, now_ms_)
-                                                    : LruClock(now_ms_));
+  entry->value.set_access_clock(options_ != nullptr ? NewKeyClock(options_->access, now_ms())
+                                                    : LruClock(now_ms()));
   table_.Insert(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
@@ -167,10 +165,10 @@ size_t Database::ActiveExpireCycle(int64_t deadline_us) {
     for (int i = 0; i < 20 && sampled < 20; ++i) {
       expire_cursor_ = expires_.Scan(expire_cursor_, [&](ExpireEntry* e) {
         ++sampled;
-        if (e->when_ms <= now_ms_) {
+        if (e->when_ms <= now_ms()) {
           expired.push_back(e->entry);
         } else {
-          ttl_sum += e->when_ms - now_ms_;
+          ttl_sum += e->when_ms - now_ms();
           ++ttl_samples;
         }
       });

@@ -56,6 +56,9 @@ class LazyFreer;
 // Server-owned settings the keyspace consults on every access and deletion (several servers
 // in one process each have their own).
 struct KeyspaceOptions {
+  // The time commands see, in ms: fixed for the duration of a command (and of EXEC or a
+  // script), so a key can't expire half-way through one. The server sets it.
+  int64_t now_ms = 0;
   AccessTracking access;
   LazyFreer* freer = nullptr;
   bool lazy_expire = false;      // lazyfree-lazy-expire: expired values freed in the background
@@ -79,10 +82,9 @@ class Database {
 
   int index() const { return index_; }
 
-  // The time commands see: fixed for the duration of a command (and of EXEC or a script), so
-  // a key can't expire half-way through one.
-  static int64_t now_ms() { return now_ms_; }
-  static void set_now_ms(int64_t ms) { now_ms_ = ms; }
+  // The time commands see (KeyspaceOptions::now_ms).
+  int64_t now_ms() const { return options_->now_ms; }
+  void set_now_ms(int64_t ms) { options_->now_ms = ms; }
 
   // The live entry for `key`, or nullptr. A key whose TTL has passed is deleted on the way.
   // Counts as an access (LRU clock / LFU counter) unless the options say not to.
@@ -140,12 +142,13 @@ class Database {
     return expires_.SampleNodes(rand, count, std::forward<F>(fn));
   }
 
+  // The server's options; a database on its own (tests, a keyspace being freed) has its own.
   void set_options(KeyspaceOptions* options) { options_ = options; }
   // Records an access now, as a lookup does.
   void Touch(DbEntry* entry) {
     if (options_ != nullptr) {
       entry->value.set_access_clock(TouchedClock(entry->value.access_clock(), options_->access,
-                                                 now_ms_));
+                                                 now_ms()));
     }
   }
 
@@ -185,10 +188,10 @@ class Database {
   void FreeEntry(DbEntry* entry, bool lazy = false);
   void ExpireNow(DbEntry* entry);
 
-  static int64_t now_ms_;
   int index_;
   KeyspaceListener* listener_;
-  KeyspaceOptions* options_ = nullptr;
+  KeyspaceOptions own_options_;
+  KeyspaceOptions* options_ = &own_options_;
   Table table_;
   ExpireTable expires_;
   uint64_t expire_cursor_ = 0;

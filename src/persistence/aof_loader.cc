@@ -348,7 +348,7 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
   // at the point it did, and a key must not vanish between its SET and a later command of
   // the log that still saw it. Time 0 puts every TTL in the future; the real clock comes back
   // afterwards, and keys past their TTL then expire as usual.
-  Database::set_now_ms(0);
+  server.set_command_time_ms(0);
   int64_t start_us = MonotonicUs();
   std::string error;
   for (size_t i = 0; i < files.size(); ++i) {

@@ -803,11 +803,11 @@ void LuaEngine::Hook(lua_State* L) {
   }
   // Answer other clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE) while the script runs on.
   bool expire = server_.active_expire_enabled();
-  int64_t now = Database::now_ms();
+  int64_t now = server_.command_time_ms();
   server_.set_active_expire_enabled(false);
   server_.ProcessEventsWhileBusy(*run.caller);
   server_.set_active_expire_enabled(expire);
-  Database::set_now_ms(now);
+  server_.set_command_time_ms(now);
   if (run.killed || server_.shutting_down()) {
     if (run.killed) spdlog::warn("Lua script killed by user with SCRIPT KILL.");
     // Every line from now on raises again, so a pcall in the script can't swallow the kill.

@@ -74,7 +74,7 @@ void Server::ApplyMemoryConfig() {
 // Picks the key the policy wants gone and deletes it. False when no key can go.
 bool Server::EvictOneKey(size_t* freed) {
   const ServerConfig& c = config_.values();
-  const int64_t now_ms = Database::now_ms();
+  const int64_t now_ms = keyspace_options_.now_ms;
   Database* victim_db = nullptr;
   DbEntry* victim = nullptr;
   if (IsRandom(eviction_policy_)) {

@@ -149,7 +149,7 @@ Server::~Server() {
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
-void Server::UpdateCommandTime() { Database::set_now_ms(FastNowMs()); }
+void Server::UpdateCommandTime() { keyspace_options_.now_ms = FastNowMs(); }
 
 std::string Server::Listen() {
   const ServerConfig& c = config_.values();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <random>
 #include <memory>
 #include <span>
 #include <string>
@@ -197,8 +198,11 @@ class Server : public KeyspaceListener {
   bool UnblockClient(Client& client, UnblockReason reason);
   const BlockingEngine& blocking() const { return blocking_; }
 
-  // Time used by commands (see Database::now_ms).
+  // Time used by commands (KeyspaceOptions::now_ms): set before each command (not inside EXEC
+  // or scripts, where time stands still).
   void UpdateCommandTime();
+  int64_t command_time_ms() const { return keyspace_options_.now_ms; }
+  void set_command_time_ms(int64_t ms) { keyspace_options_.now_ms = ms; }
 
   // Applies configuration changes that need action (CONFIG SET).
   void ApplyConfigChange(const std::string& name);
@@ -257,6 +261,8 @@ class Server : public KeyspaceListener {
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(CommandTable::Instance(), name);
   }
+  // Random picks by commands (RANDOMKEY, SPOP, SRANDMEMBER, ...), seeded from the OS.
+  std::mt19937_64& rng() { return rng_; }
   // INFO commandstats, per server.
   CommandStats& command_stats(const CommandSpec& spec) {
     if (spec.id >= command_stats_.size()) command_stats_.resize(spec.id + 1);
@@ -388,6 +394,7 @@ class Server : public KeyspaceListener {
   std::vector<std::vector<std::string>>* script_effects_ = nullptr;
   Propagator propagator_;
   CommandLookupCache command_cache_;
+  std::mt19937_64 rng_{std::random_device{}()};
   std::vector<CommandStats> command_stats_;  // by CommandSpec::id
   // Last, so the engines (and their client) go before the io_context and the clients.
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};

@@ -22,7 +22,7 @@ class RecordingListener : public KeyspaceListener {
 
 class DatabaseTest : public ::testing::Test {
  protected:
-  void SetUp() override { Database::set_now_ms(1'000'000); }
+  void SetUp() override { db.set_now_ms(1'000'000); }
   RecordingListener listener;
   Database db{0, &listener};
 };
@@ -65,10 +65,10 @@ TEST_F(DatabaseTest, LazyExpiry) {
   EXPECT_TRUE(e->has_expire());
   EXPECT_EQ(db.GetExpire(e), 1'000'500);
   EXPECT_EQ(db.expires_size(), 1u);
-  Database::set_now_ms(1'000'499);
+  db.set_now_ms(1'000'499);
   EXPECT_NE(db.Find("t"), nullptr);
   EXPECT_FALSE(db.IsLogicallyExpired("t"));
-  Database::set_now_ms(1'000'500);
+  db.set_now_ms(1'000'500);
   EXPECT_TRUE(db.IsLogicallyExpired("t"));
   EXPECT_EQ(db.Find("t"), nullptr);  // deleted on access
   EXPECT_EQ(db.size(), 0u);
@@ -106,7 +106,7 @@ TEST_F(DatabaseTest, ActiveExpiryRemovesExpiredKeysOnly) {
     if (i % 4 < 2) db.SetExpire(e, 1'000'100);
     if (i % 4 == 2) db.SetExpire(e, 9'000'000);
   }
-  Database::set_now_ms(1'000'200);
+  db.set_now_ms(1'000'200);
   size_t deleted = 0;
   for (int round = 0; round < 1000 && deleted < 10000; ++round) {
     deleted += db.ActiveExpireCycle(MonotonicUs() + 100000);
@@ -124,7 +124,7 @@ TEST_F(DatabaseTest, ActiveExpiryRespectsDeadline) {
   for (int i = 0; i < 200000; ++i) {
     db.SetExpire(db.Add("k" + std::to_string(i), Value::String("v")), 1'000'001);
   }
-  Database::set_now_ms(2'000'000);
+  db.set_now_ms(2'000'000);
   int64_t start = MonotonicUs();
   size_t deleted = db.ActiveExpireCycle(start + 1000);  // a 1 ms budget
   EXPECT_GT(deleted, 0u);

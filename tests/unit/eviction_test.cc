@@ -82,9 +82,9 @@ TEST(AccessClockTest, LookupsTouchAndNoTouchLookupsDont) {
   KeyspaceOptions options;
   Database db(0, nullptr, 42);
   db.set_options(&options);
-  Database::set_now_ms(kNow);
+  db.set_now_ms(kNow);
   db.Add("k", Value::String("v"));
-  Database::set_now_ms(kNow + 10'000);
+  db.set_now_ms(kNow + 10'000);
   EXPECT_EQ(LruIdleMs(db.FindNoTouch("k")->value.access_clock(), kNow + 10'000), 10'000);
   options.access.touch = false;
   db.Find("k");
@@ -100,17 +100,17 @@ TEST(EvictionPoolTest, PicksTheIdlestKeysFirst) {
   Database db(0, nullptr, 7);
   db.set_options(&options);
   for (int i = 0; i < 10; ++i) {
-    Database::set_now_ms(kNow + i * 1000);
+    db.set_now_ms(kNow + i * 1000);
     db.Add("k" + std::to_string(i), Value::String("v"));
   }
-  Database::set_now_ms(kNow + 100'000);
+  db.set_now_ms(kNow + 100'000);
   EvictionPool pool;
   uint64_t state = 1;
   auto next = [](void* s) -> uint64_t {
     return ++*static_cast<uint64_t*>(s) * 0x9e3779b97f4a7c15ULL;
   };
   for (int round = 0; round < 50; ++round) {
-    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, Database::now_ms(), next,
+    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, db.now_ms(), next,
                   &state);
   }
   ASSERT_EQ(pool.size(), 10u);
@@ -138,17 +138,17 @@ TEST(EvictionPoolTest, KeepsOnlyTheBestWhenFull) {
   Database db(0, nullptr, 9);
   db.set_options(&options);
   for (int i = 0; i < 100; ++i) {
-    Database::set_now_ms(kNow + i * 1000);
+    db.set_now_ms(kNow + i * 1000);
     db.Add("k" + std::to_string(i), Value::String("v"));
   }
-  Database::set_now_ms(kNow + 200'000);
+  db.set_now_ms(kNow + 200'000);
   EvictionPool pool;
   uint64_t state = 3;
   auto next = [](void* s) -> uint64_t {
     return ++*static_cast<uint64_t*>(s) * 0xbf58476d1ce4e5b9ULL;
   };
   for (int round = 0; round < 500; ++round) {
-    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, Database::now_ms(), next,
+    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, db.now_ms(), next,
                   &state);
   }
   EXPECT_EQ(pool.size(), EvictionPool::kSize);
