@@ -10,7 +10,7 @@ namespace vireo {
 Database::~Database() { Clear(); }
 
 void Database::FreeEntry(DbEntry* entry, bool lazy) {
-  if (lazy && options_ != nullptr && options_->freer != nullptr) {
+  if (lazy && options_->freer != nullptr) {
     options_->freer->Free(std::move(entry->value));
   }
   delete entry;
@@ -32,7 +32,7 @@ void Database::ExpireNow(DbEntry* entry) {
   std::string key(entry->key.view());
   Persist(entry);
   table_.Unlink(entry);
-  FreeEntry(entry, options_ != nullptr && options_->lazy_expire);
+  FreeEntry(entry, options_->lazy_expire);
   if (listener_ != nullptr) {
     listener_->OnKeyExpired(index_, key);
     listener_->OnKeyModified(index_, key);
@@ -51,7 +51,7 @@ DbEntry* Database::FindNoTouch(std::string_view key) {
 
 DbEntry* Database::Find(std::string_view key) {
   DbEntry* entry = FindNoTouch(key);
-  if (entry != nullptr && options_ != nullptr && options_->access.touch) Touch(entry);
+  if (entry != nullptr && options_->access.touch) Touch(entry);
   return entry;
 }
 
@@ -59,8 +59,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   auto* entry = new DbEntry;
   entry->key.Assign(key);
   entry->value = std::move(value);
-  entry->value.set_access_clock(options_ != nullptr ? NewKeyClock(options_->access, now_ms())
-                                                    : LruClock(now_ms()));
+  entry->value.set_access_clock(NewKeyClock(options_->access, now_ms()));
   table_.Insert(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
@@ -72,7 +71,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
 DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return Add(key, std::move(value));
-  if (options_ != nullptr && options_->lazy_server_del && options_->freer != nullptr &&
+  if (options_->lazy_server_del && options_->freer != nullptr &&
       LazyFreer::WorthIt(entry->value)) {
     Value old = std::move(entry->value);
     entry->value = std::move(value);

@@ -101,7 +101,7 @@ class Database {
   // RENAME's overwritten destination, RESTORE REPLACE...).
   void DeleteEntry(DbEntry* entry, bool lazy);
   void DeleteEntry(DbEntry* entry) {
-    DeleteEntry(entry, options_ != nullptr && options_->lazy_server_del);
+    DeleteEntry(entry, options_->lazy_server_del);
   }
   // Removes the entry without freeing it (the caller takes ownership), TTL dropped.
   DbEntry* Detach(std::string_view key);
@@ -146,10 +146,8 @@ class Database {
   void set_options(KeyspaceOptions* options) { options_ = options; }
   // Records an access now, as a lookup does.
   void Touch(DbEntry* entry) {
-    if (options_ != nullptr) {
-      entry->value.set_access_clock(TouchedClock(entry->value.access_clock(), options_->access,
-                                                 now_ms()));
-    }
+    entry->value.set_access_clock(
+        TouchedClock(entry->value.access_clock(), options_->access, now_ms()));
   }
 
   // Deletes expired keys, sampling the expires table until `deadline_us` (MonotonicUs) or

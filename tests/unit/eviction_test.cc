@@ -94,32 +94,42 @@ TEST(AccessClockTest, LookupsTouchAndNoTouchLookupsDont) {
   EXPECT_EQ(LruIdleMs(db.Peek("k")->value.access_clock(), kNow + 10'000), 0);
 }
 
+// A database of `keys` keys "k0", "k1"... created one second apart (k0 the idlest), and an
+// LRU pool fed from it for `rounds` rounds of 5 samples, read at `read_at_ms`.
+struct PoolFixture {
+  PoolFixture(int keys, uint64_t seed) : db(0, nullptr, seed) {
+    db.set_options(&options);
+    for (int i = 0; i < keys; ++i) {
+      db.set_now_ms(kNow + i * 1000);
+      db.Add("k" + std::to_string(i), Value::String("v"));
+    }
+  }
+  void Feed(int rounds, int64_t read_at_ms, uint64_t state) {
+    db.set_now_ms(read_at_ms);
+    auto next = [](void* s) -> uint64_t {
+      return ++*static_cast<uint64_t*>(s) * 0x9e3779b97f4a7c15ULL;
+    };
+    for (int round = 0; round < rounds; ++round) {
+      pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, db.now_ms(), next,
+                    &state);
+    }
+  }
+  KeyspaceOptions options;
+  Database db;
+  EvictionPool pool;
+};
+
 // A pool fed with every key of a small database picks them in policy order.
 TEST(EvictionPoolTest, PicksTheIdlestKeysFirst) {
-  KeyspaceOptions options;
-  Database db(0, nullptr, 7);
-  db.set_options(&options);
+  PoolFixture f(10, 7);
+  f.Feed(50, kNow + 100'000, 1);
+  ASSERT_EQ(f.pool.size(), 10u);
   for (int i = 0; i < 10; ++i) {
-    db.set_now_ms(kNow + i * 1000);
-    db.Add("k" + std::to_string(i), Value::String("v"));
-  }
-  db.set_now_ms(kNow + 100'000);
-  EvictionPool pool;
-  uint64_t state = 1;
-  auto next = [](void* s) -> uint64_t {
-    return ++*static_cast<uint64_t*>(s) * 0x9e3779b97f4a7c15ULL;
-  };
-  for (int round = 0; round < 50; ++round) {
-    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, db.now_ms(), next,
-                  &state);
-  }
-  ASSERT_EQ(pool.size(), 10u);
-  for (int i = 0; i < 10; ++i) {
-    auto best = pool.PopBest();
+    auto best = f.pool.PopBest();
     ASSERT_TRUE(best.has_value());
     EXPECT_EQ(best->key, "k" + std::to_string(i));
   }
-  EXPECT_FALSE(pool.PopBest().has_value());
+  EXPECT_FALSE(f.pool.PopBest().has_value());
 }
 
 TEST(EvictionPoolTest, VolatileTtlPrefersTheNearestExpiry) {
@@ -134,27 +144,12 @@ TEST(EvictionPoolTest, VolatileTtlPrefersTheNearestExpiry) {
 }
 
 TEST(EvictionPoolTest, KeepsOnlyTheBestWhenFull) {
-  KeyspaceOptions options;
-  Database db(0, nullptr, 9);
-  db.set_options(&options);
-  for (int i = 0; i < 100; ++i) {
-    db.set_now_ms(kNow + i * 1000);
-    db.Add("k" + std::to_string(i), Value::String("v"));
-  }
-  db.set_now_ms(kNow + 200'000);
-  EvictionPool pool;
-  uint64_t state = 3;
-  auto next = [](void* s) -> uint64_t {
-    return ++*static_cast<uint64_t*>(s) * 0xbf58476d1ce4e5b9ULL;
-  };
-  for (int round = 0; round < 500; ++round) {
-    pool.Populate(db, EvictionPolicy::kAllKeysLru, 5, options.access, db.now_ms(), next,
-                  &state);
-  }
-  EXPECT_EQ(pool.size(), EvictionPool::kSize);
+  PoolFixture f(100, 9);
+  f.Feed(500, kNow + 200'000, 3);
+  EXPECT_EQ(f.pool.size(), EvictionPool::kSize);
   // After many rounds the pool holds the 16 idlest keys, best first.
   for (int i = 0; i < static_cast<int>(EvictionPool::kSize); ++i) {
-    EXPECT_EQ(pool.PopBest()->key, "k" + std::to_string(i));
+    EXPECT_EQ(f.pool.PopBest()->key, "k" + std::to_string(i));
   }
 }
 
