@@ -7,6 +7,7 @@ class CommandTable;
 
 void RegisterConnectionCommands(CommandTable& table);   // connection.cc
 void RegisterTransactionCommands(CommandTable& table);  // transactions.cc
+void RegisterReplicationCommands(CommandTable& table);  // replication.cc
 void RegisterStringCommands(CommandTable& table);       // strings.cc
 void RegisterKeyCommands(CommandTable& table);          // keys.cc
 void RegisterListCommands(CommandTable& table);         // lists.cc

@@ -20,6 +20,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterMemoryCommands(table);
+  RegisterReplicationCommands(table);
 }
 
 }  // namespace vireo

@@ -619,6 +619,59 @@ void Config::Declare() {
   Option replica_lazy_flush = Bool("replica-lazy-flush", &ServerConfig::replica_lazy_flush, kMut);
   replica_lazy_flush.alias = "slave-lazy-flush";
   o.push_back(std::move(replica_lazy_flush));
+  // Replication. The replica-* names were slave-* before Redis 5; both are accepted.
+  auto aliased = [&o](Option opt, const char* alias) {
+    opt.alias = alias;
+    o.push_back(std::move(opt));
+  };
+  Option replicaof = Special("replicaof", Type::kList, kImmut);
+  replicaof.alias = "slaveof";
+  replicaof.get = [](const ServerConfig& c) { return c.replicaof; };
+  replicaof.set = [](ServerConfig& c, const std::vector<std::string>& args) {
+    int64_t port;
+    if (args.size() != 2 || !ParseInt64(args[1], &port) || port < 0 || port > 65535) {
+      return std::string("Invalid master port");
+    }
+    // "replicaof no one" in a file means: not a replica.
+    c.replicaof = EqualsIgnoreCase(args[0], "no") && EqualsIgnoreCase(args[1], "one")
+                      ? std::string()
+                      : args[0] + " " + args[1];
+    return std::string();
+  };
+  o.push_back(std::move(replicaof));
+  o.push_back(String("masterauth", &ServerConfig::masterauth, kMut, true));
+  o.push_back(String("masteruser", &ServerConfig::masteruser, kMut, true));
+  o.push_back(Bool("repl-diskless-sync", &ServerConfig::repl_diskless_sync, kMut));
+  o.push_back(Numeric("repl-diskless-sync-delay", "", &ServerConfig::repl_diskless_sync_delay, 0,
+                      kIntMax, kMut));
+  o.push_back(Numeric("repl-diskless-sync-max-replicas", "",
+                      &ServerConfig::repl_diskless_sync_max_replicas, 0, kIntMax, kMut));
+  o.push_back(Enum("repl-diskless-load", &ServerConfig::repl_diskless_load,
+                   {"disabled", "on-empty-db", "swapdb"}, kMut));
+  o.push_back(Numeric("repl-backlog-size", "", &ServerConfig::repl_backlog_size, 1, kLongMax, kMut,
+                      Type::kMemory));
+  o.push_back(
+      Numeric("repl-backlog-ttl", "", &ServerConfig::repl_backlog_ttl, 0, kLongMax, kMut));
+  o.push_back(Numeric("repl-ping-replica-period", "repl-ping-slave-period",
+                      &ServerConfig::repl_ping_replica_period, 1, kIntMax, kMut));
+  o.push_back(Numeric("repl-timeout", "", &ServerConfig::repl_timeout, 1, kIntMax, kMut));
+  o.push_back(Bool("repl-disable-tcp-nodelay", &ServerConfig::repl_disable_tcp_nodelay, kMut));
+  aliased(Bool("replica-read-only", &ServerConfig::replica_read_only, kMut), "slave-read-only");
+  aliased(Bool("replica-serve-stale-data", &ServerConfig::replica_serve_stale_data, kMut),
+          "slave-serve-stale-data");
+  aliased(Bool("replica-ignore-maxmemory", &ServerConfig::replica_ignore_maxmemory, kMut),
+          "slave-ignore-maxmemory");
+  o.push_back(Bool("replica-announced", &ServerConfig::replica_announced, kMut));
+  o.push_back(Numeric("replica-priority", "slave-priority", &ServerConfig::replica_priority, 0,
+                      kIntMax, kMut));
+  aliased(String("replica-announce-ip", &ServerConfig::replica_announce_ip, kMut, true),
+          "slave-announce-ip");
+  o.push_back(Numeric("replica-announce-port", "slave-announce-port",
+                      &ServerConfig::replica_announce_port, 0, 65535, kMut));
+  o.push_back(Numeric("min-replicas-to-write", "min-slaves-to-write",
+                      &ServerConfig::min_replicas_to_write, 0, kIntMax, kMut));
+  o.push_back(Numeric("min-replicas-max-lag", "min-slaves-max-lag",
+                      &ServerConfig::min_replicas_max_lag, 0, kIntMax, kMut));
   o.push_back(Numeric("latency-monitor-threshold", "", &ServerConfig::latency_monitor_threshold, 0,
                       kLongMax, kMut));
 

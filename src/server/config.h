@@ -118,6 +118,28 @@ struct ServerConfig {
   bool lazyfree_lazy_server_del = false;
   bool replica_lazy_flush = false;
   int64_t latency_monitor_threshold = 0;
+  // Replication (src/replication/).
+  std::string replicaof;   // "host port" while following a master (the replicaof directive)
+  std::string masterauth;
+  std::string masteruser;
+  bool repl_diskless_sync = true;
+  int64_t repl_diskless_sync_delay = 5;
+  int64_t repl_diskless_sync_max_replicas = 0;
+  std::string repl_diskless_load = "disabled";
+  int64_t repl_backlog_size = 1 << 20;
+  int64_t repl_backlog_ttl = 3600;
+  int64_t repl_ping_replica_period = 10;
+  int64_t repl_timeout = 60;
+  bool repl_disable_tcp_nodelay = false;
+  bool replica_read_only = true;
+  bool replica_serve_stale_data = true;
+  bool replica_ignore_maxmemory = true;
+  bool replica_announced = true;
+  int64_t replica_priority = 100;
+  std::string replica_announce_ip;
+  int64_t replica_announce_port = 0;
+  int64_t min_replicas_to_write = 0;
+  int64_t min_replicas_max_lag = 10;
   std::string client_output_buffer_limit =
       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";  // as CONFIG GET
   std::array<ClientBufferLimit, 3> client_obuf_limits = {

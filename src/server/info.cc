@@ -342,17 +342,7 @@ void StatsSection(Server& server, InfoWriter& w) {
 
 void ReplicationSection(Server& server, InfoWriter& w) {
   w.Header("Replication");
-  w.Field("role", "master");
-  w.Field("connected_slaves", 0);
-  w.Field("master_failover_state", "no-failover");
-  w.Field("master_replid", server.run_id());
-  w.Field("master_replid2", std::string(40, '0'));
-  w.Field("master_repl_offset", 0);
-  w.Field("second_repl_offset", -1);
-  w.Field("repl_backlog_active", 0);
-  w.Field("repl_backlog_size", 1048576);
-  w.Field("repl_backlog_first_byte_offset", 0);
-  w.Field("repl_backlog_histlen", 0);
+  for (const auto& [name, value] : server.replication().InfoFields()) w.Field(name, value);
 }
 
 void CpuSection(InfoWriter& w) {

@@ -135,6 +135,8 @@ Server::Server(Config config)
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
   propagator_.AddSink(aof_.get());
+  replication_ = std::make_unique<Replication>(*this);
+  propagator_.AddSink(replication_.get());
   client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
 }
 
@@ -582,6 +584,7 @@ void Server::CloseClient(Client& client) {
   client_eviction_.Remove(client);
   UnwatchAll(client);
   pubsub_.RemoveClient(client);
+  replication_->OnClientClosed(client);
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
   }
@@ -608,6 +611,7 @@ void Server::BeforeSleep() {
   }
   // The AOF is written before any reply of this turn goes out (fsynced too with "always").
   aof_->BeforeSleep();
+  replication_->BeforeSleep();
   FlushPendingWrites();
   if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (!pending_close_.empty()) {
@@ -745,6 +749,7 @@ void Server::Cron() {
   }
   ScheduleFastExpire();
   aof_->Cron();
+  replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
   client_eviction_.CronStep(executing_depth_ > 0);
   // Idle clients.

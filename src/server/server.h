@@ -20,10 +20,12 @@
 #include "db/eviction.h"
 #include "db/lazy_free.h"
 #include "server/client.h"
+#include "server/child_processes.h"
 #include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "replication/propagator.h"
+#include "replication/replication.h"
 #include "server/pubsub.h"
 
 namespace vireo {
@@ -257,6 +259,10 @@ class Server : public KeyspaceListener {
   // The effect stream (src/replication/propagator.h): what changed, framed once, fanned out
   // to the AOF (and later the replication backlog).
   Propagator& propagator() { return propagator_; }
+  // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/server/child_processes.h).
+  ChildProcesses& children() { return children_; }
+  // Replication (src/replication/replication.h): both sides of PSYNC2, the backlog, WAIT.
+  Replication& replication() { return *replication_; }
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(CommandTable::Instance(), name);
@@ -392,7 +398,9 @@ class Server : public KeyspaceListener {
   bool fast_expire_armed_ = false;
   int busy_script_ = 0;
   std::vector<std::vector<std::string>>* script_effects_ = nullptr;
+  ChildProcesses children_;
   Propagator propagator_;
+  std::unique_ptr<Replication> replication_;
   CommandLookupCache command_cache_;
   std::mt19937_64 rng_{std::random_device{}()};
   std::vector<CommandStats> command_stats_;  // by CommandSpec::id

@@ -1,0 +1,47 @@
+// The replication family: SYNC, PSYNC, REPLCONF, REPLICAOF/SLAVEOF, ROLE, WAIT. The work is
+// in src/replication/; these handlers route the command there.
+#include "commands/families.h"
+#include "replication/replication.h"
+#include "server/command_context.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace vireo {
+
+namespace {
+
+void SyncCommand(CommandContext& ctx) { ctx.server.replication().SyncCommand(ctx); }
+void ReplconfCommand(CommandContext& ctx) { ctx.server.replication().ReplconfCommand(ctx); }
+void ReplicaofCommand(CommandContext& ctx) { ctx.server.replication().ReplicaofCommand(ctx); }
+void RoleCommand(CommandContext& ctx) { ctx.server.replication().RoleReply(ctx.reply); }
+void WaitCommand(CommandContext& ctx) { ctx.server.replication().WaitCommand(ctx); }
+
+}  // namespace
+
+void RegisterReplicationCommands(CommandTable& table) {
+  constexpr uint32_t kSyncFlags = kCmdAdmin | kCmdNoMulti | kCmdNoScript;
+  table.Add({"sync", 1, kSyncFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "1.0.0",
+             "An internal command used in replication.", "", SyncCommand});
+  table.Add({"psync", -3, kSyncFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "2.8.0",
+             "An internal command used in replication.", "replicationid offset", SyncCommand});
+  table.Add({"replconf", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+             0, 0, 0, "@admin @slow @dangerous", "server", "3.0.0",
+             "An internal command for configuring the replication stream.", "", ReplconfCommand,
+             "O(1)"});
+  constexpr uint32_t kReplicaofFlags = kCmdAdmin | kCmdNoScript | kCmdStale;
+  table.Add({"replicaof", 3, kReplicaofFlags, 0, 0, 0, "@admin @slow @dangerous", "server",
+             "5.0.0", "Configures a server as replica of another, or promotes it to a master.",
+             "host port", ReplicaofCommand, "O(1)"});
+  table.Add({"slaveof", 3, kReplicaofFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "1.0.0",
+             "Sets a Redis server as a replica of another, or promotes it to being a master.",
+             "host port", ReplicaofCommand, "O(1)"});
+  table.Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0,
+             "@admin @fast @dangerous", "server", "2.8.12", "Returns the replication role.", "",
+             RoleCommand, "O(1)"});
+  table.Add({"wait", 3, 0, 0, 0, 0, "@slow @connection", "generic", "3.0.0",
+             "Blocks until the asynchronous replication of all preceding write commands sent by "
+             "the connection is completed.",
+             "numreplicas timeout", WaitCommand, "O(1)"});
+}
+
+}  // namespace vireo

@@ -1,0 +1,148 @@
+// Replication, Redis's PSYNC2 protocol on both sides, owned by the Server.
+//
+// Shared (replication.cc): the replication ID pair and the stream offset, the backlog, and
+// FeedStream, which appends stream bytes to the backlog and to every replica's output. On a
+// master the stream is the effect stream (this is an EffectSink of the Propagator, adding
+// SELECTs); on a replica it is the master's stream, proxied byte for byte after each command
+// is applied, so sub-replicas and the backlog see exactly what the master sent and offsets
+// agree along the chain.
+//
+// Master side (master.cc): replicas are clients that sent SYNC/PSYNC; full resync forks an RDB
+// child (to disk, or straight to the sockets: repl-diskless-sync), partial resync answers
+// +CONTINUE from the backlog; REPLCONF, pings, WAIT, INFO's slaveN lines, ROLE.
+//
+// Replica side (replica_link.cc, ReplicaLink): REPLICAOF, the connection to the master, the
+// handshake, loading the RDB, and the master client whose commands are applied.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "replication/backlog.h"
+#include "replication/propagator.h"
+
+namespace vireo {
+
+class Server;
+class Client;
+class CommandContext;
+class ReplyBuilder;
+class ReplicaLink;
+
+using InfoFieldList = std::vector<std::pair<std::string, std::string>>;
+
+// A replica as its master sees it: one per client that sent SYNC or PSYNC.
+struct ReplicaState {
+  enum class Phase {
+    kWaitBgsaveStart,  // waiting for an RDB child to start (diskless delay, a child busy)
+    kWaitBgsaveEnd,    // the RDB child for this replica runs; the stream accumulates
+    kSendBulk,         // disk sync: the RDB file is being sent, then the accumulated stream
+    kOnline,           // receiving the stream
+  };
+  uint64_t client_id = 0;
+  Phase phase = Phase::kWaitBgsaveStart;
+  int listening_port = 0;     // REPLCONF listening-port
+  std::string announced_ip;   // REPLCONF ip-address
+  bool capa_eof = false;      // can read a diskless ($EOF:) payload
+  bool capa_psync2 = false;
+  bool rdb_only = false;      // REPLCONF rdb-only 1: no stream after the RDB
+  int64_t ack_offset = 0;     // REPLCONF ACK
+  int64_t ack_time_ms = 0;
+  int64_t psync_offset = 0;   // stream offset the replica starts from (its FULLRESYNC offset)
+  bool diskless = false;      // this replica's RDB goes over its socket (EOF framing)
+};
+
+class Replication : public EffectSink {
+ public:
+  explicit Replication(Server& server);
+  ~Replication() override;
+  Replication(const Replication&) = delete;
+  Replication& operator=(const Replication&) = delete;
+
+  // ---- Identity and the stream (replication.cc) ----
+  const std::string& replid() const { return replid_; }
+  const std::string& replid2() const { return replid2_; }
+  int64_t second_replid_offset() const { return second_replid_offset_; }
+  int64_t master_repl_offset() const { return backlog_.end_offset(); }
+  // A new random ID; the old one is forgotten (Redis's changeReplicationId + clearing ID2).
+  void ChangeReplicationId();
+  // Promotion (REPLICAOF NO ONE, failover): the old ID becomes ID2, valid up to the current
+  // offset, so former siblings can partially resync with us.
+  void ShiftReplicationId();
+  // Adopts `replid` and stream offset `offset` (a replica after +FULLRESYNC, or a restart that
+  // read repl-id/repl-offset from the RDB). Empties the backlog, which starts at offset + 1.
+  void ResetStream(std::string replid, int64_t offset);
+  ReplicationBacklog& backlog() { return backlog_; }
+  // Appends stream bytes to the backlog and to every replica's output buffer (replicas still
+  // waiting for their RDB keep them queued until it has been sent).
+  void FeedStream(std::string_view bytes);
+  // The next effect written into the stream starts with a SELECT (a new replica attached).
+  void ForceSelect() { stream_db_ = -1; }
+
+  // EffectSink: a master with a backlog writes effects into the stream.
+  bool Accepting() const override;
+  void AppendEffect(int db, std::string_view resp) override;
+
+  // ---- Master side (master.cc) ----
+  void SyncCommand(CommandContext& ctx);      // SYNC and PSYNC
+  void ReplconfCommand(CommandContext& ctx);  // REPLCONF (GETACK goes to the replica side)
+  void WaitCommand(CommandContext& ctx);      // WAIT numreplicas timeout
+  // The client is going away: forget it as a replica (or as the master link).
+  void OnClientClosed(Client& client);
+  const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
+  ReplicaState* FindReplica(uint64_t client_id);
+  // Replicas online whose last ACK covers `offset`.
+  int ReplicasAckedAtLeast(int64_t offset) const;
+  // Replicas online with lag <= min-replicas-max-lag (min-replicas-to-write).
+  int GoodReplicas() const;
+  // "" or the -NOREPLICAS error for a write while min-replicas-to-write isn't met.
+  std::string_view MinReplicasError() const;
+  // Once per loop turn: sends REPLCONF GETACK if WAIT clients asked, answers WAIT clients
+  // whose replicas have acknowledged.
+  void BeforeSleep();
+  // The RDB child of a full sync ended (called through the child-process manager).
+  void OnRdbChildDone(bool ok);
+
+  // ---- Both sides ----
+  void RoleReply(ReplyBuilder& reply);
+  // INFO replication, in Redis's order.
+  InfoFieldList InfoFields();
+  // From the server cron (every 100 ms): pings to replicas, timeouts, backlog TTL, the
+  // replica link's reconnects and ACKs.
+  void Cron();
+
+  // ---- Replica side (replica_link.cc) ----
+  // Whether this server follows a master (REPLICAOF host port given).
+  bool is_replica() const { return link_ != nullptr; }
+  ReplicaLink* link() { return link_.get(); }
+  void ReplicaofCommand(CommandContext& ctx);  // REPLICAOF / SLAVEOF
+  // REPLCONF GETACK from our master: answers REPLCONF ACK <offset> on the master link.
+  void ReplicaGetAck(CommandContext& ctx);
+
+ private:
+  friend class ReplicaLink;
+  // Master side helpers.
+  void StartFullSync(Client& client, ReplicaState& replica);
+  bool TryPartialResync(Client& client, ReplicaState& replica, std::string_view replid,
+                        int64_t offset);
+  void StartRdbChildIfWaiting();
+  void SendToReplica(Client& client, std::string_view bytes);
+
+  Server& server_;
+  std::string replid_;
+  std::string replid2_;
+  int64_t second_replid_offset_ = -1;
+  ReplicationBacklog backlog_;
+  int stream_db_ = -1;  // the database the stream last SELECTed
+  std::map<uint64_t, ReplicaState> replicas_;  // by client id
+  int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl
+  bool getack_pending_ = false;      // WAIT asked: send REPLCONF GETACK before sleeping
+  std::unique_ptr<ReplicaLink> link_;
+};
+
+}  // namespace vireo

@@ -1,0 +1,70 @@
+// The server's forked children: BGSAVE, BGREWRITEAOF and the RDB of a replication full sync.
+// One manager per Server, so embedded servers in one process never see each other's children,
+// and at most one child runs at a time (Redis's rule: a second fork would double the
+// copy-on-write cost; BGSAVE waits for an AOF rewrite and the other way round).
+//
+// The child runs a function and _exit()s with its result; it never returns into the event
+// loop. The parent reaps it from the cron (Reap) and hands the exit to the callback given at
+// Start, on the server's thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace vireo {
+
+enum class ChildKind {
+  kNone,
+  kRdb,  // BGSAVE, or the snapshot of a replication full sync (to disk or to sockets)
+  kAof,  // BGREWRITEAOF
+};
+
+struct ChildExit {
+  pid_t pid = -1;
+  ChildKind kind = ChildKind::kNone;
+  bool exited = false;   // exited normally: exit_code is set
+  int exit_code = 0;
+  int signal = 0;        // killed by this signal (0 when exited)
+  int64_t duration_ms = 0;
+  bool ok() const { return exited && exit_code == 0; }
+};
+
+class ChildProcesses {
+ public:
+  using Body = std::function<int()>;
+  using OnExit = std::function<void(const ChildExit&)>;
+
+  ChildProcesses() = default;
+  ~ChildProcesses();  // kills and reaps a child still running
+  ChildProcesses(const ChildProcesses&) = delete;
+  ChildProcesses& operator=(const ChildProcesses&) = delete;
+
+  // Forks. In the child: SIGINT ignored, SIGTERM default, then `body` runs and its return
+  // value is the exit code (_exit, no atexit handlers or destructors). In the parent: returns
+  // the pid, or -1 with errno set (EBUSY when a child is already running, else fork's errno).
+  pid_t Start(ChildKind kind, Body body, OnExit on_exit);
+
+  bool active() const { return pid_ > 0; }
+  ChildKind kind() const { return kind_; }
+  bool active(ChildKind kind) const { return pid_ > 0 && kind_ == kind; }
+  pid_t pid() const { return pid_; }
+  int64_t start_ms() const { return start_ms_; }  // wall clock, ms
+  int64_t last_fork_usec() const { return last_fork_usec_; }  // INFO latest_fork_usec
+
+  // From the cron: if the child has finished, reaps it and runs its OnExit.
+  void Reap();
+  // Sends `sig` to the running child, waits for it and runs its OnExit (with signal = sig).
+  void Kill(int sig);
+
+ private:
+  pid_t pid_ = -1;
+  ChildKind kind_ = ChildKind::kNone;
+  int64_t start_ms_ = 0;
+  int64_t last_fork_usec_ = 0;
+  OnExit on_exit_;
+  void Finish(int status);
+};
+
+}  // namespace vireo
