@@ -32,6 +32,8 @@ enum ClientFlag : uint32_t {
   kClientReplySkipNext = 1u << 12,
   kClientReplySkip = 1u << 13,
   kClientPendingCommand = 1u << 14,  // has parsed input waiting to run (after an unblock)
+  kClientReplica = 1u << 15,  // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
+  kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
 };
 
 struct QueuedCommand {

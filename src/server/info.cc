@@ -405,6 +405,8 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
 
 std::string ClientFlags(const Client& c) {
   std::string flags;
+  if (c.has(kClientReplica)) flags += 'S';
+  if (c.has(kClientMaster)) flags += 'M';
   if (c.has(kClientMonitor)) flags += 'O';
   if (c.has(kClientPubsub)) flags += 'P';
   if (c.has(kClientMulti)) flags += 'x';

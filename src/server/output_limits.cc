@@ -30,9 +30,13 @@ bool Server::EnforceOutputLimit(Client& client) {
   if (!client.authenticated() && used > kUnauthenticatedOutputLimit) {
     return ScheduleCloseForOutputLimit(client);
   }
-  // MONITOR clients count as normal ones, as in Redis.
-  const ClientBufferLimit& limit =
-      cfg().client_obuf_limits[client.has(kClientPubsub) ? kObufPubsub : kObufNormal];
+  // MONITOR clients count as normal ones, as in Redis; our master's link gets no replies, so
+  // no limit.
+  if (client.has(kClientMaster)) return false;
+  const int cls = client.has(kClientReplica)  ? kObufReplica
+                  : client.has(kClientPubsub) ? kObufPubsub
+                                              : kObufNormal;
+  const ClientBufferLimit& limit = cfg().client_obuf_limits[cls];
   if (limit.hard_bytes == 0 && limit.soft_bytes == 0) return false;
   bool over = limit.hard_bytes > 0 && used >= limit.hard_bytes;
   if (limit.soft_bytes > 0 && used >= limit.soft_bytes) {
