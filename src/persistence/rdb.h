@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,10 @@ struct RdbSaveOptions {
   bool compress = true;   // rdbcompression: LZF-compress strings longer than 20 bytes
   bool checksum = true;   // rdbchecksum: a real CRC64 trailer, else eight zero bytes
   bool aof_base = false;  // writes AUX "aof-base" = 1 (the base of a multi-part AOF)
+  bool functions_only = false;  // no keys (REPLCONF rdb-filter-only functions)
+  // When set, the image goes here (in chunks of about 16 KB) instead of to the descriptor:
+  // a diskless full sync writes it to replica sockets. Returns "" or the error that stops it.
+  std::function<std::string(std::string_view bytes)> sink;
 };
 
 // Writes the whole image to fd. Returns "" or an error (strerror text of the failed write).

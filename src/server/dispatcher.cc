@@ -202,6 +202,14 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       return;
     }
   }
+  // min-replicas-to-write: writes need enough replicas that acknowledged recently.
+  if (spec->has(kCmdWrite) || (spec->name == "exec" && QueuedWrite(client))) {
+    if (std::string_view err = replication_->MinReplicasError(); !err.empty()) {
+      ++command_stats(*spec).rejected_calls;
+      reject(std::string(err));
+      return;
+    }
+  }
   if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
     if (spec->has(kCmdNoMulti)) {
       ++command_stats(*spec).rejected_calls;
@@ -219,7 +227,12 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     reply.Raw("+QUEUED\r\n");
     return;
   }
+  const int64_t offset_before = replication_->master_repl_offset();
   Call(client, *spec, argv, false);
+  // WAIT waits for the stream up to this client's last write that reached it.
+  if (replication_->master_repl_offset() != offset_before) {
+    client.woff = replication_->master_repl_offset();
+  }
   // After the command (or the whole EXEC): serve clients blocked on keys it made ready.
   if (blocking_.HasReadyKeys() && !serving_ready_keys_) ServeReadyKeys();
 }
