@@ -34,6 +34,17 @@ void SaveSucceeded(Server& server, RdbState& st, uint64_t dirty_captured) {
   st.last_bgsave_ok = true;
 }
 
+// Writes the dump (SAVE on this thread, or in BGSAVE's child) and logs the outcome.
+std::string SaveLogged(Server& server) {
+  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+  if (err.empty()) {
+    spdlog::info("DB saved on disk");
+  } else {
+    spdlog::warn("Failed saving the DB: {}", err);
+  }
+  return err;
+}
+
 std::string TempFileOf(pid_t pid) { return "temp-" + std::to_string(pid) + ".rdb"; }
 
 // BGSAVE's child has been reaped (only BGSAVE's own children: a replication full sync's RDB
@@ -71,13 +82,11 @@ bool RdbChildActive(Server& server) { return server.children().active(ChildKind:
 std::string RdbSaveNow(Server& server) {
   RdbState& st = RdbStateOf(server);
   uint64_t dirty = server.dirty();
-  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+  std::string err = SaveLogged(server);
   if (!err.empty()) {
-    spdlog::warn("Failed saving the DB: {}", err);
     st.last_bgsave_ok = false;
     return err;
   }
-  spdlog::info("DB saved on disk");
   SaveSucceeded(server, st, dirty);
   return "";
 }
@@ -89,16 +98,7 @@ std::string RdbBackgroundSave(Server& server) {
   st.last_bgsave_try = time(nullptr);
   st.dirty_before_bgsave = server.dirty();
   pid_t pid = server.children().Start(
-      ChildKind::kRdb,
-      [&server] {
-        std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
-        if (err.empty()) {
-          spdlog::info("DB saved on disk");
-        } else {
-          spdlog::warn("Failed saving the DB: {}", err);
-        }
-        return err.empty() ? 0 : 1;
-      },
+      ChildKind::kRdb, [&server] { return SaveLogged(server).empty() ? 0 : 1; },
       [&server](const ChildExit& exit) { BackgroundSaveDone(server, exit); });
   if (pid < 0) {
     st.last_bgsave_ok = false;
