@@ -306,8 +306,8 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("pubsub_channels", server.pubsub().channel_count());
   w.Field("pubsub_patterns", server.pubsub().pattern_count());
   w.Field("pubsubshard_channels", server.pubsub().shard_channel_count());
-  w.Field("latest_fork_usec", 0);
-  w.Field("total_forks", 0);
+  w.Field("latest_fork_usec", server.children().last_fork_usec());
+  w.Field("total_forks", server.children().total_forks());
   w.Field("migrate_cached_sockets", 0);
   w.Field("slave_expires_tracked_keys", 0);
   w.Field("active_defrag_hits", 0);

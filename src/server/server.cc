@@ -756,7 +756,7 @@ void Server::Cron() {
     db.RehashStep(100);
   }
   ScheduleFastExpire();
-  children_.Reap();  // a finished BGSAVE / AOF rewrite / full-sync child
+  children_.Reap();  // a finished child's exit handler runs before the crons that may fork
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)

@@ -25,6 +25,7 @@
 #include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "persistence/snapshot.h"
 #include "replication/propagator.h"
 #include "replication/replication.h"
 #include "server/pubsub.h"
@@ -283,6 +284,8 @@ class Server : public KeyspaceListener {
   Propagator& propagator() { return propagator_; }
   // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/server/child_processes.h).
   ChildProcesses& children() { return children_; }
+  // SAVE/BGSAVE bookkeeping (src/persistence/snapshot.h).
+  RdbState& rdb_state() { return rdb_state_; }
   // Replication (src/replication/replication.h): both sides of PSYNC2, the backlog, WAIT.
   Replication& replication() { return *replication_; }
   // The command table through this server's lookup cache (argv[0] of every request).
@@ -429,6 +432,7 @@ class Server : public KeyspaceListener {
   ClientPause client_pause_;
   std::vector<uint64_t> postponed_;
   asio::steady_timer pause_timer_{io_};
+  RdbState rdb_state_;
   Propagator propagator_;
   std::unique_ptr<Replication> replication_;
   CommandLookupCache command_cache_;
