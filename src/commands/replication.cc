@@ -15,6 +15,7 @@ void ReplconfCommand(CommandContext& ctx) { ctx.server.replication().ReplconfCom
 void ReplicaofCommand(CommandContext& ctx) { ctx.server.replication().ReplicaofCommand(ctx); }
 void RoleCommand(CommandContext& ctx) { ctx.server.replication().RoleReply(ctx.reply); }
 void WaitCommand(CommandContext& ctx) { ctx.server.replication().WaitCommand(ctx); }
+void WaitAofCommand(CommandContext& ctx) { ctx.server.replication().WaitAofCommand(ctx); }
 
 }  // namespace
 
@@ -42,6 +43,10 @@ void RegisterReplicationCommands(CommandTable& table) {
              "Blocks until the asynchronous replication of all preceding write commands sent by "
              "the connection is completed.",
              "numreplicas timeout", WaitCommand, "O(1)"});
+  table.Add({"waitaof", 4, kCmdNoScript, 0, 0, 0, "@slow @connection", "generic", "7.2.0",
+             "Blocks until all of the preceding write commands sent by the connection are "
+             "written to the append-only file of the master and/or replicas.",
+             "numlocal numreplicas timeout", WaitAofCommand, "O(1)"});
 }
 
 }  // namespace vireo

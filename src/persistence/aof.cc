@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -107,7 +108,17 @@ void Aof::AppendEffect(int db, std::string_view resp) {
 // ---------------------------------------------------------------------------------------------
 // Writing and fsync
 
-void Aof::BeforeSleep() { Flush(); }
+void Aof::BeforeSleep() {
+  Flush();
+  // The one background fsync at a time has finished: what it covered is on disk.
+  if (bio_->pending_fsyncs() == 0) synced_reploff_ = std::max(synced_reploff_, queued_fsync_reploff_);
+  // While AOF is being turned on, nothing counts until the first rewrite is done.
+  if (state_ == State::kOn) {
+    fsynced_reploff_ = std::max<int64_t>(fsynced_reploff_, synced_reploff_);
+  } else {
+    fsynced_reploff_ = -1;
+  }
+}
 
 void Aof::Flush(bool force) {
   if (buf_.empty()) return;
@@ -166,6 +177,8 @@ void Aof::Flush(bool force) {
   }
   written_ += static_cast<int64_t>(done);
   current_size_ += static_cast<int64_t>(done);
+  // Every effect up to the current stream offset is in the file now.
+  written_reploff_ = server_.replication().master_repl_offset();
   if (last_write_errno_ != 0) {
     spdlog::warn("AOF write error looks solved, Redis can write again.");
     last_write_errno_ = 0;
@@ -185,6 +198,7 @@ void Aof::Flush(bool force) {
     }
     fsync_requested_ = written_;
     last_fsync_ms_ = NowMs();
+    synced_reploff_ = written_reploff_;
   } else if (everysec) {
     MaybeBackgroundFsync(false);
   }
@@ -198,6 +212,7 @@ void Aof::MaybeBackgroundFsync(bool force) {
   if (!force && now - last_fsync_ms_ < 1000) return;
   bio_->Fsync(fd_, written_);
   fsync_requested_ = written_;
+  queued_fsync_reploff_ = written_reploff_;
   last_fsync_ms_ = now;
 }
 
@@ -207,6 +222,7 @@ void Aof::FlushAndSync() {
     bio_->Drain();
     fdatasync(fd_);
     fsync_requested_ = written_;
+    synced_reploff_ = written_reploff_;
   }
 }
 

@@ -76,6 +76,9 @@ class Aof : public EffectSink {
   void ApplyConfigChange(const std::string& name);
   // Writes and fsyncs everything buffered (SHUTDOWN, exit).
   void FlushAndSync();
+  // WAITAOF: the replication offset up to which every effect is fsynced to the AOF, or -1
+  // while the AOF is off (Redis's fsynced_reploff). Moves in BeforeSleep.
+  int64_t fsynced_reploff() const { return fsynced_reploff_; }
 
   // BGREWRITEAOF. Replies with Redis's texts.
   void BgRewriteCommand(CommandContext& ctx);
@@ -143,6 +146,12 @@ class Aof : public EffectSink {
   int64_t current_size_ = 0;     // base + incremental files, bytes
   int64_t base_size_ = 0;        // current_size_ after the last rewrite (or at start-up)
   int64_t written_ = 0;          // bytes written to fd_ since it was opened
+  // WAITAOF bookkeeping, in replication-stream offsets: what the file holds, what the queued
+  // background fsync covers, what is known fsynced.
+  int64_t written_reploff_ = 0;
+  int64_t queued_fsync_reploff_ = 0;
+  int64_t synced_reploff_ = 0;
+  int64_t fsynced_reploff_ = -1;
   int64_t fsync_requested_ = 0;  // written_ when the last fsync was requested
   int64_t last_fsync_ms_ = 0;
   int64_t postponed_since_ms_ = 0;  // everysec: a write waits for the running fsync since then

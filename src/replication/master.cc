@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
@@ -512,6 +513,16 @@ int Replication::ReplicasAckedAtLeast(int64_t offset) const {
   return count;
 }
 
+int Replication::ReplicasFsyncedAtLeast(int64_t offset) const {
+  int count = 0;
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.phase == ReplicaState::Phase::kOnline && replica.aof_ack_offset >= offset) {
+      ++count;
+    }
+  }
+  return count;
+}
+
 int Replication::GoodReplicas() const {
   const int64_t now = NowMs();
   const int64_t max_lag_ms = server_.cfg().min_replicas_max_lag * 1000;
@@ -568,7 +579,65 @@ void Replication::WaitCommand(CommandContext& ctx) {
   getack_pending_ = true;
 }
 
+void Replication::WaitAofCommand(CommandContext& ctx) {
+  int64_t numlocal = 0, numreplicas = 0, timeout_ms = 0;
+  if (!ParseInt64(ctx.arg(1), &numlocal)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (numlocal < 0 || numlocal > 1) {
+    ctx.reply.Error("ERR value is out of range, value must between 0 and 1");
+    return;
+  }
+  if (!ParseInt64(ctx.arg(2), &numreplicas)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (numreplicas < 0) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  if (!ParseInt64(ctx.arg(3), &timeout_ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (timeout_ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return;
+  }
+  if (is_replica()) {
+    ctx.reply.Error(
+        "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+        "replicas are just local and are not propagated.");
+    return;
+  }
+  const int64_t fsynced = server_.aof().fsynced_reploff();
+  if (numlocal > 0 && !server_.cfg().appendonly) {
+    ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+    return;
+  }
+  const int64_t offset = ctx.client.woff;
+  const int local = fsynced >= offset ? 1 : 0;
+  const int replicas = ReplicasFsyncedAtLeast(offset);
+  if ((local >= numlocal && replicas >= numreplicas) || !ctx.may_block()) {
+    ctx.reply.Array(2);
+    ctx.reply.Integer(local);
+    ctx.reply.Integer(replicas);
+    return;
+  }
+  Server::BlockOptions options;
+  options.rerun_on_timeout = true;
+  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
+  waiting_clients_.push_back(ctx.client.id());
+  getack_pending_ = true;
+}
+
 void Replication::BeforeSleep() {
+  // The AOF's fsynced offset moved: WAITAOF clients may be done.
+  if (server_.aof().fsynced_reploff() != last_fsynced_reploff_) {
+    last_fsynced_reploff_ = server_.aof().fsynced_reploff();
+    acks_changed_ = true;
+  }
   // WAIT clients blocked this turn: ask every replica where it is, once.
   if (getack_pending_) {
     getack_pending_ = false;

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "persistence/aof.h"
 #include "replication/replica_link.h"
 #include "server/server.h"
 
@@ -53,8 +54,12 @@ void Replication::ResetStream(std::string replid, int64_t offset) {
 }
 
 void Replication::FeedStream(std::string_view bytes) {
-  // With nobody to stream to and no backlog, there is no stream (the offset stays put).
-  if (!backlog_.created() && replicas_.empty()) return;
+  // With nobody to stream to and no backlog there is no stream; with the AOF on the offset
+  // still moves (by one per command, as in Redis), since WAITAOF counts fsyncs by it.
+  if (!backlog_.created() && replicas_.empty()) {
+    if (server_.aof().Accepting()) backlog_.Append(std::string_view(" ", 1));
+    return;
+  }
   backlog_.Append(bytes);
   for (auto& [id, replica] : replicas_) {
     if (replica.rdb_only) continue;
@@ -67,7 +72,9 @@ void Replication::FeedStream(std::string_view bytes) {
   }
 }
 
-bool Replication::Accepting() const { return !is_replica() && backlog_.created(); }
+bool Replication::Accepting() const {
+  return !is_replica() && (backlog_.created() || server_.aof().Accepting());
+}
 
 void Replication::AppendEffect(int db, std::string_view resp) {
   if (db != stream_db_) {

@@ -102,14 +102,17 @@ class Replication : public EffectSink {
   void SyncCommand(CommandContext& ctx);      // SYNC and PSYNC
   void ReplconfCommand(CommandContext& ctx);  // REPLCONF (GETACK goes to the replica side)
   void WaitCommand(CommandContext& ctx);      // WAIT numreplicas timeout
+  void WaitAofCommand(CommandContext& ctx);   // WAITAOF numlocal numreplicas timeout
   // The client is going away: forget it as a replica (or as the master link).
   void OnClientClosed(Client& client);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
   // What replicas' output buffers hold (the stream not yet written to them).
   size_t ReplicaOutputBytes() const;
-  // Replicas online whose last ACK covers `offset`.
+  // Replicas online whose last ACK covers `offset` (FACK, the AOF-fsynced offset, for
+  // WAITAOF).
   int ReplicasAckedAtLeast(int64_t offset) const;
+  int ReplicasFsyncedAtLeast(int64_t offset) const;
   // Replicas online with lag <= min-replicas-max-lag (min-replicas-to-write).
   int GoodReplicas() const;
   // "" or the -NOREPLICAS error for a write while min-replicas-to-write isn't met.
@@ -160,6 +163,7 @@ class Replication : public EffectSink {
   int results_pipe_read_ = -1;    // the diskless child reports which replicas got it all
   bool acks_changed_ = false;     // an ACK arrived: WAIT clients may be done
   std::vector<uint64_t> waiting_clients_;  // blocked in WAIT
+  int64_t last_fsynced_reploff_ = -1;  // the AOF's, when WAIT clients last looked
   int64_t last_cron_ms_ = 0;
   int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl

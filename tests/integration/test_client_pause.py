@@ -1,0 +1,94 @@
+"""CLIENT PAUSE WRITE|ALL and CLIENT UNPAUSE: paused commands wait and run in order when the
+pause ends; reads go on under a write pause; expiry and eviction stand still."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import wait_for
+
+
+def postponed(r):
+    return [c for c in r.client_list() if "b" in c["flags"]]
+
+
+def test_write_pause_holds_writes_not_reads(server, r):
+    r.set("k", "before")
+    other = server.client()
+    assert r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    done = {}
+    t = threading.Thread(target=lambda: done.setdefault("set", other.set("k", "after")))
+    t.start()
+    wait_for(lambda: len(postponed(r)) == 1)
+    assert r.get("k") == b"before"       # reads are served
+    assert r.info("clients")["blocked_clients"] == 0  # postponed clients aren't "blocked"
+    assert r.execute_command("CLIENT", "UNPAUSE")
+    t.join(5)
+    assert done["set"] is True
+    assert r.get("k") == b"after"
+    other.close()
+
+
+def test_all_pause_holds_everything_and_ends_by_itself(server, r):
+    other = server.client()
+    start = time.monotonic()
+    assert r.execute_command("CLIENT", "PAUSE", 300, "ALL")
+    assert other.ping()
+    assert time.monotonic() - start >= 0.25
+    other.close()
+
+
+def test_pipelined_commands_run_in_order_after_the_pause(server, r):
+    other = server.client()
+    r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    result = {}
+
+    def pipeline():
+        p = other.pipeline(transaction=False)
+        p.rpush("l", "a").get("nothing").rpush("l", "b").lrange("l", 0, -1)
+        result["r"] = p.execute()
+
+    t = threading.Thread(target=pipeline)
+    t.start()
+    wait_for(lambda: len(postponed(r)) == 1)
+    r.execute_command("CLIENT", "UNPAUSE")
+    t.join(5)
+    assert result["r"] == [1, None, 2, [b"a", b"b"]]
+    other.close()
+
+
+def test_keys_do_not_expire_during_a_write_pause(server, r):
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    r.set("short", "v", px=30)
+    r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    time.sleep(0.3)  # several active-expiry cycles would have run
+    assert r.info("stats")["expired_keys"] == 0
+    r.execute_command("CLIENT", "UNPAUSE")
+    wait_for(lambda: r.info("stats")["expired_keys"] == 1)
+
+
+def test_pause_errors(r):
+    with pytest.raises(redis.ResponseError, match="timeout is negative"):
+        r.execute_command("CLIENT", "PAUSE", -1)
+    with pytest.raises(redis.ResponseError, match="CLIENT PAUSE mode must be WRITE or ALL"):
+        r.execute_command("CLIENT", "PAUSE", 10, "READ")
+    with pytest.raises(redis.ResponseError, match="timeout is not an integer"):
+        r.execute_command("CLIENT", "PAUSE", "abc")
+    assert r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_disconnecting_while_postponed(server, r):
+    other = server.client()
+    r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    t = threading.Thread(target=lambda: other.set("gone", 1), daemon=True)
+    t.start()
+    wait_for(lambda: len(postponed(r)) == 1)
+    victim = postponed(r)[0]["id"]
+    assert r.client_kill_filter(_id=victim) == 1
+    r.execute_command("CLIENT", "UNPAUSE")
+    assert r.get("gone") is None
+    assert r.ping()
