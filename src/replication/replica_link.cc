@@ -29,7 +29,8 @@ namespace {
 // A command as a RESP multibulk, the way we talk to our master.
 std::string RespCommand(std::initializer_list<std::string_view> args) {
   std::string out = fmt::format("*{}\r\n", args.size());
-  for (std::string_view a : args) fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
+  for (std::string_view a : args)
+    fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
   return out;
 }
 
@@ -48,8 +49,8 @@ std::vector<std::string_view> SplitWords(std::string_view s) {
 
 // Redis's client description in the REPLICAOF log lines.
 std::string ClientInfo(const Client& client) {
-  return fmt::format("id={} addr={} laddr={} fd={} name={}", client.id(), client.addr,
-                     client.laddr, client.fd(), client.name);
+  return fmt::format("id={} addr={} laddr={} fd={} name={}", client.id(), client.addr, client.laddr,
+                     client.fd(), client.name);
 }
 
 // Removes every key (and function library): the state before loading a master's RDB.
@@ -122,7 +123,9 @@ int64_t ReplicaLink::processed_offset() const {
   return -1;
 }
 
-bool ReplicaLink::link_up() const { return state_ == State::kConnected && master_client() != nullptr; }
+bool ReplicaLink::link_up() const {
+  return state_ == State::kConnected && master_client() != nullptr;
+}
 
 void ReplicaLink::InfoFields(InfoFieldList* out) const {
   const int64_t now = NowMs();
@@ -285,7 +288,7 @@ void ReplicaLink::ReadHandshake() {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     // A master busy preparing its reply sends newlines to show it is alive.
     if (line.empty()) continue;
-    if (!HandleLine(line)) return;
+    if (!HandleLine(line)) break;
   }
   // +FULLRESYNC: what followed the reply line is the payload's start.
   if (state_ == State::kTransfer && !inbuf_.empty()) {
@@ -335,8 +338,8 @@ void ReplicaLink::SendHandshake() {
                                 : RespCommand({"AUTH", c.masteruser, c.masterauth});
     expected_replies_.push_back("auth");
   }
-  std::string port = std::to_string(c.replica_announce_port != 0 ? c.replica_announce_port
-                                                                  : server_.bound_port());
+  std::string port =
+      std::to_string(c.replica_announce_port != 0 ? c.replica_announce_port : server_.bound_port());
   out += RespCommand({"REPLCONF", "listening-port", port});
   expected_replies_.push_back("listening-port");
   if (!c.replica_announce_ip.empty()) {
@@ -380,9 +383,8 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
     temp_path_ = fmt::format("temp-{}.{}.rdb", time(nullptr), getpid());
     temp_fd_ = open(temp_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_EXCL | O_CLOEXEC, 0644);
     if (temp_fd_ < 0) {
-      spdlog::warn(
-          "Opening the temp file needed for MASTER <-> REPLICA synchronization: {}",
-          strerror(errno));
+      spdlog::warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: {}",
+                   strerror(errno));
       temp_path_.clear();
       Drop();
       return false;
@@ -569,8 +571,8 @@ void ReplicaLink::OnMasterBytes(Client& client, std::string_view bytes, bool com
 void ReplicaLink::SendAck() {
   Client* master = master_client();
   if (master == nullptr) return;
-  server_.PushToClient(*master, RespCommand({"REPLCONF", "ACK",
-                                             std::to_string(replication_.master_repl_offset())}));
+  server_.PushToClient(
+      *master, RespCommand({"REPLCONF", "ACK", std::to_string(replication_.master_repl_offset())}));
   last_ack_ms_ = NowMs();
 }
 
@@ -657,9 +659,10 @@ void Replication::ReplicaofCommand(CommandContext& ctx) {
       // Our history continues under a new ID; the old one stays valid as ID2 up to here, so
       // former siblings (and our replicas, which must hear of the change) can continue.
       ShiftReplicationId();
-      spdlog::info("Setting secondary replication ID to {}, valid up to offset: {}. New "
-                   "replication ID is {}",
-                   replid2_, second_replid_offset_, replid_);
+      spdlog::info(
+          "Setting secondary replication ID to {}, valid up to offset: {}. New "
+          "replication ID is {}",
+          replid2_, second_replid_offset_, replid_);
       std::vector<uint64_t> ids;
       for (const auto& [id, replica] : replicas_) ids.push_back(id);
       for (uint64_t id : ids) {

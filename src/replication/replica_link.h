@@ -28,13 +28,13 @@ class Client;
 class ReplicaLink {
  public:
   enum class State {
-    kConnect,       // to (re)connect at the next cron
-    kConnecting,    // non-blocking connect in progress
-    kReceivePong,   // PING sent
+    kConnect,         // to (re)connect at the next cron
+    kConnecting,      // non-blocking connect in progress
+    kReceivePong,     // PING sent
     kReceiveReplies,  // AUTH / REPLCONF sent, their replies are read in order
-    kReceivePsync,  // PSYNC sent
-    kTransfer,      // reading the RDB payload
-    kConnected,     // the master client applies the stream
+    kReceivePsync,    // PSYNC sent
+    kTransfer,        // reading the RDB payload
+    kConnected,       // the master client applies the stream
   };
 
   ReplicaLink(Server& server, Replication& replication, std::string host, int port);
@@ -98,15 +98,15 @@ class ReplicaLink {
   std::string inbuf_;  // handshake replies read so far
   // What the replies after PING answer, in order ("auth", "port", "ip", "capa").
   std::vector<std::string> expected_replies_;
-  int64_t last_io_ms_ = 0;       // last byte from the master (handshake and transfer)
+  int64_t last_io_ms_ = 0;  // last byte from the master (handshake and transfer)
   int64_t connect_started_ms_ = 0;
-  int64_t down_since_ms_ = 0;    // master_link_down_since_seconds
+  int64_t down_since_ms_ = 0;  // master_link_down_since_seconds
   int64_t last_connect_try_ms_ = 0;
   int64_t last_ack_ms_ = 0;
   bool have_cached_master_ = false;
   bool ack_requested_ = false;
   uint64_t master_client_id_ = 0;
-  int cached_db_ = 0;  // the database the master's stream had selected (PSYNC continues there)
+  int cached_db_ = 0;    // the database the master's stream had selected (PSYNC continues there)
   std::string partial_;  // bytes of a command the master client has not completed yet
   // +FULLRESYNC: the master's ID and offset, and the payload arriving.
   std::string sync_replid_;
