@@ -568,6 +568,16 @@ void ReplicaLink::OnMasterBytes(Client& client, std::string_view bytes, bool com
   }
 }
 
+void ReplicaLink::OnMasterClientClosed(const Client& client) {
+  if (state_ == State::kConnected && client.id() == master_client_id_) LostMaster();
+}
+
+void ReplicaLink::LostMaster() {
+  spdlog::info("Connection with master lost.");
+  spdlog::info("Caching the disconnected master state.");
+  Drop();
+}
+
 void ReplicaLink::SendAck() {
   Client* master = master_client();
   if (master == nullptr) return;
@@ -634,9 +644,7 @@ void ReplicaLink::Cron() {
     case State::kConnected: {
       Client* master = master_client();
       if (master == nullptr) {
-        spdlog::info("Connection with master lost.");
-        spdlog::info("Caching the disconnected master state.");
-        Drop();
+        LostMaster();
         return;
       }
       if (now - master->last_interaction_ms > timeout_ms) {

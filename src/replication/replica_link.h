@@ -58,6 +58,9 @@ class ReplicaLink {
   void OnSocketEvent(uint32_t events);
   // See Replication::OnMasterBytes.
   void OnMasterBytes(Client& client, std::string_view bytes, bool complete);
+  // The master client is closing (Replication::OnClientClosed may call this for an immediate
+  // reaction; otherwise the cron notices within a tick): cache the master state, reconnect.
+  void OnMasterClientClosed(const Client& client);
   // REPLCONF GETACK: the ACK goes out once the GETACK command itself has been applied.
   void RequestAck() { ack_requested_ = true; }
   // Our replication ID and offset are worth a PSYNC (the "cached master").
@@ -83,6 +86,7 @@ class ReplicaLink {
   void FinishFullSync(std::string_view rest);
   void BecomeConnected(std::string_view rest);
   void SendAck();
+  void LostMaster();
   bool SendRaw(std::string_view bytes);
   // Closes the link socket (or the master client), discards a half-read payload; the cron
   // reconnects.

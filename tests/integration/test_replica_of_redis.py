@@ -168,6 +168,8 @@ def test_full_sync_then_live_stream(pair):
     t.join()
     assert result["v"] == (b"bl:queue", b"one")
 
+    # WAIT on the master counts us once our ACK (REPLCONF GETACK or the periodic one) arrives.
+    assert m.wait(1, 5000) == 1
     wait_caught_up(m, s)
     assert_same_data(master.port, replica.port)
     assert s.lrange("bl:queue", 0, -1) == [b"two"]
@@ -350,11 +352,42 @@ def test_restart_with_rdb_resyncs_partially():
             h.cleanup()
 
 
-class FakeMaster:
-    """Answers the handshake, then +FULLRESYNC with the given payload bytes and closes."""
+def test_aof_on_replica_holds_the_synced_data():
+    master = start_master()
+    replica = start_server(["--appendonly", "yes"])
+    try:
+        m = master.client()
+        populate(m)
+        s = replica.client()
+        s.set("local", "gone after the sync")
+        assert s.execute_command("SLAVEOF", HOST, master.port)  # redis-py maps +OK to True
+        assert s.config_get("replicaof")["replicaof"] == f"{HOST} {master.port}"
+        wait_link_up(s)
+        wait_caught_up(m, s)
+        # The AOF restarted with a rewrite of the loaded data; then applied writes follow.
+        wait_for(lambda: s.info("persistence")["aof_rewrite_in_progress"] == 0
+                 and s.info("persistence")["aof_rewrite_scheduled"] == 0
+                 and s.info("persistence")["aof_enabled"] == 1, timeout=SYNC_TIMEOUT)
+        m.incr("int")
+        m.rpush("list:small", "d")
+        wait_caught_up(m, s)
+        workdir = replica.workdir
+        replica.stop()
+        replica = start_server(["--appendonly", "yes", "--dir", str(workdir)])
+        assert replica.client().get("local") is None
+        assert_same_data(master.port, replica.port)
+    finally:
+        for h in (replica, master):
+            h.stop()
+            h.cleanup()
 
-    def __init__(self, payload: bytes):
-        self.payload = payload
+
+class FakeMaster:
+    """Answers the handshake, then `reply` to PSYNC; closes, or with `hold` stays silent."""
+
+    def __init__(self, reply: bytes, hold: bool = False):
+        self.reply = reply
+        self.hold = hold
         self.sock = socket.socket()
         self.sock.bind((HOST, 0))
         self.sock.listen(4)
@@ -380,8 +413,10 @@ class FakeMaster:
                     self.read_until(conn, b"psync2\r\n")
                     conn.sendall(b"+OK\r\n+OK\r\n")
                     self.read_until(conn, b"PSYNC")
-                    conn.sendall(b"+FULLRESYNC " + b"f" * 40 + b" 100\r\n" + self.payload)
+                    conn.sendall(self.reply)
                     self.syncs += 1
+                    while self.hold and not self.stop and conn.recv(4096):
+                        pass
                 except OSError:
                     pass
 
@@ -405,7 +440,7 @@ class FakeMaster:
     (b"$20\r\nREDIS0011garbagegarb", "Failed trying to load the MASTER synchronization DB"),
 ], ids=["truncated", "corrupt"])
 def test_broken_payload_is_discarded(payload, log_line):
-    fake = FakeMaster(payload)
+    fake = FakeMaster(b"+FULLRESYNC " + b"f" * 40 + b" 100\r\n" + payload)
     replica = start_server()
     try:
         s = replica.client()
@@ -421,6 +456,45 @@ def test_broken_payload_is_discarded(payload, log_line):
             assert s.get("old") == b"data"  # nothing was flushed for a payload that never came
         else:
             assert s.dbsize() == 0
+    finally:
+        replica.stop()
+        replica.cleanup()
+        fake.close()
+
+
+def test_loop_serves_clients_during_transfer():
+    fake = FakeMaster(b"+FULLRESYNC " + b"f" * 40 + b" 100\r\n\n\n$1000\r\nREDIS0011", hold=True)
+    replica = start_server()
+    try:
+        s = replica.client()
+        s.set("old", "data")
+        s.execute_command("REPLICAOF", HOST, fake.port)
+        wait_for(lambda: info(s).get("master_sync_in_progress") == 1, timeout=SYNC_TIMEOUT)
+        fields = info(s)
+        assert fields["master_sync_total_bytes"] == 1000
+        assert fields["master_sync_read_bytes"] == 9
+        assert fields["master_sync_left_bytes"] == 991
+        assert fields["master_link_status"] == "down"
+        assert s.get("old") == b"data"  # stale data is served while the RDB streams in
+        role = s.execute_command("ROLE")
+        if role[0] == b"slave":
+            assert role[3] == b"sync"
+    finally:
+        replica.stop()
+        replica.cleanup()
+        fake.close()
+
+
+def test_silent_master_times_out():
+    fake = FakeMaster(b"+CONTINUE\r\n", hold=True)
+    replica = start_server(["--repl-timeout", "1"])
+    try:
+        s = replica.client()
+        s.execute_command("REPLICAOF", HOST, fake.port)
+        wait_for(lambda: fake.syncs >= 1 and link_up(s), timeout=SYNC_TIMEOUT)
+        wait_for(lambda: "MASTER timeout: no data nor PING received" in replica.log_text(50000),
+                 timeout=SYNC_TIMEOUT)
+        wait_for(lambda: fake.syncs >= 2, timeout=SYNC_TIMEOUT)  # it reconnected
     finally:
         replica.stop()
         replica.cleanup()
