@@ -499,3 +499,56 @@ def test_silent_master_times_out():
         replica.stop()
         replica.cleanup()
         fake.close()
+
+
+def test_switch_to_promoted_sibling_continues_partially():
+    # A is the master, B (Redis) and vireo follow it; B is promoted and vireo moves to it: PSYNC2
+    # lets vireo continue from A's history, which B keeps as its ID2 (+CONTINUE <new id>).
+    a = start_master()
+    b = start_master()
+    replica = start_server()
+    try:
+        ma, mb = a.client(), b.client()
+        mb.execute_command("REPLICAOF", HOST, a.port)
+        ma.set("k", 1)
+        s = replica.client()
+        s.execute_command("REPLICAOF", HOST, a.port)
+        wait_caught_up(ma, s)
+        wait_caught_up(ma, mb)
+        old_id = info(ma)["master_replid"]
+        mb.execute_command("REPLICAOF", "NO", "ONE")
+        new_id = info(mb)["master_replid"]
+        before = mb.info("stats")
+        s.execute_command("REPLICAOF", HOST, b.port)
+        wait_for(lambda: info(s).get("master_link_status") == "up"
+                 and info(s).get("master_port") == b.port, timeout=SYNC_TIMEOUT)
+        after = mb.info("stats")
+        assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
+        assert after["sync_full"] == before["sync_full"]
+        fields = info(s)
+        assert fields["master_replid"] == new_id
+        assert fields["master_replid2"] == old_id
+        mb.set("k", 2)
+        wait_caught_up(mb, s)
+        assert s.get("k") == b"2"
+    finally:
+        for h in (replica, b, a):
+            h.stop()
+            h.cleanup()
+
+
+def test_becoming_a_replica_unblocks_blocked_clients():
+    master = start_master()
+    replica = start_server()
+    try:
+        blocked = replica.raw()
+        blocked.send_command("BLPOP", "q", "0")
+        s = replica.client()
+        wait_for(lambda: s.info("clients")["blocked_clients"] == 1)
+        s.execute_command("REPLICAOF", HOST, master.port)
+        assert blocked.read_reply() == (b"-UNBLOCKED force unblock from blocking operation, "
+                                        b"instance state changed (master -> replica?)\r\n")
+    finally:
+        for h in (replica, master):
+            h.stop()
+            h.cleanup()
