@@ -108,6 +108,9 @@ def populate(m):
     m.xreadgroup("g1", "alice", {"stream": ">"}, count=10)
     m.xreadgroup("g1", "bob", {"stream": ">"}, count=5)
     m.xack("stream", "g1", m.xrange("stream", count=2)[0][0])
+    m.function_load("#!lua name=replib\n"
+                    "redis.register_function{function_name='echo1', "
+                    "callback=function(keys, args) return args[1] end, flags={'no-writes'}}")
     m1 = redis.Redis(host=HOST, port=m.connection_pool.connection_kwargs["port"], db=1)
     m1.set("db1:key", "in db 1")
     m1.close()
@@ -138,6 +141,7 @@ def test_full_sync_then_live_stream(pair):
     wait_caught_up(m, s)
     assert_same_data(master.port, replica.port)
     assert s.dbsize() == m.dbsize()
+    assert s.fcall_ro("echo1", 0, "hi") == b"hi"  # function libraries come with the RDB
 
     # The live stream: mixed writes, MULTI/EXEC, script effects, another database.
     for i in range(200):
@@ -153,6 +157,9 @@ def test_full_sync_then_live_stream(pair):
     m.eval("redis.call('set', KEYS[1], ARGV[1]); redis.call('rpush', KEYS[2], ARGV[1])",
            2, "lua:str", "lua:list", "from-lua")
     m.xadd("stream", {"live": 1})
+    m.function_load("#!lua name=livelib\n"
+                    "redis.register_function{function_name='echo2', "
+                    "callback=function(keys, args) return args[1] end, flags={'no-writes'}}")
     m.xreadgroup("g2", "carol", {"stream": ">"})
     m1 = redis.Redis(host=HOST, port=master.port, db=1)
     m1.rpush("db1:list", "x", "y")
@@ -174,6 +181,7 @@ def test_full_sync_then_live_stream(pair):
     assert_same_data(master.port, replica.port)
     assert s.lrange("bl:queue", 0, -1) == [b"two"]
     assert s.get("lua:str") == b"from-lua"
+    assert s.fcall_ro("echo2", 0, "live") == b"live"
 
 
 def test_replica_refuses_writes_and_reports_state(pair):
@@ -193,6 +201,9 @@ def test_replica_refuses_writes_and_reports_state(pair):
     assert raw.execute("SET", "x", "1") == b"-READONLY You can't write against a read only replica.\r\n"
     assert raw.execute("EXEC").startswith(b"-EXECABORT")
     assert s.get("k") == b"v"
+    with pytest.raises(redis.exceptions.ReadOnlyError, match="read only replica"):
+        s.eval("#!lua\nreturn 1", 0)  # may write (no no-writes flag): refused before it runs
+    assert s.eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0) == b"v"
     # Reads and a read-only script run.
     assert s.eval("return redis.call('get', 'k')", 0) == b"v"
 
