@@ -110,8 +110,6 @@ int main(int argc, char** argv) {
   }
   spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
                server.bound_port());
-  // `replicaof` in the configuration: follow that master from the first cron tick.
-  server.replication().StartFromConfig();
   spdlog::info("Ready to accept connections");
 
   asio::signal_set signals(server.io(), SIGTERM, SIGINT);

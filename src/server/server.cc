@@ -230,6 +230,9 @@ std::string Server::Listen() {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
   ScheduleCron();
+  // `replicaof` in the configuration: follow that master (after the data was loaded, so the
+  // RDB's replication ID and offset can serve for a partial resync).
+  replication_->StartFromConfig();
   return "";
 }
 
