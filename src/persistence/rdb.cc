@@ -12,9 +12,9 @@
 #include <stdexcept>
 
 #include "persistence/rdb_internal.h"
+#include "replication/replica_link.h"
 #include "scripting/scripting.h"
 #include "server/info.h"
-#include "replication/replica_link.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"

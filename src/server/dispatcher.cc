@@ -219,12 +219,11 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       return;
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
-    const bool deny_stale = !spec->has(kCmdStale) ||
-                            (spec->name == "exec" && !client.multi_queue.empty() &&
-                             !std::all_of(client.multi_queue.begin(), client.multi_queue.end(),
-                                          [](const QueuedCommand& q) {
-                                            return q.spec->has(kCmdStale);
-                                          }));
+    const bool deny_stale =
+        !spec->has(kCmdStale) ||
+        (spec->name == "exec" && !client.multi_queue.empty() &&
+         !std::all_of(client.multi_queue.begin(), client.multi_queue.end(),
+                      [](const QueuedCommand& q) { return q.spec->has(kCmdStale); }));
     if (deny_stale && !config_.values().replica_serve_stale_data &&
         !replication_->link()->link_up()) {
       ++command_stats(*spec).rejected_calls;
