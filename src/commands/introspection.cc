@@ -401,6 +401,8 @@ std::optional<ClientType> ParseClientType(std::string_view name) {
 
 // A MONITOR counts as a normal client, as in Redis.
 ClientType TypeOf(const Client& client) {
+  if (client.has(kClientMaster)) return ClientType::kMaster;
+  if (client.has(kClientReplica) && !client.has(kClientMonitor)) return ClientType::kReplica;
   return client.has(kClientPubsub) ? ClientType::kPubsub : ClientType::kNormal;
 }
 

@@ -275,12 +275,20 @@ namespace {
 
 class Writer {
  public:
-  Writer(int fd, bool checksum) : fd_(fd), checksum_(checksum) { buf_.reserve(kWriteBuffer * 2); }
+  Writer(int fd, bool checksum, const std::function<std::string(std::string_view)>& sink)
+      : fd_(fd), checksum_(checksum), sink_(sink) {
+    buf_.reserve(kWriteBuffer * 2);
+  }
   std::string& buf() { return buf_; }
   bool MaybeFlush() { return buf_.size() < kWriteBuffer ? error_.empty() : Flush(); }
   bool Flush() {
     if (!error_.empty()) return false;
     if (checksum_) crc_ = Crc64(crc_, buf_.data(), buf_.size());
+    if (sink_) {
+      error_ = sink_(buf_);
+      buf_.clear();
+      return error_.empty();
+    }
     const char* p = buf_.data();
     size_t left = buf_.size();
     while (left > 0) {
@@ -302,6 +310,7 @@ class Writer {
  private:
   int fd_;
   bool checksum_;
+  const std::function<std::string(std::string_view)>& sink_;
   uint64_t crc_ = 0;
   std::string buf_;
   std::string error_;
@@ -346,7 +355,7 @@ void AppendAccessHint(std::string* out, uint32_t clock, const AccessHintMode& mo
 }  // namespace
 
 std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
-  Writer w(fd, options.checksum);
+  Writer w(fd, options.checksum, options.sink);
   std::string& b = w.buf();
   char version[16];
   snprintf(version, sizeof(version), "REDIS%04d", kRdbVersion);
@@ -371,7 +380,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
     AppendString(&b, code, options.compress);
   }
   const AccessHintMode access = AccessHintModeOf(server);
-  for (int i = 0; i < server.db_count(); ++i) {
+  for (int i = 0; i < server.db_count() && !options.functions_only; ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
     b.push_back(static_cast<char>(kOpSelectDb));

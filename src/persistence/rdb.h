@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,10 @@ struct RdbSaveOptions {
   // AUX repl-stream-db, repl-id, repl-offset when the server has a replication backlog or is a
   // replica, so a restarted replica can continue with a partial resync (as Redis's rsi).
   bool replication_info = true;
+  bool functions_only = false;  // no keys (REPLCONF rdb-filter-only functions)
+  // When set, the image goes here (in chunks of about 16 KB) instead of to the descriptor:
+  // a diskless full sync writes it to replica sockets. Returns "" or the error that stops it.
+  std::function<std::string(std::string_view bytes)> sink;
 };
 
 // The replication position an RDB was taken at (its repl-* AUX fields).

@@ -1,55 +1,691 @@
+// The master side of replication: replicas are clients that sent SYNC or PSYNC.
+//
+// A full resync forks one RDB child for every replica waiting at that moment. With
+// repl-diskless-sync (and replicas that announced `capa eof`) the child writes the snapshot
+// straight to their sockets, framed as `$EOF:<mark>` ... `<mark>`; otherwise it writes the
+// dump file, which the parent then sends as `$<length>` + bytes, from the write path
+// (SendBulk), without reading it into memory. Either way the stream from the fork on
+// accumulates in the replica's output buffer, held back until the snapshot has been sent, so
+// the replica applies the stream from exactly the offset it was told in +FULLRESYNC.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "persistence/rdb.h"
+#include "persistence/snapshot.h"
 #include "replication/replica_link.h"
 #include "replication/replication.h"
 #include "server/command_context.h"
 #include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
 
 namespace vireo {
 
-void Replication::SyncCommand(CommandContext& ctx) { ctx.reply.Error("ERR not supported yet"); }
-void Replication::ReplconfCommand(CommandContext& ctx) { ctx.reply.Ok(); }
-void Replication::WaitCommand(CommandContext& ctx) { ctx.reply.Integer(0); }
-void Replication::OnClientClosed(Client& client) { replicas_.erase(client.id()); }
+namespace {
+
+constexpr size_t kEofMarkSize = 40;
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+// A replica sending its snapshot gets at most this much per loop turn, so others are served.
+constexpr size_t kBulkBytesPerTurn = 4 << 20;
+
+std::string_view PhaseName(ReplicaState::Phase phase) {
+  switch (phase) {
+    case ReplicaState::Phase::kWaitBgsaveStart:
+    case ReplicaState::Phase::kWaitBgsaveEnd:
+      return "wait_bgsave";
+    case ReplicaState::Phase::kSendBulk:
+      return "send_bulk";
+    case ReplicaState::Phase::kOnline:
+      return "online";
+  }
+  return "online";
+}
+
+// The replica's address for INFO and ROLE: what it announced, else its peer IP.
+std::string ReplicaIp(const Client& client, const ReplicaState& replica) {
+  if (!replica.announced_ip.empty()) return replica.announced_ip;
+  std::string_view addr = client.addr;
+  size_t colon = addr.rfind(':');
+  if (colon != std::string_view::npos) addr = addr.substr(0, colon);
+  if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') {
+    addr = addr.substr(1, addr.size() - 2);
+  }
+  return std::string(addr);
+}
+
+// Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
+// time it is full. For the forked child (which owns nothing else) and tiny control replies.
+bool WriteFully(int fd, std::string_view bytes, int timeout_ms) {
+  while (!bytes.empty()) {
+    ssize_t n = write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, timeout_ms) <= 0) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 ReplicaState* Replication::FindReplica(uint64_t client_id) {
   auto it = replicas_.find(client_id);
   return it == replicas_.end() ? nullptr : &it->second;
 }
-int Replication::ReplicasAckedAtLeast(int64_t) const { return 0; }
-int Replication::GoodReplicas() const { return 0; }
-std::string_view Replication::MinReplicasError() const { return ""; }
-void Replication::BeforeSleep() {}
-void Replication::OnRdbChildDone(bool) {}
+
+// ---- SYNC / PSYNC ----------------------------------------------------------------------------
+
+void Replication::SyncCommand(CommandContext& ctx) {
+  Client& client = ctx.client;
+  // A replica repeating SYNC is ignored, as in Redis.
+  if (client.has(kClientReplica)) return;
+  if (is_replica() && !link_->link_up()) {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
+    return;
+  }
+  if (client.output_written < client.output().size()) {
+    ctx.reply.Error("ERR SYNC and PSYNC are invalid with pending output");
+    return;
+  }
+  const bool psync = EqualsIgnoreCase(ctx.arg(0), "psync");
+  spdlog::info("Replica {} asks for synchronization", client.addr);
+  ReplicaState replica;
+  if (auto it = handshakes_.find(client.id()); it != handshakes_.end()) {
+    replica = it->second;
+    handshakes_.erase(it);
+  }
+  replica.client_id = client.id();
+  replica.old_sync = !psync;
+  if (psync) {
+    int64_t offset = 0;
+    std::string_view want_id = ctx.arg(1);
+    if (!ParseInt64(ctx.arg(2), &offset)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+    if (TryPartialResync(client, replica, want_id, offset)) {
+      ++server_.stats().sync_partial_ok;
+      return;
+    }
+    if (want_id != "?") ++server_.stats().sync_partial_err;
+  }
+  ++server_.stats().sync_full;
+  client.set(kClientReplica);
+  replica.phase = ReplicaState::Phase::kWaitBgsaveStart;
+  replica.wait_since_ms = NowMs();
+  // The first replica ever (or after the backlog was freed) starts a new history: a replica
+  // of an older one of ours must not think it can continue.
+  if (!backlog_.created()) {
+    ChangeReplicationId();
+    backlog_.Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    spdlog::info("Replication backlog created, my new replication IDs are '{}' and '{}'",
+                 replid_, replid2_);
+  }
+  replicas_[client.id()] = std::move(replica);
+  // Disk syncs (and diskless ones without a delay) start now if nothing else is forked; the
+  // cron starts the rest.
+  StartRdbChildIfWaiting();
+}
+
+bool Replication::TryPartialResync(Client& client, ReplicaState& replica,
+                                   std::string_view want_id, int64_t offset) {
+  const bool same_history = want_id == replid_;
+  const bool former_history = want_id == replid2_ && offset <= second_replid_offset_;
+  if (!same_history && !former_history) {
+    if (want_id != "?") {
+      if (want_id != replid_ && want_id != replid2_) {
+        spdlog::info(
+            "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for "
+            "'{}', my replication IDs are '{}' and '{}')",
+            want_id, replid_, replid2_);
+      } else {
+        spdlog::info(
+            "Partial resynchronization not accepted: Requested offset for second ID was {}, but "
+            "I can reply up to {}",
+            offset, second_replid_offset_);
+      }
+    } else {
+      spdlog::info("Full resync requested by replica {}", client.addr);
+    }
+    return false;
+  }
+  if (!backlog_.CanContinueFrom(offset)) {
+    spdlog::info(
+        "Unable to partial resync with replica {} for lack of backlog (Replica request was: "
+        "{}).",
+        client.addr, offset);
+    if (offset > master_repl_offset()) {
+      spdlog::warn(
+          "Warning: replica {} tried to PSYNC with an offset that is greater than the master "
+          "replication offset.",
+          client.addr);
+    }
+    return false;
+  }
+  client.set(kClientReplica);
+  replica.phase = ReplicaState::Phase::kOnline;
+  replica.ack_time_ms = NowMs();
+  replica.psync_offset = offset;
+  // A replica that understands PSYNC2 learns our current ID (it may have asked with the old).
+  std::string reply = replica.capa_psync2 ? fmt::format("+CONTINUE {}\r\n", replid_)
+                                          : std::string("+CONTINUE\r\n");
+  std::string backlog_bytes;
+  backlog_.CopyFrom(offset, &backlog_bytes);
+  spdlog::info(
+      "Partial resynchronization request from {} accepted. Sending {} bytes of backlog "
+      "starting from offset {}.",
+      client.addr, backlog_bytes.size(), offset);
+  replicas_[client.id()] = std::move(replica);
+  server_.PushToClient(client, reply);
+  server_.PushToClient(client, backlog_bytes);
+  return true;
+}
+
+// ---- The RDB child of a full sync ------------------------------------------------------------
+
+void Replication::StartRdbChildIfWaiting() {
+  if (server_.children().active()) return;
+  std::vector<uint64_t> waiting;
+  bool all_eof = true;
+  int64_t oldest_ms = 0;
+  for (auto& [id, replica] : replicas_) {
+    if (replica.phase != ReplicaState::Phase::kWaitBgsaveStart) continue;
+    waiting.push_back(id);
+    all_eof = all_eof && replica.capa_eof && !replica.old_sync;
+    if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
+  }
+  if (waiting.empty()) return;
+  const ServerConfig& c = server_.cfg();
+  const bool diskless = c.repl_diskless_sync && all_eof;
+  if (diskless && c.repl_diskless_sync_delay > 0) {
+    // Wait a little for more replicas to arrive, so one child serves them all.
+    const bool full = c.repl_diskless_sync_max_replicas > 0 &&
+                      static_cast<int64_t>(waiting.size()) >= c.repl_diskless_sync_max_replicas;
+    if (!full && NowMs() - oldest_ms < c.repl_diskless_sync_delay * 1000) return;
+  }
+  const int64_t offset = master_repl_offset();
+  // The stream after the fork starts with a SELECT: a replica knows no database yet.
+  ForceSelect();
+  std::vector<int> fds;
+  bool functions_only = true;
+  for (uint64_t id : waiting) {
+    Client* client = server_.FindClient(id);
+    ReplicaState& replica = replicas_[id];
+    if (client == nullptr || client->closed) continue;
+    functions_only = functions_only && replica.functions_only;
+    if (!replica.old_sync) {
+      // Written now, before the child can start writing to the same socket.
+      std::string line = fmt::format("+FULLRESYNC {} {}\r\n", replid_, offset);
+      if (!WriteFully(client->fd(), line, 1000)) {
+        server_.CloseClient(*client);
+        continue;
+      }
+    }
+    replica.phase = ReplicaState::Phase::kWaitBgsaveEnd;
+    replica.psync_offset = offset;
+    replica.diskless = diskless;
+    client->output_held = true;
+    fds.push_back(client->fd());
+  }
+  if (fds.empty()) return;
+
+  RdbSaveOptions options;
+  options.compress = c.rdbcompression;
+  options.checksum = c.rdbchecksum;
+  options.functions_only = functions_only && diskless;
+  int results_pipe[2] = {-1, -1};
+  ChildProcesses::Body body;
+  if (diskless) {
+    std::string mark(kEofMarkSize, '0');
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (char& ch : mark) ch = kHex[server_.rng()() & 15];
+    if (pipe2(results_pipe, O_CLOEXEC) != 0) {
+      spdlog::warn("Can't create the pipe for the diskless sync child: {}", strerror(errno));
+      return;
+    }
+    const int timeout_ms = static_cast<int>(std::min<int64_t>(c.repl_timeout, 3600) * 1000);
+    const int report_fd = results_pipe[1];
+    body = [this, fds, mark, options, timeout_ms, report_fd]() mutable {
+      // Each replica's socket gets the whole image; one that stops reading is dropped, the
+      // others go on.
+      std::vector<bool> ok(fds.size(), true);
+      auto send_all = [&](std::string_view bytes) {
+        bool any = false;
+        for (size_t i = 0; i < fds.size(); ++i) {
+          if (ok[i]) ok[i] = WriteFully(fds[i], bytes, timeout_ms);
+          any = any || ok[i];
+        }
+        return any ? std::string() : std::string("all replicas failed");
+      };
+      options.sink = send_all;
+      std::string err = send_all("$EOF:" + mark + "\r\n");
+      if (err.empty()) err = RdbSave(server_, -1, options);
+      if (err.empty()) err = send_all(mark);
+      std::string report(fds.size(), '0');
+      for (size_t i = 0; i < fds.size(); ++i) report[i] = err.empty() && ok[i] ? '1' : '0';
+      [[maybe_unused]] ssize_t w = write(report_fd, report.data(), report.size());
+      return err.empty() ? 0 : 1;
+    };
+    results_pipe_read_ = results_pipe[0];
+  } else {
+    const std::string path = RdbPath(server_);
+    body = [this, path, options]() { return RdbSaveFile(server_, path, options).empty() ? 0 : 1; };
+  }
+  child_fds_ = fds;
+  pid_t pid = server_.children().Start(ChildKind::kRdb, std::move(body),
+                                       [this](const ChildExit& exit) { OnRdbChildDone(exit); });
+  if (results_pipe[1] >= 0) close(results_pipe[1]);
+  if (pid < 0) {
+    spdlog::warn("Can't save in background: fork: {}", strerror(errno));
+    OnRdbChildDone(ChildExit{});
+    return;
+  }
+  spdlog::info("Starting BGSAVE for SYNC with target: {}", diskless ? "replicas sockets" : "disk");
+  spdlog::info("Background RDB transfer started by pid {}", pid);
+}
+
+void Replication::OnRdbChildDone(const ChildExit& exit) {
+  std::string report;
+  if (results_pipe_read_ >= 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(results_pipe_read_, buf, sizeof(buf))) > 0) report.append(buf, n);
+    close(results_pipe_read_);
+    results_pipe_read_ = -1;
+  }
+  std::vector<int> fds = std::move(child_fds_);
+  child_fds_.clear();
+  const std::string path = RdbPath(server_);
+  for (auto& [id, replica] : replicas_) {
+    if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
+    Client* client = server_.FindClient(id);
+    if (client == nullptr || client->closed) continue;
+    size_t index = std::find(fds.begin(), fds.end(), client->fd()) - fds.begin();
+    if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
+      spdlog::warn("SYNC failed. BGSAVE child returned an error");
+      server_.CloseClient(*client);
+      continue;
+    }
+    if (replica.diskless) {
+      if (index >= report.size() || report[index] != '1') {
+        spdlog::warn("Diskless rdb transfer to replica {} failed", client->addr);
+        server_.CloseClient(*client);
+        continue;
+      }
+      spdlog::info("Streamed RDB transfer with replica {} succeeded (socket). Waiting for "
+                   "REPLCONF ACK from replica to enable streaming",
+                   client->addr);
+      PutOnline(*client, replica);
+      continue;
+    }
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      spdlog::warn("SYNC failed. Can't open/stat DB after BGSAVE: {}", strerror(errno));
+      if (fd >= 0) close(fd);
+      server_.CloseClient(*client);
+      continue;
+    }
+    replica.phase = ReplicaState::Phase::kSendBulk;
+    replica.bulk_fd = fd;
+    replica.bulk_offset = 0;
+    replica.bulk_size = st.st_size;
+    replica.bulk_preamble = fmt::format("${}\r\n", st.st_size);
+    client->bulk_pending = true;
+    server_.PushToClient(*client, "");
+  }
+  // Replicas that arrived while this child ran get the next one.
+  StartRdbChildIfWaiting();
+}
+
+void Replication::PutOnline(Client& client, ReplicaState& replica) {
+  replica.phase = ReplicaState::Phase::kOnline;
+  replica.ack_time_ms = NowMs();
+  client.output_held = false;
+  client.bulk_pending = false;
+  if (replica.rdb_only) {
+    // redis-cli --rdb and friends only wanted the snapshot.
+    server_.CloseAfterReply(client);
+  }
+  spdlog::info("Synchronization with replica {} succeeded", client.addr);
+  server_.PushToClient(client, "");
+}
+
+bool Replication::SendBulk(Client& client) {
+  ReplicaState* replica = FindReplica(client.id());
+  if (replica == nullptr || replica->bulk_fd < 0) {
+    client.bulk_pending = false;
+    return true;
+  }
+  size_t budget = kBulkBytesPerTurn;
+  while (!replica->bulk_preamble.empty()) {
+    ssize_t n = write(client.fd(), replica->bulk_preamble.data(), replica->bulk_preamble.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) return false;
+    replica->bulk_preamble.erase(0, static_cast<size_t>(n));
+  }
+  while (replica->bulk_offset < replica->bulk_size && budget > 0) {
+    off_t off = replica->bulk_offset;
+    size_t want = std::min<size_t>(budget, static_cast<size_t>(replica->bulk_size - off));
+    ssize_t n = sendfile(client.fd(), replica->bulk_fd, &off, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) {
+      spdlog::warn("Write error sending DB to replica: {}", n < 0 ? strerror(errno) : "EOF");
+      return false;
+    }
+    replica->bulk_offset = off;
+    budget -= static_cast<size_t>(n);
+    server_.stats().total_net_repl_output_bytes += static_cast<uint64_t>(n);
+  }
+  if (replica->bulk_offset < replica->bulk_size) return true;
+  close(replica->bulk_fd);
+  replica->bulk_fd = -1;
+  PutOnline(client, *replica);
+  return true;
+}
+
+void Replication::SendToReplica(Client& client, std::string_view bytes) {
+  server_.PushToClient(client, bytes);
+}
+
+// ---- REPLCONF ----------------------------------------------------------------------------------
+
+void Replication::ReplconfCommand(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  Client& client = ctx.client;
+  ReplicaState* replica = FindReplica(client.id());
+  // REPLCONF ACK <offset> [FACK <aof offset>]: a replica reporting; never answered, and only
+  // a replica's counts.
+  if (EqualsIgnoreCase(ctx.arg(1), "ack")) {
+    int64_t offset = 0;
+    if (replica == nullptr || !ParseInt64(ctx.arg(2), &offset)) return;
+    replica->ack_offset = std::max(replica->ack_offset, offset);
+    replica->ack_time_ms = NowMs();
+    if (ctx.argc() >= 5 && EqualsIgnoreCase(ctx.arg(3), "fack") &&
+        ParseInt64(ctx.arg(4), &offset)) {
+      replica->aof_ack_offset = std::max(replica->aof_ack_offset, offset);
+    }
+    acks_changed_ = true;
+    return;
+  }
+  ReplicaState& settings = replica != nullptr ? *replica : handshakes_[client.id()];
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    std::string_view option = ctx.arg(i);
+    std::string_view value = ctx.arg(i + 1);
+    int64_t n = 0;
+    if (EqualsIgnoreCase(option, "listening-port")) {
+      if (!ParseInt64(value, &n)) {
+        ctx.reply.Error(errors::kNotInteger);
+        return;
+      }
+      settings.listening_port = static_cast<int>(n);
+    } else if (EqualsIgnoreCase(option, "ip-address")) {
+      if (value.size() >= 46) {
+        ctx.reply.Error(fmt::format(
+            "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
+            value.size()));
+        return;
+      }
+      settings.announced_ip = std::string(value);
+    } else if (EqualsIgnoreCase(option, "capa")) {
+      if (EqualsIgnoreCase(value, "eof")) settings.capa_eof = true;
+      if (EqualsIgnoreCase(value, "psync2")) settings.capa_psync2 = true;
+    } else if (EqualsIgnoreCase(option, "getack")) {
+      // Our master asks where we are; answered on the master link, nothing here.
+      if (is_replica()) ReplicaGetAck(ctx);
+      return;
+    } else if (EqualsIgnoreCase(option, "rdb-only")) {
+      if (!ParseInt64(value, &n) || n < 0 || n > 1) {
+        ctx.reply.Error(errors::kNotInteger);
+        return;
+      }
+      settings.rdb_only = n == 1;
+    } else if (EqualsIgnoreCase(option, "rdb-filter-only")) {
+      // An empty filter list means everything; "functions" leaves the keys out.
+      bool ok = true;
+      std::vector<std::string> filters = SplitArgs(value, &ok);
+      bool functions_only = false;
+      for (const std::string& filter : filters) {
+        if (!EqualsIgnoreCase(filter, "functions")) {
+          ctx.reply.Error(fmt::format("ERR Unsupported rdb-filter-only option: {}", filter));
+          return;
+        }
+        functions_only = true;
+      }
+      settings.functions_only = functions_only;
+    } else {
+      ctx.reply.Error(fmt::format("ERR Unrecognized REPLCONF option: {}", option));
+      return;
+    }
+  }
+  ctx.reply.Ok();
+}
+
+void Replication::OnClientClosed(Client& client) {
+  handshakes_.erase(client.id());
+  auto it = replicas_.find(client.id());
+  if (it == replicas_.end()) return;
+  if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
+  spdlog::info("Connection with replica {} lost.", client.addr);
+  replicas_.erase(it);
+  if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
+}
+
+// ---- WAIT, min-replicas --------------------------------------------------------------------
+
+int Replication::ReplicasAckedAtLeast(int64_t offset) const {
+  int count = 0;
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.phase == ReplicaState::Phase::kOnline && replica.ack_offset >= offset) ++count;
+  }
+  return count;
+}
+
+int Replication::GoodReplicas() const {
+  const int64_t now = NowMs();
+  const int64_t max_lag_ms = server_.cfg().min_replicas_max_lag * 1000;
+  int count = 0;
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.phase == ReplicaState::Phase::kOnline && now - replica.ack_time_ms <= max_lag_ms) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+std::string_view Replication::MinReplicasError() const {
+  const ServerConfig& c = server_.cfg();
+  if (is_replica() || c.min_replicas_to_write == 0 || c.min_replicas_max_lag == 0) return "";
+  if (GoodReplicas() >= c.min_replicas_to_write) return "";
+  return "NOREPLICAS Not enough good replicas to write.";
+}
+
+void Replication::WaitCommand(CommandContext& ctx) {
+  if (is_replica()) {
+    ctx.reply.Error(
+        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+        "if a replica is configured to be writable (which is not the default) writes to "
+        "replicas are just local and are not propagated.");
+    return;
+  }
+  int64_t wanted = 0;
+  if (!ParseInt64(ctx.arg(1), &wanted)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  int64_t timeout_ms = 0;
+  if (!ParseInt64(ctx.arg(2), &timeout_ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (timeout_ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return;
+  }
+  const int64_t offset = ctx.client.woff;
+  const int acked = ReplicasAckedAtLeast(offset);
+  if (acked >= wanted || !ctx.may_block()) {
+    ctx.reply.Integer(acked);
+    return;
+  }
+  // Block until enough replicas acknowledge or the timeout passes (then WAIT runs again
+  // without blocking and replies with the count at that moment).
+  Server::BlockOptions options;
+  options.rerun_on_timeout = true;
+  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
+  waiting_clients_.push_back(ctx.client.id());
+  getack_pending_ = true;
+}
+
+void Replication::BeforeSleep() {
+  // WAIT clients blocked this turn: ask every replica where it is, once.
+  if (getack_pending_) {
+    getack_pending_ = false;
+    static constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+    if (!is_replica()) FeedStream(kGetAck);
+  }
+  if (!acks_changed_ || waiting_clients_.empty()) return;
+  acks_changed_ = false;
+  std::vector<uint64_t> waiting;
+  waiting.swap(waiting_clients_);
+  for (uint64_t id : waiting) {
+    Client* client = server_.FindClient(id);
+    if (client == nullptr || client->closed || !client->has(kClientBlocked)) continue;
+    // WAIT runs again: it replies if enough replicas are there now, else blocks again
+    // (re-registering itself here) with its original deadline.
+    server_.RunBlockedCommandAgain(*client);
+  }
+}
+
+// ---- ROLE, INFO, cron ----------------------------------------------------------------------
+
 void Replication::RoleReply(ReplyBuilder& reply) {
+  if (is_replica()) {
+    reply.Array(5);
+    reply.Bulk("slave");
+    reply.Bulk(link_->host());
+    reply.Integer(link_->port());
+    reply.Bulk(link_->RoleState());
+    reply.Integer(link_->processed_offset());
+    return;
+  }
+  std::vector<std::tuple<std::string, int, int64_t>> online;
+  for (const auto& [id, replica] : replicas_) {
+    Client* client = server_.FindClient(id);
+    if (client == nullptr || replica.phase != ReplicaState::Phase::kOnline) continue;
+    online.emplace_back(ReplicaIp(*client, replica), replica.listening_port, replica.ack_offset);
+  }
   reply.Array(3);
   reply.Bulk("master");
   reply.Integer(master_repl_offset());
-  reply.Array(0);
+  reply.Array(online.size());
+  for (const auto& [ip, port, offset] : online) {
+    reply.Array(3);
+    reply.Bulk(ip);
+    reply.Bulk(std::to_string(port));
+    reply.Bulk(std::to_string(offset));
+  }
 }
+
 InfoFieldList Replication::InfoFields() {
   InfoFieldList out;
+  auto num = [](int64_t v) { return std::to_string(v); };
   out.emplace_back("role", is_replica() ? "slave" : "master");
   if (is_replica()) link_->InfoFields(&out);
-  out.emplace_back("connected_slaves", "0");
+  out.emplace_back("connected_slaves", num(static_cast<int64_t>(replicas_.size())));
+  if (!is_replica() && server_.cfg().min_replicas_to_write > 0 &&
+      server_.cfg().min_replicas_max_lag > 0) {
+    out.emplace_back("min_slaves_good_slaves", num(GoodReplicas()));
+  }
+  int index = 0;
+  const int64_t now = NowMs();
+  for (const auto& [id, replica] : replicas_) {
+    Client* client = server_.FindClient(id);
+    if (client == nullptr) continue;
+    out.emplace_back(
+        fmt::format("slave{}", index++),
+        fmt::format("ip={},port={},state={},offset={},lag={}", ReplicaIp(*client, replica),
+                    replica.listening_port, PhaseName(replica.phase), replica.ack_offset,
+                    (now - replica.ack_time_ms) / 1000));
+  }
   out.emplace_back("master_failover_state", "no-failover");
   out.emplace_back("master_replid", replid_);
   out.emplace_back("master_replid2", replid2_);
-  out.emplace_back("master_repl_offset", std::to_string(master_repl_offset()));
-  out.emplace_back("second_repl_offset", std::to_string(second_replid_offset_));
+  out.emplace_back("master_repl_offset", num(master_repl_offset()));
+  out.emplace_back("second_repl_offset", num(second_replid_offset_));
   out.emplace_back("repl_backlog_active", backlog_.created() ? "1" : "0");
-  out.emplace_back("repl_backlog_size", std::to_string(server_.cfg().repl_backlog_size));
-  out.emplace_back("repl_backlog_first_byte_offset", std::to_string(backlog_.first_offset()));
-  out.emplace_back("repl_backlog_histlen", std::to_string(backlog_.histlen()));
+  out.emplace_back("repl_backlog_size", num(server_.cfg().repl_backlog_size));
+  out.emplace_back("repl_backlog_first_byte_offset",
+                   num(backlog_.created() ? backlog_.first_offset() : 0));
+  out.emplace_back("repl_backlog_histlen", num(static_cast<int64_t>(backlog_.histlen())));
   return out;
 }
+
 void Replication::Cron() {
+  const ServerConfig& c = server_.cfg();
+  const int64_t now = NowMs();
   if (link_) link_->Cron();
-}
-void Replication::StartFullSync(Client&, ReplicaState&) {}
-bool Replication::TryPartialResync(Client&, ReplicaState&, std::string_view, int64_t) {
-  return false;
-}
-void Replication::StartRdbChildIfWaiting() {}
-void Replication::SendToReplica(Client& client, std::string_view bytes) {
-  server_.PushToClient(client, bytes);
+  // Once a second is enough for the rest.
+  if (now - last_cron_ms_ < 1000) {
+    StartRdbChildIfWaiting();
+    return;
+  }
+  last_cron_ms_ = now;
+  // Pings keep replicas' links alive and let them detect a dead master. A replica forwards
+  // its master's pings instead of sending its own.
+  if (!is_replica() && !replicas_.empty() &&
+      now - last_ping_ms_ >= c.repl_ping_replica_period * 1000) {
+    last_ping_ms_ = now;
+    FeedStream(kPing);
+  }
+  // Replicas waiting for a snapshot to start, or for a disk snapshot to be written, get a
+  // newline a second so they don't time out (they skip newlines before the payload).
+  for (auto& [id, replica] : replicas_) {
+    Client* client = server_.FindClient(id);
+    if (client == nullptr || client->closed) continue;
+    const bool idle_wait = replica.phase == ReplicaState::Phase::kWaitBgsaveStart ||
+                           (replica.phase == ReplicaState::Phase::kWaitBgsaveEnd &&
+                            !replica.diskless);
+    if (idle_wait) {
+      [[maybe_unused]] ssize_t w = write(client->fd(), "\n", 1);
+    }
+    if (replica.phase == ReplicaState::Phase::kOnline && !replica.old_sync &&
+        !replica.rdb_only && now - replica.ack_time_ms > c.repl_timeout * 1000) {
+      spdlog::warn("Disconnecting timedout replica (streaming sync): {}", client->addr);
+      server_.CloseClient(*client);
+    }
+  }
+  // With no replica for repl-backlog-ttl, a master frees its backlog (and starts a new
+  // history when one attaches again). A replica keeps it: it may be promoted.
+  if (!is_replica() && replicas_.empty() && backlog_.created() && c.repl_backlog_ttl > 0 &&
+      now - no_replicas_since_ms_ >= c.repl_backlog_ttl * 1000) {
+    ChangeReplicationId();
+    backlog_.Free();
+    spdlog::info("Replication backlog freed after {} seconds without connected replicas.",
+                 c.repl_backlog_ttl);
+  }
+  StartRdbChildIfWaiting();
 }
 
 }  // namespace vireo

@@ -53,6 +53,8 @@ void Replication::ResetStream(std::string replid, int64_t offset) {
 }
 
 void Replication::FeedStream(std::string_view bytes) {
+  // With nobody to stream to and no backlog, there is no stream (the offset stays put).
+  if (!backlog_.created() && replicas_.empty()) return;
   backlog_.Append(bytes);
   for (auto& [id, replica] : replicas_) {
     if (replica.rdb_only) continue;

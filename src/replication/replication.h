@@ -25,6 +25,7 @@
 
 #include "replication/backlog.h"
 #include "replication/propagator.h"
+#include "server/child_processes.h"
 
 namespace vireo {
 
@@ -55,6 +56,15 @@ struct ReplicaState {
   int64_t ack_time_ms = 0;
   int64_t psync_offset = 0;   // stream offset the replica starts from (its FULLRESYNC offset)
   bool diskless = false;      // this replica's RDB goes over its socket (EOF framing)
+  bool old_sync = false;      // came with SYNC: no +FULLRESYNC, no PSYNC later
+  bool functions_only = false;  // REPLCONF rdb-filter-only functions
+  int64_t aof_ack_offset = 0;   // REPLCONF ACK ... FACK <offset> (WAITAOF)
+  int64_t wait_since_ms = 0;    // when it started waiting for a snapshot
+  // Disk sync: the dump being sent (SendBulk), after "$<size>\r\n".
+  int bulk_fd = -1;
+  int64_t bulk_offset = 0;
+  int64_t bulk_size = 0;
+  std::string bulk_preamble;
 };
 
 class Replication : public EffectSink {
@@ -105,8 +115,9 @@ class Replication : public EffectSink {
   // Once per loop turn: sends REPLCONF GETACK if WAIT clients asked, answers WAIT clients
   // whose replicas have acknowledged.
   void BeforeSleep();
-  // The RDB child of a full sync ended (called through the child-process manager).
-  void OnRdbChildDone(bool ok);
+  // Disk sync, from the server's write path: sends the next part of the dump to a replica
+  // whose client has bulk_pending (then its held stream). False on a write error.
+  bool SendBulk(Client& client);
 
   // ---- Both sides ----
   void RoleReply(ReplyBuilder& reply);
@@ -137,6 +148,8 @@ class Replication : public EffectSink {
   bool TryPartialResync(Client& client, ReplicaState& replica, std::string_view replid,
                         int64_t offset);
   void StartRdbChildIfWaiting();
+  void OnRdbChildDone(const ChildExit& exit);
+  void PutOnline(Client& client, ReplicaState& replica);
   void SendToReplica(Client& client, std::string_view bytes);
   // Replica side: follow host:port from now on (REPLICAOF host port).
   void SetMaster(std::string host, int port);
@@ -148,6 +161,13 @@ class Replication : public EffectSink {
   ReplicationBacklog backlog_;
   int stream_db_ = -1;  // the database the stream last SELECTed
   std::map<uint64_t, ReplicaState> replicas_;  // by client id
+  std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
+  std::vector<int> child_fds_;    // the sockets a diskless child writes to
+  int results_pipe_read_ = -1;    // the diskless child reports which replicas got it all
+  bool acks_changed_ = false;     // an ACK arrived: WAIT clients may be done
+  std::vector<uint64_t> waiting_clients_;  // blocked in WAIT
+  int64_t last_cron_ms_ = 0;
+  int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl
   bool getack_pending_ = false;      // WAIT asked: send REPLCONF GETACK before sleeping
   std::unique_ptr<ReplicaLink> link_;

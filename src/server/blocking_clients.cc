@@ -51,6 +51,7 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
   }
   client.blocked.spec = ctx.spec;
   client.blocked.skip_reply = client.has(kClientReplySkip);
+  client.blocked.rerun_on_timeout = options.rerun_on_timeout;
   client.set(kClientBlocked);
   blocking_.Block(client.id(), client.db_index(), std::move(keys), deadline, type,
                   std::move(options.condition));
@@ -61,6 +62,11 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
 
 bool Server::UnblockClient(Client& client, UnblockReason reason) {
   if (!client.has(kClientBlocked)) return false;
+  if (reason == UnblockReason::kTimeout && client.blocked.rerun_on_timeout) {
+    // WAIT: the reply on timeout is what the command says now, without blocking.
+    RunBlockedCommandAgain(client, /*may_block=*/false);
+    return true;
+  }
   blocking_.Unblock(client.id());
   client.clear(kClientBlocked);
   const CommandSpec* spec = client.blocked.spec;
@@ -118,25 +124,36 @@ void Server::ServeReadyKeys() {
           blocking_.Unblock(id);
           continue;
         }
-        // Leave every key's list first, then run the command again as if it just arrived.
-        Client::BlockedCommand cmd = std::move(client->blocked);
-        blocking_.Unblock(id);
-        client->clear(kClientBlocked);
-        std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
-        reblock_deadline_ = cmd.deadline_ms;
-        size_t mark = client->output().size();
-        reprocessing_ = true;
-        Call(*client, *cmd.spec, argv, false);
-        reprocessing_ = false;
-        reblock_deadline_ = 0;
-        // CLIENT REPLY OFF, or SKIP given just before the blocking command.
-        if (cmd.skip_reply || client->has(kClientReplyOff)) DropRepliesSince(*client, mark);
-        QueueWrite(*client);
-        if (!client->has(kClientBlocked)) pending_input_.push_back(id);
+        RunBlockedCommandAgain(*client);
       }
     }
   }
   serving_ready_keys_ = false;
+}
+
+void Server::RunBlockedCommandAgain(Client& client, bool may_block) {
+  // Leave every key's list first, then run the command again as if it just arrived.
+  Client::BlockedCommand cmd = std::move(client.blocked);
+  client.blocked = {};
+  blocking_.Unblock(client.id());
+  client.clear(kClientBlocked);
+  std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
+  reblock_deadline_ = cmd.deadline_ms;
+  size_t mark = client.output().size();
+  const int64_t offset_before = replication_->master_repl_offset();
+  reprocessing_ = true;
+  // Not blocking is how a command runs inside EXEC: it replies with what it has.
+  Call(client, *cmd.spec, argv, /*in_exec=*/!may_block);
+  reprocessing_ = false;
+  reblock_deadline_ = 0;
+  // WAIT waits for the stream up to this client's last write that reached it.
+  if (replication_->master_repl_offset() != offset_before) {
+    client.woff = replication_->master_repl_offset();
+  }
+  // CLIENT REPLY OFF, or SKIP given just before the blocking command.
+  if (cmd.skip_reply || client.has(kClientReplyOff)) DropRepliesSince(client, mark);
+  QueueWrite(client);
+  if (!client.has(kClientBlocked)) pending_input_.push_back(client.id());
 }
 
 void Server::SignalSwappedDbs(int a, int b) {

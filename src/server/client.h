@@ -96,6 +96,7 @@ class Client {
     const CommandSpec* spec = nullptr;
     int64_t deadline_ms = 0;  // monotonic; 0 = none
     bool skip_reply = false;  // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
+    bool rerun_on_timeout = false;  // see Server::BlockOptions
   };
   BlockedCommand blocked;
 
@@ -153,6 +154,13 @@ class Client {
   // client-output-buffer-limit: when (unix seconds) the soft limit was first exceeded, or 0.
   int64_t obuf_soft_limit_since_s = 0;
   bool closed = false;
+  // Replication (src/replication/master.cc): a replica waiting for its snapshot holds its
+  // output (the stream accumulates, nothing is written), and a disk sync sends the dump file
+  // before it (bulk_pending).
+  bool output_held = false;
+  bool bulk_pending = false;
+  // The stream offset after this client's last command (what WAIT waits for).
+  int64_t woff = 0;
   // Client eviction (src/server/client_eviction.h): the memory last measured, and the bucket
   // (-1: none, the client is not tracked) and slot in it where the client is filed.
   size_t tracked_memory = 0;

@@ -212,6 +212,15 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       return;
     }
   }
+  // min-replicas-to-write: writes need enough replicas that acknowledged recently (not our
+  // master's, which always apply).
+  if (!from_master && is_write) {
+    if (std::string_view err = replication_->MinReplicasError(); !err.empty()) {
+      ++command_stats(*spec).rejected_calls;
+      reject(std::string(err));
+      return;
+    }
+  }
   if (is_replica && !from_master) {
     if (is_write && config_.values().replica_read_only) {
       ++command_stats(*spec).rejected_calls;
@@ -248,7 +257,12 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     reply.Raw("+QUEUED\r\n");
     return;
   }
+  const int64_t offset_before = replication_->master_repl_offset();
   Call(client, *spec, argv, false);
+  // WAIT waits for the stream up to this client's last write that reached it.
+  if (replication_->master_repl_offset() != offset_before) {
+    client.woff = replication_->master_repl_offset();
+  }
   // After the command (or the whole EXEC): serve clients blocked on keys it made ready.
   if (blocking_.HasReadyKeys() && !serving_ready_keys_) ServeReadyKeys();
 }

@@ -553,7 +553,10 @@ void Server::ProcessInput(Client& client) {
 void Server::QueueWrite(Client& client) {
   if (client.closed || EnforceOutputLimit(client)) return;
   if (client.in_pending_writes) return;
-  if (client.output().size() == client.output_written && !client.has(kClientCloseAfterReply)) {
+  // A replica waiting for its snapshot: the stream accumulates until the snapshot is sent.
+  if (client.output_held && !client.bulk_pending) return;
+  if (client.output().size() == client.output_written && !client.bulk_pending &&
+      !client.has(kClientCloseAfterReply)) {
     return;
   }
   client.in_pending_writes = true;
@@ -561,6 +564,8 @@ void Server::QueueWrite(Client& client) {
 }
 
 bool Server::WriteToClient(Client& client) {
+  if (client.bulk_pending && !replication_->SendBulk(client)) return false;
+  if (client.output_held) return true;
   std::string& out = client.output();
   size_t written_now = 0;
   while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
@@ -574,7 +579,9 @@ bool Server::WriteToClient(Client& client) {
     client.output_written += static_cast<size_t>(n);
     written_now += static_cast<size_t>(n);
     client.net_output_bytes += static_cast<uint64_t>(n);
-    stats_.total_net_output_bytes += static_cast<uint64_t>(n);
+    // Redis counts what goes to replicas apart.
+    (client.has(kClientReplica) ? stats_.total_net_repl_output_bytes
+                                : stats_.total_net_output_bytes) += static_cast<uint64_t>(n);
   }
   ++stats_.total_writes_processed;
   if (client.output_written == out.size()) {
@@ -616,7 +623,8 @@ void Server::FlushPendingWrites() {
     }
     // What is left unread (its own replies, or messages other clients sent it) counts.
     client_eviction_.Update(*client);
-    if (client->output_written < client->output().size()) {
+    if (client->bulk_pending ||
+        (!client->output_held && client->output_written < client->output().size())) {
       WaitWritable(*client);
     } else if (client->has(kClientCloseAfterReply)) {
       CloseClient(*client);
@@ -809,6 +817,7 @@ void Server::Cron() {
     db.RehashStep(100);
   }
   ScheduleFastExpire();
+  children_.Reap();  // a finished BGSAVE / AOF rewrite / full-sync child
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)

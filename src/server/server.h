@@ -77,6 +77,11 @@ struct ServerStats {
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
   uint64_t evicted_clients = 0;                  // maxmemory-clients
+  uint64_t sync_full = 0;                        // replication full resyncs served
+  uint64_t sync_partial_ok = 0;
+  uint64_t sync_partial_err = 0;
+  uint64_t total_net_repl_input_bytes = 0;
+  uint64_t total_net_repl_output_bytes = 0;
   std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
   RateSampler ops_rate;
   RateSampler net_input_rate;
@@ -94,6 +99,15 @@ struct SlowlogEntry {
   std::vector<std::string> argv;
   std::string peer;
   std::string client_name;
+};
+
+// Server::BlockClient options (see there).
+struct BlockOptions {
+  std::vector<std::string> argv;  // empty: re-run the command as received
+  std::shared_ptr<const WaitCondition> condition;
+  // On timeout the command runs again as its non-blocking form (WAIT replies with the count
+  // at that moment) instead of replying with a null.
+  bool rerun_on_timeout = false;
 };
 
 class Server : public KeyspaceListener {
@@ -180,10 +194,8 @@ class Server : public KeyspaceListener {
   // instead of replying, and only when ctx.may_block().
   // `options` lets a command re-run with other arguments (XREAD's `$` resolved at block time)
   // and decide itself when it can be served (see WaitCondition).
-  struct BlockOptions {
-    std::vector<std::string> argv;  // empty: re-run the command as received
-    std::shared_ptr<const WaitCondition> condition;
-  };
+  using BlockOptions = vireo::BlockOptions;
+
   void BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
                    ValueType type, BlockOptions options = {});
   void SignalKeyAsReady(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
@@ -199,6 +211,9 @@ class Server : public KeyspaceListener {
   // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
   bool UnblockClient(Client& client, UnblockReason reason);
   const BlockingEngine& blocking() const { return blocking_; }
+  // Runs a blocked client's command again now, as the ready-keys pass does (WAIT when replicas
+  // acknowledged): it replies, or blocks again with its original deadline.
+  void RunBlockedCommandAgain(Client& client, bool may_block = true);
 
   // Time used by commands (KeyspaceOptions::now_ms): set before each command (not inside EXEC
   // or scripts, where time stands still).

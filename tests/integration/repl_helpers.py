@@ -1,0 +1,115 @@
+"""Helpers shared by the replication tests: real redis-server processes, a dataset with every
+type and encoding, and a key-by-key comparison of two servers.
+
+Import with `from repl_helpers import ...` (pytest puts this directory on sys.path)."""
+
+from __future__ import annotations
+
+import shutil
+
+import redis
+
+from conftest import start_server, wait_for
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def start_redis(extra_args=()):
+    """A real Redis (Debian's 7.0) on a free port, without persistence."""
+    return start_server(["--appendonly", "no", *extra_args], binary=REDIS_SERVER)
+
+
+def info(client: redis.Redis, section: str = "replication") -> dict:
+    return client.info(section)
+
+
+def link_up(replica: redis.Redis) -> bool:
+    i = replica.info("replication")
+    return i.get("role") == "slave" and i.get("master_link_status") == "up"
+
+
+def wait_link_up(replica: redis.Redis, timeout: float = 20.0) -> None:
+    wait_for(lambda: link_up(replica), timeout=timeout, message="replica link never came up")
+
+
+def wait_in_sync(master: redis.Redis, replica: redis.Redis, timeout: float = 20.0) -> None:
+    """Until the replica has processed everything the master has written so far."""
+
+    def caught_up():
+        target = master.info("replication")["master_repl_offset"]
+        return link_up(replica) and replica.info("replication")["slave_repl_offset"] >= target
+
+    wait_for(caught_up, timeout=timeout, message="replica never caught up")
+
+
+def populate(r: redis.Redis, prefix: str = "") -> None:
+    """Every type in its small and large encodings, TTLs, several databases."""
+    p = prefix
+    r.set(p + "str", "hello")
+    r.set(p + "int", 12345)
+    r.set(p + "big", "x" * 200_000)
+    r.set(p + "ttl", "soon", ex=3600)
+    r.rpush(p + "list:small", *range(5))
+    r.rpush(p + "list:big", *[f"item-{i}" * 3 for i in range(2000)])
+    r.hset(p + "hash:small", mapping={"a": 1, "b": 2})
+    r.hset(p + "hash:big", mapping={f"f{i}": "v" * (i % 100) for i in range(1000)})
+    r.sadd(p + "set:int", *range(50))
+    r.sadd(p + "set:small", "a", "b", "c")
+    r.sadd(p + "set:big", *[f"m{i}" for i in range(1000)])
+    r.zadd(p + "zset:small", {"a": 1, "b": 2.5})
+    r.zadd(p + "zset:big", {f"m{i}": i / 3 for i in range(1000)})
+    for i in range(300):
+        r.xadd(p + "stream", {"n": i, "payload": "p" * (i % 20)})
+    r.xgroup_create(p + "stream", "g1", id="0")
+    r.xgroup_create(p + "stream", "g2", id="$")
+    r.xreadgroup("g1", "alice", {p + "stream": ">"}, count=10)
+    r.xreadgroup("g1", "bob", {p + "stream": ">"}, count=5)
+    r.pexpire(p + "hash:small", 3_600_000)
+    db3 = redis.Redis(host=r.connection_pool.connection_kwargs["host"],
+                      port=r.connection_pool.connection_kwargs["port"], db=3)
+    db3.set(p + "in-db3", "three")
+    db3.close()
+
+
+def _value(r: redis.Redis, key: bytes, kind: bytes):
+    if kind == b"string":
+        return r.get(key)
+    if kind == b"list":
+        return r.lrange(key, 0, -1)
+    if kind == b"hash":
+        return sorted(r.hgetall(key).items())
+    if kind == b"set":
+        return sorted(r.smembers(key))
+    if kind == b"zset":
+        return r.zrange(key, 0, -1, withscores=True)
+    if kind == b"stream":
+        groups = r.xinfo_groups(key)
+        summary = []
+        for g in groups:
+            name = g["name"]
+            pending = r.xpending_range(key, name, min="-", max="+", count=100000)
+            summary.append((name, g["last-delivered-id"], g["pending"],
+                            [(p["message_id"], p["consumer"]) for p in pending]))
+        return (r.xrange(key), sorted(summary))
+    raise AssertionError(f"unexpected type {kind!r}")
+
+
+def snapshot(client: redis.Redis, dbs=range(16)) -> dict:
+    """{(db, key): (type, has_ttl, value)} of every key of every database."""
+    kw = client.connection_pool.connection_kwargs
+    out = {}
+    for db in dbs:
+        r = redis.Redis(host=kw["host"], port=kw["port"], db=db, password=kw.get("password"))
+        for key in r.scan_iter(count=1000):
+            kind = r.type(key)
+            out[(db, key)] = (kind, r.pttl(key) > 0, _value(r, key, kind))
+        r.close()
+    return out
+
+
+def assert_same_data(master: redis.Redis, replica: redis.Redis) -> None:
+    a = snapshot(master)
+    b = snapshot(replica)
+    assert a.keys() == b.keys(), (sorted(set(a) ^ set(b))[:20])
+    for k in a:
+        assert a[k] == b[k], k
