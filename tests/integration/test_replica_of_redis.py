@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from conftest import HOST, start_server, wait_for, free_port
+from repl_helpers import assert_same_data, populate
 
 REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
@@ -49,65 +50,9 @@ def wait_caught_up(master, replica, timeout=SYNC_TIMEOUT):
     wait_for(caught_up, timeout=timeout, message="replica did not catch up")
 
 
-def read_value(r, key):
-    t = r.type(key).decode()
-    if t == "string":
-        return t, r.get(key)
-    if t == "list":
-        return t, r.lrange(key, 0, -1)
-    if t == "hash":
-        return t, sorted(r.hgetall(key).items())
-    if t == "set":
-        return t, sorted(r.smembers(key))
-    if t == "zset":
-        return t, r.zrange(key, 0, -1, withscores=True)
-    if t == "stream":
-        groups = []
-        for g in r.xinfo_groups(key):
-            name = g["name"]
-            pending = r.xpending_range(key, name, "-", "+", 10000)
-            groups.append((name, g["last-delivered-id"], g["pending"],
-                           sorted((p["message_id"], p["consumer"]) for p in pending),
-                           sorted(c["name"] for c in r.xinfo_consumers(key, name))))
-        return t, r.xrange(key), sorted(groups), r.xinfo_stream(key)["last-generated-id"]
-    return t, None
-
-
-def assert_same_data(master_port, replica_port, dbs=(0, 1)):
-    for db in dbs:
-        m = redis.Redis(host=HOST, port=master_port, db=db)
-        s = redis.Redis(host=HOST, port=replica_port, db=db)
-        mkeys = sorted(m.scan_iter(count=1000))
-        skeys = sorted(s.scan_iter(count=1000))
-        assert mkeys == skeys, f"db {db}: keys differ"
-        for key in mkeys:
-            assert read_value(m, key) == read_value(s, key), f"db {db} key {key!r}"
-            mttl, sttl = m.pttl(key), s.pttl(key)
-            assert (mttl == -1) == (sttl == -1), f"db {db} key {key!r}: ttl {mttl} vs {sttl}"
-        m.close()
-        s.close()
-
-
-def populate(m):
-    m.set("str", "hello")
-    m.set("int", 12345)
-    m.set("big", "x" * (1 << 20))
-    m.set("ttl", "v", ex=10000)
-    m.rpush("list:small", "a", "b", "c")
-    m.rpush("list:big", *[f"item-{i}" * 3 for i in range(2000)])
-    m.hset("hash:small", mapping={"f1": "v1", "f2": "2"})
-    m.hset("hash:big", mapping={f"field{i}": "v" * (i % 100) for i in range(1000)})
-    m.sadd("set:int", *range(100))
-    m.sadd("set:str", *[f"member{i}" for i in range(600)])
-    m.zadd("zset:small", {"a": 1, "b": 2.5})
-    m.zadd("zset:big", {f"m{i}": i / 3 for i in range(500)})
-    for i in range(50):
-        m.xadd("stream", {"n": i, "payload": "p" * i})
-    m.xgroup_create("stream", "g1", id="0")
-    m.xgroup_create("stream", "g2", id="$")
-    m.xreadgroup("g1", "alice", {"stream": ">"}, count=10)
-    m.xreadgroup("g1", "bob", {"stream": ">"}, count=5)
-    m.xack("stream", "g1", m.xrange("stream", count=2)[0][0])
+def populate_all(m):
+    """Every type and encoding (repl_helpers.populate), a function library, database 1."""
+    populate(m)
     m.function_load("#!lua name=replib\n"
                     "redis.register_function{function_name='echo1', "
                     "callback=function(keys, args) return args[1] end, flags={'no-writes'}}")
@@ -136,10 +81,10 @@ def attach(master, replica):
 def test_full_sync_then_live_stream(pair):
     master, replica = pair
     m = master.client()
-    populate(m)
+    populate_all(m)
     s = attach(master, replica)
     wait_caught_up(m, s)
-    assert_same_data(master.port, replica.port)
+    assert_same_data(m, s)
     assert s.dbsize() == m.dbsize()
     assert s.fcall_ro("echo1", 0, "hi") == b"hi"  # function libraries come with the RDB
 
@@ -178,7 +123,7 @@ def test_full_sync_then_live_stream(pair):
     # WAIT on the master counts us once our ACK (REPLCONF GETACK or the periodic one) arrives.
     assert m.wait(1, 5000) == 1
     wait_caught_up(m, s)
-    assert_same_data(master.port, replica.port)
+    assert_same_data(m, s)
     assert s.lrange("bl:queue", 0, -1) == [b"two"]
     assert s.get("lua:str") == b"from-lua"
     assert s.fcall_ro("echo2", 0, "live") == b"live"
@@ -249,7 +194,7 @@ def test_expiry_follows_the_master(pair):
     assert s.dbsize() == 2
     assert m.get("soon") is None  # the master's lazy expiry propagates a DEL
     wait_for(lambda: s.dbsize() == 1, timeout=5)
-    assert_same_data(master.port, replica.port, dbs=(0,))
+    assert_same_data(m, s)
 
 
 def test_replicaof_no_one_promotes(pair):
@@ -287,7 +232,7 @@ def test_link_drop_partial_resync(pair):
     assert after["sync_full"] == before["sync_full"]
     m.incr("a")
     wait_caught_up(m, s)
-    assert_same_data(master.port, replica.port, dbs=(0,))
+    assert_same_data(m, s)
 
 
 def test_masterauth():
@@ -352,7 +297,7 @@ def test_restart_with_rdb_resyncs_partially():
         after = m.info("stats")
         assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
         assert after["sync_full"] == before["sync_full"]
-        assert_same_data(master.port, replica.port, dbs=(0,))
+        assert_same_data(m, s)
         # NO ONE drops the directive from the rewritten file.
         s.execute_command("REPLICAOF", "NO", "ONE")
         s.execute_command("CONFIG", "REWRITE")
@@ -368,7 +313,7 @@ def test_aof_on_replica_holds_the_synced_data():
     replica = start_server(["--appendonly", "yes"])
     try:
         m = master.client()
-        populate(m)
+        populate_all(m)
         s = replica.client()
         s.set("local", "gone after the sync")
         assert s.execute_command("SLAVEOF", HOST, master.port)  # redis-py maps +OK to True
@@ -385,8 +330,9 @@ def test_aof_on_replica_holds_the_synced_data():
         workdir = replica.workdir
         replica.stop()
         replica = start_server(["--appendonly", "yes", "--dir", str(workdir)])
-        assert replica.client().get("local") is None
-        assert_same_data(master.port, replica.port)
+        s = replica.client()
+        assert s.get("local") is None
+        assert_same_data(m, s)
     finally:
         for h in (replica, master):
             h.stop()
