@@ -509,3 +509,52 @@ def test_becoming_a_replica_unblocks_blocked_clients():
         for h in (replica, master):
             h.stop()
             h.cleanup()
+
+
+# ---- vireo following vireo (the master side is vireo's own) ----
+
+def test_vireo_chain_partial_resync_and_promotion():
+    a = start_server(["--repl-diskless-sync-delay", "0"])
+    b = start_server(["--repl-diskless-sync-delay", "0"])
+    c = start_server()
+    try:
+        ma, mb, mc = a.client(), b.client(), c.client()
+        populate_all(ma)
+        mb.execute_command("REPLICAOF", HOST, a.port)
+        mc.execute_command("REPLICAOF", HOST, b.port)  # a sub-replica: B proxies A's stream
+        wait_caught_up(ma, mb)
+        for i in range(100):
+            ma.incr("chain:counter")
+            ma.rpush("chain:list", i)
+        wait_caught_up(ma, mb)
+        wait_caught_up(mb, mc)
+        assert info(mc)["slave_repl_offset"] == info(ma)["master_repl_offset"]
+        assert_same_data(ma, mc)
+
+        # A dropped link continues from the backlog.
+        before = ma.info("stats")
+        ma.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        ma.set("after-kill", 1)
+        wait_for(lambda: ma.info("stats")["sync_partial_ok"] > before["sync_partial_ok"],
+                 timeout=SYNC_TIMEOUT)
+        assert ma.info("stats")["sync_full"] == before["sync_full"]
+        wait_caught_up(ma, mb)
+        wait_caught_up(mb, mc)
+        assert mc.get("after-kill") == b"1"
+
+        # B is promoted: C (its replica) must hear of the new ID and continues partially.
+        b_before = mb.info("stats")
+        mb.execute_command("REPLICAOF", "NO", "ONE")
+        mb.set("after-promotion", 1)
+        wait_for(lambda: mb.info("stats")["sync_partial_ok"] > b_before["sync_partial_ok"],
+                 timeout=SYNC_TIMEOUT)
+        assert mb.info("stats")["sync_full"] == b_before["sync_full"]
+        wait_caught_up(mb, mc)
+        assert info(mc)["master_replid"] == info(mb)["master_replid"]
+        assert info(mc)["master_replid2"] == info(ma)["master_replid"]
+        assert mc.get("after-promotion") == b"1"
+        assert mc.execute_command("ROLE")[:4] == [b"slave", HOST.encode(), b.port, b"connected"]
+    finally:
+        for h in (c, b, a):
+            h.stop()
+            h.cleanup()
