@@ -627,6 +627,42 @@ void ClientReplyCommand(CommandContext& ctx) {
   }
 }
 
+// CLIENT PAUSE timeout [WRITE | ALL]: commands of the paused kind wait until the pause ends.
+void ClientPauseCommand(CommandContext& ctx) {
+  uint32_t actions = kPauseAll;
+  if (ctx.argc() == 4) {
+    if (IsArg(ctx.arg(3), "WRITE")) {
+      actions = kPauseWrite;
+    } else if (!IsArg(ctx.arg(3), "ALL")) {
+      ctx.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+      return;
+    }
+  } else if (ctx.argc() > 4) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t timeout_ms;
+  if (!ParseInt64(ctx.arg(2), &timeout_ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (timeout_ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return;
+  }
+  const int64_t now_ms = MonotonicUs() / 1000;
+  const int64_t end = timeout_ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + timeout_ms;
+  ctx.server.client_pause().Pause(PausePurpose::kClient, end, actions);
+  ctx.server.PauseChanged();
+  ctx.reply.Ok();
+}
+
+void ClientUnpauseCommand(CommandContext& ctx) {
+  ctx.server.client_pause().Unpause(PausePurpose::kClient);
+  ctx.server.PauseChanged();
+  ctx.reply.Ok();
+}
+
 // CLIENT NO-EVICT / NO-TOUCH on|off.
 void ClientUnblockCommand(CommandContext& ctx) {
   if (ctx.argc() > 4) {
@@ -884,6 +920,12 @@ void RegisterIntrospectionCommands(CommandTable& table) {
                        "connection.",
                        "client-id [TIMEOUT | ERROR]", ClientUnblockCommand,
                        "O(log N) where N is the number of client connections"});
+  table.AddSubcommand("client", {"pause", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
+                                 "3.0.0", "Suspends commands processing.",
+                                 "timeout [WRITE | ALL]", ClientPauseCommand, "O(1)"});
+  table.AddSubcommand("client", {"unpause", 2, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
+                                 "6.2.0", "Resumes processing of clients that were paused.", "",
+                                 ClientUnpauseCommand, "O(N) Where N is the number of paused clients"});
   table.AddSubcommand("client", {"reply", 3, kNLS, 0, 0, 0, kConn, "connection", "3.2.0",
                                  "Instructs the server whether to reply to commands.",
                                  "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});

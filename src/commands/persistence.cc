@@ -19,6 +19,7 @@ void SaveCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Background save already in progress");
     return;
   }
+  ++RdbStateOf(ctx.server).saves;
   if (RdbSaveNow(ctx.server).empty()) {
     ctx.reply.Ok();
   } else {

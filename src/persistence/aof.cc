@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,7 +64,7 @@ Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<BackgroundIo>(
 }
 
 Aof::~Aof() {
-  if (child_pid_ > 0) KillChild();
+  KillChild();
   FlushAndSync();
   if (fd_ >= 0) bio_->Close(fd_, false);
   fd_ = -1;
@@ -85,7 +84,7 @@ bool Aof::Logging() const {
   if (loading_) return false;
   // While AOF is being turned on, only what happens after the rewrite child forked matters:
   // everything before is in its snapshot.
-  return state_ == State::kOn || (state_ == State::kWaitRewrite && child_pid_ > 0);
+  return state_ == State::kOn || (state_ == State::kWaitRewrite && rewrite_in_progress());
 }
 
 void Aof::AppendEffect(int db, std::string_view resp) {
@@ -174,7 +173,8 @@ void Aof::Flush(bool force) {
   buf_.clear();
   if (buf_.capacity() > (4u << 20)) buf_.shrink_to_fit();
 
-  if (server_.cfg().no_appendfsync_on_rewrite && child_pid_ > 0) return;
+  // Like Redis, any child (BGSAVE too) counts: its disk writes are what makes fsync stall.
+  if (server_.cfg().no_appendfsync_on_rewrite && server_.children().active()) return;
   if (always) {
     if (fdatasync(fd_) == -1) {
       spdlog::warn(
@@ -377,9 +377,16 @@ std::string Aof::LoadAndOpen() {
 // ---------------------------------------------------------------------------------------------
 // Rewrites
 
+bool Aof::rewrite_in_progress() const { return server_.children().active(ChildKind::kAof); }
+
 bool Aof::StartRewrite(std::string* error) {
-  if (child_pid_ > 0) {
+  if (rewrite_in_progress()) {
     *error = "Background append only file rewriting already in progress";
+    return false;
+  }
+  // Checked before the files change: the fork below must not fail for this reason.
+  if (server_.children().active()) {
+    *error = "Another child process is active";
     return false;
   }
   const ServerConfig& c = server_.cfg();
@@ -425,70 +432,70 @@ bool Aof::StartRewrite(std::string* error) {
   }
   const bool preamble = c.aof_use_rdb_preamble;
   const pid_t parent = getpid();
-  int64_t start_ms = NowMs();
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The child: the snapshot is worthless without the parent, so die with it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    close(pipe_fds[0]);
-    std::string temp = ChildTempName(getpid());
-    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    bool ok = fd >= 0;
-    if (ok) ok = WriteSnapshot(fd, preamble).empty() && fsync(fd) == 0;
-    if (fd >= 0) close(fd);
-    int64_t cow = PrivateDirtyBytes();
-    [[maybe_unused]] ssize_t n = write(pipe_fds[1], &cow, sizeof(cow));
-    _exit(ok ? 0 : 1);
-  }
-  close(pipe_fds[1]);
+  const int write_end = pipe_fds[1];
+  pid_t pid = server_.children().Start(
+      ChildKind::kAof,
+      [this, parent, write_end, read_end = pipe_fds[0], preamble] {
+        // The snapshot is worthless without the parent, so die with it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) return 1;
+        close(read_end);
+        std::string temp = ChildTempName(getpid());
+        int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        bool ok = fd >= 0;
+        if (ok) ok = WriteSnapshot(fd, preamble).empty() && fsync(fd) == 0;
+        if (fd >= 0) close(fd);
+        int64_t cow = PrivateDirtyBytes();
+        [[maybe_unused]] ssize_t n = write(write_end, &cow, sizeof(cow));
+        return ok ? 0 : 1;
+      },
+      [this](const ChildExit& exit) { RewriteExited(exit); });
+  const int fork_errno = errno;
+  close(write_end);
   if (pid < 0) {
     close(pipe_fds[0]);
-    *error = fmt::format("Can't rewrite append only file in background: fork: {}", strerror(errno));
+    *error = fmt::format("Can't rewrite append only file in background: fork: {}",
+                         strerror(fork_errno));
     spdlog::warn("{}", *error);
     return false;
   }
-  child_pid_ = pid;
   child_pipe_ = pipe_fds[0];
   child_rdb_preamble_ = preamble;
-  rewrite_start_ms_ = start_ms;
   scheduled_ = false;
   ++rewrites_;
   spdlog::info("Background append only file rewriting started by pid {}", pid);
   return true;
 }
 
-void Aof::CheckChild() {
-  if (child_pid_ <= 0) return;
-  int status = 0;
-  pid_t r = waitpid(child_pid_, &status, WNOHANG);
-  if (r == 0) return;
-  if (r < 0) {
-    // Someone else reaped it: its result is unknown, so the rewrite counts as failed.
-    spdlog::warn("Lost track of the AOF rewrite child {}: {}", child_pid_, strerror(errno));
-    RewriteDone(false, -1, 0);
-    return;
-  }
-  if (WIFSIGNALED(status)) {
-    RewriteDone(false, -1, WTERMSIG(status));
-  } else {
-    RewriteDone(WIFEXITED(status) && WEXITSTATUS(status) == 0, WEXITSTATUS(status), 0);
-  }
-}
-
-void Aof::RewriteDone(bool ok, int exit_code, int signal) {
-  const ServerConfig& c = server_.cfg();
+void Aof::RewriteExited(const ChildExit& exit) {
   int64_t cow = 0;
   if (child_pipe_ >= 0) {
     if (read(child_pipe_, &cow, sizeof(cow)) == sizeof(cow)) last_cow_size_ = cow;
     close(child_pipe_);
     child_pipe_ = -1;
   }
-  const std::string temp = ChildTempName(child_pid_);
-  child_pid_ = -1;
+  const std::string temp = ChildTempName(exit.pid);
+  if (killing_) {
+    // Stopped on purpose (AOF turned off or on again, shutdown): not a failed rewrite.
+    unlink(temp.c_str());
+    return;
+  }
+  last_rewrite_time_sec_ = exit.duration_ms / 1000;
+  if (exit.signal != 0) {
+    RewriteDone(false, temp,
+                fmt::format("Background AOF rewrite terminated by signal {}", exit.signal));
+  } else if (!exit.ok()) {
+    RewriteDone(
+        false, temp,
+        fmt::format("Background AOF rewrite terminated with error (exit code {})", exit.exit_code));
+  } else {
+    RewriteDone(true, temp, "");
+  }
+}
+
+void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failure) {
+  const ServerConfig& c = server_.cfg();
   const int64_t now = NowMs();
-  last_rewrite_time_sec_ = (now - rewrite_start_ms_) / 1000;
-  rewrite_start_ms_ = -1;
   auto fail = [&](const std::string& why) {
     spdlog::warn("{}", why);
     unlink(temp.c_str());
@@ -500,9 +507,7 @@ void Aof::RewriteDone(bool ok, int exit_code, int signal) {
     if (state_ == State::kWaitRewrite) scheduled_ = true;
   };
   if (!ok) {
-    fail(signal != 0 ? fmt::format("Background AOF rewrite terminated by signal {}", signal)
-                     : fmt::format("Background AOF rewrite terminated with error (exit code {})",
-                                   exit_code));
+    fail(failure);
     return;
   }
   spdlog::info("Background AOF rewrite terminated with success");
@@ -552,24 +557,18 @@ void Aof::RewriteDone(bool ok, int exit_code, int signal) {
 }
 
 void Aof::KillChild() {
-  if (child_pid_ <= 0) return;
-  kill(child_pid_, SIGKILL);
-  int status;
-  while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  unlink(ChildTempName(child_pid_).c_str());
-  if (child_pipe_ >= 0) close(child_pipe_);
-  child_pipe_ = -1;
-  child_pid_ = -1;
-  rewrite_start_ms_ = -1;
+  if (!rewrite_in_progress()) return;
+  killing_ = true;
+  server_.children().Kill(SIGKILL);  // RewriteExited runs: it only cleans up
+  killing_ = false;
 }
 
 void Aof::BgRewriteCommand(CommandContext& ctx) {
-  if (child_pid_ > 0) {
+  if (rewrite_in_progress()) {
     ctx.reply.Error("ERR Background append only file rewriting already in progress");
     return;
   }
-  if (OtherChildActive() || ctx.in_exec) {
+  if (server_.children().active() || ctx.in_exec) {
     scheduled_ = true;
     consecutive_failures_ = 0;
     retry_after_ms_ = 0;
@@ -590,13 +589,13 @@ void Aof::BgRewriteCommand(CommandContext& ctx) {
 // Cron, configuration, INFO
 
 void Aof::Cron() {
-  CheckChild();
   const ServerConfig& c = server_.cfg();
   if (state_ != State::kOff && c.appendfsync == "everysec" &&
-      !(c.no_appendfsync_on_rewrite && child_pid_ > 0)) {
+      !(c.no_appendfsync_on_rewrite && server_.children().active())) {
     MaybeBackgroundFsync(false);
   }
-  if (child_pid_ > 0 || OtherChildActive()) return;
+  // One child at a time (a finished one was reaped just before this cron).
+  if (server_.children().active()) return;
   const int64_t now = NowMs();
   if (scheduled_ && now >= retry_after_ms_) {
     std::string error;
@@ -633,13 +632,13 @@ void Aof::StartAppendOnly() {
   }
   state_ = State::kWaitRewrite;
   last_fsync_ms_ = NowMs();
-  if (child_pid_ > 0) {
+  if (rewrite_in_progress()) {
     spdlog::warn(
         "AOF was enabled but there is already an AOF rewriting in background. Stopping "
         "background AOF and starting a rewrite now.");
     KillChild();
   }
-  if (OtherChildActive() || server_.propagator().depth() > 1) {
+  if (server_.children().active() || server_.propagator().depth() > 1) {
     scheduled_ = true;
     spdlog::warn(
         "AOF was enabled but there is already another background operation. An AOF background "
@@ -666,8 +665,8 @@ void Aof::StopAppendOnly() {
     bio_->Drain();
     fd_ = -1;
   }
-  if (child_pid_ > 0) {
-    spdlog::info("Killing running AOF rewrite child: {}", child_pid_);
+  if (rewrite_in_progress()) {
+    spdlog::info("Killing running AOF rewrite child: {}", server_.children().pid());
     KillChild();
   }
   if (waiting) unlink(PathOf(AofTempIncrName(server_.cfg().appendfilename)).c_str());
@@ -684,10 +683,10 @@ std::string Aof::write_error() const {
 std::vector<std::pair<std::string, std::string>> Aof::InfoFields() const {
   auto s = [](int64_t v) { return std::to_string(v); };
   int64_t current = -1;
-  if (child_pid_ > 0 && rewrite_start_ms_ >= 0) current = (NowMs() - rewrite_start_ms_) / 1000;
+  if (rewrite_in_progress()) current = (NowMs() - server_.children().start_ms()) / 1000;
   return {
       {"aof_enabled", s(state_ != State::kOff ? 1 : 0)},
-      {"aof_rewrite_in_progress", s(child_pid_ > 0 ? 1 : 0)},
+      {"aof_rewrite_in_progress", s(rewrite_in_progress() ? 1 : 0)},
       {"aof_rewrite_scheduled", s(scheduled_ ? 1 : 0)},
       {"aof_last_rewrite_time_sec", s(last_rewrite_time_sec_)},
       {"aof_current_rewrite_time_sec", s(current)},

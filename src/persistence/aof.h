@@ -32,6 +32,7 @@
 
 #include "persistence/aof_manifest.h"
 #include "replication/propagator.h"
+#include "server/child_processes.h"
 
 namespace vireo {
 
@@ -78,11 +79,9 @@ class Aof : public EffectSink {
 
   // BGREWRITEAOF. Replies with Redis's texts.
   void BgRewriteCommand(CommandContext& ctx);
-  bool rewrite_in_progress() const { return child_pid_ > 0; }
-  pid_t child_pid() const { return child_pid_; }
-  // Set by whoever else forks (BGSAVE): only one child runs at a time, so a rewrite requested
-  // while it runs is scheduled for when it has finished.
-  void set_other_child_active(std::function<bool()> fn) { other_child_active_ = std::move(fn); }
+  // The rewrite child runs in the server's ChildProcesses, which allows one child at a time:
+  // a rewrite asked for while another child (BGSAVE) runs is scheduled for when it is done.
+  bool rewrite_in_progress() const;
 
   State state() const { return state_; }
   // aof_last_write_status is err: Redis refuses writes with MISCONF until a write succeeds.
@@ -118,10 +117,12 @@ class Aof : public EffectSink {
 
   // --- rewrites
   bool StartRewrite(std::string* error);
-  void CheckChild();
-  void RewriteDone(bool ok, int exit_code, int signal);
+  // The child's OnExit (src/server/child_processes.h): cleanup after KillChild, else RewriteDone.
+  void RewriteExited(const ChildExit& exit);
+  // Installs the new base from `temp`, or (not ok) removes it and records the `failure`.
+  void RewriteDone(bool ok, const std::string& temp, const std::string& failure);
+  // Stops a running rewrite child (SIGKILL) and removes its temp file.
   void KillChild();
-  bool OtherChildActive() const { return other_child_active_ && other_child_active_(); }
   // In the child: writes the dataset to `fd`. Returns "" or an error.
   std::string WriteSnapshot(int fd, bool rdb_preamble);
 
@@ -149,20 +150,17 @@ class Aof : public EffectSink {
   int last_write_errno_ = 0;
   int64_t last_ts_annotation_ = 0;
 
-
-  // Rewrite state.
-  pid_t child_pid_ = -1;
+  // Rewrite state (the child itself is in server_.children()).
   int child_pipe_ = -1;  // the child reports its copy-on-write size here
   bool child_rdb_preamble_ = true;
   bool scheduled_ = false;
-  int64_t rewrite_start_ms_ = -1;
   int64_t last_rewrite_time_sec_ = -1;
   bool last_rewrite_ok_ = true;
   uint64_t rewrites_ = 0;
   uint64_t consecutive_failures_ = 0;
   int64_t last_cow_size_ = 0;
   int64_t retry_after_ms_ = 0;
-  std::function<bool()> other_child_active_;
+  bool killing_ = false;  // KillChild is reaping the child: its exit is no failure
 };
 
 }  // namespace vireo

@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <map>
 
-#include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
@@ -23,11 +21,6 @@ namespace {
 // Redis waits this long after a failed BGSAVE before a save point may try again.
 constexpr int64_t kBgsaveRetryDelaySec = 5;
 
-std::map<const Server*, RdbState>& States() {
-  static std::map<const Server*, RdbState> states;
-  return states;
-}
-
 RdbSaveOptions SaveOptions(Server& server) {
   RdbSaveOptions o;
   o.compress = server.cfg().rdbcompression;
@@ -39,75 +32,74 @@ void SaveSucceeded(Server& server, RdbState& st, uint64_t dirty_captured) {
   st.dirty_at_last_save = dirty_captured;
   server.set_lastsave(time(nullptr));
   st.last_bgsave_ok = true;
-  ++st.saves;
+}
+
+// Writes the dump (SAVE on this thread, or in BGSAVE's child) and logs the outcome.
+std::string SaveLogged(Server& server) {
+  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+  if (err.empty()) {
+    spdlog::info("DB saved on disk");
+  } else {
+    spdlog::warn("Failed saving the DB: {}", err);
+  }
+  return err;
 }
 
 std::string TempFileOf(pid_t pid) { return "temp-" + std::to_string(pid) + ".rdb"; }
 
+// BGSAVE's child has been reaped (only BGSAVE's own children: a replication full sync's RDB
+// child has its own exit handler and leaves this bookkeeping alone, as in Redis).
+void BackgroundSaveDone(Server& server, const ChildExit& exit) {
+  RdbState& st = RdbStateOf(server);
+  st.last_bgsave_time_sec = exit.duration_ms / 1000;
+  if (exit.ok()) {
+    spdlog::info("Background saving terminated with success");
+    SaveSucceeded(server, st, st.dirty_before_bgsave);
+    return;
+  }
+  if (exit.signal != 0) {
+    spdlog::warn("Background saving terminated by signal {}", exit.signal);
+  } else {
+    spdlog::warn("Background saving error");
+  }
+  // SIGUSR1 is how a save is cancelled on purpose: not a disk error.
+  if (exit.signal != SIGUSR1) st.last_bgsave_ok = false;
+  unlink(TempFileOf(exit.pid).c_str());
+}
+
 }  // namespace
 
-RdbState& RdbStateOf(Server& server) {
-  // Asked on every write command (MISCONF): remember the last answer (map nodes don't move).
-  // The run ID tells a new server apart from a destroyed one that had the same address.
-  static thread_local const Server* cached_server = nullptr;
-  static thread_local RdbState* cached_state = nullptr;
-  if (cached_server == &server && cached_state->run_id_hash == server.run_id_hash()) {
-    return *cached_state;
-  }
-  RdbState& st = States()[&server];
-  if (st.run_id_hash != server.run_id_hash()) {
-    st = RdbState{};
-    st.run_id_hash = server.run_id_hash();
-    // One child at a time: an AOF rewrite asked for while BGSAVE runs waits for it.
-    server.aof().set_other_child_active([&server] { return RdbChildActive(server); });
-  }
-  cached_server = &server;
-  cached_state = &st;
-  return st;
-}
+RdbState& RdbStateOf(Server& server) { return server.rdb_state(); }
 
 std::string RdbPath(Server& server) { return server.cfg().dbfilename; }
 
-bool OtherChildActive(Server& server) { return server.aof().rewrite_in_progress(); }
+bool OtherChildActive(Server& server) {
+  return server.children().active() && !server.children().active(ChildKind::kRdb);
+}
 
-bool RdbChildActive(Server& server) { return RdbStateOf(server).child_pid != -1; }
+bool RdbChildActive(Server& server) { return server.children().active(ChildKind::kRdb); }
 
 std::string RdbSaveNow(Server& server) {
   RdbState& st = RdbStateOf(server);
   uint64_t dirty = server.dirty();
-  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+  std::string err = SaveLogged(server);
   if (!err.empty()) {
-    spdlog::warn("Failed saving the DB: {}", err);
     st.last_bgsave_ok = false;
     return err;
   }
-  spdlog::info("DB saved on disk");
   SaveSucceeded(server, st, dirty);
   return "";
 }
 
 std::string RdbBackgroundSave(Server& server) {
   RdbState& st = RdbStateOf(server);
-  if (st.child_pid != -1 || OtherChildActive(server)) return "a child process is already active";
+  if (server.children().active()) return "a child process is already active";
+  ++st.saves;  // Redis counts attempts (INFO rdb_saves), failed ones too
   st.last_bgsave_try = time(nullptr);
   st.dirty_before_bgsave = server.dirty();
-  int64_t start = MonotonicUs();
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The child: it sees the data as it was at fork(); pages the parent then writes are
-    // copied by the kernel. It must not return into the event loop, and must skip atexit
-    // handlers and destructors that belong to the parent.
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_DFL);
-    std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
-    if (err.empty()) {
-      spdlog::info("DB saved on disk");
-    } else {
-      spdlog::warn("Failed saving the DB: {}", err);
-    }
-    _exit(err.empty() ? 0 : 1);
-  }
-  st.last_fork_usec = MonotonicUs() - start;
+  pid_t pid = server.children().Start(
+      ChildKind::kRdb, [&server] { return SaveLogged(server).empty() ? 0 : 1; },
+      [&server](const ChildExit& exit) { BackgroundSaveDone(server, exit); });
   if (pid < 0) {
     st.last_bgsave_ok = false;
     std::string err = std::strerror(errno);
@@ -115,47 +107,18 @@ std::string RdbBackgroundSave(Server& server) {
     return err;
   }
   spdlog::info("Background saving started by pid {}", pid);
-  st.child_pid = pid;
-  st.child_start_ms = NowMs();
   st.bgsave_scheduled = false;
   return "";
 }
 
 void RdbKillChild(Server& server) {
-  RdbState& st = RdbStateOf(server);
-  if (st.child_pid == -1) return;
-  kill(st.child_pid, SIGUSR1);
-  int status;
-  waitpid(st.child_pid, &status, 0);
-  unlink(TempFileOf(st.child_pid).c_str());
-  st.child_pid = -1;
+  if (server.children().active(ChildKind::kRdb)) server.children().Kill(SIGUSR1);
 }
 
 void RdbCron(Server& server) {
   RdbState& st = RdbStateOf(server);
-  if (st.child_pid != -1) {
-    int status;
-    pid_t done = waitpid(st.child_pid, &status, WNOHANG);
-    if (done == st.child_pid) {
-      st.last_bgsave_time_sec = (NowMs() - st.child_start_ms) / 1000;
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        spdlog::info("Background saving terminated with success");
-        SaveSucceeded(server, st, st.dirty_before_bgsave);
-      } else {
-        if (WIFSIGNALED(status)) {
-          spdlog::warn("Background saving terminated by signal {}", WTERMSIG(status));
-        } else {
-          spdlog::warn("Background saving error");
-        }
-        // SIGUSR1 is how a save is cancelled on purpose: not a disk error.
-        if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGUSR1) st.last_bgsave_ok = false;
-        unlink(TempFileOf(st.child_pid).c_str());
-      }
-      st.child_pid = -1;
-    }
-    return;
-  }
-  if (OtherChildActive(server)) return;
+  // One child at a time; a finished one was reaped (and its exit handled) just before.
+  if (server.children().active()) return;
   if (st.bgsave_scheduled) {
     RdbBackgroundSave(server);
     return;
@@ -236,7 +199,7 @@ std::string RdbWriteError(Server& server) {
 std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
   RdbState& st = RdbStateOf(server);
   auto num = [](int64_t v) { return std::to_string(v); };
-  bool in_progress = st.child_pid != -1;
+  bool in_progress = RdbChildActive(server);
   return {
       {"loading", st.loading ? "1" : "0"},
       {"async_loading", "0"},
@@ -252,7 +215,8 @@ std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
       {"rdb_last_save_time", num(server.lastsave())},
       {"rdb_last_bgsave_status", st.last_bgsave_ok ? "ok" : "err"},
       {"rdb_last_bgsave_time_sec", num(st.last_bgsave_time_sec)},
-      {"rdb_current_bgsave_time_sec", num(in_progress ? (NowMs() - st.child_start_ms) / 1000 : -1)},
+      {"rdb_current_bgsave_time_sec",
+       num(in_progress ? (NowMs() - server.children().start_ms()) / 1000 : -1)},
       {"rdb_saves", num(static_cast<int64_t>(st.saves))},
       {"rdb_last_cow_size", "0"},
       {"rdb_last_load_keys_expired", num(static_cast<int64_t>(st.last_load_keys_expired))},

@@ -3,11 +3,10 @@
 // cron, save points, loading the dump at start-up, SHUTDOWN's save, and the rdb_* fields of
 // INFO persistence.
 //
-// State lives per Server (looked up by address), so embedded servers in one process don't
-// share it. Everything here runs on the server's thread.
+// The state is a member of the Server (Server::rdb_state), so embedded servers in one process
+// don't share it; the child itself belongs to the Server's ChildProcesses manager. Everything
+// here runs on the server's thread.
 #pragma once
-
-#include <sys/types.h>
 
 #include <cstdint>
 #include <string>
@@ -19,41 +18,40 @@ namespace vireo {
 class Server;
 
 struct RdbState {
-  uint64_t run_id_hash = 0;  // the server this state belongs to
-  pid_t child_pid = -1;
-  int64_t child_start_ms = 0;
   uint64_t dirty_before_bgsave = 0;  // server.dirty() when the child forked
   uint64_t dirty_at_last_save = 0;   // server.dirty() the last successful save captured
   bool last_bgsave_ok = true;
   int64_t last_bgsave_time_sec = -1;
   int64_t last_bgsave_try = 0;  // unix seconds of the last BGSAVE attempt
   bool bgsave_scheduled = false;
-  uint64_t saves = 0;
+  uint64_t saves = 0;  // SAVE commands and BGSAVE forks attempted (INFO rdb_saves)
   bool loading = false;
   uint64_t last_load_keys_loaded = 0;
   uint64_t last_load_keys_expired = 0;
-  int64_t last_fork_usec = 0;
   bool shutdown_handled = false;  // RdbSaveOnShutdown ran (SHUTDOWN), so exit needn't save
 };
 
-RdbState& RdbStateOf(Server& server);
+RdbState& RdbStateOf(Server& server);  // server.rdb_state()
 
 // The dump file path: dir is the working directory (CONFIG SET dir chdir()s), so dbfilename.
 std::string RdbPath(Server& server);
 
 // SAVE: writes the snapshot on this thread. Returns "" or the error text.
 std::string RdbSaveNow(Server& server);
-// BGSAVE: forks a child that writes the snapshot. Returns "" or an error text
-// (fork failure, or a child already running).
+// BGSAVE: forks a child (server.children(), ChildKind::kRdb) that writes the snapshot; its
+// exit is handled when the cron reaps it. Returns "" or an error text (fork failure, or a
+// child already running).
 std::string RdbBackgroundSave(Server& server);
+// An RDB child runs: BGSAVE's own or a replication full sync's (Redis counts both).
 bool RdbChildActive(Server& server);
-// An AOF rewrite child is running: BGSAVE waits (SCHEDULE) or refuses, so the two never fork
-// at once (and the AOF side is told about ours through Aof::set_other_child_active).
+// Some other child (an AOF rewrite) runs: BGSAVE waits (SCHEDULE) or refuses, since only one
+// child runs at a time.
 bool OtherChildActive(Server& server);
 
-// From the server cron: reaps a finished child, runs scheduled BGSAVEs and save points.
+// From the server cron, after the children were reaped: scheduled BGSAVEs and save points.
 void RdbCron(Server& server);
-// Kills a running child (SHUTDOWN, FLUSHALL in Redis) and removes its temp file.
+// Kills a running RDB child (SHUTDOWN) with SIGUSR1, which its exit handler takes as a
+// cancellation (for BGSAVE: temp file removed, rdb_last_bgsave_status unchanged).
 void RdbKillChild(Server& server);
 
 // Loads dir/dbfilename at start-up. Returns "" (also when the file doesn't exist) or an error

@@ -494,6 +494,16 @@ void Replication::OnClientClosed(Client& client) {
 
 // ---- WAIT, min-replicas --------------------------------------------------------------------
 
+size_t Replication::ReplicaOutputBytes() const {
+  size_t bytes = 0;
+  for (const auto& [id, replica] : replicas_) {
+    if (const Client* client = server_.FindClient(id)) {
+      bytes += client->output().size() - client->output_written;
+    }
+  }
+  return bytes;
+}
+
 int Replication::ReplicasAckedAtLeast(int64_t offset) const {
   int count = 0;
   for (const auto& [id, replica] : replicas_) {
@@ -654,7 +664,7 @@ void Replication::Cron() {
   last_cron_ms_ = now;
   // Pings keep replicas' links alive and let them detect a dead master. A replica forwards
   // its master's pings instead of sending its own.
-  if (!is_replica() && !replicas_.empty() &&
+  if (!is_replica() && !replicas_.empty() && !server_.Paused(kPauseReplica) &&
       now - last_ping_ms_ >= c.repl_ping_replica_period * 1000) {
     last_ping_ms_ = now;
     FeedStream(kPing);

@@ -106,6 +106,8 @@ class Replication : public EffectSink {
   void OnClientClosed(Client& client);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
+  // What replicas' output buffers hold (the stream not yet written to them).
+  size_t ReplicaOutputBytes() const;
   // Replicas online whose last ACK covers `offset`.
   int ReplicasAckedAtLeast(int64_t offset) const;
   // Replicas online with lag <= min-replicas-max-lag (min-replicas-to-write).

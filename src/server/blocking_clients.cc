@@ -62,6 +62,13 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
 
 bool Server::UnblockClient(Client& client, UnblockReason reason) {
   if (!client.has(kClientBlocked)) return false;
+  if (client.has(kClientPostponed)) {
+    // Only a disconnect ends a postponed command's wait early (CLIENT UNBLOCK can't).
+    if (reason != UnblockReason::kDisconnect) return false;
+    client.clear(kClientPostponed);
+    client.clear(kClientBlocked);
+    return true;
+  }
   if (reason == UnblockReason::kTimeout && client.blocked.rerun_on_timeout) {
     // WAIT: the reply on timeout is what the command says now, without blocking.
     RunBlockedCommandAgain(client, /*may_block=*/false);
@@ -154,6 +161,50 @@ void Server::RunBlockedCommandAgain(Client& client, bool may_block) {
   if (cmd.skip_reply || client.has(kClientReplyOff)) DropRepliesSince(client, mark);
   QueueWrite(client);
   if (!client.has(kClientBlocked)) pending_input_.push_back(client.id());
+}
+
+void Server::PostponeClient(Client& client, const CommandSpec& spec,
+                            std::span<const std::string_view> argv) {
+  client.blocked.argv.assign(argv.begin(), argv.end());
+  client.blocked.spec = &spec;
+  client.blocked.deadline_ms = 0;
+  client.blocked.skip_reply = false;
+  client.set(kClientBlocked);
+  client.set(kClientPostponed);
+  postponed_.push_back(client.id());
+  PauseChanged();
+}
+
+void Server::PauseChanged() {
+  const int64_t next = client_pause_.NextEnd();
+  if (next == 0) {
+    pause_timer_.cancel();
+    if (!postponed_.empty()) ResumePostponedClients();
+    return;
+  }
+  pause_timer_.expires_after(std::chrono::milliseconds(std::max<int64_t>(0, next - MonotonicMs())));
+  NoteTimer(pause_timer_);
+  pause_timer_.async_wait([this](const asio::error_code& ec) {
+    if (!ec) PauseChanged();
+  });
+}
+
+void Server::ResumePostponedClients() {
+  // In arrival order, each through the whole dispatcher again (a new pause may hold it again).
+  std::vector<uint64_t> ids;
+  ids.swap(postponed_);
+  for (uint64_t id : ids) {
+    Client* client = FindClient(id);
+    if (client == nullptr || client->closed || !client->has(kClientPostponed)) continue;
+    Client::BlockedCommand cmd = std::move(client->blocked);
+    client->blocked = {};
+    client->clear(kClientBlocked);
+    client->clear(kClientPostponed);
+    std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
+    ExecuteCommand(*client, argv);
+    QueueWrite(*client);
+    if (!client->has(kClientBlocked)) pending_input_.push_back(id);
+  }
 }
 
 void Server::SignalSwappedDbs(int a, int b) {

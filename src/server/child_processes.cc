@@ -12,7 +12,17 @@
 namespace vireo {
 
 ChildProcesses::~ChildProcesses() {
-  if (active()) Kill(SIGKILL);
+  if (!active()) return;
+  kill(pid_, SIGKILL);
+  WaitBlocking();
+}
+
+int ChildProcesses::WaitBlocking() {
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0) {
+    if (errno != EINTR) return W_EXITCODE(1, 0);  // already reaped elsewhere: a failure
+  }
+  return status;
 }
 
 pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
@@ -30,8 +40,13 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
     signal(SIGTERM, SIG_DFL);
     _exit(body());
   }
+  const int fork_errno = errno;
   last_fork_usec_ = MonotonicUs() - start_us;
-  if (pid < 0) return -1;
+  if (pid < 0) {
+    errno = fork_errno;
+    return -1;
+  }
+  ++total_forks_;
   pid_ = pid;
   kind_ = kind;
   start_ms_ = NowMs();
@@ -71,10 +86,7 @@ void ChildProcesses::Reap() {
 void ChildProcesses::Kill(int sig) {
   if (!active()) return;
   kill(pid_, sig);
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  Finish(status);
+  Finish(WaitBlocking());
 }
 
 }  // namespace vireo

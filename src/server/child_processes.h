@@ -24,9 +24,9 @@ enum class ChildKind {
 struct ChildExit {
   pid_t pid = -1;
   ChildKind kind = ChildKind::kNone;
-  bool exited = false;   // exited normally: exit_code is set
+  bool exited = false;  // exited normally: exit_code is set
   int exit_code = 0;
-  int signal = 0;        // killed by this signal (0 when exited)
+  int signal = 0;  // killed by this signal (0 when exited)
   int64_t duration_ms = 0;
   bool ok() const { return exited && exit_code == 0; }
 };
@@ -37,7 +37,9 @@ class ChildProcesses {
   using OnExit = std::function<void(const ChildExit&)>;
 
   ChildProcesses() = default;
-  ~ChildProcesses();  // kills and reaps a child still running
+  // Kills (SIGKILL) and reaps a child still running, without running its OnExit: the owner
+  // the callback refers to is being destroyed too.
+  ~ChildProcesses();
   ChildProcesses(const ChildProcesses&) = delete;
   ChildProcesses& operator=(const ChildProcesses&) = delete;
 
@@ -50,8 +52,9 @@ class ChildProcesses {
   ChildKind kind() const { return kind_; }
   bool active(ChildKind kind) const { return pid_ > 0 && kind_ == kind; }
   pid_t pid() const { return pid_; }
-  int64_t start_ms() const { return start_ms_; }  // wall clock, ms
+  int64_t start_ms() const { return start_ms_; }              // wall clock, ms
   int64_t last_fork_usec() const { return last_fork_usec_; }  // INFO latest_fork_usec
+  uint64_t total_forks() const { return total_forks_; }       // INFO total_forks
 
   // From the cron: if the child has finished, reaps it and runs its OnExit.
   void Reap();
@@ -63,7 +66,9 @@ class ChildProcesses {
   ChildKind kind_ = ChildKind::kNone;
   int64_t start_ms_ = 0;
   int64_t last_fork_usec_ = 0;
+  uint64_t total_forks_ = 0;
   OnExit on_exit_;
+  int WaitBlocking();  // the running child's wait status
   void Finish(int status);
 };
 

@@ -34,6 +34,7 @@ enum ClientFlag : uint32_t {
   kClientPendingCommand = 1u << 14,  // has parsed input waiting to run (after an unblock)
   kClientReplica = 1u << 15,  // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
   kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
+  kClientPostponed = 1u << 17,  // its command waits for a pause to end (also kClientBlocked)
 };
 
 struct QueuedCommand {

@@ -240,6 +240,18 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       return;
     }
   }
+  // A pause (CLIENT PAUSE, FAILOVER) holds the command until it ends; replicas and our
+  // master are never paused.
+  if (!client.has(kClientReplica) && !client.has(kClientMaster)) {
+    const uint32_t paused = client_pause_.Actions(MonotonicUs() / 1000);
+    const bool may_replicate = spec->has(kCmdWrite) || spec->has(kCmdMayReplicate) ||
+                               (spec->name == "exec" && QueuedWrite(client));
+    if ((paused & kPauseClientAll) != 0 ||
+        ((paused & kPauseClientWrite) != 0 && may_replicate)) {
+      PostponeClient(client, *spec, argv);
+      return;
+    }
+  }
   if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
     if (spec->has(kCmdNoMulti)) {
       ++command_stats(*spec).rejected_calls;

@@ -162,7 +162,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   for (const auto& [id, client] : server.clients()) {
     if (client->closed) continue;
     ++connected;
-    if (client->has(kClientBlocked)) ++blocked;
+    if (client->has(kClientBlocked) && !client->has(kClientPostponed)) ++blocked;
     if (client->has(kClientPubsub)) ++pubsub;
     if (!client->watched_keys.empty()) ++watching;
     watched_keys += client->watched_keys.size();
@@ -251,9 +251,10 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Fixed2("mem_fragmentation_ratio", frag);
   w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
   w.Field("mem_not_counted_for_evict", server.MemoryNotCountedForEviction());
-  w.Field("mem_replication_backlog", 0);
-  w.Field("mem_total_replication_buffers", 0);
-  w.Field("mem_clients_slaves", 0);
+  const size_t backlog = server.replication().backlog().capacity();
+  w.Field("mem_replication_backlog", backlog);
+  w.Field("mem_total_replication_buffers", backlog + server.replication().ReplicaOutputBytes());
+  w.Field("mem_clients_slaves", m.replica_clients);
   w.Field("mem_clients_normal", m.clients);
   w.Field("mem_cluster_links", 0);
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());
@@ -305,8 +306,8 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("pubsub_channels", server.pubsub().channel_count());
   w.Field("pubsub_patterns", server.pubsub().pattern_count());
   w.Field("pubsubshard_channels", server.pubsub().shard_channel_count());
-  w.Field("latest_fork_usec", 0);
-  w.Field("total_forks", 0);
+  w.Field("latest_fork_usec", server.children().last_fork_usec());
+  w.Field("total_forks", server.children().total_forks());
   w.Field("migrate_cached_sockets", 0);
   w.Field("slave_expires_tracked_keys", 0);
   w.Field("active_defrag_hits", 0);
@@ -431,9 +432,10 @@ MemoryFigures ReadMemoryFigures(Server& server) {
   stats.used_memory_peak = std::max(stats.used_memory_peak, m.used);
   m.peak = stats.used_memory_peak;
   for (const auto& [id, client] : server.clients()) {
-    m.clients += MeasureClient(server, *client).total();
+    (client->has(kClientReplica) ? m.replica_clients : m.clients) +=
+        MeasureClient(server, *client).total();
   }
-  m.overhead = std::min(m.used, m.clients);
+  m.overhead = std::min(m.used, m.clients + m.replica_clients);
   return m;
 }
 

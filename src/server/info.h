@@ -32,6 +32,7 @@ struct MemoryFigures {
   size_t peak = 0;      // used_memory_peak
   size_t rss = 0;       // resident set size
   size_t clients = 0;   // client structs and their query/output buffers
+  size_t replica_clients = 0;  // the same for replicas (mem_clients_slaves)
   size_t overhead = 0;  // used_memory_overhead (clients; capped at `used`)
 };
 MemoryFigures ReadMemoryFigures(Server& server);

@@ -44,7 +44,7 @@ size_t Server::MemoryNotCountedForEviction() const {
   // Redis leaves out the AOF buffer (it is flushed every loop turn and would otherwise make a
   // burst of writes evict keys for memory that is about to be released), and replica output
   // buffers once replicas exist.
-  return aof_->buffer_bytes();
+  return aof_->buffer_bytes() + replication_->ReplicaOutputBytes();
 }
 
 size_t Server::MemoryCountedForEviction() const {
@@ -145,7 +145,10 @@ Server::EvictResult Server::PerformEvictions() {
   const ServerConfig& c = config_.values();
   // Nothing is evicted while a script runs past its time limit (other clients are being
   // served between its steps) or while the dataset loads.
-  if (c.maxmemory <= 0 || busy_script_ != 0 || aof_->loading()) return EvictResult::kOk;
+  // Nor during a write pause (CLIENT PAUSE WRITE, FAILOVER): the dataset must stand still.
+  if (c.maxmemory <= 0 || busy_script_ != 0 || aof_->loading() || Paused(kPauseEvict)) {
+    return EvictResult::kOk;
+  }
   const size_t limit = static_cast<size_t>(c.maxmemory);
   size_t used = MemoryCountedForEviction();
   if (used <= limit) {

@@ -813,11 +813,11 @@ void Server::Cron() {
     if (MonotonicUs() >= deadline) break;
     Database& db = *dbs_[cron_db_cursor_];
     cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
-    if (active_expire_enabled_) db.ActiveExpireCycle(deadline);
+    if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
     db.RehashStep(100);
   }
   ScheduleFastExpire();
-  children_.Reap();  // a finished BGSAVE / AOF rewrite / full-sync child
+  children_.Reap();  // a finished child's exit handler runs before the crons that may fork
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
@@ -1024,6 +1024,9 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
 
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
+  if (name == "repl-backlog-size") {
+    replication_->backlog().Resize(static_cast<size_t>(config_.values().repl_backlog_size));
+  }
   if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time" ||
       name.starts_with("lazyfree-lazy-")) {
     ApplyMemoryConfig();

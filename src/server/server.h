@@ -21,12 +21,15 @@
 #include "db/lazy_free.h"
 #include "server/client.h"
 #include "server/child_processes.h"
+#include "server/client_pause.h"
 #include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "persistence/snapshot.h"
 #include "replication/propagator.h"
 #include "replication/replication.h"
 #include "server/pubsub.h"
+#include "util/clock.h"
 
 namespace vireo {
 
@@ -211,6 +214,11 @@ class Server : public KeyspaceListener {
   // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
   bool UnblockClient(Client& client, UnblockReason reason);
   const BlockingEngine& blocking() const { return blocking_; }
+  // CLIENT PAUSE and the pauses of FAILOVER (src/server/client_pause.h). After changing a
+  // pause, call PauseChanged so postponed clients resume when it ends.
+  ClientPause& client_pause() { return client_pause_; }
+  bool Paused(uint32_t action) { return client_pause_.Paused(action, MonotonicUs() / 1000); }
+  void PauseChanged();
   // Runs a blocked client's command again now, as the ready-keys pass does (WAIT when replicas
   // acknowledged): it replies, or blocks again with its original deadline.
   void RunBlockedCommandAgain(Client& client, bool may_block = true);
@@ -276,6 +284,8 @@ class Server : public KeyspaceListener {
   Propagator& propagator() { return propagator_; }
   // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/server/child_processes.h).
   ChildProcesses& children() { return children_; }
+  // SAVE/BGSAVE bookkeeping (src/persistence/snapshot.h).
+  RdbState& rdb_state() { return rdb_state_; }
   // Replication (src/replication/replication.h): both sides of PSYNC2, the backlog, WAIT.
   Replication& replication() { return *replication_; }
   // The command table through this server's lookup cache (argv[0] of every request).
@@ -358,6 +368,11 @@ class Server : public KeyspaceListener {
   // Extra short expiry cycles while the cron's share of time can't keep up with expired keys.
   void ScheduleFastExpire();
   void FeedMonitors(const Client& client, std::span<const std::string_view> argv);
+  // A paused command waits (kClientBlocked | kClientPostponed) in postponed_ until
+  // ResumePostponedClients runs it through the dispatcher again.
+  void PostponeClient(Client& client, const CommandSpec& spec,
+                      std::span<const std::string_view> argv);
+  void ResumePostponedClients();
   void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
                     int64_t duration_us);
   static void CountError(void* ctx, std::string_view code);
@@ -428,6 +443,10 @@ class Server : public KeyspaceListener {
   int busy_script_ = 0;
   std::vector<std::vector<std::string>>* script_effects_ = nullptr;
   ChildProcesses children_;
+  ClientPause client_pause_;
+  std::vector<uint64_t> postponed_;
+  asio::steady_timer pause_timer_{io_};
+  RdbState rdb_state_;
   Propagator propagator_;
   std::unique_ptr<Replication> replication_;
   CommandLookupCache command_cache_;
