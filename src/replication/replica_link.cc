@@ -207,7 +207,7 @@ void ReplicaLink::Connect() {
   }
   server_.WatchLinkSocket(fd_, EPOLLOUT);
   state_ = State::kConnecting;
-  connect_started_ms_ = last_io_ms_ = NowMs();
+  last_io_ms_ = NowMs();
   spdlog::info("MASTER <-> REPLICA sync started");
 }
 
@@ -391,7 +391,7 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
     }
     payload_ = SyncPayloadReader();
     state_ = State::kTransfer;
-    transfer_start_ms_ = last_io_ms_ = NowMs();
+    last_io_ms_ = NowMs();
     return false;
   }
   if (line.starts_with("+CONTINUE")) {

@@ -103,7 +103,6 @@ class ReplicaLink {
   // What the replies after PING answer, in order ("auth", "port", "ip", "capa").
   std::vector<std::string> expected_replies_;
   int64_t last_io_ms_ = 0;  // last byte from the master (handshake and transfer)
-  int64_t connect_started_ms_ = 0;
   int64_t down_since_ms_ = 0;  // master_link_down_since_seconds
   int64_t last_connect_try_ms_ = 0;
   int64_t last_ack_ms_ = 0;
@@ -118,8 +117,6 @@ class ReplicaLink {
   SyncPayloadReader payload_;
   std::string temp_path_;
   int temp_fd_ = -1;
-  int64_t transfer_start_ms_ = 0;
-  int64_t transfer_last_io_ms_ = 0;
 };
 
 }  // namespace vireo
