@@ -102,7 +102,7 @@ class ReplicaLink {
   std::string inbuf_;  // handshake replies read so far
   // What the replies after PING answer, in order ("auth", "port", "ip", "capa").
   std::vector<std::string> expected_replies_;
-  int64_t last_io_ms_ = 0;  // last byte from the master (handshake and transfer)
+  int64_t last_io_ms_ = 0;     // last byte from the master (handshake and transfer)
   int64_t down_since_ms_ = 0;  // master_link_down_since_seconds
   int64_t last_connect_try_ms_ = 0;
   int64_t last_ack_ms_ = 0;
