@@ -176,6 +176,7 @@ void Server::PostponeClient(Client& client, const CommandSpec& spec,
 }
 
 void Server::PauseChanged() {
+  client_pause_.Actions(MonotonicMs());  // ends the pauses whose time is up
   const int64_t next = client_pause_.NextEnd();
   if (next == 0) {
     pause_timer_.cancel();
