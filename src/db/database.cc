@@ -43,8 +43,15 @@ DbEntry* Database::FindNoTouch(std::string_view key) {
   DbEntry* entry = table_.Find(key);
   if (entry == nullptr) return nullptr;
   if (entry->has_expire() && IsExpired(entry)) {
-    ExpireNow(entry);
-    return nullptr;
+    switch (options_->expiry_view) {
+      case ExpiryView::kMaster:
+        ExpireNow(entry);
+        return nullptr;
+      case ExpiryView::kReplicaClient:
+        return nullptr;
+      case ExpiryView::kReplicaMaster:
+        return entry;
+    }
   }
   return entry;
 }
@@ -56,6 +63,10 @@ DbEntry* Database::Find(std::string_view key) {
 }
 
 DbEntry* Database::Add(std::string_view key, Value value) {
+  // A writable replica's client saw an expired key as absent; its write replaces it.
+  if (options_->expiry_view != ExpiryView::kMaster) {
+    if (DbEntry* stale = table_.Find(key)) DeleteEntry(stale);
+  }
   auto* entry = new DbEntry;
   entry->key.Assign(key);
   entry->value = std::move(value);
@@ -149,7 +160,8 @@ void Database::SwapContents(Database& other) {
 
 size_t Database::ActiveExpireCycle(int64_t deadline_us) {
   expire_backlog_ = false;
-  if (expires_.size() == 0) return 0;
+  // A replica's keys expire only through its master's DELs.
+  if (expires_.size() == 0 || options_->expiry_view != ExpiryView::kMaster) return 0;
   size_t deleted = 0;
   std::vector<DbEntry*> expired;
   // A double: a handful of TTLs near the int64 limit would overflow an integer sum.

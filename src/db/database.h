@@ -53,6 +53,12 @@ class KeyspaceListener {
 
 class LazyFreer;
 
+// How a key past its TTL looks to the running command. A master deletes it on access (and
+// propagates a DEL); a replica leaves expiry to its master: its own clients see nothing there
+// (nil) but the key stays, and the commands its master sends see keys as stored, so they
+// apply exactly as on the master.
+enum class ExpiryView : uint8_t { kMaster, kReplicaClient, kReplicaMaster };
+
 // Server-owned settings the keyspace consults on every access and deletion (several servers
 // in one process each have their own).
 struct KeyspaceOptions {
@@ -63,6 +69,7 @@ struct KeyspaceOptions {
   LazyFreer* freer = nullptr;
   bool lazy_expire = false;      // lazyfree-lazy-expire: expired values freed in the background
   bool lazy_server_del = false;  // lazyfree-lazy-server-del: values replaced by a write
+  ExpiryView expiry_view = ExpiryView::kMaster;
 };
 
 class Database {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "persistence/rdb_internal.h"
+#include "replication/replica_link.h"
 #include "scripting/scripting.h"
 #include "server/info.h"
 #include "server/server.h"
@@ -364,6 +365,16 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
   AppendAux(&b, "ctime", std::to_string(time(nullptr)));
   AppendAux(&b, "used-mem", std::to_string(server.UsedMemory()));
   AppendAux(&b, "aof-base", options.aof_base ? "1" : "0");
+  Replication& repl = server.replication();
+  if (options.replication_info && (repl.is_replica() || repl.backlog().created())) {
+    // The database the stream has selected: a replica's master link's; a master restarts
+    // its stream with a SELECT anyway.
+    int stream_db = 0;
+    if (repl.is_replica()) stream_db = repl.link()->stream_db();
+    AppendAux(&b, "repl-stream-db", std::to_string(stream_db));
+    AppendAux(&b, "repl-id", repl.replid());
+    AppendAux(&b, "repl-offset", std::to_string(repl.master_repl_offset()));
+  }
   for (const auto& [name, code] : server.scripting().EnumerateLibraries()) {
     b.push_back(static_cast<char>(kOpFunction2));
     AppendString(&b, code, options.compress);
@@ -417,6 +428,17 @@ std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOp
 // ---- Loader -----------------------------------------------------------------------------------
 
 namespace {
+
+void ReadReplicationAux(std::string_view key, std::string_view value, RdbReplicationInfo* info) {
+  int64_t n = 0;
+  if (key == "repl-id") {
+    info->replid = std::string(value);
+  } else if (key == "repl-offset" && ParseInt64(value, &n)) {
+    info->offset = n;
+  } else if (key == "repl-stream-db" && ParseInt64(value, &n) && n >= 0 && n < 1 << 16) {
+    info->stream_db = static_cast<int>(n);
+  }
+}
 
 std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
                       RdbLoadStats* stats) {
@@ -485,6 +507,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
       std::string k, v;
       if (!r.ReadString(&k) || !r.ReadString(&v)) return kShort;
       if (k == "aof-base") stats->aof_base = v == "1";
+      ReadReplicationAux(k, v, &stats->replication);
       continue;
     }
     if (type == kOpModuleAux) return "Module auxiliary data is not supported";
@@ -566,6 +589,27 @@ std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOp
   std::string err = RdbLoad(server, fd, options, stats);
   ::close(fd);
   return err;
+}
+
+bool RdbReadReplicationInfo(const std::string& path, RdbReplicationInfo* info) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  *info = RdbReplicationInfo();
+  {
+    Reader r(fd);
+    char magic[9];
+    if (r.Read(magic, 9) && memcmp(magic, "REDIS", 5) == 0) {
+      // AUX fields come first; the first other opcode ends them.
+      uint8_t type = 0;
+      while (r.ReadByte(&type) && type == kOpAux) {
+        std::string k, v;
+        if (!r.ReadString(&k) || !r.ReadString(&v)) break;
+        ReadReplicationAux(k, v, info);
+      }
+    }
+  }
+  ::close(fd);
+  return !info->replid.empty() && info->offset >= 0;
 }
 
 // ---- DUMP / RESTORE ---------------------------------------------------------------------------

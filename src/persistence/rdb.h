@@ -40,11 +40,24 @@ struct RdbSaveOptions {
   bool compress = true;   // rdbcompression: LZF-compress strings longer than 20 bytes
   bool checksum = true;   // rdbchecksum: a real CRC64 trailer, else eight zero bytes
   bool aof_base = false;  // writes AUX "aof-base" = 1 (the base of a multi-part AOF)
+  // AUX repl-stream-db, repl-id, repl-offset when the server has a replication backlog or is a
+  // replica, so a restarted replica can continue with a partial resync (as Redis's rsi).
+  bool replication_info = true;
   bool functions_only = false;  // no keys (REPLCONF rdb-filter-only functions)
   // When set, the image goes here (in chunks of about 16 KB) instead of to the descriptor:
   // a diskless full sync writes it to replica sockets. Returns "" or the error that stops it.
   std::function<std::string(std::string_view bytes)> sink;
 };
+
+// The replication position an RDB was taken at (its repl-* AUX fields).
+struct RdbReplicationInfo {
+  std::string replid;  // empty when the image has none
+  int64_t offset = -1;
+  int stream_db = 0;
+};
+// Reads only the AUX fields at the start of the RDB at `path`. False if the file can't be read
+// or has no replication fields.
+bool RdbReadReplicationInfo(const std::string& path, RdbReplicationInfo* info);
 
 // Writes the whole image to fd. Returns "" or an error (strerror text of the failed write).
 std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options);
@@ -63,6 +76,7 @@ struct RdbLoadStats {
   int64_t bytes_read = 0;     // bytes of the image consumed, checksum included
   int rdb_version = 0;
   bool aof_base = false;  // the image carried AUX aof-base = 1
+  RdbReplicationInfo replication;  // AUX repl-id / repl-offset / repl-stream-db
 };
 
 // Loads one image from fd's current offset (see the file comment). Returns "" or an error.

@@ -1,29 +1,769 @@
 #include "replication/replica_link.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <initializer_list>
+
+#include "persistence/aof.h"
+#include "persistence/rdb.h"
+#include "scripting/scripting.h"
 #include "server/command_context.h"
 #include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
 
 namespace vireo {
+namespace {
 
-// Placeholder until the replica side lands: REPLICAOF is refused.
+// A command as a RESP multibulk, the way we talk to our master.
+std::string RespCommand(std::initializer_list<std::string_view> args) {
+  std::string out = fmt::format("*{}\r\n", args.size());
+  for (std::string_view a : args)
+    fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
+  return out;
+}
+
+std::vector<std::string_view> SplitWords(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Redis's client description in the REPLICAOF log lines.
+std::string ClientInfo(const Client& client) {
+  return fmt::format("id={} addr={} laddr={} fd={} name={}", client.id(), client.addr, client.laddr,
+                     client.fd(), client.name);
+}
+
+// Removes every key (and function library): the state before loading a master's RDB.
+void EmptyAllData(Server& server, bool async) {
+  for (int i = 0; i < server.db_count(); ++i) {
+    Database& db = server.db(i);
+    server.TouchAllWatchedKeysInDb(i);
+    if (async && db.size() > 0) {
+      auto doomed = std::make_unique<Database>(-1, nullptr);
+      doomed->SwapContents(db);
+      server.lazy_freer().Free(std::move(doomed));
+    } else {
+      db.Clear();
+    }
+    server.SignalFlushedDb(i);
+  }
+  server.scripting().FlushLibraries();
+}
+
+constexpr size_t kHandshakeRead = 16 * 1024;
+constexpr size_t kTransferRead = 256 * 1024;
+// Bytes of RDB read per readiness event, so clients are served while a big payload arrives.
+constexpr size_t kTransferReadPerEvent = 4 * 1024 * 1024;
+
+}  // namespace
+
 ReplicaLink::ReplicaLink(Server& server, Replication& replication, std::string host, int port)
     : server_(server), replication_(replication), host_(std::move(host)), port_(port) {}
 
-ReplicaLink::~ReplicaLink() = default;
-
-std::string_view ReplicaLink::RoleState() const { return "connect"; }
-int64_t ReplicaLink::processed_offset() const { return -1; }
-bool ReplicaLink::link_up() const { return false; }
-void ReplicaLink::InfoFields(InfoFieldList* out) const {
-  out->emplace_back("master_host", host_);
-  out->emplace_back("master_port", std::to_string(port_));
+ReplicaLink::~ReplicaLink() {
+  if (fd_ >= 0) {
+    server_.UnwatchSocket(fd_);
+    close(fd_);
+  }
+  DropTransfer();
+  if (Client* c = master_client()) server_.CloseClient(*c);
 }
-void ReplicaLink::Cron() {}
+
+Client* ReplicaLink::master_client() const {
+  if (master_client_id_ == 0) return nullptr;
+  Client* c = server_.FindClient(master_client_id_);
+  return c != nullptr && !c->closed ? c : nullptr;
+}
+
+int ReplicaLink::stream_db() const {
+  Client* c = master_client();
+  return c != nullptr ? c->db_index() : cached_db_;
+}
+
+std::string_view ReplicaLink::RoleState() const {
+  switch (state_) {
+    case State::kConnect:
+      return "connect";
+    case State::kConnecting:
+      return "connecting";
+    case State::kReceivePong:
+    case State::kReceiveReplies:
+    case State::kReceivePsync:
+      return "handshake";
+    case State::kTransfer:
+      return "sync";
+    case State::kConnected:
+      return "connected";
+  }
+  return "unknown";
+}
+
+int64_t ReplicaLink::processed_offset() const {
+  if (state_ == State::kConnected || have_cached_master_) return replication_.master_repl_offset();
+  return -1;
+}
+
+bool ReplicaLink::link_up() const {
+  return state_ == State::kConnected && master_client() != nullptr;
+}
+
+void ReplicaLink::InfoFields(InfoFieldList* out) const {
+  const int64_t now = NowMs();
+  const ServerConfig& c = server_.cfg();
+  Client* master = master_client();
+  auto add = [out](std::string name, auto value) {
+    if constexpr (std::is_convertible_v<decltype(value), std::string_view>) {
+      out->emplace_back(std::move(name), std::string(value));
+    } else {
+      out->emplace_back(std::move(name), std::to_string(value));
+    }
+  };
+  add("master_host", host_);
+  add("master_port", port_);
+  add("master_link_status", link_up() ? "up" : "down");
+  add("master_last_io_seconds_ago",
+      master != nullptr ? (now - master->last_interaction_ms) / 1000 : int64_t{-1});
+  add("master_sync_in_progress", state_ == State::kTransfer ? 1 : 0);
+  int64_t processed = processed_offset();
+  int64_t read = processed;
+  if (master != nullptr) {
+    read += static_cast<int64_t>(partial_.size() + master->read_buffer.size());
+  }
+  add("slave_read_repl_offset", read);
+  add("slave_repl_offset", processed);
+  if (state_ == State::kTransfer) {
+    int64_t total = payload_.expected();
+    int64_t got = payload_.received();
+    add("master_sync_total_bytes", total);
+    add("master_sync_read_bytes", got);
+    add("master_sync_left_bytes", total < 0 ? int64_t{-1} : total - got);
+    add("master_sync_perc",
+        fmt::format("{:.2f}", total > 0 ? static_cast<double>(got) * 100.0 / total : 0.0));
+    add("master_sync_last_io_seconds_ago", (now - last_io_ms_) / 1000);
+  }
+  if (!link_up()) {
+    add("master_link_down_since_seconds",
+        down_since_ms_ != 0 ? (now - down_since_ms_) / 1000 : int64_t{-1});
+  }
+  add("slave_priority", c.replica_priority);
+  add("slave_read_only", c.replica_read_only ? 1 : 0);
+  add("replica_announced", c.replica_announced ? 1 : 0);
+}
+
+// ---- Connecting and the handshake ----
+
+void ReplicaLink::Connect() {
+  last_connect_try_ms_ = NowMs();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::string port = std::to_string(port_);
+  int rc = getaddrinfo(host_.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) {
+    spdlog::warn("Unable to connect to MASTER: {}", gai_strerror(rc));
+    return;
+  }
+  std::string error = "no address";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      error = strerror(errno);
+      close(fd);
+      continue;
+    }
+    fd_ = fd;
+    break;
+  }
+  freeaddrinfo(res);
+  if (fd_ < 0) {
+    spdlog::warn("Unable to connect to MASTER: {}", error);
+    return;
+  }
+  if (!server_.cfg().repl_disable_tcp_nodelay) {
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  server_.WatchLinkSocket(fd_, EPOLLOUT);
+  state_ = State::kConnecting;
+  last_io_ms_ = NowMs();
+  spdlog::info("MASTER <-> REPLICA sync started");
+}
+
+void ReplicaLink::OnSocketEvent(uint32_t events) {
+  switch (state_) {
+    case State::kConnecting: {
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0 || (events & EPOLLERR) != 0) {
+        spdlog::warn("Error condition on socket for SYNC: {}", strerror(err != 0 ? err : EIO));
+        Drop();
+        return;
+      }
+      OnConnected();
+      return;
+    }
+    case State::kReceivePong:
+    case State::kReceiveReplies:
+    case State::kReceivePsync:
+      ReadHandshake();
+      return;
+    case State::kTransfer:
+      ReadPayload();
+      return;
+    default:
+      return;
+  }
+}
+
+void ReplicaLink::OnConnected() {
+  spdlog::info("Non blocking connect for SYNC fired the event.");
+  server_.WatchLinkSocket(fd_, EPOLLIN);
+  state_ = State::kReceivePong;
+  last_io_ms_ = NowMs();
+  SendRaw(RespCommand({"PING"}));
+}
+
+bool ReplicaLink::SendRaw(std::string_view bytes) {
+  // Handshake commands are small and the socket's buffer is empty: a write takes them whole.
+  while (!bytes.empty()) {
+    ssize_t n = write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      spdlog::warn("Failed to write to MASTER: {}", n < 0 ? strerror(errno) : "short write");
+      Drop();
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void ReplicaLink::ReadHandshake() {
+  char buf[kHandshakeRead];
+  ssize_t n = read(fd_, buf, sizeof(buf));
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (n <= 0) {
+    spdlog::warn("Master closed the connection during the handshake: {}",
+                 n < 0 ? strerror(errno) : "connection lost");
+    Drop();
+    return;
+  }
+  last_io_ms_ = NowMs();
+  inbuf_.append(buf, static_cast<size_t>(n));
+  while (state_ == State::kReceivePong || state_ == State::kReceiveReplies ||
+         state_ == State::kReceivePsync) {
+    size_t nl = inbuf_.find('\n');
+    if (nl == std::string::npos) {
+      if (inbuf_.size() > kHandshakeRead) {
+        spdlog::warn("Bad protocol from MASTER: reply line too long");
+        Drop();
+      }
+      return;
+    }
+    std::string line = inbuf_.substr(0, nl);
+    inbuf_.erase(0, nl + 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // A master busy preparing its reply sends newlines to show it is alive.
+    if (line.empty()) continue;
+    if (!HandleLine(line)) break;
+  }
+  // +FULLRESYNC: what followed the reply line is the payload's start.
+  if (state_ == State::kTransfer && !inbuf_.empty()) {
+    std::string rest = std::move(inbuf_);
+    inbuf_.clear();
+    FeedPayload(rest);
+  }
+}
+
+bool ReplicaLink::HandleLine(const std::string& line) {
+  const bool error = line[0] == '-';
+  if (state_ == State::kReceivePong) {
+    // Without AUTH a master with a password answers -NOAUTH: AUTH comes next anyway.
+    if (error && !line.starts_with("-NOAUTH") && !line.starts_with("-NOPERM") &&
+        !line.starts_with("-ERR operation not permitted")) {
+      spdlog::warn("Error reply to PING from master: '{}'", line);
+      Drop();
+      return false;
+    }
+    spdlog::info("Master replied to PING, replication can continue...");
+    SendHandshake();
+    return state_ != State::kConnect;
+  }
+  if (state_ == State::kReceiveReplies) {
+    std::string what = expected_replies_.front();
+    expected_replies_.erase(expected_replies_.begin());
+    if (error) {
+      if (what == "auth") {
+        spdlog::warn("Unable to AUTH to MASTER: {}", line);
+        Drop();
+        return false;
+      }
+      spdlog::info("(Non critical) Master does not understand REPLCONF {}: {}", what, line);
+    }
+    if (expected_replies_.empty()) SendPsync();
+    return state_ != State::kConnect;
+  }
+  return HandlePsyncReply(line);
+}
+
+void ReplicaLink::SendHandshake() {
+  const ServerConfig& c = server_.cfg();
+  std::string out;
+  expected_replies_.clear();
+  if (!c.masterauth.empty()) {
+    out += c.masteruser.empty() ? RespCommand({"AUTH", c.masterauth})
+                                : RespCommand({"AUTH", c.masteruser, c.masterauth});
+    expected_replies_.push_back("auth");
+  }
+  std::string port =
+      std::to_string(c.replica_announce_port != 0 ? c.replica_announce_port : server_.bound_port());
+  out += RespCommand({"REPLCONF", "listening-port", port});
+  expected_replies_.push_back("listening-port");
+  if (!c.replica_announce_ip.empty()) {
+    out += RespCommand({"REPLCONF", "ip-address", c.replica_announce_ip});
+    expected_replies_.push_back("ip-address");
+  }
+  out += RespCommand({"REPLCONF", "capa", "eof", "capa", "psync2"});
+  expected_replies_.push_back("capa");
+  state_ = State::kReceiveReplies;
+  SendRaw(out);
+}
+
+void ReplicaLink::SendPsync() {
+  std::string replid = "?";
+  std::string offset = "-1";
+  if (have_cached_master_) {
+    replid = replication_.replid();
+    offset = std::to_string(replication_.master_repl_offset() + 1);
+    spdlog::info("Trying a partial resynchronization (request {}:{}).", replid, offset);
+  } else {
+    spdlog::info("Partial resynchronization not possible (no cached master)");
+  }
+  state_ = State::kReceivePsync;
+  SendRaw(RespCommand({"PSYNC", replid, offset}));
+}
+
+bool ReplicaLink::HandlePsyncReply(const std::string& line) {
+  if (line.starts_with("+FULLRESYNC")) {
+    std::vector<std::string_view> parts = SplitWords(line);
+    int64_t offset = 0;
+    if (parts.size() != 3 || parts[1].size() != 40 || !ParseInt64(parts[2], &offset)) {
+      spdlog::warn("Master replied with wrong +FULLRESYNC syntax.");
+      Drop();
+      return false;
+    }
+    sync_replid_ = std::string(parts[1]);
+    sync_offset_ = offset;
+    spdlog::info("Full resync from master: {}:{}", sync_replid_, sync_offset_);
+    // Our own ID and offset describe data about to be replaced: no PSYNC from them again.
+    have_cached_master_ = false;
+    temp_path_ = fmt::format("temp-{}.{}.rdb", time(nullptr), getpid());
+    temp_fd_ = open(temp_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_EXCL | O_CLOEXEC, 0644);
+    if (temp_fd_ < 0) {
+      spdlog::warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: {}",
+                   strerror(errno));
+      temp_path_.clear();
+      Drop();
+      return false;
+    }
+    payload_ = SyncPayloadReader();
+    state_ = State::kTransfer;
+    last_io_ms_ = NowMs();
+    return false;
+  }
+  if (line.starts_with("+CONTINUE")) {
+    std::string_view new_id = std::string_view(line).substr(9);
+    while (!new_id.empty() && new_id.front() == ' ') new_id.remove_prefix(1);
+    spdlog::info("Successful partial resynchronization with master.");
+    if (new_id.size() == 40 && new_id != replication_.replid()) {
+      // The master's history got a new ID (it was promoted): ours continues as its ID2.
+      replication_.replid2_ = replication_.replid_;
+      replication_.second_replid_offset_ = replication_.master_repl_offset() + 1;
+      replication_.replid_ = std::string(new_id);
+      spdlog::info("Master replication ID changed to {}", new_id);
+      DisconnectSubReplicas();
+    }
+    spdlog::info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+    if (!replication_.backlog().created()) {
+      replication_.backlog().Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    }
+    std::string rest = std::move(inbuf_);
+    inbuf_.clear();
+    BecomeConnected(rest);
+    return false;
+  }
+  if (line.starts_with("-NOMASTERLINK") || line.starts_with("-LOADING")) {
+    spdlog::info("Master is currently unable to PSYNC but should be in the future: {}", line);
+  } else {
+    spdlog::warn("Unexpected reply to PSYNC from master: {}", line);
+  }
+  Drop();
+  return false;
+}
+
+// ---- Full resync: the RDB payload ----
+
+void ReplicaLink::ReadPayload() {
+  std::string buf;
+  size_t total = 0;
+  while (state_ == State::kTransfer && total < kTransferReadPerEvent) {
+    buf.resize(kTransferRead);
+    ssize_t n = read(fd_, buf.data(), buf.size());
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) {
+      spdlog::warn("I/O error trying to sync with MASTER: {}",
+                   n < 0 ? strerror(errno) : "connection lost");
+      Drop();
+      return;
+    }
+    last_io_ms_ = NowMs();
+    total += static_cast<size_t>(n);
+    buf.resize(static_cast<size_t>(n));
+    FeedPayload(buf);
+  }
+}
+
+void ReplicaLink::FeedPayload(std::string_view data) {
+  const bool had_header = payload_.state() != SyncPayloadReader::State::kPreamble;
+  std::string bytes;
+  size_t used = payload_.Feed(data, &bytes);
+  if (!had_header && payload_.state() != SyncPayloadReader::State::kPreamble &&
+      payload_.state() != SyncPayloadReader::State::kError) {
+    if (payload_.eof_mode()) {
+      spdlog::info("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+    } else {
+      spdlog::info("MASTER <-> REPLICA sync: receiving {} bytes from master to disk",
+                   payload_.expected());
+    }
+  }
+  if (payload_.state() == SyncPayloadReader::State::kError) {
+    spdlog::warn("{}", payload_.error());
+    Drop();
+    return;
+  }
+  std::string_view out = bytes;
+  while (!out.empty()) {
+    ssize_t n = write(temp_fd_, out.data(), out.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      spdlog::warn(
+          "Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA "
+          "synchronization: {}",
+          n < 0 ? strerror(errno) : "short write");
+      Drop();
+      return;
+    }
+    out.remove_prefix(static_cast<size_t>(n));
+  }
+  if (payload_.state() == SyncPayloadReader::State::kDone) FinishFullSync(data.substr(used));
+}
+
+// repl-diskless-load: every value loads from the temporary file the payload was written to
+// (Redis's "disabled"); on-empty-db and swapdb are accepted and behave the same, which keeps
+// the old data intact until the whole payload has arrived and never serves a partial dataset.
+void ReplicaLink::FinishFullSync(std::string_view rest) {
+  fsync(temp_fd_);
+  close(temp_fd_);
+  temp_fd_ = -1;
+  // Our replicas hold data about to be replaced: they must resync with us.
+  DisconnectSubReplicas();
+  // The AOF must end up describing the new data: stop it now and restart it afterwards, which
+  // starts with a rewrite (as Redis's restartAOFAfterSYNC).
+  const bool aof_on = server_.cfg().appendonly;
+  if (aof_on) server_.config().Set({{"appendonly", "no"}});
+  spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
+  EmptyAllData(server_, server_.cfg().replica_lazy_flush);
+  spdlog::info("MASTER <-> REPLICA sync: Loading DB in memory");
+  RdbLoadOptions options;
+  options.keep_expired = true;  // a replica's keys expire through its master's DELs
+  options.deep_sanitize = server_.cfg().sanitize_dump_payload == "yes";
+  RdbLoadStats stats;
+  std::string err = RdbLoadFile(server_, temp_path_, options, &stats);
+  if (!err.empty()) {
+    spdlog::warn("{}", err);
+    spdlog::warn(
+        "Failed trying to load the MASTER synchronization DB from disk, check server logs.");
+    EmptyAllData(server_, false);
+    // Our ID and offset no longer describe our (empty) data.
+    replication_.ChangeReplicationId();
+    if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+    Drop();
+    return;
+  }
+  if (rename(temp_path_.c_str(), server_.cfg().dbfilename.c_str()) != 0) {
+    spdlog::warn(
+        "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {}",
+        server_.cfg().dbfilename, strerror(errno));
+    unlink(temp_path_.c_str());
+  }
+  temp_path_.clear();
+  replication_.ResetStream(sync_replid_, sync_offset_);
+  if (!replication_.backlog().created()) {
+    replication_.backlog().Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+  }
+  cached_db_ = 0;
+  if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+  spdlog::info("MASTER <-> REPLICA sync: Finished with success");
+  BecomeConnected(rest);
+}
+
+void ReplicaLink::BecomeConnected(std::string_view rest) {
+  server_.UnwatchSocket(fd_);
+  Client& master = server_.AdoptConnection(fd_, kClientMaster | kClientNoEvict);
+  fd_ = -1;
+  master.set_db_index(cached_db_);
+  master_client_id_ = master.id();
+  state_ = State::kConnected;
+  have_cached_master_ = true;
+  down_since_ms_ = 0;
+  partial_.clear();
+  // Right away: a diskless master starts the stream only after this first ACK.
+  SendAck();
+  server_.InjectInput(master, rest);
+}
+
+void ReplicaLink::DisconnectSubReplicas() {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, replica] : replication_.replicas()) ids.push_back(id);
+  for (uint64_t id : ids) {
+    if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
+  }
+}
+
+// ---- Connected: the stream ----
+
+void ReplicaLink::OnMasterBytes(Client& client, std::string_view bytes, bool complete) {
+  if (client.id() != master_client_id_) return;
+  partial_.append(bytes);
+  if (!complete) return;
+  replication_.FeedStream(partial_);
+  partial_.clear();
+  cached_db_ = client.db_index();
+  if (ack_requested_) {
+    ack_requested_ = false;
+    SendAck();
+  }
+}
+
+void ReplicaLink::OnMasterClientClosed(const Client& client) {
+  if (state_ == State::kConnected && client.id() == master_client_id_) LostMaster();
+}
+
+void ReplicaLink::LostMaster() {
+  spdlog::info("Connection with master lost.");
+  spdlog::info("Caching the disconnected master state.");
+  Drop();
+}
+
+void ReplicaLink::SendAck() {
+  Client* master = master_client();
+  if (master == nullptr) return;
+  server_.PushToClient(
+      *master, RespCommand({"REPLCONF", "ACK", std::to_string(replication_.master_repl_offset())}));
+  last_ack_ms_ = NowMs();
+}
+
+void ReplicaLink::DropTransfer() {
+  if (temp_fd_ >= 0) close(temp_fd_);
+  temp_fd_ = -1;
+  if (!temp_path_.empty()) unlink(temp_path_.c_str());
+  temp_path_.clear();
+  payload_ = SyncPayloadReader();
+}
+
+void ReplicaLink::Drop() {
+  if (fd_ >= 0) {
+    server_.UnwatchSocket(fd_);
+    close(fd_);
+    fd_ = -1;
+  }
+  DropTransfer();
+  if (Client* master = master_client()) server_.CloseClient(*master);
+  if (state_ == State::kConnected) {
+    down_since_ms_ = NowMs();
+    have_cached_master_ = true;
+  }
+  master_client_id_ = 0;
+  partial_.clear();
+  inbuf_.clear();
+  expected_replies_.clear();
+  ack_requested_ = false;
+  state_ = State::kConnect;
+}
+
+void ReplicaLink::Cron() {
+  const int64_t now = NowMs();
+  const int64_t timeout_ms = std::max<int64_t>(1, server_.cfg().repl_timeout) * 1000;
+  switch (state_) {
+    case State::kConnect:
+      if (now - last_connect_try_ms_ >= 1000) {
+        spdlog::info("Connecting to MASTER {}:{}", host_, port_);
+        Connect();
+      }
+      return;
+    case State::kConnecting:
+    case State::kReceivePong:
+    case State::kReceiveReplies:
+    case State::kReceivePsync:
+      if (now - last_io_ms_ > timeout_ms) {
+        spdlog::warn("Timeout connecting to the MASTER...");
+        Drop();
+      }
+      return;
+    case State::kTransfer:
+      if (now - last_io_ms_ > timeout_ms) {
+        spdlog::warn(
+            "Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+            "'repl-timeout' parameter in redis.conf to a larger value.");
+        Drop();
+      }
+      return;
+    case State::kConnected: {
+      Client* master = master_client();
+      if (master == nullptr) {
+        LostMaster();
+        return;
+      }
+      if (now - master->last_interaction_ms > timeout_ms) {
+        spdlog::warn("MASTER timeout: no data nor PING received...");
+        Drop();
+        return;
+      }
+      if (now - last_ack_ms_ >= 1000) SendAck();
+      return;
+    }
+  }
+}
+
+// ---- Replication's replica-side commands ----
 
 void Replication::ReplicaofCommand(CommandContext& ctx) {
-  ctx.reply.Error("ERR REPLICAOF is not supported yet");
+  if (EqualsIgnoreCase(ctx.arg(1), "no") && EqualsIgnoreCase(ctx.arg(2), "one")) {
+    if (link_ != nullptr) {
+      link_.reset();
+      // Our history continues under a new ID; the old one stays valid as ID2 up to here, so
+      // former siblings (and our replicas, which must hear of the change) can continue.
+      ShiftReplicationId();
+      spdlog::info(
+          "Setting secondary replication ID to {}, valid up to offset: {}. New "
+          "replication ID is {}",
+          replid2_, second_replid_offset_, replid_);
+      std::vector<uint64_t> ids;
+      for (const auto& [id, replica] : replicas_) ids.push_back(id);
+      for (uint64_t id : ids) {
+        if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
+      }
+      ForceSelect();
+      server_.config().values().replicaof.clear();
+      server_.set_expiry_view(ExpiryView::kMaster);
+      spdlog::info("MASTER MODE enabled (user request from '{}')", ClientInfo(ctx.client));
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  if (ctx.client.has(kClientReplica)) {
+    ctx.reply.Error("ERR Command is not valid when client is a replica.");
+    return;
+  }
+  int64_t port = 0;
+  if (!ParseInt64(ctx.arg(2), &port) || port < 0 || port > 65535) {
+    ctx.reply.Error("ERR Invalid master port");
+    return;
+  }
+  std::string host(ctx.arg(1));
+  if (link_ != nullptr && EqualsIgnoreCase(link_->host(), host) && link_->port() == port) {
+    spdlog::info(
+        "REPLICAOF would result into synchronization with the master we are already connected "
+        "with. No operation performed.");
+    ctx.reply.Raw("+OK Already connected to specified master\r\n");
+    return;
+  }
+  SetMaster(std::move(host), static_cast<int>(port));
+  spdlog::info("REPLICAOF {}:{} enabled (user request from '{}')", link_->host(), link_->port(),
+               ClientInfo(ctx.client));
+  ctx.reply.Ok();
 }
 
-void Replication::ReplicaGetAck(CommandContext& ctx) { ctx.reply.Ok(); }
+void Replication::SetMaster(std::string host, int port) {
+  const bool was_master = link_ == nullptr;
+  link_.reset();
+  // Clients blocked on keys wait for writes that will now come only from the master.
+  std::vector<uint64_t> blocked;
+  for (const auto& [id, client] : server_.clients()) {
+    if (client->has(kClientBlocked) && !client->closed) blocked.push_back(id);
+  }
+  for (uint64_t id : blocked) {
+    if (Client* c = server_.FindClient(id)) {
+      server_.UnblockClient(*c, Server::UnblockReason::kRoleChange);
+    }
+  }
+  server_.config().values().replicaof = fmt::format("{} {}", host, port);
+  link_ = std::make_unique<ReplicaLink>(server_, *this, std::move(host), port);
+  // Our own ID and offset are the "cached master": the new master may continue from them.
+  if (was_master) {
+    spdlog::info(
+        "Before turning into a replica, using my own master parameters to synthesize a cached "
+        "master: I may be able to synchronize with the new master with just a partial "
+        "transfer.");
+  }
+  link_->set_have_cached_master(true);
+  server_.set_expiry_view(ExpiryView::kReplicaClient);
+  spdlog::info("Connecting to MASTER {}:{}", link_->host(), link_->port());
+  link_->Connect();
+}
+
+void Replication::StartFromConfig() {
+  const std::string& replicaof = server_.cfg().replicaof;
+  if (replicaof.empty() || link_ != nullptr) return;
+  size_t space = replicaof.rfind(' ');
+  int64_t port = 0;
+  if (space == std::string::npos || !ParseInt64(replicaof.substr(space + 1), &port)) return;
+  link_ = std::make_unique<ReplicaLink>(server_, *this, replicaof.substr(0, space),
+                                        static_cast<int>(port));
+  server_.set_expiry_view(ExpiryView::kReplicaClient);
+  // The RDB we started from records the stream it was taken at: continue from there.
+  RdbReplicationInfo info;
+  if (!server_.aof().loaded_at_startup() &&
+      RdbReadReplicationInfo(server_.cfg().dbfilename, &info) && info.offset >= 0 &&
+      info.replid.size() == 40) {
+    ResetStream(info.replid, info.offset);
+    if (!backlog_.created()) backlog_.Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    link_->set_have_cached_master(true);
+    link_->set_cached_db(info.stream_db);
+    spdlog::info("Using the replication ID {} and offset {} of the RDB as the cached master",
+                 info.replid, info.offset);
+  }
+}
+
+void Replication::ReplicaGetAck(CommandContext& ctx) {
+  if (link_ != nullptr && ctx.client.has(kClientMaster)) link_->RequestAck();
+}
+
+void Replication::OnMasterBytes(Client& client, std::string_view bytes, bool complete) {
+  if (link_ != nullptr) link_->OnMasterBytes(client, bytes, complete);
+}
 
 }  // namespace vireo

@@ -1,24 +1,50 @@
 // The replica side of replication: the link to our master (REPLICAOF host port).
 // Owned by Replication; exists while this server follows a master.
+//
+// The link is a non-blocking socket on the server's epoll set (Server::kReplicaLinkTag): it
+// connects, runs the handshake (PING, AUTH, REPLCONF listening-port / ip-address / capa,
+// PSYNC) one reply at a time, and on +FULLRESYNC streams the RDB into a temporary file while
+// the server keeps serving its clients (stale data). Once the data is in place the socket
+// becomes a client flagged kClientMaster whose commands run through the dispatcher; the
+// server reports the bytes of each applied command (OnMasterBytes), which advance our offset
+// and go on to our own replicas and backlog unchanged. A failure at any step logs Redis's line,
+// closes the socket and the cron (Cron) retries; the replication ID and offset we have are
+// the "cached master" a later PSYNC continues from.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "replication/replication.h"
+#include "replication/sync_payload.h"
 
 namespace vireo {
 
 class Server;
+class Client;
 
 class ReplicaLink {
  public:
+  enum class State {
+    kConnect,         // to (re)connect at the next cron
+    kConnecting,      // non-blocking connect in progress
+    kReceivePong,     // PING sent
+    kReceiveReplies,  // AUTH / REPLCONF sent, their replies are read in order
+    kReceivePsync,    // PSYNC sent
+    kTransfer,        // reading the RDB payload
+    kConnected,       // the master client applies the stream
+  };
+
   ReplicaLink(Server& server, Replication& replication, std::string host, int port);
   ~ReplicaLink();
+  ReplicaLink(const ReplicaLink&) = delete;
+  ReplicaLink& operator=(const ReplicaLink&) = delete;
 
   const std::string& host() const { return host_; }
   int port() const { return port_; }
+  State state() const { return state_; }
   // ROLE's state of the link: connect, connecting, handshake, sync or connected.
   std::string_view RoleState() const;
   // The master stream offset processed so far (ROLE, INFO slave_repl_offset), -1 if none.
@@ -26,13 +52,71 @@ class ReplicaLink {
   bool link_up() const;
   // INFO replication fields from master_host on (a replica's part), in Redis's order.
   void InfoFields(InfoFieldList* out) const;
+  // From the server cron: connection attempts, timeouts, REPLCONF ACK once a second.
   void Cron();
+  // Readiness of the link's socket (before it becomes the master client).
+  void OnSocketEvent(uint32_t events);
+  // See Replication::OnMasterBytes.
+  void OnMasterBytes(Client& client, std::string_view bytes, bool complete);
+  // The master client is closing (Replication::OnClientClosed may call this for an immediate
+  // reaction; otherwise the cron notices within a tick): cache the master state, reconnect.
+  void OnMasterClientClosed(const Client& client);
+  // REPLCONF GETACK: the ACK goes out once the GETACK command itself has been applied.
+  void RequestAck() { ack_requested_ = true; }
+  // Our replication ID and offset are worth a PSYNC (the "cached master").
+  void set_have_cached_master(bool have) { have_cached_master_ = have; }
+  void set_cached_db(int db) { cached_db_ = db; }
+  // Starts a connection attempt now (REPLICAOF); later attempts come from the cron.
+  void Connect();
+  // The master client (nullptr while not connected).
+  Client* master_client() const;
+  // The database the master's stream has selected (RDB aux repl-stream-db).
+  int stream_db() const;
 
  private:
+  void OnConnected();
+  void ReadHandshake();
+  bool HandleLine(const std::string& line);
+  void SendHandshake();
+  void SendPsync();
+  bool HandlePsyncReply(const std::string& line);
+  void ReadPayload();
+  void FeedPayload(std::string_view data);
+  void DisconnectSubReplicas();
+  void FinishFullSync(std::string_view rest);
+  void BecomeConnected(std::string_view rest);
+  void SendAck();
+  void LostMaster();
+  bool SendRaw(std::string_view bytes);
+  // Closes the link socket (or the master client), discards a half-read payload; the cron
+  // reconnects.
+  void Drop();
+  void DropTransfer();
+
   Server& server_;
   Replication& replication_;
   std::string host_;
   int port_;
+  State state_ = State::kConnect;
+  int fd_ = -1;
+  std::string inbuf_;  // handshake replies read so far
+  // What the replies after PING answer, in order ("auth", "port", "ip", "capa").
+  std::vector<std::string> expected_replies_;
+  int64_t last_io_ms_ = 0;     // last byte from the master (handshake and transfer)
+  int64_t down_since_ms_ = 0;  // master_link_down_since_seconds
+  int64_t last_connect_try_ms_ = 0;
+  int64_t last_ack_ms_ = 0;
+  bool have_cached_master_ = false;
+  bool ack_requested_ = false;
+  uint64_t master_client_id_ = 0;
+  int cached_db_ = 0;    // the database the master's stream had selected (PSYNC continues there)
+  std::string partial_;  // bytes of a command the master client has not completed yet
+  // +FULLRESYNC: the master's ID and offset, and the payload arriving.
+  std::string sync_replid_;
+  int64_t sync_offset_ = 0;
+  SyncPayloadReader payload_;
+  std::string temp_path_;
+  int temp_fd_ = -1;
 };
 
 }  // namespace vireo

@@ -139,6 +139,12 @@ class Replication : public EffectSink {
   void ReplicaofCommand(CommandContext& ctx);  // REPLICAOF / SLAVEOF
   // REPLCONF GETACK from our master: answers REPLCONF ACK <offset> on the master link.
   void ReplicaGetAck(CommandContext& ctx);
+  // Start-up: `replicaof` in the configuration makes this server a replica (with the
+  // replication ID and offset of the RDB it loaded as the cached master, when there are).
+  void StartFromConfig();
+  // Bytes of our master's stream the server parsed: part of a command, or (`complete`) the
+  // end of one that has just been applied. Advances the offset, proxies them to sub-replicas.
+  void OnMasterBytes(Client& client, std::string_view bytes, bool complete);
 
  private:
   friend class ReplicaLink;
@@ -150,6 +156,8 @@ class Replication : public EffectSink {
   void OnRdbChildDone(const ChildExit& exit);
   void PutOnline(Client& client, ReplicaState& replica);
   void SendToReplica(Client& client, std::string_view bytes);
+  // Replica side: follow host:port from now on (REPLICAOF host port).
+  void SetMaster(std::string host, int port);
 
   Server& server_;
   std::string replid_;

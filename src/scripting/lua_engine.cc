@@ -700,6 +700,12 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   }
   if (spec->has(kCmdWrite)) {
     if (run_->read_only) return fail("Write commands are not allowed from read-only scripts.");
+    // A read-only replica refuses a script's writes as it refuses a client's (not its
+    // master's: it applies whatever the master sends).
+    if (server_.replication().is_replica() && server_.cfg().replica_read_only &&
+        (run_->caller == nullptr || !run_->caller->has(kClientMaster))) {
+      return fail("-READONLY You can't write against a read only replica.");
+    }
     run_->write_dirty = true;
   }
   // No lua_checkstack here: with thousands of arguments (unpack of a large table) it would

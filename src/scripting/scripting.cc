@@ -255,6 +255,13 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
     ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
     return;
   }
+  // A script that declares flags and may write is refused up front on a read-only replica
+  // (not for our master, whose commands always apply).
+  if (!compat && (flags & kScriptNoWrites) == 0 && server.replication().is_replica() &&
+      server.cfg().replica_read_only && !ctx.client.has(kClientMaster)) {
+    ctx.reply.Error("READONLY You can't write against a read only replica.");
+    return;
+  }
   // A script that declares flags and may write is a deny-oom command (Redis 7): refused
   // before it runs when memory is over the limit. allow-oom and no-writes scripts run.
   if (!compat && (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 && server.pre_command_oom() &&

@@ -95,6 +95,11 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
   size_t mark = client.output().size();
   if (reason == UnblockReason::kTimeout) {
     client.reply().NullArray();
+  } else if (reason == UnblockReason::kRoleChange) {
+    client.reply().Error(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+        "replica?)");
+    if (spec != nullptr) ++command_stats(*spec).failed_calls;
   } else {
     client.reply().Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
     if (spec != nullptr) ++command_stats(*spec).failed_calls;

@@ -1179,6 +1179,13 @@ std::string Config::Rewrite() {
     } else if (name == "dir") {
       // Always written as an absolute path so a restart from elsewhere finds the same data.
       st.RewriteLine(name, "dir " + QuoteRepr(value), true);
+    } else if (name == "replicaof") {
+      // Not a replica: any replicaof line goes (Sentinel relies on this after a promotion).
+      if (value.empty()) {
+        st.processed.insert(name);
+      } else {
+        st.RewriteLine(name, name + " " + value, true);
+      }
     } else if (name == "notify-keyspace-events") {
       st.RewriteLine(name, name + " " + QuoteRepr(value), values_.notify_keyspace_flags != 0);
     } else if (opt.type == Type::kString) {

@@ -6,6 +6,7 @@
 
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
+#include "replication/replica_link.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -50,9 +51,12 @@ class ReplySuppressor {
  public:
   explicit ReplySuppressor(Client& client) : client_(client), mark_(client.output().size()) {}
   ~ReplySuppressor() {
-    constexpr uint32_t kAny = kClientReplyOff | kClientReplySkip | kClientReplySkipNext;
+    // Our master gets no replies (REPLCONF GETACK is answered by the link itself).
+    constexpr uint32_t kAny =
+        kClientReplyOff | kClientReplySkip | kClientReplySkipNext | kClientMaster;
     if ((client_.flags() & kAny) == 0) return;
-    if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip)) {
+    if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip) ||
+        client_.has(kClientMaster)) {
       client_.output().resize(std::max(mark_, client_.output_written));
     }
     client_.clear(kClientReplySkip);
@@ -170,9 +174,15 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
                  "SHUTDOWN NOSAVE.");
     return;
   }
+  // Our master's commands are applied whatever the local state (memory, disk errors,
+  // read-only): the replica must stay a copy of its master.
+  const bool from_master = client.has(kClientMaster);
+  const bool is_replica = replication_->is_replica();
   // maxmemory: evict what the policy allows; if memory is still over the limit, deny-oom
   // commands are refused, and in MULTI so is queueing anything (it would grow memory too).
-  if (config_.values().maxmemory > 0) {
+  // A replica with replica-ignore-maxmemory leaves that to its master.
+  if (config_.values().maxmemory > 0 && !from_master &&
+      !(is_replica && config_.values().replica_ignore_maxmemory)) {
     const bool out_of_memory = PerformEvictions() == EvictResult::kFail;
     pre_command_oom_ = out_of_memory;
     const bool reject_on_oom =
@@ -188,8 +198,8 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     pre_command_oom_ = false;
   }
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
-  if (spec->has(kCmdWrite) || spec->name == "ping" ||
-      (spec->name == "exec" && QueuedWrite(client))) {
+  const bool is_write = spec->has(kCmdWrite) || (spec->name == "exec" && QueuedWrite(client));
+  if (!from_master && (is_write || spec->name == "ping")) {
     if (std::string err = RdbWriteError(*this); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       reject(err);
@@ -202,11 +212,31 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
       return;
     }
   }
-  // min-replicas-to-write: writes need enough replicas that acknowledged recently.
-  if (spec->has(kCmdWrite) || (spec->name == "exec" && QueuedWrite(client))) {
+  // min-replicas-to-write: writes need enough replicas that acknowledged recently (not our
+  // master's, which always apply).
+  if (!from_master && is_write) {
     if (std::string_view err = replication_->MinReplicasError(); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       reject(std::string(err));
+      return;
+    }
+  }
+  if (is_replica && !from_master) {
+    if (is_write && config_.values().replica_read_only) {
+      ++command_stats(*spec).rejected_calls;
+      reject("READONLY You can't write against a read only replica.");
+      return;
+    }
+    // replica-serve-stale-data no: while the link is down only commands flagged stale run.
+    const bool deny_stale =
+        !spec->has(kCmdStale) ||
+        (spec->name == "exec" && !client.multi_queue.empty() &&
+         !std::all_of(client.multi_queue.begin(), client.multi_queue.end(),
+                      [](const QueuedCommand& q) { return q.spec->has(kCmdStale); }));
+    if (deny_stale && !config_.values().replica_serve_stale_data &&
+        !replication_->link()->link_up()) {
+      ++command_stats(*spec).rejected_calls;
+      reject("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
       return;
     }
   }
@@ -262,6 +292,10 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Inside EXEC and scripts the caller's setting holds.
   if (executing_depth_ == 0) {
     keyspace_options_.access.touch = !client.has(kClientNoTouch) || spec.name == "touch";
+    // A replica leaves expiry to its master (see ExpiryView).
+    keyspace_options_.expiry_view = !replication_->is_replica() ? ExpiryView::kMaster
+                                    : client.has(kClientMaster) ? ExpiryView::kReplicaMaster
+                                                                : ExpiryView::kReplicaClient;
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
@@ -285,6 +319,11 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // effects itself.
   propagator_.EndCall(ctx, propagation_token, dirty_ - dirty_before, client.has(kClientBlocked),
                       script_effects_ != nullptr);
+  // Between commands (the cron's expiry cycle) the server's role decides.
+  if (executing_depth_ == 0) {
+    keyspace_options_.expiry_view =
+        replication_->is_replica() ? ExpiryView::kReplicaClient : ExpiryView::kMaster;
+  }
   int64_t duration = TicksToUs(CpuTicks() - start);
   // A command that blocked is accounted once, when it is served, times out or is unblocked
   // (as in Redis 7.2), not also now.

@@ -21,6 +21,7 @@
 
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
+#include "replication/replica_link.h"
 #include "server/command_context.h"
 #include "server/notify.h"
 #include "server/redaction.h"
@@ -229,6 +230,9 @@ std::string Server::Listen() {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
   ScheduleCron();
+  // `replicaof` in the configuration: follow that master (after the data was loaded, so the
+  // RDB's replication ID and offset can serve for a partial resync).
+  replication_->StartFromConfig();
   return "";
 }
 
@@ -239,6 +243,52 @@ void Server::WatchSocket(int fd, uint64_t tag, uint32_t events) {
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
     spdlog::warn("Watching socket {}: {}", fd, strerror(errno));
   }
+}
+
+void Server::WatchLinkSocket(int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = kReplicaLinkTag;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) WatchSocket(fd, kReplicaLinkTag, events);
+}
+
+void Server::UnwatchSocket(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+Client& Server::AdoptConnection(int fd, uint32_t flags) {
+  uint64_t id = next_client_id_++;
+  auto client = std::make_unique<Client>(this, id, fd);
+  client->created_ms = NowMs();
+  client->last_interaction_ms = client->created_ms;
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  client->addr = FormatPeer(addr);
+  len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  client->laddr = FormatPeer(addr);
+  client->local = true;
+  client->set_authenticated(true);
+  ParserLimits limits;
+  limits.max_bulk_len = config_.values().proto_max_bulk_len;
+  client->parser().set_limits(limits);
+  client->reply().set_error_hook(&Server::CountError, this);
+  for (uint32_t bit = 1; bit != 0; bit <<= 1) {
+    if ((flags & bit) != 0) client->set(static_cast<ClientFlag>(bit));
+  }
+  Client& ref = *client;
+  clients_.emplace(id, std::move(client));
+  WatchSocket(fd, id, EPOLLIN);
+  return ref;
+}
+
+void Server::InjectInput(Client& client, std::string_view input) {
+  if (input.empty() || client.closed) return;
+  Client::ReadBuffer& buf = client.read_buffer;
+  buf.EnsureWritable(input.size());
+  memcpy(buf.data.get() + buf.end, input.data(), input.size());
+  buf.end += input.size();
+  client.net_input_bytes += input.size();
+  ProcessInput(client);
 }
 
 void Server::OnAccept(Listener& listener) {
@@ -473,8 +523,15 @@ void Server::ProcessInput(Client& client) {
     if (result == RespParser::Result::kCommand) {
       const std::vector<std::string_view>& args = client.parser().args();
       ExecuteCommand(client, args);
+      // Our master's stream: the offset advances and sub-replicas get the exact bytes.
+      if (client.has(kClientMaster)) {
+        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed), true);
+      }
       buf.start += consumed;
     } else if (result == RespParser::Result::kNeedMore) {
+      if (client.has(kClientMaster) && consumed > 0) {
+        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed), false);
+      }
       buf.start += consumed;
       if (consumed == 0) break;
     } else {
@@ -661,6 +718,10 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
     OnAccept(*listeners_[tag & ~kListenerTag]);
     return;
   }
+  if (tag == kReplicaLinkTag) {
+    if (ReplicaLink* link = replication_->link()) link->OnSocketEvent(events);
+    return;
+  }
   if (tag == kWakeTag) {
     uint64_t count;
     [[maybe_unused]] ssize_t r = read(wake_fd_, &count, sizeof(count));
@@ -766,7 +827,7 @@ void Server::Cron() {
     int64_t now = NowMs();
     for (auto& [id, client] : clients_) {
       if (client->closed || client->has(kClientBlocked) || client->has(kClientPubsub) ||
-          client->has(kClientMonitor)) {
+          client->has(kClientMonitor) || client->has(kClientMaster)) {
         continue;
       }
       if (now - client->last_interaction_ms > static_cast<int64_t>(c.timeout) * 1000) {

@@ -210,7 +210,7 @@ class Server : public KeyspaceListener {
   // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
   // to one waiter, including keys made ready while serving. Runs after each command.
   void ServeReadyKeys();
-  enum class UnblockReason { kTimeout, kError, kDisconnect };
+  enum class UnblockReason { kTimeout, kError, kDisconnect, kRoleChange };
   // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
   bool UnblockClient(Client& client, UnblockReason reason);
   const BlockingEngine& blocking() const { return blocking_; }
@@ -313,6 +313,20 @@ class Server : public KeyspaceListener {
   void set_script_effects(std::vector<std::vector<std::string>>* effects) {
     script_effects_ = effects;
   }
+
+  // The replica side of replication (src/replication/replica_link.cc). The link to our master
+  // is a socket on the loop's epoll set under its own tag while it connects, handshakes and
+  // reads the RDB; then it becomes a client (kClientMaster) whose commands are applied.
+  static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
+  void WatchLinkSocket(int fd, uint32_t events);  // adds, or changes the events
+  void UnwatchSocket(int fd);
+  // Turns a connected socket into a client with `flags`; InjectInput then runs what already
+  // arrived for it (bytes read past the RDB payload) as if read from the socket.
+  Client& AdoptConnection(int fd, uint32_t flags);
+  void InjectInput(Client& client, std::string_view input);
+  // How keys past their TTL look to the running command (a replica leaves expiry to its
+  // master): set per command by Call, and the resting view for the cron.
+  void set_expiry_view(ExpiryView view) { keyspace_options_.expiry_view = view; }
 
  private:
   struct Listener;
