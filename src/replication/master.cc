@@ -484,6 +484,7 @@ void Replication::ReplconfCommand(CommandContext& ctx) {
 }
 
 void Replication::OnClientClosed(Client& client) {
+  if (link_ && client.has(kClientMaster)) link_->OnMasterClientClosed(client);
   handshakes_.erase(client.id());
   auto it = replicas_.find(client.id());
   if (it == replicas_.end()) return;

@@ -27,12 +27,15 @@ namespace vireo {
 namespace {
 
 // A command as a RESP multibulk, the way we talk to our master.
-std::string RespCommand(std::initializer_list<std::string_view> args) {
+template <typename Args>
+std::string RespCommandOf(const Args& args) {
   std::string out = fmt::format("*{}\r\n", args.size());
   for (std::string_view a : args)
     fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
   return out;
 }
+std::string RespCommand(std::initializer_list<std::string_view> args) { return RespCommandOf(args); }
+std::string RespCommand(const std::vector<std::string>& args) { return RespCommandOf(args); }
 
 std::vector<std::string_view> SplitWords(std::string_view s) {
   std::vector<std::string_view> out;
@@ -581,8 +584,15 @@ void ReplicaLink::LostMaster() {
 void ReplicaLink::SendAck() {
   Client* master = master_client();
   if (master == nullptr) return;
-  server_.PushToClient(
-      *master, RespCommand({"REPLCONF", "ACK", std::to_string(replication_.master_repl_offset())}));
+  // FACK: how far our AOF is fsynced (WAITAOF on the master), when our AOF is on.
+  const int64_t fsynced = server_.aof().fsynced_reploff();
+  std::vector<std::string> ack = {"REPLCONF", "ACK",
+                                  std::to_string(replication_.master_repl_offset())};
+  if (fsynced >= 0) {
+    ack.push_back("FACK");
+    ack.push_back(std::to_string(fsynced));
+  }
+  server_.PushToClient(*master, RespCommand(ack));
   last_ack_ms_ = NowMs();
 }
 
