@@ -16,6 +16,7 @@ void ReplicaofCommand(CommandContext& ctx) { ctx.server.replication().ReplicaofC
 void RoleCommand(CommandContext& ctx) { ctx.server.replication().RoleReply(ctx.reply); }
 void WaitCommand(CommandContext& ctx) { ctx.server.replication().WaitCommand(ctx); }
 void WaitAofCommand(CommandContext& ctx) { ctx.server.replication().WaitAofCommand(ctx); }
+void FailoverCommand(CommandContext& ctx) { ctx.server.replication().FailoverCommand(ctx); }
 
 }  // namespace
 
@@ -43,6 +44,10 @@ void RegisterReplicationCommands(CommandTable& table) {
              "Blocks until the asynchronous replication of all preceding write commands sent by "
              "the connection is completed.",
              "numreplicas timeout", WaitCommand, "O(1)"});
+  table.Add({"failover", -1, kCmdAdmin | kCmdNoScript | kCmdStale, 0, 0, 0,
+             "@admin @slow @dangerous", "server", "6.2.0",
+             "Starts a coordinated failover from a server to one of its replicas.",
+             "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]", FailoverCommand, "O(1)"});
   table.Add({"waitaof", 4, kCmdNoScript, 0, 0, 0, "@slow @connection", "generic", "7.2.0",
              "Blocks until all of the preceding write commands sent by the connection are "
              "written to the append-only file of the master and/or replicas.",

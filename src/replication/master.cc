@@ -51,18 +51,6 @@ std::string_view PhaseName(ReplicaState::Phase phase) {
   return "online";
 }
 
-// The replica's address for INFO and ROLE: what it announced, else its peer IP.
-std::string ReplicaIp(const Client& client, const ReplicaState& replica) {
-  if (!replica.announced_ip.empty()) return replica.announced_ip;
-  std::string_view addr = client.addr;
-  size_t colon = addr.rfind(':');
-  if (colon != std::string_view::npos) addr = addr.substr(0, colon);
-  if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') {
-    addr = addr.substr(1, addr.size() - 2);
-  }
-  return std::string(addr);
-}
-
 // Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
 // time it is full. For the forked child (which owns nothing else) and tiny control replies.
 bool WriteFully(int fd, std::string_view bytes, int timeout_ms) {
@@ -85,6 +73,18 @@ bool WriteFully(int fd, std::string_view bytes, int timeout_ms) {
 
 }  // namespace
 
+// The replica's address for INFO and ROLE: what it announced, else its peer IP.
+std::string ReplicaAddress(const Client& client, const ReplicaState& replica) {
+  if (!replica.announced_ip.empty()) return replica.announced_ip;
+  std::string_view addr = client.addr;
+  size_t colon = addr.rfind(':');
+  if (colon != std::string_view::npos) addr = addr.substr(0, colon);
+  if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') {
+    addr = addr.substr(1, addr.size() - 2);
+  }
+  return std::string(addr);
+}
+
 ReplicaState* Replication::FindReplica(uint64_t client_id) {
   auto it = replicas_.find(client_id);
   return it == replicas_.end() ? nullptr : &it->second;
@@ -105,6 +105,20 @@ void Replication::SyncCommand(CommandContext& ctx) {
     return;
   }
   const bool psync = EqualsIgnoreCase(ctx.arg(0), "psync");
+  // Our master hands over to us (its FAILOVER): we take over, then it continues as our replica.
+  if (psync && ctx.argc() > 3 && EqualsIgnoreCase(ctx.arg(3), "failover")) {
+    if (ctx.arg(1) != replid_) {
+      ctx.reply.Error("ERR PSYNC FAILOVER replid must match my replid.");
+      return;
+    }
+    UnsetMaster();
+    spdlog::info("MASTER MODE enabled (failover request from '{}')", client.addr);
+  }
+  // Replicas don't sync with us while we hand over.
+  if (failover_state_ != FailoverState::kNone) {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
+    return;
+  }
   spdlog::info("Replica {} asks for synchronization", client.addr);
   ReplicaState replica;
   if (auto it = handshakes_.find(client.id()); it != handshakes_.end()) {
@@ -640,13 +654,16 @@ void Replication::BeforeSleep() {
     acks_changed_ = true;
   }
   // WAIT clients blocked this turn: ask every replica where it is, once.
-  if (getack_pending_) {
+  // (Not during a write pause: the stream must stand still; the replicas' own once-a-second
+  // ACKs still come, and the GETACK goes out when the pause ends.)
+  if (getack_pending_ && !server_.Paused(kPauseReplica)) {
     getack_pending_ = false;
     static constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
     if (!is_replica()) FeedStream(kGetAck);
   }
-  if (!acks_changed_ || waiting_clients_.empty()) return;
+  if (!acks_changed_) return;
   acks_changed_ = false;
+  UpdateFailoverStatus();
   std::vector<uint64_t> waiting;
   waiting.swap(waiting_clients_);
   for (uint64_t id : waiting) {
@@ -674,7 +691,7 @@ void Replication::RoleReply(ReplyBuilder& reply) {
   for (const auto& [id, replica] : replicas_) {
     Client* client = server_.FindClient(id);
     if (client == nullptr || replica.phase != ReplicaState::Phase::kOnline) continue;
-    online.emplace_back(ReplicaIp(*client, replica), replica.listening_port, replica.ack_offset);
+    online.emplace_back(ReplicaAddress(*client, replica), replica.listening_port, replica.ack_offset);
   }
   reply.Array(3);
   reply.Bulk("master");
@@ -705,11 +722,14 @@ InfoFieldList Replication::InfoFields() {
     if (client == nullptr) continue;
     out.emplace_back(
         fmt::format("slave{}", index++),
-        fmt::format("ip={},port={},state={},offset={},lag={}", ReplicaIp(*client, replica),
+        fmt::format("ip={},port={},state={},offset={},lag={}", ReplicaAddress(*client, replica),
                     replica.listening_port, PhaseName(replica.phase), replica.ack_offset,
                     (now - replica.ack_time_ms) / 1000));
   }
-  out.emplace_back("master_failover_state", "no-failover");
+  out.emplace_back("master_failover_state",
+                   failover_state_ == FailoverState::kNone         ? "no-failover"
+                   : failover_state_ == FailoverState::kWaitForSync ? "waiting-for-sync"
+                                                                    : "failover-in-progress");
   out.emplace_back("master_replid", replid_);
   out.emplace_back("master_replid2", replid2_);
   out.emplace_back("master_repl_offset", num(master_repl_offset()));
@@ -725,6 +745,7 @@ InfoFieldList Replication::InfoFields() {
 void Replication::Cron() {
   const ServerConfig& c = server_.cfg();
   const int64_t now = NowMs();
+  UpdateFailoverStatus();
   if (link_) link_->Cron();
   // Once a second is enough for the rest.
   if (now - last_cron_ms_ < 1000) {

@@ -366,10 +366,20 @@ void ReplicaLink::SendPsync() {
     spdlog::info("Partial resynchronization not possible (no cached master)");
   }
   state_ = State::kReceivePsync;
-  SendRaw(RespCommand({"PSYNC", replid, offset}));
+  // A master handing over (FAILOVER) tells its target to take over with this PSYNC.
+  if (replication_.failover_state() == Replication::FailoverState::kInProgress) {
+    SendRaw(RespCommand({"PSYNC", replid, offset, "FAILOVER"}));
+  } else {
+    SendRaw(RespCommand({"PSYNC", replid, offset}));
+  }
 }
 
 bool ReplicaLink::HandlePsyncReply(const std::string& line) {
+  // A full resync is unexpected after FAILOVER but not wrong; anything else refused it.
+  if (replication_.failover_state() == Replication::FailoverState::kInProgress) {
+    replication_.FailoverPsyncAnswered(line.starts_with("+FULLRESYNC") ||
+                                       line.starts_with("+CONTINUE"));
+  }
   if (line.starts_with("+FULLRESYNC")) {
     std::vector<std::string_view> parts = SplitWords(line);
     int64_t offset = 0;
@@ -671,24 +681,13 @@ void ReplicaLink::Cron() {
 // ---- Replication's replica-side commands ----
 
 void Replication::ReplicaofCommand(CommandContext& ctx) {
+  if (failover_state_ != FailoverState::kNone) {
+    ctx.reply.Error("ERR REPLICAOF not allowed while failing over.");
+    return;
+  }
   if (EqualsIgnoreCase(ctx.arg(1), "no") && EqualsIgnoreCase(ctx.arg(2), "one")) {
     if (link_ != nullptr) {
-      link_.reset();
-      // Our history continues under a new ID; the old one stays valid as ID2 up to here, so
-      // former siblings (and our replicas, which must hear of the change) can continue.
-      ShiftReplicationId();
-      spdlog::info(
-          "Setting secondary replication ID to {}, valid up to offset: {}. New "
-          "replication ID is {}",
-          replid2_, second_replid_offset_, replid_);
-      std::vector<uint64_t> ids;
-      for (const auto& [id, replica] : replicas_) ids.push_back(id);
-      for (uint64_t id : ids) {
-        if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
-      }
-      ForceSelect();
-      server_.config().values().replicaof.clear();
-      server_.set_expiry_view(ExpiryView::kMaster);
+      UnsetMaster();
       spdlog::info("MASTER MODE enabled (user request from '{}')", ClientInfo(ctx.client));
     }
     ctx.reply.Ok();
@@ -715,6 +714,26 @@ void Replication::ReplicaofCommand(CommandContext& ctx) {
   spdlog::info("REPLICAOF {}:{} enabled (user request from '{}')", link_->host(), link_->port(),
                ClientInfo(ctx.client));
   ctx.reply.Ok();
+}
+
+void Replication::UnsetMaster() {
+  if (link_ == nullptr) return;
+  link_.reset();
+  // Our history continues under a new ID; the old one stays valid as ID2 up to here, so
+  // former siblings (and our replicas, which must hear of the change) can continue.
+  ShiftReplicationId();
+  spdlog::info(
+      "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID is {}",
+      replid2_, second_replid_offset_, replid_);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, replica] : replicas_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
+  }
+  ForceSelect();
+  server_.config().values().replicaof.clear();
+  server_.set_expiry_view(ExpiryView::kMaster);
+  no_replicas_since_ms_ = NowMs();
 }
 
 void Replication::SetMaster(std::string host, int port) {

@@ -67,6 +67,10 @@ struct ReplicaState {
   std::string bulk_preamble;
 };
 
+// The address a replica is known by (INFO, ROLE, FAILOVER TO): what it announced with
+// REPLCONF ip-address, else its peer IP.
+std::string ReplicaAddress(const Client& client, const ReplicaState& replica);
+
 class Replication : public EffectSink {
  public:
   explicit Replication(Server& server);
@@ -132,6 +136,17 @@ class Replication : public EffectSink {
   // replica link's reconnects and ACKs.
   void Cron();
 
+  // ---- FAILOVER (failover.cc) ----
+  // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: writes pause, the first (or the
+  // named) replica to acknowledge our whole stream is told, through PSYNC ... FAILOVER, to take
+  // over, and we become its replica.
+  void FailoverCommand(CommandContext& ctx);
+  enum class FailoverState { kNone, kWaitForSync, kInProgress };
+  FailoverState failover_state() const { return failover_state_; }
+  // From the replica link: the target answered our PSYNC FAILOVER (accepted), or refused it
+  // (then we go back to being a master, from the cron).
+  void FailoverPsyncAnswered(bool accepted);
+
   // ---- Replica side (replica_link.cc) ----
   // Whether this server follows a master (REPLICAOF host port given).
   bool is_replica() const { return link_ != nullptr; }
@@ -158,6 +173,14 @@ class Replication : public EffectSink {
   void SendToReplica(Client& client, std::string_view bytes);
   // Replica side: follow host:port from now on (REPLICAOF host port).
   void SetMaster(std::string host, int port);
+  // Promotion (REPLICAOF NO ONE, PSYNC FAILOVER, an aborted failover): drop the link, shift the
+  // replication ID, make sub-replicas resync with the new one.
+  void UnsetMaster();
+  // FAILOVER's progress, from the cron and when acknowledgements arrive.
+  void UpdateFailoverStatus();
+  const ReplicaState* FindReplicaByAddress(std::string_view host, int port);
+  void AbortFailover(std::string_view reason);
+  void ClearFailoverState();
 
   Server& server_;
   std::string replid_;
@@ -173,6 +196,12 @@ class Replication : public EffectSink {
   std::vector<uint64_t> waiting_clients_;  // blocked in WAIT
   int64_t last_fsynced_reploff_ = -1;  // the AOF's, when WAIT clients last looked
   int64_t last_cron_ms_ = 0;
+  FailoverState failover_state_ = FailoverState::kNone;
+  std::string failover_host_;  // the target ("" until one is chosen)
+  int failover_port_ = 0;
+  int64_t failover_end_ms_ = 0;  // 0: no timeout
+  bool failover_force_ = false;
+  bool failover_abort_pending_ = false;  // the target refused: abort from the cron
   int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl
   bool getack_pending_ = false;      // WAIT asked: send REPLCONF GETACK before sleeping

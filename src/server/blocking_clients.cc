@@ -183,7 +183,11 @@ void Server::PauseChanged() {
     if (!postponed_.empty()) ResumePostponedClients();
     return;
   }
-  pause_timer_.expires_after(std::chrono::milliseconds(std::max<int64_t>(0, next - MonotonicMs())));
+  // A pause may last "forever" (FAILOVER): wait at most a day at a time (the steady clock
+  // overflows past a few centuries).
+  constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
+  pause_timer_.expires_after(
+      std::chrono::milliseconds(std::clamp<int64_t>(next - MonotonicMs(), 0, kMaxDelayMs)));
   NoteTimer(pause_timer_);
   pause_timer_.async_wait([this](const asio::error_code& ec) {
     if (!ec) PauseChanged();

@@ -7,11 +7,29 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 import redis
 
-from conftest import start_server, wait_for
+from conftest import _finish, start_server, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+@pytest.fixture
+def procs():
+    """Servers a test starts (append them); all are stopped, and judged, at teardown."""
+    started = []
+    yield started
+    errors = [e for e in (_finish(h) for h in started) if e]
+    if errors:
+        pytest.fail("\n\n".join(errors), pytrace=False)
+
+
+def start_vireo(procs, *args):
+    """A vireo on a free port that starts full syncs at once (no diskless delay)."""
+    h = start_server(["--repl-diskless-sync-delay", "0", *map(str, args)])
+    procs.append(h)
+    return h
 
 
 def start_redis(extra_args=()):

@@ -10,24 +10,9 @@ import subprocess
 import pytest
 import redis
 
-from conftest import RawConnection, start_server, wait_for, _finish
-from repl_helpers import (REDIS_SERVER, assert_same_data, populate, start_redis, wait_in_sync,
+from conftest import RawConnection, wait_for
+from repl_helpers import (procs, start_vireo, REDIS_SERVER, assert_same_data, populate, start_redis, wait_in_sync,
                           wait_link_up)
-
-
-@pytest.fixture
-def procs():
-    started = []
-    yield started
-    errors = [e for e in (_finish(h) for h in started) if e]
-    if errors:
-        pytest.fail("\n\n".join(errors), pytrace=False)
-
-
-def vireo(procs, *args):
-    h = start_server(["--repl-diskless-sync-delay", "0", *args])
-    procs.append(h)
-    return h
 
 
 def redis_replica(procs, master, *args):
@@ -38,7 +23,7 @@ def redis_replica(procs, master, *args):
 
 def synced_pair(procs, *master_args, data=False):
     """A vireo master (with the populated dataset when `data`) and a Redis replica in sync."""
-    m = vireo(procs, *master_args)
+    m = start_vireo(procs, *master_args)
     mc = m.client()
     if data:
         populate(mc)
@@ -69,7 +54,7 @@ def resync_after_link_kill(mc, rc, writes):
 
 @pytest.mark.parametrize("diskless", ["yes", "no"])
 def test_full_sync_every_type_then_live_stream(procs, diskless):
-    m = vireo(procs, "--repl-diskless-sync", diskless)
+    m = start_vireo(procs, "--repl-diskless-sync", diskless)
     mc = m.client()
     populate(mc)
     rep = redis_replica(procs, m)
@@ -137,7 +122,7 @@ def test_backlog_overrun_means_full_resync(procs):
 
 
 def test_wait_and_role_and_info(procs):
-    m = vireo(procs)
+    m = start_vireo(procs)
     mc = m.client()
     assert mc.wait(0, 0) == 0
     assert mc.wait(1, 50) == 0  # times out with the count at that moment
@@ -190,7 +175,7 @@ def test_min_replicas_to_write(procs):
 
 
 def test_replconf_errors(procs):
-    m = vireo(procs)
+    m = start_vireo(procs)
     mc = m.client()
     with pytest.raises(redis.ResponseError, match="Unrecognized REPLCONF option: foo"):
         mc.execute_command("REPLCONF", "foo", "bar")
@@ -205,7 +190,7 @@ def test_replconf_errors(procs):
 
 
 def test_sync_old_protocol_gets_a_disk_payload(procs):
-    m = vireo(procs)
+    m = start_vireo(procs)
     mc = m.client()
     mc.set("k", "v")
     raw = m.raw(timeout=10)
@@ -224,7 +209,7 @@ def test_sync_old_protocol_gets_a_disk_payload(procs):
 
 
 def test_redis_cli_rdb_only_transfer(procs, tmp_path):
-    m = vireo(procs)
+    m = start_vireo(procs)
     mc = m.client()
     populate(mc)
     out = tmp_path / "dump.rdb"
@@ -239,7 +224,7 @@ def test_redis_cli_rdb_only_transfer(procs, tmp_path):
 
 
 def test_replica_that_never_reads_is_dropped(procs):
-    m = vireo(procs, "--client-output-buffer-limit", "replica 256kb 0 0")
+    m = start_vireo(procs, "--client-output-buffer-limit", "replica 256kb 0 0")
     mc = m.client()
     raw = m.raw()
     raw.send(RawConnection.encode("REPLCONF", "capa", "eof", "capa", "psync2"))
@@ -259,7 +244,7 @@ def test_replica_that_never_reads_is_dropped(procs):
 
 
 def test_two_replicas_share_one_diskless_sync(procs):
-    m = vireo(procs, "--repl-diskless-sync-delay", "1")
+    m = start_vireo(procs, "--repl-diskless-sync-delay", "1")
     mc = m.client()
     populate(mc)
     a = redis_replica(procs, m)
