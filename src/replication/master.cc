@@ -684,7 +684,8 @@ void Replication::RoleReply(ReplyBuilder& reply) {
     reply.Bulk(link_->host());
     reply.Integer(link_->port());
     reply.Bulk(link_->RoleState());
-    reply.Integer(link_->processed_offset());
+    // -1 while the link is down, as Redis (INFO still shows the offset we would continue from).
+    reply.Integer(link_->link_up() ? link_->processed_offset() : -1);
     return;
   }
   std::vector<std::tuple<std::string, int, int64_t>> online;

@@ -756,19 +756,27 @@ void Server::NoteTimer(const asio::steady_timer& timer) {
 // asio's timers sit on its own epoll set, which the loop enters only through io_.poll(): the
 // loop polls it once a noted deadline has passed. The extra millisecond lets the kernel's timer
 // (subject to timer slack) fire before we look, so a poll never comes too early to see it.
+//
+// A noted deadline is dropped once polled, but asio's kernel timer may not have fired yet (the
+// process was preempted between asio reading the clock and arming it), and then its handler
+// runs only at some later poll. So the loop also polls at least every kTimerSafetyPollMs: a
+// late timer is late by that much at most, never lost (a lost cron would stop expiry,
+// replication and everything else it drives).
 void Server::RunDueTimers() {
-  if (timer_deadlines_.empty()) return;
-  auto now = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  const auto real_now = std::chrono::steady_clock::now();
+  auto now = real_now - std::chrono::milliseconds(1);
   auto past = [now](const auto& entry) { return entry.second <= now; };
-  if (std::none_of(timer_deadlines_.begin(), timer_deadlines_.end(), past)) return;
+  const bool due = std::any_of(timer_deadlines_.begin(), timer_deadlines_.end(), past);
+  if (!due && real_now - last_timer_poll_ < std::chrono::milliseconds(kTimerSafetyPollMs)) return;
   std::erase_if(timer_deadlines_, past);
+  last_timer_poll_ = real_now;
   if (io_.stopped()) io_.restart();
   io_.poll();
 }
 
 int Server::MsUntilNextTimer() {
-  // The cron is always armed, so there is a deadline; the cap is a safety net.
-  int64_t wait_ms = 1000;
+  // The cron is always armed, so there is a deadline; the cap is RunDueTimers' safety poll.
+  int64_t wait_ms = kTimerSafetyPollMs;
   auto now = std::chrono::steady_clock::now();
   for (const auto& [timer, when] : timer_deadlines_) {
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(when - now).count();

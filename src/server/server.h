@@ -439,6 +439,8 @@ class Server : public KeyspaceListener {
   uint64_t accept_errors_unlogged_ = 0;
   // Armed asio timers and their deadlines (one entry per timer).
   std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> timer_deadlines_;
+  static constexpr int kTimerSafetyPollMs = 100;
+  std::chrono::steady_clock::time_point last_timer_poll_{};
   bool fast_expire_armed_ = false;
   int busy_script_ = 0;
   std::vector<std::vector<std::string>>* script_effects_ = nullptr;
