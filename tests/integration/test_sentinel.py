@@ -31,6 +31,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists(SENTINEL_BINARY),
                                 reason="redis-sentinel / redis-server is not installed")
 
 GROUP = "mymaster"
+PASSWORD = "sentinel-test-pw"
 DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT_MS = 5000
 # Sentinel needs ~1 s to see the master down, 1-2 s to agree on ODOWN and elect a leader, and
@@ -45,8 +46,9 @@ class Process:
     killed and restarted exactly as it was (Sentinel remembers instances by address)."""
 
     def __init__(self, name: str, binary: str, workdir: Path, config_text: str, port: int,
-                 extra_args=()):
+                 extra_args=(), password: str | None = None):
         self.name = name
+        self.password = password
         self.binary = binary
         self.workdir = workdir
         self.port = port
@@ -81,6 +83,7 @@ class Process:
     def client(self, **kw) -> redis.Redis:
         """One client per option set and process run: polling loops reuse their connection."""
         kw.setdefault("socket_timeout", 5)
+        kw.setdefault("password", self.password)
         key = tuple(sorted(kw.items()))
         if key not in self._clients:
             self._clients[key] = self.handle.client(**kw)
@@ -109,7 +112,7 @@ class Process:
 
 
 def server_config(port: int, workdir: Path, master_port: int | None = None,
-                  priority: int = 100) -> str:
+                  priority: int = 100, password: str | None = None) -> str:
     lines = [
         f"port {port}",
         f"bind {HOST}",
@@ -118,6 +121,10 @@ def server_config(port: int, workdir: Path, master_port: int | None = None,
         "appendonly no",
         "repl-diskless-sync-delay 0",
     ]
+    if password is not None:
+        # Sentinel AUTHs on its links; replicas (and the old master once it is demoted) need
+        # masterauth for the handshake.
+        lines += [f"requirepass {password}", f"masterauth {password}"]
     if master_port is not None:
         lines += [f"replicaof {HOST} {master_port}", f"replica-priority {priority}"]
     return "\n".join(lines) + "\n"
@@ -134,6 +141,7 @@ def sentinel_config(port: int, workdir: Path, master_port: int) -> str:
         f"sentinel down-after-milliseconds {GROUP} {DOWN_AFTER_MS}",
         f"sentinel failover-timeout {GROUP} {FAILOVER_TIMEOUT_MS}",
         f"sentinel parallel-syncs {GROUP} 2",
+        f"sentinel auth-pass {GROUP} {PASSWORD}",
     ]) + "\n"
 
 
@@ -145,14 +153,20 @@ class Processes:
         self.root = Path(tempfile.mkdtemp(prefix="vireo-sentinel-"))
         self.all: list[Process] = []
 
-    def start(self, name, binary, config_for, extra=()) -> Process:
-        workdir = self.root / name
-        workdir.mkdir()
-        port = free_port()
-        p = Process(name, binary, workdir, config_for(port, workdir), port, extra)
-        self.all.append(p)
-        p.start()
-        return p
+    def start(self, name, binary, config_for, extra=(), password=None) -> Process:
+        for attempt in range(3):  # another process may take the free port before we bind it
+            workdir = self.root / f"{name}.{attempt}"
+            workdir.mkdir()
+            port = free_port()
+            p = Process(name, binary, workdir, config_for(port, workdir), port, extra, password)
+            self.all.append(p)
+            try:
+                p.start()
+                return p
+            except AssertionError:
+                if attempt == 2 or p.handle.alive():
+                    raise
+                self.all.remove(p)
 
     def sentinel(self, name, config_for) -> Process:
         extra = [] if SENTINEL_BINARY.endswith("redis-sentinel") else ["--sentinel"]
@@ -178,11 +192,14 @@ def procs():
 @pytest.fixture
 def group(procs):
     """A master, two replicas (all started from config files; replica1 with priority 0, so
-    Sentinel must promote replica2) and three sentinels."""
-    master = procs.start("master", server_binary(), server_config)
+    Sentinel must promote replica2) and three sentinels. The servers require a password."""
+    master = procs.start("master", server_binary(),
+                         lambda port, d: server_config(port, d, password=PASSWORD),
+                         password=PASSWORD)
     replicas = [
         procs.start(f"replica{i}", server_binary(),
-                    lambda port, d, i=i: server_config(port, d, master.port, priority))
+                    lambda port, d, p=priority: server_config(port, d, master.port, p, PASSWORD),
+                    password=PASSWORD)
         for i, priority in ((1, 0), (2, 100))
     ]
     sentinels = [procs.sentinel(f"sentinel{i}",
@@ -276,7 +293,8 @@ def test_sentinel_failover_of_a_vireo_group(group):
 
     # A Sentinel-aware client writes; every write WAIT confirmed on a replica must survive.
     sentinel = Sentinel([(HOST, s.port) for s in sentinels], socket_timeout=2)
-    client = sentinel.master_for(GROUP, socket_timeout=2, decode_responses=True)
+    client = sentinel.master_for(GROUP, socket_timeout=2, password=PASSWORD,
+                                 decode_responses=True)
     confirmed = {}
     for i in range(200):
         client.set(f"key:{i}", f"value-{i}")
