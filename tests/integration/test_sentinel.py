@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -130,19 +131,22 @@ def server_config(port: int, workdir: Path, master_port: int | None = None,
     return "\n".join(lines) + "\n"
 
 
-def sentinel_config(port: int, workdir: Path, master_port: int) -> str:
-    return "\n".join([
+def sentinel_config(port: int, workdir: Path, master_port: int, quorum: int = 2,
+                    password: str | None = None) -> str:
+    lines = [
         f"port {port}",
         f"bind {HOST}",
         f'dir "{workdir}"',
         "daemonize no",
         "sentinel resolve-hostnames no",
-        f"sentinel monitor {GROUP} {HOST} {master_port} 2",
+        f"sentinel monitor {GROUP} {HOST} {master_port} {quorum}",
         f"sentinel down-after-milliseconds {GROUP} {DOWN_AFTER_MS}",
         f"sentinel failover-timeout {GROUP} {FAILOVER_TIMEOUT_MS}",
         f"sentinel parallel-syncs {GROUP} 2",
-        f"sentinel auth-pass {GROUP} {PASSWORD}",
-    ]) + "\n"
+    ]
+    if password is not None:
+        lines.append(f"sentinel auth-pass {GROUP} {password}")
+    return "\n".join(lines) + "\n"
 
 
 class Processes:
@@ -203,7 +207,8 @@ def group(procs):
         for i, priority in ((1, 0), (2, 100))
     ]
     sentinels = [procs.sentinel(f"sentinel{i}",
-                                lambda port, d: sentinel_config(port, d, master.port))
+                                lambda port, d: sentinel_config(port, d, master.port,
+                                                                password=PASSWORD))
                  for i in (1, 2, 3)]
     return master, replicas, sentinels
 
@@ -401,3 +406,31 @@ def test_sample_configs_run_a_group(procs):
     wait_for(lambda: {int(as_dict(e)["port"]) for e in s.client(decode_responses=True)
                       .execute_command("SENTINEL", "REPLICAS", "vireo-main")} == {replica.port},
              timeout=10, message=f"sentinel never found the replica\n{logs(procs.all)}")
+
+
+def test_sentinel_kills_a_busy_script(procs):
+    """A master stuck in a Lua script answers -BUSY; once Sentinel sees it down it sends SCRIPT
+    KILL (a master without replicas cannot be failed over, so that is all it can do)."""
+    master = procs.start("master", server_binary(), lambda port, d: server_config(port, d)
+                         + "busy-reply-threshold 100\n")
+
+    s = procs.sentinel("sentinel", lambda port, d: sentinel_config(port, d, master.port, 1))
+    wait_for(lambda: as_dict(sentinel_cmd(s, "MASTER", GROUP))["role-reported"] == "master",
+             timeout=10)
+
+    outcome = {}
+
+    def run_script():
+        try:
+            master.client(socket_timeout=30).eval("while true do end", 0)
+        except redis.ResponseError as e:
+            outcome["error"] = str(e)
+
+    t = threading.Thread(target=run_script)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), f"the script was never killed\n{logs(procs.all)}"
+    assert "killed by user with SCRIPT KILL" in outcome.get("error", ""), outcome
+    assert master.client().ping()
+    wait_for(lambda: as_dict(sentinel_cmd(s, "MASTER", GROUP))["flags"] == "master", timeout=10,
+             message=f"the master stayed down for Sentinel\n{logs(procs.all)}")
