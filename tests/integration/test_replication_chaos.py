@@ -286,8 +286,12 @@ class Chaos:
         for h in self.replicas:
             c = client(h)
             try:
-                wait_for(lambda: link_up(c), timeout=SYNC_TIMEOUT,
-                         message=f"{h!r} link never came up (seed {SEED}, faults {self.log[-8:]})")
+                wait_for(lambda: link_up(c), timeout=SYNC_TIMEOUT)
+            except AssertionError:
+                raise AssertionError(
+                    f"{h!r} link never came up (seed {SEED}, faults {self.log[-8:]})\n"
+                    f"--- replica log ---\n{h.log_text(5000)}\n"
+                    f"--- master log ---\n{self.master.log_text(5000)}") from None
             finally:
                 c.close()
 

@@ -298,3 +298,34 @@ def test_masterauth_missing_then_wrong_then_right(procs):
     wait_link_up(s, timeout=SYNC_TIMEOUT)
     wait_in_sync(m, s)
     assert_same_data(m, s)
+
+
+# ---- connections closed while a fork child runs ---------------------------------------------
+
+
+def test_killed_replica_sees_the_drop_while_a_child_runs(procs):
+    # A fork child (here a diskless sync stuck on a replica that never reads) holds copies of
+    # every socket the master had at fork time. A replica the master drops meanwhile must see
+    # its connection end at once (Redis 7.2 shuts the socket down), not when the child exits:
+    # until then it would take a dead link for a live one.
+    master = procs("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+    m = master.client()
+    m.set("k", "v")
+    replica = procs("--replicaof", HOST, str(master.port))
+    s = replica.client()
+    wait_link_up(s, timeout=SYNC_TIMEOUT)
+    big_dataset(m)
+    stuck, _ = start_raw_sync(master, rcvbuf=4096)  # never reads: the child blocks on it
+    wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 1)
+    replica_id = next(c["id"] for c in m.client_list() if c["flags"] == "S"
+                      and int(c["addr"].rsplit(":", 1)[1]) != stuck.sock.getsockname()[1])
+    assert m.execute_command("CLIENT", "KILL", "ID", replica_id) == 1
+    wait_for(lambda: log_count(replica, "Connection with master lost") == 1, timeout=5)
+    # It continues from the backlog while the child still runs.
+    wait_link_up(s, timeout=SYNC_TIMEOUT)
+    assert m.info("persistence")["rdb_bgsave_in_progress"] == 1
+    assert m.info("stats")["sync_partial_ok"] == 1
+    m.incr("k2")
+    wait_in_sync(m, s)
+    assert s.get("k2") == b"1"
+    stuck.close()
