@@ -392,9 +392,12 @@ def test_replicas_equal_the_master_after_chaos(cluster):
     writer = Writer(master, SEED + 1)
     writer.start()
     deadline = time.monotonic() + SECONDS
-    while time.monotonic() < deadline:
-        chaos.step()
-        assert not writer.errors, f"writer failed (seed {SEED}): {writer.errors[:3]}"
+    try:
+        while time.monotonic() < deadline:
+            chaos.step()
+            assert not writer.errors, f"writer failed (seed {SEED}): {writer.errors[:3]}"
+    finally:
+        writer.stop.set()  # also when a fault step failed: no writes into the teardown
     writer.finish()
     chaos.check_alive()
     print(f"{writer.ops} writes, {len(chaos.log)} faults:\n  " + "\n  ".join(chaos.log))
