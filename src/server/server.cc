@@ -653,7 +653,13 @@ void Server::CloseClient(Client& client) {
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
   }
-  if (client.fd() >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, client.fd(), nullptr);
+  if (client.fd() >= 0) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, client.fd(), nullptr);
+    // A fork child holds its own copy of the socket, so close() alone would keep the
+    // connection open until the child exits: a dropped replica would take its dead link for
+    // a live one. shutdown() ends it for both processes at once (as Redis 7.2 does).
+    if (children_.active()) shutdown(client.fd(), SHUT_RDWR);
+  }
   pending_close_.push_back(client.id());
 }
 
