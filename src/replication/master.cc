@@ -148,7 +148,7 @@ void Replication::SyncCommand(CommandContext& ctx) {
   // of an older one of ours must not think it can continue.
   if (!backlog_.created()) {
     ChangeReplicationId();
-    backlog_.Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    backlog_.Create(BacklogCapacity());
     spdlog::info("Replication backlog created, my new replication IDs are '{}' and '{}'",
                  replid_, replid2_);
   }
@@ -736,7 +736,7 @@ InfoFieldList Replication::InfoFields() {
   out.emplace_back("master_repl_offset", num(master_repl_offset()));
   out.emplace_back("second_repl_offset", num(second_replid_offset_));
   out.emplace_back("repl_backlog_active", backlog_.created() ? "1" : "0");
-  out.emplace_back("repl_backlog_size", num(server_.cfg().repl_backlog_size));
+  out.emplace_back("repl_backlog_size", num(static_cast<int64_t>(BacklogCapacity())));
   out.emplace_back("repl_backlog_first_byte_offset",
                    num(backlog_.created() ? backlog_.first_offset() : 0));
   out.emplace_back("repl_backlog_histlen", num(static_cast<int64_t>(backlog_.histlen())));

@@ -17,6 +17,7 @@
 
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
+#include "persistence/snapshot.h"
 #include "scripting/scripting.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -421,7 +422,7 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
     }
     spdlog::info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
     if (!replication_.backlog().created()) {
-      replication_.backlog().Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+      replication_.backlog().Create(replication_.BacklogCapacity());
     }
     std::string rest = std::move(inbuf_);
     inbuf_.clear();
@@ -503,6 +504,16 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
   temp_fd_ = -1;
   // Our replicas hold data about to be replaced: they must resync with us.
   DisconnectSubReplicas();
+  // A snapshot child still writing the old data would otherwise rename it over the dump file
+  // after we loaded the new one.
+  if (server_.children().active(ChildKind::kRdb)) {
+    spdlog::warn(
+        "Replica is about to load the RDB file received from the master, but there is a "
+        "pending RDB child running. Killing process {} and removing its temp file to avoid "
+        "any race",
+        server_.children().pid());
+    RdbKillChild(server_);
+  }
   // The AOF must end up describing the new data: stop it now and restart it afterwards, which
   // starts with a rewrite (as Redis's restartAOFAfterSYNC).
   const bool aof_on = server_.cfg().appendonly;
@@ -535,7 +546,7 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
   temp_path_.clear();
   replication_.ResetStream(sync_replid_, sync_offset_);
   if (!replication_.backlog().created()) {
-    replication_.backlog().Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    replication_.backlog().Create(replication_.BacklogCapacity());
   }
   cached_db_ = 0;
   if (aof_on) server_.config().Set({{"appendonly", "yes"}});
@@ -617,6 +628,8 @@ void ReplicaLink::DropTransfer() {
 void ReplicaLink::Drop() {
   if (fd_ >= 0) {
     server_.UnwatchSocket(fd_);
+    // A forked child holds a copy of the socket: shut it down so the master sees us go now.
+    if (server_.children().active()) shutdown(fd_, SHUT_RDWR);
     close(fd_);
     fd_ = -1;
   }
@@ -779,7 +792,7 @@ void Replication::StartFromConfig() {
       RdbReadReplicationInfo(server_.cfg().dbfilename, &info) && info.offset >= 0 &&
       info.replid.size() == 40) {
     ResetStream(info.replid, info.offset);
-    if (!backlog_.created()) backlog_.Create(static_cast<size_t>(server_.cfg().repl_backlog_size));
+    if (!backlog_.created()) backlog_.Create(BacklogCapacity());
     link_->set_have_cached_master(true);
     link_->set_cached_db(info.stream_db);
     spdlog::info("Using the replication ID {} and offset {} of the RDB as the cached master",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 #include "persistence/aof.h"
@@ -30,6 +31,11 @@ Replication::Replication(Server& server) : server_(server) {
 }
 
 Replication::~Replication() = default;
+
+size_t Replication::BacklogCapacity() const {
+  constexpr size_t kMinBacklog = 16 * 1024;
+  return std::max(static_cast<size_t>(server_.cfg().repl_backlog_size), kMinBacklog);
+}
 
 void Replication::ChangeReplicationId() {
   replid_ = RandomReplicationId(server_.rng());

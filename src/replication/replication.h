@@ -92,6 +92,8 @@ class Replication : public EffectSink {
   // read repl-id/repl-offset from the RDB). Empties the backlog, which starts at offset + 1.
   void ResetStream(std::string replid, int64_t offset);
   ReplicationBacklog& backlog() { return backlog_; }
+  // repl-backlog-size, but at least 16 KB (Redis's floor).
+  size_t BacklogCapacity() const;
   // Appends stream bytes to the backlog and to every replica's output buffer (replicas still
   // waiting for their RDB keep them queued until it has been sent).
   void FeedStream(std::string_view bytes);

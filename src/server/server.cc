@@ -1039,7 +1039,7 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
   if (name == "repl-backlog-size") {
-    replication_->backlog().Resize(static_cast<size_t>(config_.values().repl_backlog_size));
+    replication_->backlog().Resize(replication_->BacklogCapacity());
   }
   if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time" ||
       name.starts_with("lazyfree-lazy-")) {
