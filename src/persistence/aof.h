@@ -67,6 +67,7 @@ class Aof : public EffectSink {
 
   // EffectSink: logging is on (and not loading); one command of the effect stream.
   bool Accepting() const override { return Logging(); }
+  uint8_t target() const override { return kEffectToAof; }
   void AppendEffect(int db, std::string_view resp) override;
 
   // Event-loop hooks: BeforeSleep writes the buffer (before replies go out); Cron runs at hz

@@ -26,7 +26,7 @@ bool Propagator::Active() const {
 }
 
 template <typename Seq>
-void Propagator::Record(int db, const Seq& argv) {
+void Propagator::Record(int db, const Seq& argv, uint8_t targets) {
   const size_t begin = pending_.size();
   fmt::format_to(std::back_inserter(pending_), "*{}\r\n", argv.size());
   for (const auto& a : argv) {
@@ -34,7 +34,7 @@ void Propagator::Record(int db, const Seq& argv) {
     pending_.append(a.data(), a.size());
     pending_.append("\r\n", 2);
   }
-  ops_.push_back({db, begin, pending_.size()});
+  ops_.push_back({db, begin, pending_.size(), targets});
 }
 
 void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta,
@@ -42,8 +42,9 @@ void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dir
   if (!blocked && !in_script && Active()) {
     const int db = ctx.db.index();
     if (ctx.propagation_overridden) {
-      for (const std::vector<std::string>& command : ctx.propagation) {
-        if (!IsTransactionMarker(command)) Record(db, command);
+      for (size_t i = 0; i < ctx.propagation.size(); ++i) {
+        const std::vector<std::string>& command = ctx.propagation[i];
+        if (!IsTransactionMarker(command)) Record(db, command, ctx.propagation_targets[i]);
       }
     } else if (dirty_delta > 0 && calls_started_ == token) {
       // calls_started_ moved: the command ran others (EXEC, a script), which recorded
@@ -54,22 +55,35 @@ void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dir
   Leave();
 }
 
-void Propagator::Feed(int db, std::span<const std::string_view> argv) {
+void Propagator::Feed(int db, std::span<const std::string_view> argv, uint8_t targets) {
   if (!Active()) return;
-  Record(db, argv);
+  Record(db, argv, targets);
   if (depth_ == 0) FlushUnit();
 }
 
 void Propagator::FlushUnit() {
   if (ops_.empty()) return;
-  const bool wrap = ops_.size() > 1;
   for (EffectSink* sink : sinks_) {
     if (!sink->Accepting()) continue;
-    if (wrap) sink->AppendEffect(ops_.front().db, kMulti);
+    // Each sink gets the ops meant for it (redis.set_repl), in a transaction when they are
+    // more than one.
+    const uint8_t bit = sink->target();
+    size_t count = 0;
+    const Op* first = nullptr;
+    const Op* last = nullptr;
     for (const Op& op : ops_) {
+      if ((op.targets & bit) == 0) continue;
+      if (first == nullptr) first = &op;
+      last = &op;
+      ++count;
+    }
+    if (count == 0) continue;
+    if (count > 1) sink->AppendEffect(first->db, kMulti);
+    for (const Op& op : ops_) {
+      if ((op.targets & bit) == 0) continue;
       sink->AppendEffect(op.db, std::string_view(pending_).substr(op.begin, op.end - op.begin));
     }
-    if (wrap) sink->AppendEffect(ops_.back().db, kExec);
+    if (count > 1) sink->AppendEffect(last->db, kExec);
   }
   ops_.clear();
   // A unit that grew large (a big MSET) doesn't keep its buffer.

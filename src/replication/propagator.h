@@ -25,9 +25,28 @@ namespace vireo {
 
 class CommandContext;
 
+// Where an effect goes: a script's redis.set_repl() may keep its next writes out of the AOF or
+// away from replicas (Redis's REPL_AOF = 1, REPL_REPLICA = 2).
+enum EffectTarget : uint8_t { kEffectToNone = 0, kEffectToAof = 1, kEffectToReplicas = 2,
+                              kEffectToAll = 3 };
+
+// The effects a running script produced (propagated instead of the script), each with the
+// targets redis.set_repl() allowed when it ran.
+struct ScriptEffects {
+  std::vector<std::vector<std::string>> commands;
+  std::vector<uint8_t> targets;
+  uint8_t current = kEffectToAll;
+  void Add(std::vector<std::string> command) {
+    commands.push_back(std::move(command));
+    targets.push_back(current);
+  }
+};
+
 class EffectSink {
  public:
   virtual ~EffectSink() = default;
+  // Which EffectTarget this sink is (the AOF, or the replication stream).
+  virtual uint8_t target() const = 0;
   // Whether the sink wants effects now (the AOF: logging is on and not loading).
   virtual bool Accepting() const = 0;
   // One command, as a RESP multibulk, for database `db`.
@@ -57,7 +76,7 @@ class Propagator {
   }
   // One command for database `db`, from work done outside a command's own logic (expiry,
   // eviction). Inside a call it joins that call's unit; outside, it is a unit of its own.
-  void Feed(int db, std::span<const std::string_view> argv);
+  void Feed(int db, std::span<const std::string_view> argv, uint8_t targets = kEffectToAll);
   // How deeply calls are nested now (0: between commands; 2+: inside EXEC or a script).
   int depth() const { return depth_; }
 
@@ -66,9 +85,10 @@ class Propagator {
     int db;
     size_t begin;
     size_t end;
+    uint8_t targets;
   };
   template <typename Seq>
-  void Record(int db, const Seq& argv);
+  void Record(int db, const Seq& argv, uint8_t targets = kEffectToAll);
   void FlushUnit();
 
   std::vector<EffectSink*> sinks_;

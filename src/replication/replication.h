@@ -102,6 +102,7 @@ class Replication : public EffectSink {
 
   // EffectSink: a master with a backlog writes effects into the stream.
   bool Accepting() const override;
+  uint8_t target() const override { return kEffectToReplicas; }
   void AppendEffect(int db, std::string_view resp) override;
 
   // ---- Master side (master.cc) ----

@@ -210,6 +210,8 @@ int RedisSetRepl(lua_State* L) {
     return RaiseError(
         L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
   }
+  // The script's next writes go only where the flags say (REPL_AOF 1, REPL_REPLICA 2).
+  EngineOf(L)->current()->effects.current = static_cast<uint8_t>(flags);
   return 0;
 }
 

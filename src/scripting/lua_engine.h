@@ -19,6 +19,8 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "replication/propagator.h"
+
 namespace vireo {
 
 class Server;
@@ -55,7 +57,7 @@ struct ScriptRun {
   bool write_dirty = false;  // a write command ran: SCRIPT KILL refuses
   bool allow_oom = false;    // the allow-oom flag: deny-oom commands run even over maxmemory
   // Effects to propagate instead of the script (Redis 7 replicates effects, not scripts).
-  std::vector<std::vector<std::string>> effects;
+  ScriptEffects effects;
 };
 
 class LuaEngine {

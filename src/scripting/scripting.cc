@@ -285,14 +285,13 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   if (run.timed_out) server.set_busy_script(0);
   // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
   // there is more than one.
-  if (run.effects.empty()) {
+  // (The propagator wraps them per consumer: redis.set_repl may have sent some to only one.)
+  if (run.effects.commands.empty()) {
     ctx.PropagateNothing();
-  } else if (run.effects.size() == 1) {
-    ctx.PropagateInstead(std::move(run.effects[0]));
   } else {
-    ctx.PropagateInstead({"MULTI"});
-    for (auto& effect : run.effects) ctx.PropagateInstead(std::move(effect));
-    ctx.PropagateInstead({"EXEC"});
+    for (size_t i = 0; i < run.effects.commands.size(); ++i) {
+      ctx.PropagateInstead(std::move(run.effects.commands[i]), run.effects.targets[i]);
+    }
   }
 }
 

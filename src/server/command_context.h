@@ -8,6 +8,7 @@
 
 #include "db/database.h"
 #include "protocol/reply_builder.h"
+#include "replication/propagator.h"
 
 namespace vireo {
 
@@ -49,13 +50,15 @@ class CommandContext {
   // relative times, XADD *, INCRBYFLOAT, blocking pops...) log what they did instead: each
   // PropagateInstead call adds one command to the replacement, in order. PropagateNothing logs
   // nothing for this call.
-  void PropagateInstead(std::vector<std::string> command) {
+  void PropagateInstead(std::vector<std::string> command, uint8_t targets = kEffectToAll) {
     propagation_overridden = true;
     propagation.push_back(std::move(command));
+    propagation_targets.push_back(targets);
   }
   void PropagateNothing() { propagation_overridden = true; }
   bool propagation_overridden = false;
   std::vector<std::vector<std::string>> propagation;
+  std::vector<uint8_t> propagation_targets;  // EffectTarget bits, one per propagation entry
 
   Server& server;
   Client& client;

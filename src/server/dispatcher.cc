@@ -310,9 +310,9 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // write's arguments costs scripts a lot, so only while something consumes effects).
   if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
     if (ctx.propagation_overridden) {
-      for (auto& command : ctx.propagation) script_effects_->push_back(std::move(command));
+      for (auto& command : ctx.propagation) script_effects_->Add(std::move(command));
     } else {
-      script_effects_->emplace_back(argv.begin(), argv.end());
+      script_effects_->Add(std::vector<std::string>(argv.begin(), argv.end()));
     }
   }
   // The effect stream (src/replication/propagator.h). Inside a script the script records its

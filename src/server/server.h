@@ -310,7 +310,7 @@ class Server : public KeyspaceListener {
   // Where Call records the writes of the commands a script runs (the script's effects, which
   // are propagated instead of the script, when anything consumes effects); nullptr outside
   // scripts.
-  void set_script_effects(std::vector<std::vector<std::string>>* effects) {
+  void set_script_effects(ScriptEffects* effects) {
     script_effects_ = effects;
   }
 
@@ -443,7 +443,7 @@ class Server : public KeyspaceListener {
   std::chrono::steady_clock::time_point last_timer_poll_{};
   bool fast_expire_armed_ = false;
   int busy_script_ = 0;
-  std::vector<std::vector<std::string>>* script_effects_ = nullptr;
+  ScriptEffects* script_effects_ = nullptr;
   ChildProcesses children_;
   ClientPause client_pause_;
   std::vector<uint64_t> postponed_;

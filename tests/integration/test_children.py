@@ -13,6 +13,9 @@ import pytest
 from conftest import wait_for
 
 DATA_KEYS = 64  # megabytes
+# How long a child may take to write them: seconds in a Release build, far longer under ASan on
+# a loaded CI machine (two children in a row there took 12 s).
+CHILD_TIMEOUT = 90
 
 
 def child_pid(srv) -> int:
@@ -104,7 +107,7 @@ def test_bgsave_waits_for_a_rewrite(srv):
         saves = i["rdb_saves"]
     # The rewrite ends, then the scheduled BGSAVE forks and ends.
     wait_for(lambda: persistence(r)["rdb_saves"] == saves + 1
-             and persistence(r)["rdb_bgsave_in_progress"] == 0, 10)
+             and persistence(r)["rdb_bgsave_in_progress"] == 0, CHILD_TIMEOUT)
     i = persistence(r)
     assert i["aof_rewrite_in_progress"] == 0
     assert i["aof_last_bgrewrite_status"] == "ok"
@@ -131,7 +134,7 @@ def test_rewrite_waits_for_a_bgsave(srv):
         assert i["aof_rewrite_scheduled"] == 1
         rewrites = i["aof_rewrites"]
     wait_for(lambda: persistence(r)["aof_rewrites"] == rewrites + 1
-             and persistence(r)["aof_rewrite_in_progress"] == 0, 10)
+             and persistence(r)["aof_rewrite_in_progress"] == 0, CHILD_TIMEOUT)
     i = persistence(r)
     assert i["rdb_bgsave_in_progress"] == 0
     assert i["rdb_current_bgsave_time_sec"] == -1
@@ -150,14 +153,14 @@ def test_bgsave_child_killed(srv, sig, status):
     pid = stop_child(srv)
     os.kill(pid, sig)
     os.kill(pid, signal.SIGCONT)
-    wait_for(lambda: persistence(r)["rdb_bgsave_in_progress"] == 0, 10)
+    wait_for(lambda: persistence(r)["rdb_bgsave_in_progress"] == 0, CHILD_TIMEOUT)
     i = persistence(r)
     assert i["rdb_last_bgsave_status"] == status
     assert i["rdb_saves"] == saves + 1  # attempts, as in Redis
     assert not list(data_dir(r).glob("temp-*.rdb"))
     # The next BGSAVE can fork again.
     assert r.execute_command("BGSAVE") == "Background saving started"
-    wait_for(lambda: persistence(r)["rdb_bgsave_in_progress"] == 0, 10)
+    wait_for(lambda: persistence(r)["rdb_bgsave_in_progress"] == 0, CHILD_TIMEOUT)
     i = persistence(r)
     assert i["rdb_last_bgsave_status"] == "ok"
     assert i["rdb_saves"] == saves + 2
@@ -169,7 +172,7 @@ def test_aof_rewrite_child_killed(srv):
     assert r.execute_command("BGREWRITEAOF") == "Background append only file rewriting started"
     pid = stop_child(srv)
     os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: persistence(r)["aof_rewrite_in_progress"] == 0, 10)
+    wait_for(lambda: persistence(r)["aof_rewrite_in_progress"] == 0, CHILD_TIMEOUT)
     i = persistence(r)
     assert i["aof_last_bgrewrite_status"] == "err"
     assert not list(data_dir(r).glob("temp-rewriteaof-bg-*.aof"))

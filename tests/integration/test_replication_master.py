@@ -257,3 +257,21 @@ def test_two_replicas_share_one_diskless_sync(procs):
     assert_same_data(mc, ac)
     assert_same_data(mc, bc)
     assert mc.info("stats")["sync_full"] == 2
+
+
+def test_set_repl_chooses_where_script_effects_go(procs, tmp_path):
+    m, mc, rep, rc = synced_pair(procs, "--appendonly", "yes")
+    mc.eval(
+        "redis.set_repl(redis.REPL_NONE); redis.call('set', 'nowhere', 1);"
+        "redis.set_repl(redis.REPL_AOF); redis.call('set', 'aof-only', 1);"
+        "redis.set_repl(redis.REPL_REPLICA); redis.call('set', 'replica-only', 1);"
+        "redis.set_repl(redis.REPL_ALL); redis.call('set', 'everywhere', 1)", 0)
+    mc.set("marker", 1)
+    wait_in_sync(mc, rc)
+    assert rc.get("marker") == b"1"
+    assert rc.exists("nowhere", "aof-only") == 0
+    assert rc.exists("replica-only", "everywhere") == 2
+    # The AOF got what was meant for it (written before the reply went out).
+    aof = b"".join(f.read_bytes() for f in (m.workdir / "appendonlydir").glob("*.incr.aof"))
+    assert b"aof-only" in aof and b"everywhere" in aof and b"marker" in aof
+    assert b"nowhere" not in aof and b"replica-only" not in aof

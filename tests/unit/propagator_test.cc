@@ -12,10 +12,12 @@ namespace {
 class RecordingSink : public EffectSink {
  public:
   bool Accepting() const override { return accepting; }
+  uint8_t target() const override { return bit; }
   void AppendEffect(int db, std::string_view resp) override {
     log.push_back(std::to_string(db) + ":" + std::string(resp));
   }
   bool accepting = true;
+  uint8_t bit = kEffectToAof;
   std::vector<std::string> log;
 };
 
@@ -77,6 +79,29 @@ TEST(PropagatorTest, NothingIsRecordedWithoutAnAcceptingSink) {
   EXPECT_EQ(p.depth(), 1);
   p.Leave();
   EXPECT_TRUE(sink.log.empty());  // a call that recorded nothing sends nothing
+}
+
+TEST(PropagatorTest, TargetsPickTheSinks) {
+  // redis.set_repl: an effect meant for replicas only skips the AOF, and each sink's
+  // transaction wraps only what it gets.
+  Propagator p;
+  RecordingSink aof, replicas;
+  replicas.bit = kEffectToReplicas;
+  p.AddSink(&aof);
+  p.AddSink(&replicas);
+  std::string_view a[] = {"SET", "a", "1"};
+  std::string_view b[] = {"SET", "b", "2"};
+  std::string_view c[] = {"SET", "c", "3"};
+  p.BeginCall();
+  p.Feed(0, a, kEffectToAll);
+  p.Feed(0, b, kEffectToReplicas);
+  p.Feed(0, c, kEffectToNone);
+  p.Leave();
+  EXPECT_EQ(aof.log, (std::vector<std::string>{"0:" + Resp({"SET", "a", "1"})}));
+  EXPECT_EQ(replicas.log, (std::vector<std::string>{"0:" + std::string(kMulti),
+                                                    "0:" + Resp({"SET", "a", "1"}),
+                                                    "0:" + Resp({"SET", "b", "2"}),
+                                                    "0:" + std::string(kExec)}));
 }
 
 }  // namespace
