@@ -456,7 +456,7 @@ void Replication::ReplconfCommand(CommandContext& ctx) {
       }
       settings.listening_port = static_cast<int>(n);
     } else if (EqualsIgnoreCase(option, "ip-address")) {
-      if (value.size() >= 46) {
+      if (value.size() >= 256) {  // NET_HOST_STR_LEN
         ctx.reply.Error(fmt::format(
             "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
             value.size()));
@@ -471,8 +471,12 @@ void Replication::ReplconfCommand(CommandContext& ctx) {
       if (is_replica()) ReplicaGetAck(ctx);
       return;
     } else if (EqualsIgnoreCase(option, "rdb-only")) {
-      if (!ParseInt64(value, &n) || n < 0 || n > 1) {
+      if (!ParseInt64(value, &n)) {
         ctx.reply.Error(errors::kNotInteger);
+        return;
+      }
+      if (n < 0 || n > 1) {
+        ctx.reply.Error("ERR value is out of range, value must between 0 and 1");
         return;
       }
       settings.rdb_only = n == 1;
