@@ -162,7 +162,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   for (const auto& [id, client] : server.clients()) {
     if (client->closed) continue;
     ++connected;
-    if (client->has(kClientBlocked) && !client->has(kClientPostponed)) ++blocked;
+    if (client->has(kClientBlocked)) ++blocked;  // postponed by a pause too, as in Redis
     if (client->has(kClientPubsub)) ++pubsub;
     if (!client->watched_keys.empty()) ++watching;
     watched_keys += client->watched_keys.size();
