@@ -561,6 +561,14 @@ std::string_view Replication::MinReplicasError() const {
   return "NOREPLICAS Not enough good replicas to write.";
 }
 
+void Replication::BlockForAcks(CommandContext& ctx, int64_t timeout_ms) {
+  Server::BlockOptions options;
+  options.rerun_on_timeout = true;
+  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
+  waiting_clients_.push_back(ctx.client.id());
+  getack_pending_ = true;
+}
+
 void Replication::WaitCommand(CommandContext& ctx) {
   if (is_replica()) {
     ctx.reply.Error(
@@ -591,11 +599,7 @@ void Replication::WaitCommand(CommandContext& ctx) {
   }
   // Block until enough replicas acknowledge or the timeout passes (then WAIT runs again
   // without blocking and replies with the count at that moment).
-  Server::BlockOptions options;
-  options.rerun_on_timeout = true;
-  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
-  waiting_clients_.push_back(ctx.client.id());
-  getack_pending_ = true;
+  BlockForAcks(ctx, timeout_ms);
 }
 
 void Replication::WaitAofCommand(CommandContext& ctx) {
@@ -644,11 +648,7 @@ void Replication::WaitAofCommand(CommandContext& ctx) {
     ctx.reply.Integer(replicas);
     return;
   }
-  Server::BlockOptions options;
-  options.rerun_on_timeout = true;
-  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
-  waiting_clients_.push_back(ctx.client.id());
-  getack_pending_ = true;
+  BlockForAcks(ctx, timeout_ms);
 }
 
 void Replication::BeforeSleep() {

@@ -171,6 +171,9 @@ class Replication : public EffectSink {
   bool TryPartialResync(Client& client, ReplicaState& replica, std::string_view replid,
                         int64_t offset);
   void StartRdbChildIfWaiting();
+  // WAIT / WAITAOF: blocks the client until acknowledgements arrive (it then runs again) or
+  // the timeout passes (it runs again without blocking), and asks replicas for them.
+  void BlockForAcks(CommandContext& ctx, int64_t timeout_ms);
   void OnRdbChildDone(const ChildExit& exit);
   void PutOnline(Client& client, ReplicaState& replica);
   void SendToReplica(Client& client, std::string_view bytes);
