@@ -315,6 +315,9 @@ def test_killed_replica_sees_the_drop_while_a_child_runs(procs):
     s = replica.client()
     wait_link_up(s, timeout=SYNC_TIMEOUT)
     big_dataset(m)
+    # Caught up first: the 10 MB just written outgrow the 1 MB backlog, so a replica still behind
+    # when it is dropped could only resync in full, which waits for the stuck child.
+    wait_in_sync(m, s, timeout=SYNC_TIMEOUT)
     stuck, _ = start_raw_sync(master, rcvbuf=4096)  # never reads: the child blocks on it
     wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 1)
     replica_id = next(c["id"] for c in m.client_list() if c["flags"] == "S"
