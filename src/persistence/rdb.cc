@@ -380,6 +380,8 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
     AppendString(&b, code, options.compress);
   }
   const AccessHintMode access = AccessHintModeOf(server);
+  // A big stream goes out node by node rather than whole.
+  const rdb::Spill spill = [&w] { w.MaybeFlush(); };
   for (int i = 0; i < server.db_count() && !options.functions_only; ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
@@ -399,7 +401,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
       AppendAccessHint(&b, e.value.access_clock(), access);
       b.push_back(static_cast<char>(ValueRdbType(e.value)));
       AppendString(&b, e.key.view(), options.compress);
-      AppendValue(&b, e.value, options.compress);
+      AppendValue(&b, e.value, options.compress, spill);
       ok = w.MaybeFlush();
     });
     if (!ok) return w.error();

@@ -51,7 +51,7 @@ uint64_t GetLE(const uint8_t* p, int bytes) {
   return v;
 }
 
-// A listpack back-length of `bytes` bytes, as ListpackWriter::AddBacklen writes it (the most
+// A listpack back-length of `bytes` bytes, as ListpackWriter's PutBacklen writes it (the most
 // significant 7-bit group first; every byte but the first has the high bit set).
 size_t DecodeBacklen(const uint8_t* p, size_t bytes) {
   size_t v = 0;
@@ -237,26 +237,24 @@ bool AppendEncodedInt(std::string* out, int64_t v) {
 
 }  // namespace
 
-void AppendString(std::string* out, std::string_view s, bool compress) {
+void AppendString(std::string* out, std::string_view s, bool compress, std::string* scratch) {
   int64_t v;
   if (s.size() <= 11 && StringToInt64Strict(s, &v) && AppendEncodedInt(out, v)) return;
   if (compress && s.size() > 20) {
     // Worth it only if it saves more than the 4+ bytes of extra header, as in Redis.
     size_t cap = s.size() - 4;
-    size_t pos = out->size();
-    out->resize(pos + 1 + 10 + 10 + cap);
-    size_t n = LzfCompress(s.data(), s.size(), out->data() + pos + 21, cap);
+    std::string local;
+    std::string* buf = scratch != nullptr ? scratch : &local;
+    // Grown, never shrunk: a reused scratch is not cleared again for every string.
+    if (buf->size() < cap) buf->resize(cap);
+    size_t n = LzfCompress(s.data(), s.size(), buf->data(), cap);
     if (n > 0) {
-      std::string header;
-      header.push_back(static_cast<char>(0xC3));
-      AppendLength(&header, n);
-      AppendLength(&header, s.size());
-      memmove(out->data() + pos + header.size(), out->data() + pos + 21, n);
-      memcpy(out->data() + pos, header.data(), header.size());
-      out->resize(pos + header.size() + n);
+      out->push_back(static_cast<char>(0xC3));
+      AppendLength(out, n);
+      AppendLength(out, s.size());
+      out->append(buf->data(), n);
       return;
     }
-    out->resize(pos);
   }
   AppendLength(out, s.size());
   out->append(s);
@@ -280,52 +278,52 @@ void AppendMillis(std::string* out, int64_t ms) { PutLE(out, static_cast<uint64_
 
 // ---- listpack ---------------------------------------------------------------------------------
 
-void ListpackWriter::AddBacklen(size_t l) {
-  if (l <= 127) {
-    buf_.push_back(static_cast<char>(l));
-  } else if (l < 16383) {
-    buf_.push_back(static_cast<char>(l >> 7));
-    buf_.push_back(static_cast<char>((l & 127) | 128));
-  } else if (l < 2097151) {
-    buf_.push_back(static_cast<char>(l >> 14));
-    buf_.push_back(static_cast<char>(((l >> 7) & 127) | 128));
-    buf_.push_back(static_cast<char>((l & 127) | 128));
-  } else if (l < 268435455) {
-    buf_.push_back(static_cast<char>(l >> 21));
-    buf_.push_back(static_cast<char>(((l >> 14) & 127) | 128));
-    buf_.push_back(static_cast<char>(((l >> 7) & 127) | 128));
-    buf_.push_back(static_cast<char>((l & 127) | 128));
-  } else {
-    buf_.push_back(static_cast<char>(l >> 28));
-    buf_.push_back(static_cast<char>(((l >> 21) & 127) | 128));
-    buf_.push_back(static_cast<char>(((l >> 14) & 127) | 128));
-    buf_.push_back(static_cast<char>(((l >> 7) & 127) | 128));
-    buf_.push_back(static_cast<char>((l & 127) | 128));
+namespace {
+
+// Writes the back-length of an entry of `l` bytes at p (the most significant 7-bit group
+// first, every later byte with the high bit set); returns the end.
+char* PutBacklen(char* p, size_t l) {
+  int groups = l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+  for (int g = groups - 1; g >= 0; --g) {
+    auto b = static_cast<char>((l >> (7 * g)) & 127);
+    *p++ = g == groups - 1 ? b : static_cast<char>(b | 128);
   }
+  return p;
 }
 
+char* PutLEBytes(char* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) *p++ = static_cast<char>((v >> (8 * i)) & 0xff);
+  return p;
+}
+
+}  // namespace
+
+// Each element is assembled in a small array and appended at once: byte-wise appends were most
+// of the cost of writing a stream's nodes.
 void ListpackWriter::AddInt(int64_t v) {
-  size_t start = buf_.size();
+  char e[16];
+  char* p = e;
   if (v >= 0 && v <= 127) {
-    buf_.push_back(static_cast<char>(v));
+    *p++ = static_cast<char>(v);
   } else if (v >= -4096 && v <= 4095) {
     uint64_t u = v < 0 ? (uint64_t{1} << 13) + v : static_cast<uint64_t>(v);
-    buf_.push_back(static_cast<char>((u >> 8) | 0xC0));
-    buf_.push_back(static_cast<char>(u & 0xff));
+    *p++ = static_cast<char>((u >> 8) | 0xC0);
+    *p++ = static_cast<char>(u & 0xff);
   } else if (v >= INT16_MIN && v <= INT16_MAX) {
-    buf_.push_back(static_cast<char>(0xF1));
-    PutLE(&buf_, static_cast<uint64_t>(v), 2);
+    *p++ = static_cast<char>(0xF1);
+    p = PutLEBytes(p, static_cast<uint64_t>(v), 2);
   } else if (v >= -8388608 && v <= 8388607) {
-    buf_.push_back(static_cast<char>(0xF2));
-    PutLE(&buf_, static_cast<uint64_t>(v), 3);
+    *p++ = static_cast<char>(0xF2);
+    p = PutLEBytes(p, static_cast<uint64_t>(v), 3);
   } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    buf_.push_back(static_cast<char>(0xF3));
-    PutLE(&buf_, static_cast<uint64_t>(v), 4);
+    *p++ = static_cast<char>(0xF3);
+    p = PutLEBytes(p, static_cast<uint64_t>(v), 4);
   } else {
-    buf_.push_back(static_cast<char>(0xF4));
-    PutLE(&buf_, static_cast<uint64_t>(v), 8);
+    *p++ = static_cast<char>(0xF4);
+    p = PutLEBytes(p, static_cast<uint64_t>(v), 8);
   }
-  AddBacklen(buf_.size() - start);
+  p = PutBacklen(p, static_cast<size_t>(p - e));
+  buf_.append(e, static_cast<size_t>(p - e));
   ++count_;
 }
 
@@ -335,30 +333,40 @@ void ListpackWriter::Add(std::string_view s) {
     AddInt(v);
     return;
   }
-  size_t start = buf_.size();
   size_t len = s.size();
+  char head[5];
+  char* h = head;
   if (len < 64) {
-    buf_.push_back(static_cast<char>(0x80 | len));
+    *h++ = static_cast<char>(0x80 | len);
   } else if (len < 4096) {
-    buf_.push_back(static_cast<char>(0xE0 | (len >> 8)));
-    buf_.push_back(static_cast<char>(len & 0xff));
+    *h++ = static_cast<char>(0xE0 | (len >> 8));
+    *h++ = static_cast<char>(len & 0xff);
   } else {
-    buf_.push_back(static_cast<char>(0xF0));
-    PutLE(&buf_, len, 4);
+    *h++ = static_cast<char>(0xF0);
+    h = PutLEBytes(h, len, 4);
   }
+  auto head_len = static_cast<size_t>(h - head);
+  char back[5];
+  char* b = PutBacklen(back, head_len + len);
+  buf_.append(head, head_len);
   buf_.append(s);
-  AddBacklen(buf_.size() - start);
+  buf_.append(back, static_cast<size_t>(b - back));
   ++count_;
 }
 
 std::string ListpackWriter::Finish() {
+  FinishView();
+  return std::move(buf_);
+}
+
+std::string_view ListpackWriter::FinishView() {
   buf_.push_back(static_cast<char>(0xFF));
   uint32_t total = static_cast<uint32_t>(buf_.size());
   uint16_t n = count_ < 65535 ? static_cast<uint16_t>(count_) : 65535;
   for (int i = 0; i < 4; ++i) buf_[i] = static_cast<char>((total >> (8 * i)) & 0xff);
   buf_[4] = static_cast<char>(n & 0xff);
   buf_[5] = static_cast<char>(n >> 8);
-  return std::move(buf_);
+  return buf_;
 }
 
 std::string_view PackedElem::View(char* buf) const {

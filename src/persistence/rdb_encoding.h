@@ -82,7 +82,9 @@ bool LzfDecompress(const char* in, size_t in_len, char* out, size_t out_len);
 void AppendLength(std::string* out, uint64_t len);
 // Redis's string encoding: small canonical integers as INT8/16/32, LZF when `compress` and the
 // string is longer than 20 bytes and shrinks, else raw.
-void AppendString(std::string* out, std::string_view s, bool compress);
+// `scratch`, when given, is reused as the compression buffer (callers writing many strings).
+void AppendString(std::string* out, std::string_view s, bool compress,
+                  std::string* scratch = nullptr);
 // An integer value as a string object: INT8/16/32 when it fits, else its decimal text.
 void AppendIntegerString(std::string* out, int64_t v);
 void AppendDoubleBinary(std::string* out, double v);
@@ -104,9 +106,15 @@ class ListpackWriter {
   size_t bytes() const { return buf_.size() + 1; }
   // The finished blob (header filled in, terminator appended). The writer is spent.
   std::string Finish();
+  // The same, as a view into the writer, valid until Reset(); for a writer reused per blob.
+  std::string_view FinishView();
+  // Starts a new blob, keeping the buffer's capacity.
+  void Reset() {
+    buf_.assign(6, '\0');
+    count_ = 0;
+  }
 
  private:
-  void AddBacklen(size_t entry_len);
   std::string buf_;
   size_t count_ = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,9 +82,13 @@ inline size_t ReserveHint(Reader& r, uint64_t count) {
   return static_cast<size_t>(std::min(count, cap));
 }
 
+// Called between the parts of a big value (a stream's nodes), so the writer can pass on what
+// it has buffered instead of holding the whole value.
+using Spill = std::function<void()>;
+
 // The RDB type a value is written as, and its encoding (appended to out).
 uint8_t ValueRdbType(const Value& value);
-void AppendValue(std::string* out, const Value& value, bool compress);
+void AppendValue(std::string* out, const Value& value, bool compress, const Spill& spill = {});
 
 // Decodes a value of RDB type `type`. False with *error set when the data is malformed or the
 // type is not supported. Containers come out in the encoding Redis would choose for them
@@ -93,9 +98,9 @@ bool ReadValue(Reader& reader, uint8_t type, Server& server, Value* out, std::st
 // Hashes, sets, sorted sets (rdb_types.cc) and streams (rdb_stream.cc).
 uint8_t OtherRdbType(const Value& value);
 uint8_t StreamRdbType(const Value& value);
-void AppendStream(std::string* out, const Value& value, bool compress);
+void AppendStream(std::string* out, const Value& value, bool compress, const Spill& spill);
 bool ReadStream(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
-void AppendOtherType(std::string* out, const Value& value, bool compress);
+void AppendOtherType(std::string* out, const Value& value, bool compress, const Spill& spill);
 bool ReadOtherType(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
 
 }  // namespace vireo::rdb

@@ -11,13 +11,13 @@
 //         n x (string iid, length id-ms, length id-seq), oldest first
 //   NACK: per group, in the order of the groups section: length n,
 //         n x (16-byte raw ID, length delivery count), in NACK-zone order
-// Entries are re-packed into
-// Redis's node layout: a listpack per node, keyed by the node's first ID (16 bytes, big
-// endian), holding a master entry (count, deleted, master fields, 0) followed by entries as
-// flags, ms-delta, seq-delta, [field count, fields and values | values only when the fields
-// equal the master's], and the entry's element count (for backward iteration). Only live
-// entries are written; the stream's counters (max deleted ID, entries added) carry what
-// deletions Redis needs to know about.
+// Each of the stream's blocks is written as one of Redis's listpack nodes, keyed by the block's
+// master ID (16 bytes, big endian): a master entry (live count, deleted count, master fields,
+// 0) followed by entries as flags, ms-delta, seq-delta, [field count, fields and values |
+// values only when the fields equal the master's], and the entry's element count (for
+// backward iteration). Blocks have that layout already, so both directions translate element
+// by element (Stream::VisitBlocks, Stream::BlockLoader); deleted entries travel too, as in
+// Redis's nodes.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -36,9 +36,15 @@ namespace {
 constexpr int64_t kFlagDeleted = 1;
 constexpr int64_t kFlagSameFields = 2;
 
+void StoreRawId(StreamID id, char* p) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>((id.ms >> (8 * (7 - i))) & 0xff);
+  for (int i = 0; i < 8; ++i) p[8 + i] = static_cast<char>((id.seq >> (8 * (7 - i))) & 0xff);
+}
+
 void AppendRawId(std::string* out, StreamID id) {
-  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>((id.ms >> (8 * i)) & 0xff));
-  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>((id.seq >> (8 * i)) & 0xff));
+  char raw[16];
+  StoreRawId(id, raw);
+  out->append(raw, 16);
 }
 
 StreamID LoadRawId(const char* p) {
@@ -53,96 +59,60 @@ void AppendIdLengths(std::string* out, StreamID id) {
   AppendLength(out, id.seq);
 }
 
-// Buffers one node's entries (Redis's default node limits: 100 entries, ~4 KB) and writes it
-// with its master entry.
-class NodeBuilder {
+// Writes each block as one listpack node, element by element: the master entry (live count,
+// deleted count, master fields, 0), then each entry (flags, ID deltas, [field count], strings,
+// element count). Blocks keep deleted entries, as Redis's nodes do.
+class NodeWriter : public Stream::BlockVisitor {
  public:
-  NodeBuilder(std::string* out, bool compress) : out_(out), compress_(compress) {}
+  NodeWriter(std::string* out, bool compress, const Spill& spill)
+      : out_(out), compress_(compress), spill_(spill) {}
 
-  void Add(const StreamEntryView& e) {
-    size_t nfields = e.field_values.size() / 2;
-    if (count_ == 0) {
-      master_ = e.id;
-      master_fields_.clear();
-      for (size_t i = 0; i < nfields; ++i) master_fields_.emplace_back(e.field_values[2 * i]);
-    }
-    bool same = nfields == master_fields_.size();
-    for (size_t i = 0; same && i < nfields; ++i) same = e.field_values[2 * i] == master_fields_[i];
-    items_.push_back(same ? kFlagSameFields : 0);
-    items_.push_back(static_cast<int64_t>(e.id.ms - master_.ms));
-    items_.push_back(static_cast<int64_t>(e.id.seq - master_.seq));
-    if (same) {
-      for (size_t i = 0; i < nfields; ++i) AddString(e.field_values[2 * i + 1]);
-      items_.push_back(static_cast<int64_t>(nfields + 3));
-    } else {
-      items_.push_back(static_cast<int64_t>(nfields));
-      for (std::string_view s : e.field_values) AddString(s);
-      items_.push_back(static_cast<int64_t>(2 * nfields + 4));
-    }
-    ++count_;
-    if (count_ >= 100 || bytes_ >= 4096) Flush();
+  void BeginBlock(StreamID master, uint32_t live, uint32_t deleted,
+                  std::span<const Stream::RawString> master_fields) override {
+    master_ = master;
+    lp_.Reset();
+    lp_.AddInt(live);
+    lp_.AddInt(deleted);
+    lp_.AddInt(static_cast<int64_t>(master_fields.size()));
+    for (const Stream::RawString& f : master_fields) Add(f);
+    lp_.AddInt(0);
   }
 
-  void Flush() {
-    if (count_ == 0) return;
-    ListpackWriter lp;
-    lp.AddInt(static_cast<int64_t>(count_));
-    lp.AddInt(0);
-    lp.AddInt(static_cast<int64_t>(master_fields_.size()));
-    for (const std::string& f : master_fields_) lp.Add(f);
-    lp.AddInt(0);
-    size_t si = 0;
-    for (const Item& it : items_) {
-      if (it.is_string) {
-        lp.Add(strings_[si++]);
-      } else {
-        lp.AddInt(it.value);
-      }
-    }
-    std::string key;
-    AppendRawId(&key, master_);
-    AppendString(&nodes_, key, false);
-    AppendString(&nodes_, lp.Finish(), compress_);
-    ++node_count_;
-    items_.clear();
-    strings_.clear();
-    count_ = 0;
-    bytes_ = 0;
+  void Entry(bool deleted, bool same_fields, StreamID id,
+             std::span<const Stream::RawString> items) override {
+    lp_.AddInt((deleted ? kFlagDeleted : 0) | (same_fields ? kFlagSameFields : 0));
+    lp_.AddInt(static_cast<int64_t>(id.ms - master_.ms));
+    lp_.AddInt(static_cast<int64_t>(id.seq - master_.seq));
+    if (!same_fields) lp_.AddInt(static_cast<int64_t>(items.size() / 2));
+    for (const Stream::RawString& r : items) Add(r);
+    // The entry's element count, for backward iteration: flags, two deltas, [field count],
+    // the strings, and this count itself.
+    lp_.AddInt(static_cast<int64_t>(items.size() + (same_fields ? 3 : 4)));
   }
 
-  void Emit() {
-    Flush();
-    AppendLength(out_, node_count_);
-    out_->append(nodes_);
+  void EndBlock() override {
+    char key[16];
+    StoreRawId(master_, key);
+    AppendString(out_, std::string_view(key, 16), false);
+    AppendString(out_, lp_.FinishView(), compress_, &lzf_scratch_);
+    if (spill_) spill_();
   }
 
  private:
-  struct Item {
-    Item(int64_t v) : value(v) {}  // NOLINT: implicit on purpose (items_.push_back(int))
-    static Item String() {
-      Item i(0);
-      i.is_string = true;
-      return i;
+  void Add(const Stream::RawString& r) {
+    if (r.is_int) {
+      lp_.AddInt(r.ival);
+    } else {
+      lp_.Add(r.sval);  // a string that reads as an integer is stored as one, as Redis does
     }
-    int64_t value;
-    bool is_string = false;
-  };
-  void AddString(std::string_view s) {
-    items_.push_back(Item::String());
-    strings_.emplace_back(s);
-    bytes_ += s.size() + 2;
   }
 
   std::string* out_;
   bool compress_;
-  std::string nodes_;
-  size_t node_count_ = 0;
+  const Spill& spill_;
   StreamID master_;
-  std::vector<std::string> master_fields_;
-  std::vector<Item> items_;
-  std::vector<std::string> strings_;
-  size_t count_ = 0;
-  size_t bytes_ = 0;
+  ListpackWriter lp_;
+  std::string lzf_scratch_;
 };
 
 constexpr uint64_t kExtIdmp = 1;
@@ -221,72 +191,67 @@ bool SaneMillis(int64_t ms) { return ms >= 0 && ms <= kMaxMillis; }
 // `deep` also checks the node's bookkeeping as Redis's deep sanitization does: the master
 // entry's live and deleted counts, each entry's flags and back-count, and that deleted
 // entries' IDs are in order too. `*last_seen` is the last ID of the previous node (any entry).
-bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream* stream,
-              const Stream::NodeLimits& limits, StreamID* last_seen, bool* seen_any) {
+// One listpack node into the stream's block of the same layout. `elems` is scratch space.
+bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::BlockLoader& loader,
+              std::vector<Stream::RawString>& elems) {
   if (key.size() != 16) return false;
   StreamID master = LoadRawId(key.data());
   ListpackReader r;
   if (!r.Init(blob, deep)) return false;
-  std::vector<std::string> elems;
+  elems.clear();
   PackedElem e;
-  char buf[32];
-  while (r.Next(&e)) elems.emplace_back(e.View(buf));
+  while (r.Next(&e)) elems.push_back({e.is_int, e.ival, e.sval});
   if (!r.ok() || elems.empty()) return false;
   size_t pos = 0;
   auto next_int = [&](int64_t* v) {
-    return pos < elems.size() && StringToInt64Strict(elems[pos++], v);
+    if (pos >= elems.size()) return false;
+    const Stream::RawString& x = elems[pos++];
+    if (x.is_int) {
+      *v = x.ival;
+      return true;
+    }
+    return StringToInt64Strict(x.sval, v);
   };
   int64_t count, deleted, nmaster;
   if (!next_int(&count) || !next_int(&deleted) || !next_int(&nmaster) || nmaster < 0 ||
       static_cast<size_t>(nmaster) > elems.size() - pos) {
     return false;
   }
-  std::vector<std::string_view> master_fields;
-  for (int64_t i = 0; i < nmaster; ++i) master_fields.push_back(elems[pos++]);
+  std::span<const Stream::RawString> all(elems);
+  auto master_fields = all.subspan(pos, static_cast<size_t>(nmaster));
+  pos += static_cast<size_t>(nmaster);
   int64_t zero;
   if (!next_int(&zero) || zero != 0) return false;
-  std::vector<std::string_view> fv;
+  if (!loader.BeginBlock(master, master_fields, blob.size())) return false;
   int64_t live = 0, dead = 0;
   while (pos < elems.size()) {
     int64_t flags, ms_delta, seq_delta;
     if (!next_int(&flags) || !next_int(&ms_delta) || !next_int(&seq_delta)) return false;
     StreamID id{master.ms + static_cast<uint64_t>(ms_delta),
                 master.seq + static_cast<uint64_t>(seq_delta)};
-    fv.clear();
-    int64_t expected_count;
-    if (flags & kFlagSameFields) {
-      if (master_fields.size() > elems.size() - pos) return false;
-      for (std::string_view f : master_fields) {
-        fv.push_back(f);
-        fv.push_back(elems[pos++]);
-      }
-      expected_count = static_cast<int64_t>(master_fields.size()) + 3;
-    } else {
+    const bool same = (flags & kFlagSameFields) != 0;
+    size_t strings = master_fields.size();
+    if (!same) {
       int64_t n;
       if (!next_int(&n) || n < 0 || static_cast<size_t>(n) > (elems.size() - pos) / 2) {
         return false;
       }
-      for (int64_t i = 0; i < 2 * n; ++i) fv.push_back(elems[pos++]);
-      expected_count = 2 * n + 4;
+      strings = 2 * static_cast<size_t>(n);
     }
+    if (strings > elems.size() - pos) return false;
+    auto items = all.subspan(pos, strings);
+    pos += strings;
     int64_t lp_count;
     if (!next_int(&lp_count)) return false;
-    if (deep) {
-      if ((flags & ~(kFlagDeleted | kFlagSameFields)) != 0 || lp_count != expected_count ||
-          ms_delta < 0 || id < master || (*seen_any && id <= *last_seen) || fv.empty()) {
-        return false;
-      }
-      *last_seen = id;
-      *seen_any = true;
+    if (deep && ((flags & ~(kFlagDeleted | kFlagSameFields)) != 0 ||
+                 lp_count != static_cast<int64_t>(strings + (same ? 3 : 4)) || ms_delta < 0)) {
+      return false;
     }
-    if (flags & kFlagDeleted) {
-      ++dead;
-      continue;
-    }
-    if (fv.empty() || (!stream->empty() && id <= stream->last_id())) return false;
-    ++live;
-    stream->Append(id, fv, limits);
+    const bool is_deleted = (flags & kFlagDeleted) != 0;
+    if (!loader.Entry(is_deleted, same, id, items)) return false;
+    ++(is_deleted ? dead : live);
   }
+  loader.EndBlock();
   return !deep || (live == count && dead == deleted && live + dead > 0);
 }
 
@@ -345,14 +310,12 @@ uint8_t StreamRdbType(const Value& value) {
   return ExtensionFlags(*value.As<Stream>()) != 0 ? kTypeStreamVireo : kTypeStreamListpacks2;
 }
 
-void AppendStream(std::string* out, const Value& value, bool compress) {
+void AppendStream(std::string* out, const Value& value, bool compress, const Spill& spill) {
   const auto& s = *value.As<Stream>();
   uint64_t ext = ExtensionFlags(s);
-  NodeBuilder nodes(out, compress);
-  Stream::Iterator it(s, StreamID::Min(), StreamID::Max(), false);
-  StreamEntryView e;
-  while (it.Next(&e)) nodes.Add(e);
-  nodes.Emit();
+  AppendLength(out, s.block_count());
+  NodeWriter nodes(out, compress, spill);
+  s.VisitBlocks(nodes);
   AppendLength(out, s.length());
   AppendIdLengths(out, s.last_id());
   AppendIdLengths(out, s.first_id());
@@ -397,17 +360,15 @@ bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::st
       rdb_type == kTypeStreamVireo ? static_cast<uint8_t>(kTypeStreamListpacks2) : rdb_type;
   std::vector<ConsumerGroup*> loaded_groups;
   auto stream = std::make_unique<Stream>();
-  Stream::NodeLimits limits{static_cast<size_t>(server.cfg().stream_node_max_bytes),
-                            static_cast<size_t>(server.cfg().stream_node_max_entries)};
   uint64_t nodes;
   if (!r.ReadLength(&nodes)) return Fail(error, "short read");
   std::string key, blob;
-  StreamID last_seen;
-  bool seen_any = false;
-  for (uint64_t i = 0; i < nodes; ++i) {
-    if (!r.ReadString(&key) || !r.ReadString(&blob)) return Fail(error, "short read");
-    if (!LoadNode(key, blob, r.deep(), stream.get(), limits, &last_seen, &seen_any)) {
-      return Fail(error, "bad stream node");
+  std::vector<Stream::RawString> elems;
+  {
+    Stream::BlockLoader loader(stream.get());
+    for (uint64_t i = 0; i < nodes; ++i) {
+      if (!r.ReadString(&key) || !r.ReadString(&blob)) return Fail(error, "short read");
+      if (!LoadNode(key, blob, r.deep(), loader, elems)) return Fail(error, "bad stream node");
     }
   }
   uint64_t length, last_ms, last_seq;

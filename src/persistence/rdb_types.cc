@@ -272,7 +272,7 @@ uint8_t OtherRdbType(const Value& value) {
   }
 }
 
-void AppendOtherType(std::string* out, const Value& value, bool compress) {
+void AppendOtherType(std::string* out, const Value& value, bool compress, const Spill& spill) {
   switch (value.type()) {
     case ValueType::kHash:
       AppendHash(out, *value.As<HashObject>(), compress);
@@ -284,7 +284,7 @@ void AppendOtherType(std::string* out, const Value& value, bool compress) {
       AppendZset(out, *value.As<ZSet>(), compress);
       return;
     case ValueType::kStream:
-      AppendStream(out, value, compress);
+      AppendStream(out, value, compress, spill);
       return;
     default:
       return;

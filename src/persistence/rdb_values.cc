@@ -127,7 +127,7 @@ uint8_t ValueRdbType(const Value& value) {
   }
 }
 
-void AppendValue(std::string* out, const Value& value, bool compress) {
+void AppendValue(std::string* out, const Value& value, bool compress, const Spill& spill) {
   switch (value.type()) {
     case ValueType::kString: {
       int64_t v;
@@ -144,7 +144,7 @@ void AppendValue(std::string* out, const Value& value, bool compress) {
       return;
     default:
       // Hashes, sets, sorted sets and streams: rdb_types.cc.
-      AppendOtherType(out, value, compress);
+      AppendOtherType(out, value, compress, spill);
       return;
   }
 }

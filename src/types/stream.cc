@@ -360,6 +360,123 @@ void Stream::Append(StreamID id, std::span<const std::string_view> fv, const Nod
   ++entries_added_;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Raw blocks
+
+namespace {
+
+Stream::RawString GetRaw(const char*& p) {
+  Stream::RawString out;
+  uint64_t h = GetVarint(p);
+  if (h & 1) {
+    out.is_int = true;
+    out.ival = UnZigZag(h >> 1);
+  } else {
+    out.sval = {p, static_cast<size_t>(h >> 1)};
+    p += h >> 1;
+  }
+  return out;
+}
+
+// The most PutRaw writes for `r`: a 10-byte varint header and the bytes (or a formatted
+// integer, for the few integers whose zigzag form needs all 64 bits).
+size_t RawBound(const Stream::RawString& r) { return 10 + (r.is_int ? 21 : r.sval.size()); }
+
+char* PutRaw(char* p, const Stream::RawString& r) {
+  if (!r.is_int) return PutString(p, r.sval);
+  uint64_t z = ZigZag(r.ival);
+  if ((z >> 63) == 0) return PutVarint(p, (z << 1) | 1);
+  char buf[24];
+  auto res = fmt::format_to_n(buf, sizeof(buf), "{}", r.ival);
+  return PutString(p, std::string_view(buf, res.size));
+}
+
+}  // namespace
+
+void Stream::VisitBlocks(BlockVisitor& visitor) const {
+  std::vector<RawString> master, items;
+  for (const auto& [key, b] : blocks_) {
+    const char* p = b->data;
+    size_t n = GetVarint(p);
+    master.clear();
+    for (size_t i = 0; i < n; ++i) master.push_back(GetRaw(p));
+    visitor.BeginBlock(key, b->live, b->deleted, master);
+    for (uint32_t off = b->entries_start; off < b->size;) {
+      const char* q = b->data + off;
+      auto flags = static_cast<uint8_t>(*q++);
+      StreamID id;
+      id.ms = key.ms + GetVarint(q);
+      id.seq = key.seq + static_cast<uint64_t>(UnZigZag(GetVarint(q)));
+      size_t strings = (flags & kFlagSameFields) ? b->master_fields : 2 * GetVarint(q);
+      items.clear();
+      for (size_t i = 0; i < strings; ++i) items.push_back(GetRaw(q));
+      visitor.Entry((flags & kFlagDeleted) != 0, (flags & kFlagSameFields) != 0, id, items);
+      off = static_cast<uint32_t>(q - b->data);
+    }
+    visitor.EndBlock();
+  }
+}
+
+Stream::BlockLoader::~BlockLoader() { EndBlock(); }
+
+bool Stream::BlockLoader::BeginBlock(StreamID master, std::span<const RawString> master_fields,
+                                     size_t size_hint) {
+  EndBlock();
+  // Block keys must order the blocks as their entries: above everything loaded so far.
+  if (seen_any_ && master <= last_seen_) return false;
+  size_t bound = 10;
+  for (const RawString& f : master_fields) bound += RawBound(f);
+  block_ = new Block;
+  block_->Reserve(std::max(bound, size_hint));
+  char* p = PutVarint(block_->data, master_fields.size());
+  for (const RawString& f : master_fields) p = PutRaw(p, f);
+  block_->size = block_->entries_start = static_cast<uint32_t>(p - block_->data);
+  block_->master_fields = static_cast<uint32_t>(master_fields.size());
+  master_ = master;
+  return true;
+}
+
+bool Stream::BlockLoader::Entry(bool deleted, bool same_fields, StreamID id,
+                                std::span<const RawString> items) {
+  if (block_ == nullptr || id < master_ || (seen_any_ && id <= last_seen_)) return false;
+  if (items.empty()) return false;
+  if (same_fields ? items.size() != block_->master_fields : items.size() % 2 != 0) return false;
+  size_t bound = 1 + 10 + 10 + 10;
+  for (const RawString& r : items) bound += RawBound(r);
+  block_->Reserve(bound);
+  char* p = block_->data + block_->size;
+  *p++ = static_cast<char>((deleted ? kFlagDeleted : 0) | (same_fields ? kFlagSameFields : 0));
+  p = PutVarint(p, id.ms - master_.ms);
+  p = PutVarint(p, ZigZag(static_cast<int64_t>(id.seq - master_.seq)));
+  if (!same_fields) p = PutVarint(p, items.size() / 2);
+  for (const RawString& r : items) p = PutRaw(p, r);
+  block_->size = static_cast<uint32_t>(p - block_->data);
+  block_->last_id = id;
+  last_seen_ = id;
+  seen_any_ = true;
+  // Deleted entries count for the last ID too: a later XADD must land above them.
+  stream_->last_id_ = id;
+  if (deleted) {
+    ++block_->deleted;
+  } else {
+    ++block_->live;
+    if (stream_->length_ == 0) stream_->first_id_ = id;
+    ++stream_->length_;
+  }
+  return true;
+}
+
+void Stream::BlockLoader::EndBlock() {
+  if (block_ == nullptr) return;
+  if (block_->live == 0) {
+    delete block_;
+  } else {
+    block_->ShrinkToFit();
+    stream_->blocks_.emplace_hint(stream_->blocks_.end(), master_, block_);
+  }
+  block_ = nullptr;
+}
+
 void Stream::RemoveBlock(BlockMap::iterator it) {
   delete it->second;
   blocks_.erase(it);

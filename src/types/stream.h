@@ -163,6 +163,50 @@ class Stream : public HeapObject {
   size_t Range(StreamID start, StreamID end, bool reverse, size_t count,
                const std::function<bool(const StreamEntryView&)>& fn) const;
 
+  // --- Raw blocks, for the RDB codec -----------------------------------------------------------
+  // A block is close to one of Redis's listpack nodes (master fields, then entries as flags, ID
+  // deltas and strings), so snapshots translate block <-> node element by element, without
+  // formatting integers or building entries. One stored string: an integer or bytes.
+  struct RawString {
+    bool is_int = false;
+    int64_t ival = 0;
+    std::string_view sval;
+  };
+  // Receives every block in ID order, deleted entries included.
+  class BlockVisitor {
+   public:
+    virtual ~BlockVisitor() = default;
+    virtual void BeginBlock(StreamID master, uint32_t live, uint32_t deleted,
+                            std::span<const RawString> master_fields) = 0;
+    // `items`: the values alone when `same_fields` (the master fields' values, in order), else
+    // the field/value pairs.
+    virtual void Entry(bool deleted, bool same_fields, StreamID id,
+                       std::span<const RawString> items) = 0;
+    virtual void EndBlock() = 0;
+  };
+  void VisitBlocks(BlockVisitor& visitor) const;
+  // Appends blocks as a snapshot holds them, checking what the stream's own invariants need:
+  // IDs strictly increasing and never below their block's master ID, entries shaped as the
+  // master fields say. A block left without live entries is dropped. The caller sets last ID,
+  // max-deleted ID and entries-added afterwards.
+  class BlockLoader {
+   public:
+    explicit BlockLoader(Stream* stream) : stream_(stream) {}
+    ~BlockLoader();
+    BlockLoader(const BlockLoader&) = delete;
+    BlockLoader& operator=(const BlockLoader&) = delete;
+    bool BeginBlock(StreamID master, std::span<const RawString> master_fields, size_t size_hint);
+    bool Entry(bool deleted, bool same_fields, StreamID id, std::span<const RawString> items);
+    void EndBlock();
+
+   private:
+    Stream* stream_;
+    Block* block_ = nullptr;
+    StreamID master_;
+    StreamID last_seen_;
+    bool seen_any_ = false;
+  };
+
   // --- Consumer groups ------------------------------------------------------------------------
   // nullptr until the first group is created.
   StreamGroups* groups() const { return groups_.get(); }

@@ -361,5 +361,84 @@ TEST(StreamTest, LagEstimate) {
   EXPECT_FALSE(s.RangeHasTombstones({4, 0}, StreamID::Max()));
 }
 
+// Copies a stream block by block through the raw interface the RDB codec uses.
+class RawCopier : public Stream::BlockVisitor {
+ public:
+  explicit RawCopier(Stream* dst) : loader_(dst) {}
+  void BeginBlock(StreamID master, uint32_t live, uint32_t deleted,
+                  std::span<const Stream::RawString> master_fields) override {
+    ++blocks;
+    live_total += live;
+    deleted_total += deleted;
+    EXPECT_TRUE(loader_.BeginBlock(master, master_fields, 0));
+  }
+  void Entry(bool deleted, bool same_fields, StreamID id,
+             std::span<const Stream::RawString> items) override {
+    for (const auto& r : items) ints += r.is_int;
+    EXPECT_TRUE(loader_.Entry(deleted, same_fields, id, items));
+  }
+  void EndBlock() override { loader_.EndBlock(); }
+
+  size_t blocks = 0, live_total = 0, deleted_total = 0, ints = 0;
+
+ private:
+  Stream::BlockLoader loader_;
+};
+
+TEST(StreamRawTest, VisitAndLoadRoundTrip) {
+  Stream s;
+  Stream::NodeLimits small{200, 5};
+  std::string big = std::to_string(INT64_MIN);  // an integer too wide for the varint form
+  for (uint64_t i = 1; i <= 40; ++i) {
+    std::string v = std::to_string(i * 1000);
+    if (i % 7 == 0) {
+      Add(s, {i, i % 3}, {"other", "x", "n", big}, small);
+    } else {
+      Add(s, {i, i % 3}, {"f", v, "g", "text"}, small);
+    }
+  }
+  for (uint64_t i : {2, 3, 11, 12, 13, 14, 15}) ASSERT_TRUE(s.Delete({i, i % 3}));
+  Stream copy;
+  RawCopier copier(&copy);
+  s.VisitBlocks(copier);
+  copier.EndBlock();
+  EXPECT_EQ(copier.blocks, s.block_count());
+  EXPECT_EQ(copier.live_total, s.length());
+  EXPECT_EQ(copier.deleted_total, 2u);  // 11..15 filled a block of their own, which was freed
+  EXPECT_GT(copier.ints, 0u);
+  EXPECT_EQ(copy.length(), s.length());
+  EXPECT_EQ(copy.block_count(), s.block_count());
+  EXPECT_EQ(copy.first_id(), s.first_id());
+  EXPECT_EQ(All(copy), All(s));
+  EXPECT_EQ(All(copy, true), All(s, true));
+  // The copy keeps working: deletes, appends into its tail block.
+  EXPECT_TRUE(copy.Delete({4, 1}));
+  EXPECT_FALSE(copy.Delete({3, 0}));  // deleted before the copy
+  Add(copy, {100, 0}, {"f", "1", "g", "2"}, small);
+  EXPECT_EQ(All(copy).back().first, (StreamID{100, 0}));
+}
+
+TEST(StreamRawTest, LoaderRejectsWhatWouldBreakTheStream) {
+  Stream s;
+  Stream::BlockLoader loader(&s);
+  Stream::RawString f{false, 0, "f"}, v{true, 5, {}};
+  std::vector<Stream::RawString> fields{f}, values{v}, pair{f, v};
+  ASSERT_TRUE(loader.BeginBlock({10, 0}, fields, 0));
+  EXPECT_FALSE(loader.Entry(false, true, {9, 0}, values));  // below the block's master ID
+  EXPECT_TRUE(loader.Entry(false, true, {10, 0}, values));
+  EXPECT_FALSE(loader.Entry(false, true, {10, 0}, values));   // not increasing
+  EXPECT_FALSE(loader.Entry(false, true, {11, 0}, pair));     // shape differs from the master
+  EXPECT_FALSE(loader.Entry(false, false, {11, 0}, values));  // odd field/value count
+  EXPECT_FALSE(loader.Entry(false, false, {11, 0}, {}));      // no fields at all
+  EXPECT_TRUE(loader.Entry(true, false, {12, 0}, pair));
+  EXPECT_FALSE(loader.BeginBlock({12, 0}, fields, 0));  // key not above what was loaded
+  ASSERT_TRUE(loader.BeginBlock({13, 0}, fields, 0));
+  EXPECT_TRUE(loader.Entry(true, true, {13, 0}, values));  // a block with no live entry...
+  loader.EndBlock();
+  EXPECT_EQ(s.block_count(), 1u);  // ...is dropped
+  EXPECT_EQ(s.length(), 1u);
+  EXPECT_EQ(s.last_id(), (StreamID{13, 0}));
+}
+
 }  // namespace
 }  // namespace vireo
