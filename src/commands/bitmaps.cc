@@ -475,11 +475,12 @@ void RegisterBitmapCommands(CommandTable& table) {
              "Performs bitwise operations on multiple strings, and stores the result.",
              "<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]",
              BitopCommand, "O(N)"});
-  table.Add({"bitfield", -2, kWriteOom, 1, 1, 1, "@write @bitmap @slow", "bitmap", "3.2.0",
-             "Performs arbitrary bitfield integer operations on strings.",
-             "key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset "
-             "value | INCRBY encoding offset increment> ...]",
-             BitfieldCommand, "O(1) for each subcommand specified"});
+  table.Add(
+      {"bitfield", -2, kWriteOom, 1, 1, 1, "@write @bitmap @slow", "bitmap", "3.2.0",
+       "Performs arbitrary bitfield integer operations on strings.",
+       "key [(GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | "
+       "INCRBY encoding offset increment>) ...]",
+       BitfieldCommand, "O(1) for each subcommand specified"});
   table.Add({"bitfield_ro", -2, kReadFast, 1, 1, 1, "@read @bitmap @fast", "bitmap", "6.0.0",
              "Performs arbitrary read-only bitfield integer operations on strings.",
              "key [GET encoding offset [GET encoding offset ...]]", BitfieldRoCommand,
