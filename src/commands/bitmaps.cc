@@ -2,7 +2,9 @@
 //
 // Bitmaps are string values; the bit arithmetic lives in types/bitmap. Writes edit the string in
 // place (so the key keeps its TTL), growing it with zero bytes to reach the highest bit touched.
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 

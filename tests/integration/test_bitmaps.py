@@ -513,3 +513,23 @@ def test_replica_follows_bitmap_writes(procs):  # noqa: F811
     wait_in_sync(mc, rc)
     assert_same_data(mc, rc)
     assert rc.get("f") == mc.get("f")
+
+
+def test_read_only_replica_refuses_bitfield_but_serves_bitfield_ro(procs):  # noqa: F811
+    master = start_redis()
+    procs.append(master)
+    mc = master.client()
+    rep = start_vireo(procs, "--replicaof", "127.0.0.1", master.port)
+    rc = rep.client()
+    wait_link_up(rc)
+    mc.execute_command("BITFIELD", "f", "SET", "u8", "0", "200", "INCRBY", "i4", "8", "9")
+    mc.setbit("s", 9, 1)
+    wait_in_sync(mc, rc)
+    assert rc.get("f") == mc.get("f") == b"\xc8\x90"
+    assert rc.getbit("s", 9) == 1
+    # BITFIELD is a write command even when it only reads, as in Redis.
+    with pytest.raises(redis.ReadOnlyError):
+        rc.execute_command("BITFIELD", "f", "GET", "u8", "0")
+    with pytest.raises(redis.ReadOnlyError):
+        rc.setbit("s", 0, 1)
+    assert rc.execute_command("BITFIELD_RO", "f", "GET", "u8", "0", "GET", "i4", "8") == [200, -7]
