@@ -8,7 +8,7 @@ skipped there.
 import pytest
 import redis
 
-from conftest import arity, call, call_error
+from conftest import arity, call, call_error, start_server
 from repl_helpers import assert_same_data, procs, start_redis, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 from test_notifications import EventLog
 
@@ -533,3 +533,43 @@ def test_read_only_replica_refuses_bitfield_but_serves_bitfield_ro(procs):  # no
     with pytest.raises(redis.ReadOnlyError):
         rc.setbit("s", 0, 1)
     assert rc.execute_command("BITFIELD_RO", "f", "GET", "u8", "0", "GET", "i4", "8") == [200, -7]
+
+
+def test_bitmaps_survive_a_reload(server_factory):
+    srv = server_factory(["--enable-debug-command", "yes"])
+    c = srv.client()
+    c.setbit("s", 100_000, 1)
+    c.execute_command("BITFIELD", "f", "SET", "i64", "#3", "-5")
+    c.bitop("NOT", "n", "s")
+    before = {k: c.get(k) for k in ("s", "f", "n")}
+    assert c.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert {k: c.get(k) for k in ("s", "f", "n")} == before
+    assert c.bitcount("n") == c.strlen("n") * 8 - 1
+
+
+def test_bitmap_writes_replay_from_the_aof(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    args = ["--dir", str(data), "--appendonly", "yes", "--appendfsync", "always"]
+    h = start_server(args)
+    try:
+        c = h.client()
+        c.setbit("s", 77, 1)
+        c.setbit("s", 77, 1)  # no change: not logged, replays the same anyway
+        c.set("a", b"\x0f")
+        c.bitop("OR", "o", "s", "a")
+        c.execute_command("BITFIELD", "f", "OVERFLOW", "SAT", "INCRBY", "u4", "0", "100",
+                          "OVERFLOW", "FAIL", "INCRBY", "u4", "0", "1", "SET", "i8", "#1", "-3")
+        before = {k: c.get(k) for k in ("s", "o", "f")}
+        c.close()
+    finally:
+        h.stop()
+        h.cleanup()
+    h = start_server(args)
+    try:
+        c = h.client()
+        assert {k: c.get(k) for k in ("s", "o", "f")} == before
+        c.close()
+    finally:
+        h.stop()
+        h.cleanup()
