@@ -573,3 +573,24 @@ def test_bitmap_writes_replay_from_the_aof(tmp_path):
     finally:
         h.stop()
         h.cleanup()
+
+
+def test_reads_count_keyspace_hits_and_writes_do_not(b):
+    def hits_misses():
+        s = b.info("stats")
+        return s["keyspace_hits"], s["keyspace_misses"]
+
+    b.set("k", "a")
+    h0, m0 = hits_misses()
+    b.setbit("k", 1, 1)
+    b.setbit("new", 1, 1)
+    b.execute_command("BITFIELD", "k", "SET", "u8", "0", "1")
+    assert hits_misses() == (h0, m0)
+    b.getbit("k", 0)
+    b.getbit("missing", 0)
+    b.bitcount("k")
+    b.bitpos("missing", 1)
+    b.bitop("AND", "d", "k", "missing")
+    b.execute_command("BITFIELD", "k", "GET", "u8", "0")
+    b.execute_command("BITFIELD_RO", "missing", "GET", "u8", "0")
+    assert hits_misses() == (h0 + 4, m0 + 4)
