@@ -7,6 +7,7 @@ import pytest
 import redis
 from conftest import arity, err
 from rdb_helpers import REDIS_SERVER, RedisServer
+from repl_helpers import procs, start_redis, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 
 NOT_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."
 CORRUPT = "INVALIDOBJ Corrupted HLL object detected"
@@ -354,3 +355,49 @@ def test_corrupt_values_match_redis(r, red):
                     got.append(str(e))
             outcomes.append(got)
         assert outcomes[0] == outcomes[1], name
+
+
+# --------------------------------------------------------------------------------------------
+# Replication: replicas (vireo and Redis) end with the master's exact bytes.
+
+
+def hll_workload(m, rng):
+    for i in range(40):
+        m.pfadd(f"r{i % 7}", *random_elements(rng, rng.choice([1, 10, 300])))
+        if i % 5 == 0:
+            m.pfcount(f"r{i % 7}")  # the cache update travels as PFCOUNT
+    m.pfmerge("rm", "r0", "r1", "r2")
+    m.pfcount("r3", "r4")  # writes nothing: not propagated
+    m.execute_command("PFDEBUG", "TODENSE", "r5")
+    m.pfadd("r6")
+
+
+def test_replicas_get_the_same_bytes(procs):
+    master = start_vireo(procs)
+    m = master.client()
+    rng = random.Random(3)
+    hll_workload(m, rng)  # before the sync: travels in the RDB
+    replicas = [start_vireo(procs).client()]
+    if REDIS_SERVER is not None:
+        red = start_redis()
+        procs.append(red)
+        replicas.append(red.client())
+    for s in replicas:
+        s.replicaof("127.0.0.1", master.port)
+        wait_link_up(s)
+    hll_workload(m, rng)  # after: travels as commands
+    keys = sorted(m.keys("r*"))
+    for s in replicas:
+        wait_in_sync(m, s)
+        assert [s.get(k) for k in keys] == [m.get(k) for k in keys]
+
+
+def test_rdb_reload_keeps_bytes(r):
+    rng = random.Random(4)
+    for n in (5, 500, 20000):
+        r.pfadd(f"d{n}", *random_elements(rng, n))
+    r.pfcount("d5")
+    before = {k: r.get(k) for k in r.keys("d*")}
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert {k: r.get(k) for k in r.keys("d*")} == before
+    assert r.pfadd("d5", "new") in (0, 1)
