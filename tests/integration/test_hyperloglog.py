@@ -342,7 +342,12 @@ def test_values_move_both_ways(r, red):
 
 
 def test_corrupt_values_match_redis(r, red):
-    for name, value, _error in corrupt_values():
+    # Dense registers above 51 (no hash yields them) are accepted; all at 63 the estimator
+    # divides by zero, and both servers report the same out-of-range number.
+    saturated = [("dense_all_63", b"HYLL\x00" + b"\x00" * 10 + b"\x80" + b"\xff" * 12288, None),
+                 ("dense_some_63", b"HYLL\x00" + b"\x00" * 10 + b"\x80" + b"\xff" * 3 + b"\x00" * 12285,
+                  None)]
+    for name, value, _error in corrupt_values() + saturated:
         outcomes = []
         for c in (r, red):
             c.set(name, value)
@@ -353,6 +358,11 @@ def test_corrupt_values_match_redis(r, red):
                     got.append(c.execute_command(*args))
                 except redis.ResponseError as e:
                     got.append(str(e))
+            # The bytes too, but for a final XZERO cut to one byte: splitting it, Redis leaves
+            # the last new opcode byte past the end of the string (where it reads it back as
+            # the XZERO's second byte); vireo keeps it in the value.
+            if name != "sparse_truncated_xzero":
+                got.append(c.get(name))
             outcomes.append(got)
         assert outcomes[0] == outcomes[1], name
 
