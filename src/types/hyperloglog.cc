@@ -268,8 +268,13 @@ uint64_t MurmurHash64A(const void* data, size_t len, uint64_t seed) {
   const size_t blocks = len / 8;
   for (size_t i = 0; i < blocks; ++i, bytes += 8) {
     // Little-endian regardless of the host, so hashes (and registers) match across machines.
-    uint64_t k = 0;
-    for (int b = 7; b >= 0; --b) k = (k << 8) | bytes[b];
+    uint64_t k;
+    if constexpr (std::endian::native == std::endian::little) {
+      memcpy(&k, bytes, 8);
+    } else {
+      k = 0;
+      for (int b = 7; b >= 0; --b) k = (k << 8) | bytes[b];
+    }
     k *= m;
     k ^= k >> r;
     k *= m;
