@@ -16,6 +16,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterZsetCommands(table);
   RegisterSortCommands(table);
   RegisterStreamCommands(table);
+  RegisterHyperLogLogCommands(table);
   RegisterScriptingCommands(table);
   RegisterPersistenceCommands(table);
   RegisterServerCommands(table);
