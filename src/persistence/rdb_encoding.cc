@@ -199,7 +199,13 @@ bool LzfDecompress(const char* in_chars, size_t in_len, char* out_chars, size_t 
     if (ctrl < 32) {
       size_t len = ctrl + 1;
       if (static_cast<size_t>(in_end - ip) < len || out_len - op < len) return false;
-      memcpy(out + op, ip, len);
+      // A run is at most 32 bytes: copy a fixed 32 when both sides have room (the extra bytes
+      // are overwritten later), which compiles to two vector moves instead of a memcpy call.
+      if (static_cast<size_t>(in_end - ip) >= 32 && out_len - op >= 32) {
+        memcpy(out + op, ip, 32);
+      } else {
+        memcpy(out + op, ip, len);
+      }
       ip += len;
       op += len;
     } else {
@@ -424,6 +430,25 @@ bool ListpackReader::Next(PackedElem* e) {
     return false;
   }
   uint8_t b = p[pos_];
+  // Fast paths for the commonest elements (small integers, short strings: most of a stream
+  // node), when no back-length needs checking. Both have a one-byte back-length.
+  if (!deep_) {
+    if (b < 0x80 && pos_ + 2 < n) {
+      e->is_int = true;
+      e->ival = b;
+      pos_ += 2;
+      ++count_;
+      return true;
+    }
+    const size_t len = b & 0x3f;
+    if ((b & 0xC0) == 0x80 && pos_ + len + 2 < n) {
+      e->is_int = false;
+      e->sval = std::string_view(blob_.data() + pos_ + 1, len);
+      pos_ += len + 2;
+      ++count_;
+      return true;
+    }
+  }
   if (b == 0xFF) {
     done_ = true;
     ok_ = pos_ + 1 == n && (!deep_ || header_count_ == 65535 || header_count_ == count_);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace vireo {
 
@@ -74,24 +75,45 @@ size_t SyncPayloadReader::FeedBody(std::string_view in, std::string* payload) {
     if (received_ == expected_) state_ = State::kDone;
     return take;
   }
-  // The mark may straddle reads: look for it in what was held back plus the new bytes.
-  std::string joined = std::move(held_);
-  held_.clear();
-  const size_t held_size = joined.size();
-  joined.append(in);
-  size_t at = joined.find(mark_);
-  if (at != std::string::npos) {
-    payload->append(joined, 0, at);
-    received_ += static_cast<int64_t>(at);
+  // The mark may straddle reads: look for it where the held-back bytes meet the new ones
+  // first, then in the new bytes alone, without copying them together.
+  const size_t held_size = held_.size();
+  if (held_size > 0) {
+    std::string seam = held_;
+    seam.append(in.substr(0, std::min(in.size(), kMarkLength - 1)));
+    size_t at = seam.find(mark_);
+    if (at != std::string::npos) {
+      payload->append(seam, 0, at);
+      received_ += static_cast<int64_t>(at);
+      held_.clear();
+      state_ = State::kDone;
+      return at + kMarkLength - held_size;
+    }
+  }
+  const void* hit = memmem(in.data(), in.size(), mark_.data(), mark_.size());
+  if (hit != nullptr) {
+    size_t at = static_cast<size_t>(static_cast<const char*>(hit) - in.data());
+    payload->append(held_);
+    payload->append(in.substr(0, at));
+    received_ += static_cast<int64_t>(held_size + at);
+    held_.clear();
     state_ = State::kDone;
-    return at + kMarkLength - held_size;
+    return at + kMarkLength;
   }
   // Everything but the last kMarkLength - 1 bytes is certainly payload.
-  size_t keep = std::min(joined.size(), kMarkLength - 1);
-  size_t out = joined.size() - keep;
-  payload->append(joined, 0, out);
+  const size_t total = held_size + in.size();
+  const size_t keep = std::min(total, kMarkLength - 1);
+  const size_t out = total - keep;
+  if (out >= held_size) {
+    payload->append(held_);
+    payload->append(in.substr(0, out - held_size));
+    held_.assign(in.substr(out - held_size));
+  } else {
+    payload->append(held_, 0, out);
+    held_.erase(0, out);
+    held_.append(in);
+  }
   received_ += static_cast<int64_t>(out);
-  held_ = joined.substr(out);
   return in.size();
 }
 

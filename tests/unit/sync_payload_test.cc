@@ -39,7 +39,7 @@ TEST(SyncPayloadReader, LengthFramingAfterKeepAlives) {
 
 TEST(SyncPayloadReader, EofFramingMarkAcrossReads) {
   std::string body = "REDIS0011" + std::string(100, 'x') + std::string(39, 'a') + "b";
-  for (size_t step : {1, 5, 39, 41, 1000}) {
+  for (size_t step : {1, 2, 5, 38, 39, 40, 41, 79, 80, 150, 1000}) {
     SyncPayloadReader r;
     auto [payload, rest] = FeedInSteps(r, "\n$EOF:" + kMark + "\r\n" + body + kMark + "+X", step);
     EXPECT_EQ(r.state(), SyncPayloadReader::State::kDone) << step;
