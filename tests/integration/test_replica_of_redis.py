@@ -17,7 +17,8 @@ import pytest
 import redis
 
 from conftest import HOST, start_server, wait_for, free_port
-from repl_helpers import assert_same_data, populate
+from repl_helpers import (assert_same_data, info, link_up, populate, procs, start_redis,
+                          wait_in_sync, wait_link_up)
 
 REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
@@ -26,28 +27,8 @@ SYNC_TIMEOUT = 20
 
 
 def start_master(diskless="yes", extra=()):
-    return start_server(["--appendonly", "no", "--repl-diskless-sync", diskless,
-                         "--repl-diskless-sync-delay", "0", *extra], binary=REDIS_SERVER)
-
-
-def info(r, section="replication"):
-    return r.info(section)
-
-
-def link_up(replica):
-    return info(replica).get("master_link_status") == "up"
-
-
-def wait_link_up(replica, timeout=SYNC_TIMEOUT):
-    wait_for(lambda: link_up(replica), timeout=timeout, message="replica link never came up")
-
-
-def wait_caught_up(master, replica, timeout=SYNC_TIMEOUT):
-    def caught_up():
-        m = info(master)["master_repl_offset"]
-        s = info(replica)
-        return s.get("master_link_status") == "up" and s.get("slave_repl_offset") == m
-    wait_for(caught_up, timeout=timeout, message="replica did not catch up")
+    return start_redis(["--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0",
+                        *extra])
 
 
 def populate_all(m):
@@ -62,13 +43,11 @@ def populate_all(m):
 
 
 @pytest.fixture(params=["yes", "no"], ids=["diskless", "disk"])
-def pair(request):
+def pair(request, procs):
     master = start_master(request.param)
     replica = start_server()
-    yield master, replica
-    for h in (replica, master):
-        h.stop()
-        h.cleanup()
+    procs.extend([replica, master])
+    return master, replica
 
 
 def attach(master, replica):
@@ -83,7 +62,7 @@ def test_full_sync_then_live_stream(pair):
     m = master.client()
     populate_all(m)
     s = attach(master, replica)
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     assert_same_data(m, s)
     assert s.dbsize() == m.dbsize()
     assert s.fcall_ro("echo1", 0, "hi") == b"hi"  # function libraries come with the RDB
@@ -122,7 +101,7 @@ def test_full_sync_then_live_stream(pair):
 
     # WAIT on the master counts us once our ACK (REPLCONF GETACK or the periodic one) arrives.
     assert m.wait(1, 5000) == 1
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     assert_same_data(m, s)
     assert s.lrange("bl:queue", 0, -1) == [b"two"]
     assert s.get("lua:str") == b"from-lua"
@@ -134,7 +113,7 @@ def test_replica_refuses_writes_and_reports_state(pair):
     m = master.client()
     m.set("k", "v")
     s = attach(master, replica)
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     with pytest.raises(redis.exceptions.ReadOnlyError, match="You can't write against a read only replica"):
         s.set("x", 1)
     # redis-py turns the READONLY code into ReadOnlyError (the prefix is stripped).
@@ -184,7 +163,7 @@ def test_expiry_follows_the_master(pair):
     m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
     m.set("soon", "v", px=1500)
     m.set("kept", "v")
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     assert s.get("soon") == b"v"
     # Past its TTL the replica hides the key but keeps it: only the master's DEL removes it.
     wait_for(lambda: s.get("soon") is None, timeout=5)
@@ -202,7 +181,7 @@ def test_replicaof_no_one_promotes(pair):
     m = master.client()
     m.set("a", 1)
     s = attach(master, replica)
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     master_replid = info(m)["master_replid"]
     assert info(s)["master_replid"] == master_replid
     offset = info(s)["master_repl_offset"]
@@ -222,7 +201,7 @@ def test_link_drop_partial_resync(pair):
     m = master.client()
     m.set("a", 1)
     s = attach(master, replica)
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     before = m.info("stats")
     m.execute_command("CLIENT", "KILL", "TYPE", "replica")
     m.set("during", "the gap")
@@ -231,7 +210,7 @@ def test_link_drop_partial_resync(pair):
     after = m.info("stats")
     assert after["sync_full"] == before["sync_full"]
     m.incr("a")
-    wait_caught_up(m, s)
+    wait_in_sync(m, s)
     assert_same_data(m, s)
 
 
@@ -248,7 +227,7 @@ def test_masterauth():
         assert not link_up(s)
         s.config_set("masterauth", "sekret")
         wait_link_up(s)
-        wait_caught_up(m, s)
+        wait_in_sync(m, s)
         assert s.get("guarded") == b"1"
     finally:
         for h in (replica, master):
@@ -281,7 +260,7 @@ def test_restart_with_rdb_resyncs_partially():
         s.execute_command("REPLICAOF", HOST, master.port)
         wait_link_up(s)
         m.rpush("l", *range(100))
-        wait_caught_up(m, s)
+        wait_in_sync(m, s)
         assert s.execute_command("CONFIG", "REWRITE") == b"OK"
         conf = (replica.workdir / "server.conf").read_text()
         assert f"replicaof {HOST} {master.port}" in conf
@@ -293,7 +272,7 @@ def test_restart_with_rdb_resyncs_partially():
         replica = start_server(["--dir", str(workdir)], config_text=conf)
         s = replica.client()
         wait_link_up(s)
-        wait_caught_up(m, s)
+        wait_in_sync(m, s)
         after = m.info("stats")
         assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
         assert after["sync_full"] == before["sync_full"]
@@ -319,14 +298,14 @@ def test_aof_on_replica_holds_the_synced_data():
         assert s.execute_command("SLAVEOF", HOST, master.port)  # redis-py maps +OK to True
         assert s.config_get("replicaof")["replicaof"] == f"{HOST} {master.port}"
         wait_link_up(s)
-        wait_caught_up(m, s)
+        wait_in_sync(m, s)
         # The AOF restarted with a rewrite of the loaded data; then applied writes follow.
         wait_for(lambda: s.info("persistence")["aof_rewrite_in_progress"] == 0
                  and s.info("persistence")["aof_rewrite_scheduled"] == 0
                  and s.info("persistence")["aof_enabled"] == 1, timeout=SYNC_TIMEOUT)
         m.incr("int")
         m.rpush("list:small", "d")
-        wait_caught_up(m, s)
+        wait_in_sync(m, s)
         workdir = replica.workdir
         replica.stop()
         replica = start_server(["--appendonly", "yes", "--dir", str(workdir)])
@@ -470,8 +449,8 @@ def test_switch_to_promoted_sibling_continues_partially():
         ma.set("k", 1)
         s = replica.client()
         s.execute_command("REPLICAOF", HOST, a.port)
-        wait_caught_up(ma, s)
-        wait_caught_up(ma, mb)
+        wait_in_sync(ma, s)
+        wait_in_sync(ma, mb)
         old_id = info(ma)["master_replid"]
         mb.execute_command("REPLICAOF", "NO", "ONE")
         new_id = info(mb)["master_replid"]
@@ -486,7 +465,7 @@ def test_switch_to_promoted_sibling_continues_partially():
         assert fields["master_replid"] == new_id
         assert fields["master_replid2"] == old_id
         mb.set("k", 2)
-        wait_caught_up(mb, s)
+        wait_in_sync(mb, s)
         assert s.get("k") == b"2"
     finally:
         for h in (replica, b, a):
@@ -522,12 +501,12 @@ def test_vireo_chain_partial_resync_and_promotion():
         populate_all(ma)
         mb.execute_command("REPLICAOF", HOST, a.port)
         mc.execute_command("REPLICAOF", HOST, b.port)  # a sub-replica: B proxies A's stream
-        wait_caught_up(ma, mb)
+        wait_in_sync(ma, mb)
         for i in range(100):
             ma.incr("chain:counter")
             ma.rpush("chain:list", i)
-        wait_caught_up(ma, mb)
-        wait_caught_up(mb, mc)
+        wait_in_sync(ma, mb)
+        wait_in_sync(mb, mc)
         assert info(mc)["slave_repl_offset"] == info(ma)["master_repl_offset"]
         assert_same_data(ma, mc)
 
@@ -538,8 +517,8 @@ def test_vireo_chain_partial_resync_and_promotion():
         wait_for(lambda: ma.info("stats")["sync_partial_ok"] > before["sync_partial_ok"],
                  timeout=SYNC_TIMEOUT)
         assert ma.info("stats")["sync_full"] == before["sync_full"]
-        wait_caught_up(ma, mb)
-        wait_caught_up(mb, mc)
+        wait_in_sync(ma, mb)
+        wait_in_sync(mb, mc)
         assert mc.get("after-kill") == b"1"
 
         # B is promoted: C (its replica) must hear of the new ID and continues partially.
@@ -549,7 +528,7 @@ def test_vireo_chain_partial_resync_and_promotion():
         wait_for(lambda: mb.info("stats")["sync_partial_ok"] > b_before["sync_partial_ok"],
                  timeout=SYNC_TIMEOUT)
         assert mb.info("stats")["sync_full"] == b_before["sync_full"]
-        wait_caught_up(mb, mc)
+        wait_in_sync(mb, mc)
         assert info(mc)["master_replid"] == info(mb)["master_replid"]
         assert info(mc)["master_replid2"] == info(ma)["master_replid"]
         assert mc.get("after-promotion") == b"1"
