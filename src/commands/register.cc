@@ -13,6 +13,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterHashCommands(table);
   RegisterSetCommands(table);
   RegisterZsetCommands(table);
+  RegisterGeoCommands(table);
   RegisterSortCommands(table);
   RegisterStreamCommands(table);
   RegisterScriptingCommands(table);
