@@ -357,14 +357,14 @@ bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, size_t base, const 
     }
   }
   if (a->has_store && (a->with_dist || a->with_hash || a->with_coord)) {
-    ctx.reply.Error(fmt::format(
-        "ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
-        (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
+    ctx.reply.Error(
+        fmt::format("ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
+                    (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
     return false;
   }
   if ((flags & kSearch) && !(a->from_member || a->from_lonlat)) {
-    ctx.reply.Error(fmt::format("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
-                                ctx.arg(0)));
+    ctx.reply.Error(fmt::format(
+        "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}", ctx.arg(0)));
     return false;
   }
   if ((flags & kSearch) && !(a->by_radius || a->by_box)) {
@@ -380,15 +380,15 @@ bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, size_t base, const 
 }
 
 // Appends the members of one cell that lie inside the shape, stopping at `limit` (0 = none).
-void PointsInCell(const ZSet& z, geo::HashBits cell, const geo::Shape& shape, size_t limit,
-                  std::vector<GeoPoint>* out) {
+void PointsInCell(const ZSet& z, geo::HashBits cell, const geo::Shape& shape,
+                  const geo::DistanceFrom& centre, size_t limit, std::vector<GeoPoint>* out) {
   uint64_t min, max;
   geo::ScoreRangeOf(cell, &min, &max);
   auto max_score = static_cast<double>(max);
   for (ZSet::Iter it = z.At(z.ScoreLowerBound(static_cast<double>(min), false));
        it.Valid() && it.score() < max_score; it.Next()) {
     double xy[2], dist = 0;
-    if (geo::WithinShape(shape, it.score(), xy, &dist)) {
+    if (geo::WithinShape(shape, centre, it.score(), xy, &dist)) {
       out->push_back({std::string(it.member()), xy[0], xy[1], dist, it.score()});
     }
     if (limit != 0 && out->size() >= limit) break;
@@ -399,6 +399,7 @@ void PointsInCell(const ZSet& z, geo::HashBits cell, const geo::Shape& shape, si
 std::vector<GeoPoint> PointsInShape(const ZSet& z, const geo::Shape& shape, size_t limit) {
   geo::SearchCells cells = geo::CellsForShape(shape);
   std::vector<GeoPoint> out;
+  geo::DistanceFrom centre(shape.lon, shape.lat);
   // Huge radii can make neighbours coincide: a cell equal to the last one scanned is skipped.
   // (Redis's bookkeeping can't tell "the centre cell was last" from "nothing yet", so the
   // first neighbour is never compared; neither is it here.)
@@ -408,7 +409,7 @@ std::vector<GeoPoint> PointsInShape(const ZSet& z, const geo::Shape& shape, size
     if (cell.IsZero()) continue;
     if (last != 0 && cell == cells.cells[last]) continue;
     if (limit != 0 && out.size() >= limit) break;
-    PointsInCell(z, cell, shape, limit, &out);
+    PointsInCell(z, cell, shape, centre, limit, &out);
     last = i;
   }
   return out;
@@ -544,9 +545,7 @@ void GeoradiusbymemberRoCommand(CommandContext& ctx) {
   SearchGeneric(ctx, 1, kFromMember | kNoStore);
 }
 void GeosearchCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kSearch); }
-void GeosearchstoreCommand(CommandContext& ctx) {
-  SearchGeneric(ctx, 2, kSearch | kSearchStore);
-}
+void GeosearchstoreCommand(CommandContext& ctx) { SearchGeneric(ctx, 2, kSearch | kSearchStore); }
 
 // COMMAND GETKEYS for GEORADIUS / GEORADIUSBYMEMBER: the source, then the key after the first
 // STORE and the first STOREDIST among the options (Redis's keyword key specs).

@@ -176,16 +176,7 @@ double LatDistance(double lat1, double lat2) {
 }
 
 double Distance(double lon1, double lat1, double lon2, double lat2) {
-  double lon1r = DegToRad(lon1);
-  double lon2r = DegToRad(lon2);
-  double v = std::sin((lon2r - lon1r) / 2);
-  // Same meridian: the haversine reduces to the latitude difference (and skips the trig).
-  if (v == 0.0) return LatDistance(lat1, lat2);
-  double lat1r = DegToRad(lat1);
-  double lat2r = DegToRad(lat2);
-  double u = std::sin((lat2r - lat1r) / 2);
-  double a = u * u + std::cos(lat1r) * std::cos(lat2r) * v * v;
-  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(a));
+  return DistanceFrom(lon1, lat1).To(lon2, lat2);
 }
 
 int EstimateStepsByRadius(double range_meters, double lat) {
@@ -225,10 +216,10 @@ std::array<double, 4> BoundingBox(const Shape& shape) {
 SearchCells CellsForShape(const Shape& shape) {
   std::array<double, 4> bounds = BoundingBox(shape);
   double min_lon = bounds[0], min_lat = bounds[1], max_lon = bounds[2], max_lat = bounds[3];
-  double radius_meters =
-      shape.type == Shape::Type::kCircle
-          ? shape.radius
-          : std::sqrt((shape.width / 2) * (shape.width / 2) + (shape.height / 2) * (shape.height / 2));
+  double radius_meters = shape.type == Shape::Type::kCircle
+                             ? shape.radius
+                             : std::sqrt((shape.width / 2) * (shape.width / 2) +
+                                         (shape.height / 2) * (shape.height / 2));
   radius_meters *= shape.conversion;
   int steps = EstimateStepsByRadius(radius_meters, shape.lat);
 
@@ -274,10 +265,29 @@ void ScoreRangeOf(HashBits cell, uint64_t* min, uint64_t* max) {
   *max = Align52(cell);
 }
 
+DistanceFrom::DistanceFrom(double lon, double lat)
+    : lat_(lat), lon_r_(DegToRad(lon)), lat_r_(DegToRad(lat)), cos_lat_(std::cos(lat_r_)) {}
+
+double DistanceFrom::To(double lon, double lat) const {
+  double lon2r = DegToRad(lon);
+  double v = std::sin((lon2r - lon_r_) / 2);
+  // Same meridian: the haversine reduces to the latitude difference (and skips the trig).
+  if (v == 0.0) return LatDistance(lat_, lat);
+  double lat2r = DegToRad(lat);
+  double u = std::sin((lat2r - lat_r_) / 2);
+  double a = u * u + cos_lat_ * std::cos(lat2r) * v * v;
+  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(a));
+}
+
 bool WithinShape(const Shape& shape, double score, double xy[2], double* distance) {
+  return WithinShape(shape, DistanceFrom(shape.lon, shape.lat), score, xy, distance);
+}
+
+bool WithinShape(const Shape& shape, const DistanceFrom& centre, double score, double xy[2],
+                 double* distance) {
   if (!DecodeScore(score, xy)) return false;
   if (shape.type == Shape::Type::kCircle) {
-    *distance = Distance(shape.lon, shape.lat, xy[0], xy[1]);
+    *distance = centre.To(xy[0], xy[1]);
     return *distance <= shape.radius * shape.conversion;
   }
   double width_m = shape.width * shape.conversion;
@@ -285,7 +295,7 @@ bool WithinShape(const Shape& shape, double score, double xy[2], double* distanc
   // The latitude test is the cheaper one, so it goes first.
   if (LatDistance(xy[1], shape.lat) > height_m / 2) return false;
   if (Distance(xy[0], xy[1], shape.lon, xy[1]) > width_m / 2) return false;
-  *distance = Distance(shape.lon, shape.lat, xy[0], xy[1]);
+  *distance = centre.To(xy[0], xy[1]);
   return true;
 }
 
@@ -296,8 +306,8 @@ size_t FormatDistance(double d, char* buf) {
   }
   long long scaled = std::llrint(d * 10000.0);
   bool negative = scaled < 0;
-  unsigned long long magnitude =
-      negative ? 0ULL - static_cast<unsigned long long>(scaled) : static_cast<unsigned long long>(scaled);
+  unsigned long long magnitude = negative ? 0ULL - static_cast<unsigned long long>(scaled)
+                                          : static_cast<unsigned long long>(scaled);
   // At least five digits, so there is an integer part before the four decimals.
   char digits[24];
   int n = std::snprintf(digits, sizeof(digits), "%05llu", magnitude);

@@ -102,8 +102,21 @@ SearchCells CellsForShape(const Shape& shape);
 // The score range [*min, *max) of the members inside a cell.
 void ScoreRangeOf(HashBits cell, uint64_t* min, uint64_t* max);
 
+// Distances from one fixed point: Distance(lon, lat, ...) with the centre's radians and cosine
+// computed once (the same operations on the same inputs, so the same bits).
+class DistanceFrom {
+ public:
+  DistanceFrom(double lon, double lat);
+  double To(double lon, double lat) const;
+
+ private:
+  double lat_, lon_r_, lat_r_, cos_lat_;
+};
+
 // Whether the point a score names is inside the shape; fills its coordinates and its distance
-// (meters) from the shape's centre.
+// (meters) from the shape's centre. `centre` is DistanceFrom(shape.lon, shape.lat).
+bool WithinShape(const Shape& shape, const DistanceFrom& centre, double score, double xy[2],
+                 double* distance);
 bool WithinShape(const Shape& shape, double score, double xy[2], double* distance);
 
 // A distance as the GEO commands print it: rounded to 4 decimals ("%.4f" on llrint(d * 1e4),
