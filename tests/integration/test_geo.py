@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from conftest import RawConnection, _finish, call, call_error, start_server
+from conftest import RawConnection, _finish, call, call_error, start_server, wait_for
 
 PALERMO = ("13.361389", "38.115556", "Palermo")
 CATANIA = ("15.087269", "37.502669", "Catania")
@@ -304,11 +304,26 @@ def test_notifications_and_propagation(server, raw):
     raw.execute("CONFIG", "SET", "notify-keyspace-events", "")
 
 
-def test_geoadd_is_replicated_as_zadd(server, raw):
-    with server.raw() as mon:
-        mon.execute("MONITOR")
-        add_sicily(raw)
-        assert b'"GEOADD"' in mon.read_reply()
+def test_geoadd_is_logged_as_zadd(server_factory):
+    """GEOADD reaches the AOF (and replicas) as the ZADD Redis rewrites it into; no-op GEOADDs
+    and reads are not logged; the store variants are logged as sent."""
+    srv = server_factory(["--appendonly", "yes"])
+    with srv.raw() as conn:
+        assert conn.execute("GEOADD", "Sicily", "CH", *PALERMO, *CATANIA) == b":2\r\n"
+        assert conn.execute("GEOADD", "Sicily", *PALERMO) == b":0\r\n"
+        conn.execute("GEORADIUS", "Sicily", "15", "37", "200", "km")
+        assert conn.execute("GEOSEARCHSTORE", "d", "Sicily", "FROMLONLAT", "15", "37", "BYRADIUS",
+                            "100", "km") == b":1\r\n"
+
+    def aof():
+        files = list(srv.workdir.rglob("*.incr.aof"))
+        data = files[0].read_bytes() if files else b""
+        return data if b"GEOSEARCHSTORE" in data else None
+
+    data = wait_for(aof)
+    assert data.count(b"zadd") == 1 and b"GEOADD" not in data and b"GEORADIUS" not in data
+    assert RawConnection.encode("zadd", "Sicily", "CH", "3479099956230698", "Palermo",
+                                "3479447370796909", "Catania") in data
 
 
 # ---------------------------------------------------------------------------------------------
