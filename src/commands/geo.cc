@@ -110,6 +110,20 @@ void ReplyCoordinate(CommandContext& ctx, double v) {
   ctx.reply.Raw("\r\n");
 }
 
+// The geo set at `key` for a reading command: like LookupZset, but counted in INFO's
+// keyspace_hits / keyspace_misses as Redis's lookupKeyRead does.
+ZSet* LookupGeoRead(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = LookupRead(ctx, key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != ValueType::kZSet) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return ZsetOf(entry);
+}
+
 // The position of `member`, false when it is not in the set.
 bool MemberPosition(const ZSet& z, std::string_view member, double xy[2]) {
   double score;
@@ -191,8 +205,6 @@ void GeoaddCommand(CommandContext& ctx) {
       zadd.emplace_back(item.member);
     }
     ctx.PropagateInstead(std::move(zadd));
-  } else if (!existed) {
-    DeleteZsetIfEmpty(ctx, key, z);
   }
   ctx.reply.Integer(ch ? added + updated : added);
 }
@@ -210,7 +222,7 @@ void GeodistCommand(CommandContext& ctx) {
     return;
   }
   bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   double a[2], b[2];
   if (z == nullptr || !MemberPosition(*z, ctx.arg(2), a) || !MemberPosition(*z, ctx.arg(3), b)) {
@@ -222,7 +234,7 @@ void GeodistCommand(CommandContext& ctx) {
 
 void GeohashCommand(CommandContext& ctx) {
   bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -238,7 +250,7 @@ void GeohashCommand(CommandContext& ctx) {
 
 void GeoposCommand(CommandContext& ctx) {
   bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -467,7 +479,7 @@ void ReplyResults(CommandContext& ctx, const SearchArgs& a, const std::vector<Ge
 
 void SearchGeneric(CommandContext& ctx, size_t src_index, uint32_t flags) {
   bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(src_index), &wrong_type);
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(src_index), &wrong_type);
   if (wrong_type) return;
   SearchArgs a;
   size_t base;

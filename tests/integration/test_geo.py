@@ -127,6 +127,18 @@ def test_geodist(raw):
     assert raw.execute("GEODIST", "Sicily", "a", "b", "km", "x") == b"-ERR syntax error\r\n"
 
 
+def test_reads_count_keyspace_hits(raw):
+    add_sicily(raw)
+    raw.execute("CONFIG", "RESETSTAT")
+    raw.execute("GEOPOS", "Sicily", "Palermo")
+    raw.execute("GEODIST", "Sicily", "Palermo", "Catania")
+    raw.execute("GEOSEARCH", "nokey", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m")
+    raw.execute("GEOHASH", "nokey", "x")
+    raw.execute("GEOADD", "Sicily", *PALERMO)  # a write: not counted
+    stats = raw.execute("INFO", "stats")
+    assert b"keyspace_hits:2\r\n" in stats and b"keyspace_misses:2\r\n" in stats
+
+
 def test_wrongtype(raw):
     raw.execute("SET", "s", "x")
     for cmd in (("GEOPOS", "s", "a"), ("GEOHASH", "s", "a"), ("GEODIST", "s", "a", "b"),
