@@ -7,6 +7,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterConnectionCommands(table);
   RegisterTransactionCommands(table);
   RegisterStringCommands(table);
+  RegisterBitmapCommands(table);
   RegisterKeyCommands(table);
   RegisterListCommands(table);
   RegisterPubsubCommands(table);

@@ -1,6 +1,8 @@
 #include "persistence/rdb_encoding.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "util/strings.h"
@@ -91,6 +93,28 @@ uint64_t Crc64(uint64_t crc, const void* data, size_t len) {
 // top 3 bits are (match length - 2), 7 meaning "add the next byte", and the low 5 bits plus the
 // following byte are (distance - 1) back into the output.
 
+namespace {
+
+uint32_t Load24(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) << 16 | static_cast<uint32_t>(p[1]) << 8 | p[2];
+}
+
+// How many bytes a and b share from the start, up to `max`; compares eight at a time.
+size_t MatchLength(const uint8_t* a, const uint8_t* b, size_t max) {
+  size_t n = 0;
+  while (n + 8 <= max) {
+    uint64_t x, y;
+    memcpy(&x, a + n, 8);
+    memcpy(&y, b + n, 8);
+    if (x != y) return n + static_cast<size_t>(std::countr_zero(x ^ y) / 8);
+    n += 8;
+  }
+  while (n < max && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
 size_t LzfCompress(const char* in_chars, size_t in_len, char* out_chars, size_t out_cap) {
   constexpr size_t kHashBits = 14;
   constexpr size_t kMaxOffset = 1 << 13;
@@ -99,13 +123,15 @@ size_t LzfCompress(const char* in_chars, size_t in_len, char* out_chars, size_t 
   const auto* in = reinterpret_cast<const uint8_t*>(in_chars);
   auto* out = reinterpret_cast<uint8_t*>(out_chars);
   if (in_len == 0 || out_cap < 2) return 0;
-  uint32_t table[1 << kHashBits] = {};  // position + 1 of the last occurrence of a 3-byte hash
-  size_t ip = 0, op = 1;                // out[0] is the control byte of the first literal run
+  // Position + 1 of the last occurrence of a 3-byte hash. A short input uses (and clears) only
+  // part of the table: clearing all of it cost more than compressing a 4 KB stream node.
+  uint32_t table[1 << kHashBits];
+  const int bits =
+      std::clamp(static_cast<int>(std::bit_width(in_len)) - 1, 8, static_cast<int>(kHashBits));
+  std::fill_n(table, size_t{1} << bits, 0u);
+  auto hash = [bits](uint32_t v) { return (v * 2654435761u) >> (32 - bits); };
+  size_t ip = 0, op = 1;  // out[0] is the control byte of the first literal run
   size_t lit = 0;
-  auto hash = [&](size_t i) {
-    uint32_t v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-    return ((v * 2654435761u) >> (32 - kHashBits)) & ((1 << kHashBits) - 1);
-  };
   auto add_literal = [&]() -> bool {
     if (op + 2 > out_cap) return false;
     out[op++] = in[ip++];
@@ -117,14 +143,13 @@ size_t LzfCompress(const char* in_chars, size_t in_len, char* out_chars, size_t 
     return true;
   };
   while (ip + 2 < in_len) {
-    uint32_t h = hash(ip);
-    size_t ref = table[h];
-    table[h] = static_cast<uint32_t>(ip + 1);
-    if (ref != 0 && ip - (ref - 1) <= kMaxOffset && memcmp(in + ref - 1, in + ip, 3) == 0) {
+    const uint32_t v = Load24(in + ip);
+    uint32_t& slot = table[hash(v)];
+    size_t ref = slot;
+    slot = static_cast<uint32_t>(ip + 1);
+    if (ref != 0 && ip - (ref - 1) <= kMaxOffset && Load24(in + ref - 1) == v) {
       --ref;
-      size_t max = std::min(kMaxMatch, in_len - ip);
-      size_t len = 3;
-      while (len < max && in[ref + len] == in[ip + len]) ++len;
+      size_t len = 3 + MatchLength(in + ref + 3, in + ip + 3, std::min(kMaxMatch, in_len - ip) - 3);
       // Close the literal run (or take back its unused control byte).
       if (lit > 0) {
         out[op - lit - 1] = static_cast<uint8_t>(lit - 1);
@@ -146,7 +171,7 @@ size_t LzfCompress(const char* in_chars, size_t in_len, char* out_chars, size_t 
       // Index the positions the match covered (cheaply: its last two), for later matches.
       size_t end = ip + len;
       for (size_t i = end >= 2 ? end - 2 : end; i < end && i + 2 < in_len; ++i) {
-        table[hash(i)] = static_cast<uint32_t>(i + 1);
+        table[hash(Load24(in + i))] = static_cast<uint32_t>(i + 1);
       }
       ip = end;
     } else if (!add_literal()) {
@@ -188,7 +213,11 @@ bool LzfDecompress(const char* in_chars, size_t in_len, char* out_chars, size_t 
       len += 2;
       if (back > op || out_len - op < len) return false;
       uint8_t* ref = out + op - back;
-      for (size_t i = 0; i < len; ++i) out[op + i] = ref[i];  // may overlap: byte by byte
+      if (back >= len) {
+        memcpy(out + op, ref, len);
+      } else {
+        for (size_t i = 0; i < len; ++i) out[op + i] = ref[i];  // overlaps: byte by byte
+      }
       op += len;
     }
   }
@@ -298,10 +327,8 @@ char* PutLEBytes(char* p, uint64_t v, int bytes) {
 
 }  // namespace
 
-// Each element is assembled in a small array and appended at once: byte-wise appends were most
-// of the cost of writing a stream's nodes.
 void ListpackWriter::AddInt(int64_t v) {
-  char e[16];
+  char* const e = Room(16);
   char* p = e;
   if (v >= 0 && v <= 127) {
     *p++ = static_cast<char>(v);
@@ -323,7 +350,7 @@ void ListpackWriter::AddInt(int64_t v) {
     p = PutLEBytes(p, static_cast<uint64_t>(v), 8);
   }
   p = PutBacklen(p, static_cast<size_t>(p - e));
-  buf_.append(e, static_cast<size_t>(p - e));
+  size_ += static_cast<size_t>(p - e);
   ++count_;
 }
 
@@ -334,39 +361,39 @@ void ListpackWriter::Add(std::string_view s) {
     return;
   }
   size_t len = s.size();
-  char head[5];
-  char* h = head;
+  char* const e = Room(len + 10);
+  char* p = e;
   if (len < 64) {
-    *h++ = static_cast<char>(0x80 | len);
+    *p++ = static_cast<char>(0x80 | len);
   } else if (len < 4096) {
-    *h++ = static_cast<char>(0xE0 | (len >> 8));
-    *h++ = static_cast<char>(len & 0xff);
+    *p++ = static_cast<char>(0xE0 | (len >> 8));
+    *p++ = static_cast<char>(len & 0xff);
   } else {
-    *h++ = static_cast<char>(0xF0);
-    h = PutLEBytes(h, len, 4);
+    *p++ = static_cast<char>(0xF0);
+    p = PutLEBytes(p, len, 4);
   }
-  auto head_len = static_cast<size_t>(h - head);
-  char back[5];
-  char* b = PutBacklen(back, head_len + len);
-  buf_.append(head, head_len);
-  buf_.append(s);
-  buf_.append(back, static_cast<size_t>(b - back));
+  memcpy(p, s.data(), len);
+  p += len;
+  p = PutBacklen(p, static_cast<size_t>(p - e));
+  size_ += static_cast<size_t>(p - e);
   ++count_;
 }
 
 std::string ListpackWriter::Finish() {
   FinishView();
+  buf_.resize(size_);
   return std::move(buf_);
 }
 
 std::string_view ListpackWriter::FinishView() {
-  buf_.push_back(static_cast<char>(0xFF));
-  uint32_t total = static_cast<uint32_t>(buf_.size());
+  *Room(1) = static_cast<char>(0xFF);
+  ++size_;
+  uint32_t total = static_cast<uint32_t>(size_);
   uint16_t n = count_ < 65535 ? static_cast<uint16_t>(count_) : 65535;
   for (int i = 0; i < 4; ++i) buf_[i] = static_cast<char>((total >> (8 * i)) & 0xff);
   buf_[4] = static_cast<char>(n & 0xff);
   buf_[5] = static_cast<char>(n >> 8);
-  return buf_;
+  return {buf_.data(), size_};
 }
 
 std::string_view PackedElem::View(char* buf) const {

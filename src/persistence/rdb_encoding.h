@@ -6,6 +6,7 @@
 // them return false, never read out of bounds.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -99,23 +100,31 @@ bool StringToInt64Strict(std::string_view s, int64_t* out);
 // Builds a listpack blob entry by entry.
 class ListpackWriter {
  public:
-  ListpackWriter() { buf_.assign(6, '\0'); }
+  ListpackWriter() : buf_(64, '\0') {}
   void Add(std::string_view s);  // stored as an integer when it reads as one (as Redis)
   void AddInt(int64_t v);
   size_t count() const { return count_; }
-  size_t bytes() const { return buf_.size() + 1; }
+  size_t bytes() const { return size_ + 1; }
   // The finished blob (header filled in, terminator appended). The writer is spent.
   std::string Finish();
   // The same, as a view into the writer, valid until Reset(); for a writer reused per blob.
   std::string_view FinishView();
   // Starts a new blob, keeping the buffer's capacity.
   void Reset() {
-    buf_.assign(6, '\0');
+    size_ = kHeader;
     count_ = 0;
   }
 
  private:
+  static constexpr size_t kHeader = 6;
+  // Where `n` more bytes go; the buffer only grows (never cleared again), and size_ counts what
+  // is written, so each element is stored with plain stores rather than string appends.
+  char* Room(size_t n) {
+    if (buf_.size() < size_ + n) buf_.resize(std::max(size_ + n, 2 * buf_.size()));
+    return buf_.data() + size_;
+  }
   std::string buf_;
+  size_t size_ = kHeader;
   size_t count_ = 0;
 };
 

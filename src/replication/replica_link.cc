@@ -35,7 +35,9 @@ std::string RespCommandOf(const Args& args) {
     fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
   return out;
 }
-std::string RespCommand(std::initializer_list<std::string_view> args) { return RespCommandOf(args); }
+std::string RespCommand(std::initializer_list<std::string_view> args) {
+  return RespCommandOf(args);
+}
 std::string RespCommand(const std::vector<std::string>& args) { return RespCommandOf(args); }
 
 std::vector<std::string_view> SplitWords(std::string_view s) {
@@ -404,6 +406,7 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
       return false;
     }
     payload_ = SyncPayloadReader();
+    temp_written_ = temp_flushed_ = 0;
     state_ = State::kTransfer;
     last_io_ms_ = NowMs();
     return false;
@@ -491,6 +494,15 @@ void ReplicaLink::FeedPayload(std::string_view data) {
       return;
     }
     out.remove_prefix(static_cast<size_t>(n));
+    temp_written_ += static_cast<uint64_t>(n);
+  }
+  // Start writeback every few MB, as Redis does, so the fsync before loading has little left
+  // to do (one fsync of a whole big payload stalled the loop for a good part of the sync).
+  constexpr uint64_t kWritebackEvery = 8 << 20;
+  if (temp_written_ - temp_flushed_ >= kWritebackEvery) {
+    sync_file_range(temp_fd_, static_cast<off64_t>(temp_flushed_),
+                    static_cast<off64_t>(temp_written_ - temp_flushed_), SYNC_FILE_RANGE_WRITE);
+    temp_flushed_ = temp_written_;
   }
   if (payload_.state() == SyncPayloadReader::State::kDone) FinishFullSync(data.substr(used));
 }

@@ -117,6 +117,9 @@ class ReplicaLink {
   SyncPayloadReader payload_;
   std::string temp_path_;
   int temp_fd_ = -1;
+  // Bytes written to the temp file, and how many of them were handed to writeback already.
+  uint64_t temp_written_ = 0;
+  uint64_t temp_flushed_ = 0;
 };
 
 }  // namespace vireo

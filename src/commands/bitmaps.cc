@@ -1,0 +1,492 @@
+// Bitmap commands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and BITFIELD_RO.
+//
+// Bitmaps are string values; the bit arithmetic lives in types/bitmap. Writes edit the string in
+// place (so the key keeps its TTL), growing it with zero bytes to reach the highest bit touched.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "types/bitmap.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+constexpr std::string_view kBadOffset = "ERR bit offset is not an integer or out of range";
+constexpr std::string_view kBadBit = "ERR bit is not an integer or out of range";
+constexpr std::string_view kBadFieldType =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
+    "i64 is.";
+
+// A bit offset argument: a non-negative integer whose byte lies below proto-max-bulk-len. With
+// `field_bits` (BITFIELD), "#n" means the n-th field of that width. Our master's commands (and
+// the AOF's) are applied whatever our own limit says, as Redis does.
+std::optional<uint64_t> ArgBitOffset(CommandContext& ctx, std::string_view arg,
+                                     unsigned field_bits = 0) {
+  const bool by_index = field_bits > 0 && !arg.empty() && arg[0] == '#';
+  int64_t offset;
+  if (!ParseInt64(by_index ? arg.substr(1) : arg, &offset) ||
+      (by_index && __builtin_mul_overflow(offset, static_cast<int64_t>(field_bits), &offset)) ||
+      offset < 0 ||
+      (!ctx.client.has(kClientMaster) && (offset >> 3) >= ctx.server.cfg().proto_max_bulk_len)) {
+    ctx.reply.Error(kBadOffset);
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(offset);
+}
+
+// The string at key for a command that writes bits up to `max_bit`: created or zero-extended to
+// reach it. *grown tells whether that changed the key. Replies WRONGTYPE and returns nullptr for
+// a key of another type.
+std::string* BitStringForWrite(CommandContext& ctx, std::string_view key, uint64_t max_bit,
+                               bool* grown) {
+  bool wrong_type;
+  DbEntry* entry = LookupTyped(ctx, key, ValueType::kString, &wrong_type);
+  if (wrong_type) return nullptr;
+  const size_t needed = static_cast<size_t>(max_bit >> 3) + 1;
+  if (entry == nullptr) {
+    entry = ctx.db.Add(key, Value::RawString(std::string(needed, '\0')));
+    *grown = true;
+    return entry->value.MutableString();
+  }
+  std::string* s = entry->value.MutableString();
+  *grown = s->size() < needed;
+  if (*grown) s->resize(needed, '\0');
+  return s;
+}
+
+// The bytes of the string at key for reading, or nullopt after replying WRONGTYPE. A missing key
+// reads as empty; *exists tells the two apart.
+std::optional<std::string_view> ReadBits(CommandContext& ctx, std::string_view key,
+                                         char (&scratch)[24], bool* exists) {
+  DbEntry* entry = LookupRead(ctx, key);
+  *exists = entry != nullptr;
+  if (entry == nullptr) return std::string_view();
+  if (!entry->value.is_string()) {
+    ctx.reply.Error(errors::kWrongType);
+    return std::nullopt;
+  }
+  return entry->value.StringView(scratch);
+}
+
+void SetbitCommand(CommandContext& ctx) {
+  auto offset = ArgBitOffset(ctx, ctx.arg(2));
+  if (!offset) return;
+  int64_t on;
+  if (!ParseInt64(ctx.arg(3), &on) || (on != 0 && on != 1)) {
+    ctx.reply.Error(kBadBit);
+    return;
+  }
+  bool grown;
+  std::string* s = BitStringForWrite(ctx, ctx.arg(1), *offset, &grown);
+  if (s == nullptr) return;
+  const bool old = bitmap::GetBit(*s, *offset);
+  // Setting a bit to what it already is changes nothing: no event, nothing to propagate.
+  if (grown || old != (on == 1)) {
+    bitmap::SetBit(s->data(), *offset, on == 1);
+    KeyWritten(ctx, ctx.arg(1));
+    Notify(ctx, kNotifyString, "setbit", ctx.arg(1));
+  }
+  ctx.reply.Integer(old ? 1 : 0);
+}
+
+void GetbitCommand(CommandContext& ctx) {
+  auto offset = ArgBitOffset(ctx, ctx.arg(2));
+  if (!offset) return;
+  char scratch[24];
+  bool exists;
+  auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
+  if (bits) ctx.reply.Integer(bitmap::GetBit(*bits, *offset) ? 1 : 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BITCOUNT and BITPOS ranges
+
+// A [start, end] range as BITCOUNT and BITPOS take it: byte or bit indexes, negative ones
+// counting from the end, clamped to the string. Resolved to bit positions.
+struct BitRange {
+  bool empty = false;
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+
+BitRange ResolveRange(int64_t start, int64_t end, bool in_bits, size_t length) {
+  const int64_t total = static_cast<int64_t>(length) * (in_bits ? 8 : 1);
+  if (start < 0) start = std::max<int64_t>(total + start, 0);
+  if (end < 0) end = std::max<int64_t>(total + end, 0);
+  if (end >= total) end = total - 1;
+  BitRange range;
+  if (start > end) {
+    range.empty = true;
+    return range;
+  }
+  range.first = static_cast<uint64_t>(start) * (in_bits ? 1 : 8);
+  range.last = in_bits ? static_cast<uint64_t>(end) : static_cast<uint64_t>(end) * 8 + 7;
+  return range;
+}
+
+// Parses the BYTE | BIT unit; replies a syntax error otherwise.
+bool ArgUnit(CommandContext& ctx, std::string_view arg, bool* in_bits) {
+  if (IsArg(arg, "BIT")) {
+    *in_bits = true;
+  } else if (IsArg(arg, "BYTE")) {
+    *in_bits = false;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  return true;
+}
+
+void BitcountCommand(CommandContext& ctx) {
+  // The key comes first, as in Redis 7.2: a missing key counts 0 whatever the other arguments.
+  char scratch[24];
+  bool exists;
+  auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
+  if (!bits) return;
+  if (!exists) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (ctx.argc() == 2) {
+    ctx.reply.Integer(static_cast<int64_t>(bitmap::Popcount(*bits)));
+    return;
+  }
+  if (ctx.argc() != 4 && ctx.argc() != 5) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  auto start = ArgInt(ctx, ctx.arg(2));
+  if (!start) return;
+  auto end = ArgInt(ctx, ctx.arg(3));
+  if (!end) return;
+  // Both negative and crossed is empty before the unit is even looked at.
+  if (*start < 0 && *end < 0 && *start > *end) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  bool in_bits = false;
+  if (ctx.argc() == 5 && !ArgUnit(ctx, ctx.arg(4), &in_bits)) return;
+  const BitRange range = ResolveRange(*start, *end, in_bits, bits->size());
+  ctx.reply.Integer(
+      range.empty ? 0 : static_cast<int64_t>(bitmap::CountRange(*bits, range.first, range.last)));
+}
+
+void BitposCommand(CommandContext& ctx) {
+  int64_t bit;
+  if (!ParseInt64(ctx.arg(2), &bit)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (bit != 0 && bit != 1) {
+    ctx.reply.Error("ERR The bit argument must be 1 or 0.");
+    return;
+  }
+  char scratch[24];
+  bool exists;
+  auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
+  if (!bits) return;
+  // A missing key is an endless run of zeros.
+  if (!exists) {
+    ctx.reply.Integer(bit == 1 ? -1 : 0);
+    return;
+  }
+  if (ctx.argc() > 6) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t start = 0;
+  int64_t end = -1;
+  bool in_bits = false;
+  const bool end_given = ctx.argc() >= 5;
+  if (ctx.argc() >= 4) {
+    auto s = ArgInt(ctx, ctx.arg(3));
+    if (!s) return;
+    start = *s;
+    if (ctx.argc() == 6 && !ArgUnit(ctx, ctx.arg(5), &in_bits)) return;
+    if (end_given) {
+      auto e = ArgInt(ctx, ctx.arg(4));
+      if (!e) return;
+      end = *e;
+    }
+  }
+  const BitRange range = ResolveRange(start, end, in_bits, bits->size());
+  if (range.empty) {
+    ctx.reply.Integer(-1);
+    return;
+  }
+  const int64_t pos = bitmap::FindFirst(*bits, bit == 1, range.first, range.last);
+  // Without an explicit end the string counts as zero-padded on the right: the first clear bit
+  // is then just past the range.
+  if (pos < 0 && bit == 0 && !end_given) {
+    ctx.reply.Integer(static_cast<int64_t>(range.last + 1));
+    return;
+  }
+  ctx.reply.Integer(pos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BITOP
+
+struct BitopName {
+  std::string_view name;
+  bitmap::Op op;
+};
+
+constexpr std::array<BitopName, 8> kBitops = {{{"AND", bitmap::Op::kAnd},
+                                               {"OR", bitmap::Op::kOr},
+                                               {"XOR", bitmap::Op::kXor},
+                                               {"NOT", bitmap::Op::kNot},
+                                               {"DIFF", bitmap::Op::kDiff},
+                                               {"DIFF1", bitmap::Op::kDiff1},
+                                               {"ANDOR", bitmap::Op::kAndOr},
+                                               {"ONE", bitmap::Op::kOne}}};
+
+void BitopCommand(CommandContext& ctx) {
+  const BitopName* found = nullptr;
+  for (const BitopName& candidate : kBitops) {
+    if (IsArg(ctx.arg(1), candidate.name)) found = &candidate;
+  }
+  if (found == nullptr) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  const bitmap::Op op = found->op;
+  const size_t num_sources = ctx.argc() - 3;
+  if (op == bitmap::Op::kNot && num_sources != 1) {
+    ctx.reply.Error("ERR BITOP NOT must be called with a single source key.");
+    return;
+  }
+  if ((op == bitmap::Op::kDiff || op == bitmap::Op::kDiff1 || op == bitmap::Op::kAndOr) &&
+      num_sources < 2) {
+    ctx.reply.Error("ERR BITOP " + std::string(found->name) +
+                    " must be called with at least two source keys.");
+    return;
+  }
+  // Integer-encoded sources are formatted into their own scratch buffers.
+  struct Scratch {
+    char bytes[24];
+  };
+  std::vector<Scratch> scratch(num_sources);
+  std::vector<std::string_view> sources(num_sources);
+  for (size_t i = 0; i < num_sources; ++i) {
+    bool exists;
+    auto bits = ReadBits(ctx, ctx.arg(3 + i), scratch[i].bytes, &exists);
+    if (!bits) return;
+    sources[i] = *bits;
+  }
+  std::string result;
+  bitmap::Combine(op, sources, &result);
+  const std::string_view dest = ctx.arg(2);
+  const auto length = static_cast<int64_t>(result.size());
+  if (!result.empty()) {
+    // The result replaces the destination whatever it held, TTL included.
+    ctx.db.Set(dest, Value::RawString(std::move(result)));
+    KeyWritten(ctx, dest);
+    Notify(ctx, kNotifyString, "set", dest);
+  } else if (ctx.db.Delete(dest)) {
+    // All sources empty or missing: the destination is removed rather than set to "".
+    KeyWritten(ctx, dest);
+    Notify(ctx, kNotifyGeneric, "del", dest);
+  }
+  ctx.reply.Integer(length);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BITFIELD
+
+enum class FieldOpKind : uint8_t { kGet, kSet, kIncrBy };
+
+struct FieldOp {
+  FieldOpKind kind;
+  bitmap::FieldType type;
+  bitmap::Overflow overflow;
+  uint64_t offset;
+  int64_t value;  // SET's value or INCRBY's increment
+};
+
+// Parses every subcommand before anything runs, so a bad one leaves the key untouched. Returns
+// false after replying. *max_write_bit is the highest bit a SET or INCRBY touches; *writes tells
+// whether there is any.
+bool ParseFieldOps(CommandContext& ctx, std::vector<FieldOp>* ops, uint64_t* max_write_bit,
+                   bool* writes) {
+  bitmap::Overflow overflow = bitmap::Overflow::kWrap;
+  *writes = false;
+  *max_write_bit = 0;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    const std::string_view sub = ctx.arg(i);
+    const size_t remaining = ctx.argc() - i - 1;
+    FieldOp op{};
+    if (IsArg(sub, "GET") && remaining >= 2) {
+      op.kind = FieldOpKind::kGet;
+    } else if (IsArg(sub, "SET") && remaining >= 3) {
+      op.kind = FieldOpKind::kSet;
+    } else if (IsArg(sub, "INCRBY") && remaining >= 3) {
+      op.kind = FieldOpKind::kIncrBy;
+    } else if (IsArg(sub, "OVERFLOW") && remaining >= 1) {
+      const std::string_view mode = ctx.arg(++i);
+      if (IsArg(mode, "WRAP")) {
+        overflow = bitmap::Overflow::kWrap;
+      } else if (IsArg(mode, "SAT")) {
+        overflow = bitmap::Overflow::kSat;
+      } else if (IsArg(mode, "FAIL")) {
+        overflow = bitmap::Overflow::kFail;
+      } else {
+        ctx.reply.Error("ERR Invalid OVERFLOW type specified");
+        return false;
+      }
+      continue;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+    if (!bitmap::ParseFieldType(ctx.arg(i + 1), &op.type)) {
+      ctx.reply.Error(kBadFieldType);
+      return false;
+    }
+    auto offset = ArgBitOffset(ctx, ctx.arg(i + 2), op.type.bits);
+    if (!offset) return false;
+    op.offset = *offset;
+    op.overflow = overflow;
+    if (op.kind != FieldOpKind::kGet) {
+      auto value = ArgInt(ctx, ctx.arg(i + 3));
+      if (!value) return false;
+      op.value = *value;
+      *writes = true;
+      *max_write_bit = std::max(*max_write_bit, op.offset + op.type.bits - 1);
+    }
+    ops->push_back(op);
+    i += op.kind == FieldOpKind::kGet ? 2 : 3;
+  }
+  return true;
+}
+
+// Runs one SET or INCRBY on the string; replies with its result, or null when OVERFLOW FAIL
+// refused it (then returns false). *changed tells whether the field's bits changed.
+bool RunFieldWrite(CommandContext& ctx, const FieldOp& op, std::string* s, bool* changed) {
+  const unsigned bits = op.type.bits;
+  const bool is_set = op.kind == FieldOpKind::kSet;
+  uint64_t old_bits;
+  uint64_t new_bits;
+  int64_t reply;
+  if (op.type.is_signed) {
+    const int64_t old = bitmap::GetSigned(*s, op.offset, bits);
+    int64_t stored;
+    if (!bitmap::AddSigned(is_set ? op.value : old, is_set ? 0 : op.value, bits, op.overflow,
+                           &stored)) {
+      ctx.reply.Null();
+      return false;
+    }
+    reply = is_set ? old : stored;
+    old_bits = static_cast<uint64_t>(old);
+    new_bits = static_cast<uint64_t>(stored);
+  } else {
+    const uint64_t old = bitmap::GetUnsigned(*s, op.offset, bits);
+    uint64_t stored;
+    if (!bitmap::AddUnsigned(is_set ? static_cast<uint64_t>(op.value) : old, is_set ? 0 : op.value,
+                             bits, op.overflow, &stored)) {
+      ctx.reply.Null();
+      return false;
+    }
+    reply = static_cast<int64_t>(is_set ? old : stored);
+    old_bits = old;
+    new_bits = stored;
+  }
+  ctx.reply.Integer(reply);
+  bitmap::SetField(s->data(), op.offset, bits, new_bits);
+  *changed = old_bits != new_bits;
+  return true;
+}
+
+void ReplyFieldGet(CommandContext& ctx, const FieldOp& op, std::string_view bits) {
+  if (op.type.is_signed) {
+    ctx.reply.Integer(bitmap::GetSigned(bits, op.offset, op.type.bits));
+  } else {
+    ctx.reply.Integer(static_cast<int64_t>(bitmap::GetUnsigned(bits, op.offset, op.type.bits)));
+  }
+}
+
+void BitfieldGeneric(CommandContext& ctx, bool read_only_command) {
+  std::vector<FieldOp> ops;
+  uint64_t max_write_bit;
+  bool writes;
+  if (!ParseFieldOps(ctx, &ops, &max_write_bit, &writes)) return;
+  const std::string_view key = ctx.arg(1);
+  if (!writes) {
+    // Only GETs: a read that never creates the key.
+    char scratch[24];
+    bool exists;
+    auto bits = ReadBits(ctx, key, scratch, &exists);
+    if (!bits) return;
+    ctx.reply.Array(ops.size());
+    for (const FieldOp& op : ops) ReplyFieldGet(ctx, op, *bits);
+    return;
+  }
+  if (read_only_command) {
+    ctx.reply.Error("ERR BITFIELD_RO only supports the GET subcommand");
+    return;
+  }
+  bool grown;
+  std::string* s = BitStringForWrite(ctx, key, max_write_bit, &grown);
+  if (s == nullptr) return;
+  ctx.reply.Array(ops.size());
+  uint64_t changes = 0;
+  for (const FieldOp& op : ops) {
+    if (op.kind == FieldOpKind::kGet) {
+      ReplyFieldGet(ctx, op, *s);
+    } else {
+      // Like Redis, a write that only grew the string counts as a change too.
+      bool changed;
+      if (RunFieldWrite(ctx, op, s, &changed) && (grown || changed)) ++changes;
+    }
+  }
+  if (changes > 0) {
+    KeyWritten(ctx, key, changes);
+    Notify(ctx, kNotifyString, "setbit", key);
+  }
+}
+
+void BitfieldCommand(CommandContext& ctx) { BitfieldGeneric(ctx, false); }
+void BitfieldRoCommand(CommandContext& ctx) { BitfieldGeneric(ctx, true); }
+
+}  // namespace
+
+void RegisterBitmapCommands(CommandTable& table) {
+  constexpr uint32_t kRead = kCmdReadonly;
+  constexpr uint32_t kReadFast = kCmdReadonly | kCmdFast;
+  constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
+  table.Add({"setbit", 4, kWriteOom, 1, 1, 1, "@write @bitmap @slow", "bitmap", "2.2.0",
+             "Sets or clears the bit at offset of the string value. Creates the key if it "
+             "doesn't exist.",
+             "key offset value", SetbitCommand, "O(1)"});
+  table.Add({"getbit", 3, kReadFast, 1, 1, 1, "@read @bitmap @fast", "bitmap", "2.2.0",
+             "Returns a bit value by offset.", "key offset", GetbitCommand, "O(1)"});
+  table.Add({"bitcount", -2, kRead, 1, 1, 1, "@read @bitmap @slow", "bitmap", "2.6.0",
+             "Counts the number of set bits (population counting) in a string.",
+             "key [start end [BYTE | BIT]]", BitcountCommand, "O(N)"});
+  table.Add({"bitpos", -3, kRead, 1, 1, 1, "@read @bitmap @slow", "bitmap", "2.8.7",
+             "Finds the first set (1) or clear (0) bit in a string.",
+             "key bit [start [end [BYTE | BIT]]]", BitposCommand, "O(N)"});
+  table.Add({"bitop", -4, kWriteOom, 2, -1, 1, "@write @bitmap @slow", "bitmap", "2.6.0",
+             "Performs bitwise operations on multiple strings, and stores the result.",
+             "<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]",
+             BitopCommand, "O(N)"});
+  table.Add(
+      {"bitfield", -2, kWriteOom, 1, 1, 1, "@write @bitmap @slow", "bitmap", "3.2.0",
+       "Performs arbitrary bitfield integer operations on strings.",
+       "key [(GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | "
+       "INCRBY encoding offset increment>) ...]",
+       BitfieldCommand, "O(1) for each subcommand specified"});
+  table.Add({"bitfield_ro", -2, kReadFast, 1, 1, 1, "@read @bitmap @fast", "bitmap", "6.0.0",
+             "Performs arbitrary read-only bitfield integer operations on strings.",
+             "key [GET encoding offset [GET encoding offset ...]]", BitfieldRoCommand,
+             "O(1) for each subcommand specified"});
+}
+
+}  // namespace vireo
