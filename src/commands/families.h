@@ -18,6 +18,7 @@ void RegisterSetCommands(CommandTable& table);     // sets.cc
 void RegisterZsetCommands(CommandTable& table);    // zsets.cc
 void RegisterSortCommands(CommandTable& table);    // sort.cc (SORT, SORT_RO)
 void RegisterStreamCommands(CommandTable& table);  // streams.cc
+void RegisterHyperLogLogCommands(CommandTable& table);  // hyperloglog.cc
 void RegisterScriptingCommands(
     CommandTable& table);  // scripting.cc (EVAL, SCRIPT, FUNCTION, FCALL)
 void RegisterPersistenceCommands(

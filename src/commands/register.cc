@@ -17,6 +17,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterGeoCommands(table);
   RegisterSortCommands(table);
   RegisterStreamCommands(table);
+  RegisterHyperLogLogCommands(table);
   RegisterScriptingCommands(table);
   RegisterPersistenceCommands(table);
   RegisterServerCommands(table);

@@ -12,8 +12,8 @@ namespace {
 std::string InferArgType(std::string_view name) {
   static const StringMap<const char*> kTypes = [] {
     StringMap<const char*> m;
-    for (const char* n :
-         {"key", "destination", "source", "newkey", "srckey", "dstkey", "key1", "key2"}) {
+    for (const char* n : {"key", "destination", "source", "newkey", "srckey", "dstkey", "key1",
+                          "key2", "destkey", "sourcekey"}) {
       m.emplace(n, "key");
     }
     for (const char* n : {"pattern", "channel-pattern"}) m.emplace(n, "pattern");

@@ -587,6 +587,9 @@ void Config::Declare() {
                       &ServerConfig::zset_max_listpack_entries, 0, kLongMax, kMut));
   o.push_back(Numeric("zset-max-listpack-value", "zset-max-ziplist-value",
                       &ServerConfig::zset_max_listpack_value, 0, kLongMax, kMut, Type::kMemory));
+  // HyperLogLogs stay sparse up to this many bytes (header included), then turn dense.
+  o.push_back(Numeric("hll-sparse-max-bytes", "", &ServerConfig::hll_sparse_max_bytes, 0, kLongMax,
+                      kMut, Type::kMemory));
   o.push_back(Numeric("stream-node-max-bytes", "", &ServerConfig::stream_node_max_bytes, 0,
                       kLongMax, kMut, Type::kMemory));
   o.push_back(Numeric("stream-node-max-entries", "", &ServerConfig::stream_node_max_entries, 0,

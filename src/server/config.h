@@ -104,6 +104,7 @@ struct ServerConfig {
   int64_t set_max_listpack_value = 64;
   int64_t zset_max_listpack_entries = 128;
   int64_t zset_max_listpack_value = 64;
+  int64_t hll_sparse_max_bytes = 3000;
   int64_t stream_node_max_bytes = 4096;
   int64_t stream_node_max_entries = 100;
   int64_t stream_idmp_duration = 100;  // seconds (Redis 8.6)
