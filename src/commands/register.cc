@@ -14,6 +14,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterHashCommands(table);
   RegisterSetCommands(table);
   RegisterZsetCommands(table);
+  RegisterGeoCommands(table);
   RegisterSortCommands(table);
   RegisterStreamCommands(table);
   RegisterHyperLogLogCommands(table);

@@ -1,0 +1,651 @@
+// Geo commands: GEOADD, GEODIST, GEOHASH, GEOPOS, GEORADIUS(_RO), GEORADIUSBYMEMBER(_RO),
+// GEOSEARCH, GEOSEARCHSTORE. A geo set is a sorted set whose scores are 52-bit geohashes
+// (types/geohash.h); everything here is argument parsing, sorted-set range scans and Redis's
+// reply shapes.
+//
+// GEOADD is logged as the ZADD it amounts to (scores instead of coordinates), as Redis does.
+// Searches follow Redis's scan order exactly (centre cell, then N, S, E, W, NE, NW, SE, SW), so
+// unsorted replies and COUNT ... ANY pick the same members in the same order.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands/families.h"
+#include "commands/zset_common.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "types/geohash.h"
+#include "util/strings.h"
+
+namespace vireo {
+
+namespace {
+
+// Reads "longitude latitude" at argv[i], argv[i+1]; replies the error on failure.
+bool ParseLonLat(CommandContext& ctx, size_t i, double xy[2]) {
+  for (size_t k = 0; k < 2; ++k) {
+    if (!ParseDouble(ctx.arg(i + k), &xy[k])) {
+      ctx.reply.Error(errors::kNotFloat);
+      return false;
+    }
+  }
+  if (xy[0] < geo::kLonMin || xy[0] > geo::kLonMax || xy[1] < geo::kLatMin ||
+      xy[1] > geo::kLatMax) {
+    ctx.reply.Error(fmt::format("ERR invalid longitude,latitude pair {:f},{:f}", xy[0], xy[1]));
+    return false;
+  }
+  return true;
+}
+
+// Meters per unit, or a negative value after replying the error.
+double ParseUnit(CommandContext& ctx, std::string_view unit) {
+  if (IsArg(unit, "M")) return 1;
+  if (IsArg(unit, "KM")) return 1000;
+  if (IsArg(unit, "FT")) return 0.3048;
+  if (IsArg(unit, "MI")) return 1609.34;
+  ctx.reply.Error("ERR unsupported unit provided. please use M, KM, FT, MI");
+  return -1;
+}
+
+// A number argument whose parse error has its own wording ("need numeric radius").
+bool ParseNumber(CommandContext& ctx, std::string_view arg, std::string_view what, double* out) {
+  if (ParseDouble(arg, out)) return true;
+  ctx.reply.Error(fmt::format("ERR need numeric {}", what));
+  return false;
+}
+
+// "<radius> <unit>" at argv[i].
+bool ParseRadius(CommandContext& ctx, size_t i, geo::Shape* shape) {
+  double radius;
+  if (!ParseNumber(ctx, ctx.arg(i), "radius", &radius)) return false;
+  if (radius < 0) {
+    ctx.reply.Error("ERR radius cannot be negative");
+    return false;
+  }
+  shape->radius = radius;
+  double conversion = ParseUnit(ctx, ctx.arg(i + 1));
+  if (conversion < 0) return false;
+  shape->conversion = conversion;
+  return true;
+}
+
+// "<width> <height> <unit>" at argv[i].
+bool ParseBox(CommandContext& ctx, size_t i, geo::Shape* shape) {
+  double width, height;
+  if (!ParseNumber(ctx, ctx.arg(i), "width", &width) ||
+      !ParseNumber(ctx, ctx.arg(i + 1), "height", &height)) {
+    return false;
+  }
+  if (height < 0 || width < 0) {
+    ctx.reply.Error("ERR height or width cannot be negative");
+    return false;
+  }
+  shape->width = width;
+  shape->height = height;
+  double conversion = ParseUnit(ctx, ctx.arg(i + 2));
+  if (conversion < 0) return false;
+  shape->conversion = conversion;
+  return true;
+}
+
+void ReplyDistance(CommandContext& ctx, double d) {
+  char buf[32];
+  ctx.reply.Bulk(std::string_view(buf, geo::FormatDistance(d, buf)));
+}
+
+// A coordinate: a bulk string in RESP2, a RESP3 double printed the same way.
+void ReplyCoordinate(CommandContext& ctx, double v) {
+  char buf[64];
+  std::string_view text(buf, geo::FormatCoordinate(v, buf));
+  if (!ctx.reply.resp3()) {
+    ctx.reply.Bulk(text);
+    return;
+  }
+  ctx.reply.Raw(",");
+  ctx.reply.Raw(text);
+  ctx.reply.Raw("\r\n");
+}
+
+// The geo set at `key` for a reading command: like LookupZset, but counted in INFO's
+// keyspace_hits / keyspace_misses as Redis's lookupKeyRead does.
+ZSet* LookupGeoRead(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  DbEntry* entry = LookupRead(ctx, key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.type() != ValueType::kZSet) {
+    *wrong_type = true;
+    ctx.reply.Error(errors::kWrongType);
+    return nullptr;
+  }
+  return ZsetOf(entry);
+}
+
+// The position of `member`, false when it is not in the set.
+bool MemberPosition(const ZSet& z, std::string_view member, double xy[2]) {
+  double score;
+  return z.Score(member, &score) && geo::DecodeScore(score, xy);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEOADD
+
+void GeoaddCommand(CommandContext& ctx) {
+  bool nx = false, xx = false;
+  size_t first = 2;
+  for (; first < ctx.argc(); ++first) {
+    std::string_view a = ctx.arg(first);
+    if (IsArg(a, "NX")) {
+      nx = true;
+    } else if (IsArg(a, "XX")) {
+      xx = true;
+    } else if (!IsArg(a, "CH")) {
+      break;
+    }
+  }
+  bool ch = false;
+  for (size_t i = 2; i < first; ++i) ch |= IsArg(ctx.arg(i), "CH");
+  size_t rest = ctx.argc() - first;
+  if (rest % 3 != 0 || (xx && nx) || rest == 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  struct Item {
+    uint64_t score;
+    std::string_view member;
+  };
+  std::vector<Item> items;
+  items.reserve(rest / 3);
+  size_t max_len = 0;
+  for (size_t i = first; i < ctx.argc(); i += 3) {
+    double xy[2];
+    if (!ParseLonLat(ctx, i, xy)) return;
+    items.push_back({geo::ScoreOf(xy[0], xy[1]), ctx.arg(i + 2)});
+    max_len = std::max(max_len, ctx.arg(i + 2).size());
+  }
+
+  std::string_view key = ctx.arg(1);
+  bool wrong_type;
+  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  if (wrong_type) return;
+  bool existed = z != nullptr;
+  if (z == nullptr) {
+    if (xx) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    z = CreateZset(ctx, key, items.size(), max_len);
+  }
+  ZSet::Limits limits = ZsetLimits(ctx);
+  int64_t added = 0, updated = 0;
+  for (const Item& item : items) {
+    auto score = static_cast<double>(item.score);
+    double current;
+    if (z->Score(item.member, &current)) {
+      if (nx || current == score) continue;
+      z->Update(item.member, score);
+      ++updated;
+    } else if (!xx) {
+      z->Insert(item.member, score, limits);
+      ++added;
+    }
+  }
+  if (added + updated > 0) {
+    KeyWritten(ctx, key, static_cast<uint64_t>(added + updated));
+    Notify(ctx, kNotifyZset, "zadd", key);
+    if (existed && added > 0) ctx.server.SignalKeyAsReady(ctx.db.index(), key);
+    // Logged as the ZADD Redis rewrites GEOADD into: the options as given, then score/member.
+    std::vector<std::string> zadd{"zadd", std::string(key)};
+    for (size_t i = 2; i < first; ++i) zadd.emplace_back(ctx.arg(i));
+    for (const Item& item : items) {
+      zadd.push_back(std::to_string(item.score));
+      zadd.emplace_back(item.member);
+    }
+    ctx.PropagateInstead(std::move(zadd));
+  }
+  ctx.reply.Integer(ch ? added + updated : added);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEODIST, GEOHASH, GEOPOS
+
+void GeodistCommand(CommandContext& ctx) {
+  double to_meters = 1;
+  if (ctx.argc() == 5) {
+    to_meters = ParseUnit(ctx, ctx.arg(4));
+    if (to_meters < 0) return;
+  } else if (ctx.argc() > 5) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  bool wrong_type;
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  double a[2], b[2];
+  if (z == nullptr || !MemberPosition(*z, ctx.arg(2), a) || !MemberPosition(*z, ctx.arg(3), b)) {
+    ctx.reply.Null();
+    return;
+  }
+  ReplyDistance(ctx, geo::Distance(a[0], a[1], b[0], b[1]) / to_meters);
+}
+
+void GeohashCommand(CommandContext& ctx) {
+  bool wrong_type;
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    double score;
+    char buf[11];
+    if (z != nullptr && z->Score(ctx.arg(i), &score) && geo::GeohashString(score, buf)) {
+      ctx.reply.Bulk(std::string_view(buf, sizeof(buf)));
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void GeoposCommand(CommandContext& ctx) {
+  bool wrong_type;
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    double xy[2];
+    if (z != nullptr && MemberPosition(*z, ctx.arg(i), xy)) {
+      ctx.reply.Array(2);
+      ReplyCoordinate(ctx, xy[0]);
+      ReplyCoordinate(ctx, xy[1]);
+    } else {
+      ctx.reply.NullArray();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Searches
+
+enum SearchFlags : uint32_t {
+  kFromCoords = 1 << 0,  // GEORADIUS: centre from argv[2..3], radius at argv[4..5]
+  kFromMember = 1 << 1,  // GEORADIUSBYMEMBER: centre from member argv[2], radius at argv[3..4]
+  kNoStore = 1 << 2,     // the _RO variants
+  kSearch = 1 << 3,      // GEOSEARCH syntax (FROM... / BY...)
+  kSearchStore = 1 << 4  // GEOSEARCHSTORE: destination at argv[1], STOREDIST without a key
+};
+
+enum class Sort : uint8_t { kNone, kAsc, kDesc };
+
+struct SearchArgs {
+  geo::Shape shape;
+  std::string_view store_key;
+  bool has_store = false;
+  bool store_dist = false;
+  bool with_dist = false, with_hash = false, with_coord = false;
+  bool from_member = false, from_lonlat = false, by_radius = false, by_box = false;
+  bool any = false;
+  Sort sort = Sort::kNone;
+  int64_t count = 0;  // 0 = unlimited
+};
+
+struct GeoPoint {
+  std::string member;
+  double lon, lat, dist, score;
+};
+
+// Parses the options after `base` in Redis's order, replying the first error Redis would.
+bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, size_t base, const ZSet* z,
+                        SearchArgs* a) {
+  size_t argc = ctx.argc();
+  for (size_t i = base; i < argc; ++i) {
+    std::string_view arg = ctx.arg(i);
+    size_t left = argc - i - 1;  // arguments after this one
+    bool search = (flags & kSearch) != 0;
+    bool may_store = !(flags & kNoStore) && !search;
+    if (IsArg(arg, "WITHDIST")) {
+      a->with_dist = true;
+    } else if (IsArg(arg, "WITHHASH")) {
+      a->with_hash = true;
+    } else if (IsArg(arg, "WITHCOORD")) {
+      a->with_coord = true;
+    } else if (IsArg(arg, "ANY")) {
+      a->any = true;
+    } else if (IsArg(arg, "ASC")) {
+      a->sort = Sort::kAsc;
+    } else if (IsArg(arg, "DESC")) {
+      a->sort = Sort::kDesc;
+    } else if (IsArg(arg, "COUNT") && left >= 1) {
+      if (!ParseInt64(ctx.arg(i + 1), &a->count)) {
+        ctx.reply.Error(errors::kNotInteger);
+        return false;
+      }
+      if (a->count <= 0) {
+        ctx.reply.Error("ERR COUNT must be > 0");
+        return false;
+      }
+      ++i;
+    } else if ((IsArg(arg, "STORE") || IsArg(arg, "STOREDIST")) && left >= 1 && may_store) {
+      a->has_store = true;
+      a->store_key = ctx.arg(i + 1);
+      a->store_dist = IsArg(arg, "STOREDIST");
+      ++i;
+    } else if (IsArg(arg, "STOREDIST") && search && (flags & kSearchStore)) {
+      a->store_dist = true;
+    } else if (IsArg(arg, "FROMMEMBER") && left >= 1 && search && !a->from_lonlat) {
+      // Without the source key the member can't be checked; the reply is empty anyway.
+      if (z != nullptr) {
+        double xy[2];
+        if (!MemberPosition(*z, ctx.arg(i + 1), xy)) {
+          ctx.reply.Error("ERR could not decode requested zset member");
+          return false;
+        }
+        a->shape.lon = xy[0];
+        a->shape.lat = xy[1];
+      }
+      a->from_member = true;
+      ++i;
+    } else if (IsArg(arg, "FROMLONLAT") && left >= 2 && search && !a->from_member) {
+      double xy[2];
+      if (!ParseLonLat(ctx, i + 1, xy)) return false;
+      a->shape.lon = xy[0];
+      a->shape.lat = xy[1];
+      a->from_lonlat = true;
+      i += 2;
+    } else if (IsArg(arg, "BYRADIUS") && left >= 2 && search && !a->by_box) {
+      if (!ParseRadius(ctx, i + 1, &a->shape)) return false;
+      a->shape.type = geo::Shape::Type::kCircle;
+      a->by_radius = true;
+      i += 2;
+    } else if (IsArg(arg, "BYBOX") && left >= 3 && search && !a->by_radius) {
+      if (!ParseBox(ctx, i + 1, &a->shape)) return false;
+      a->shape.type = geo::Shape::Type::kBox;
+      a->by_box = true;
+      i += 3;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  if (a->has_store && (a->with_dist || a->with_hash || a->with_coord)) {
+    ctx.reply.Error(
+        fmt::format("ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
+                    (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
+    return false;
+  }
+  if ((flags & kSearch) && !(a->from_member || a->from_lonlat)) {
+    ctx.reply.Error(fmt::format(
+        "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}", ctx.arg(0)));
+    return false;
+  }
+  if ((flags & kSearch) && !(a->by_radius || a->by_box)) {
+    ctx.reply.Error(
+        fmt::format("ERR exactly one of BYRADIUS and BYBOX can be specified for {}", ctx.arg(0)));
+    return false;
+  }
+  if (a->any && a->count == 0) {
+    ctx.reply.Error("ERR the ANY argument requires COUNT argument");
+    return false;
+  }
+  return true;
+}
+
+// Appends the members of one cell that lie inside the shape, stopping at `limit` (0 = none).
+void PointsInCell(const ZSet& z, geo::HashBits cell, const geo::Shape& shape,
+                  const geo::DistanceFrom& centre, size_t limit, std::vector<GeoPoint>* out) {
+  uint64_t min, max;
+  geo::ScoreRangeOf(cell, &min, &max);
+  auto max_score = static_cast<double>(max);
+  for (ZSet::Iter it = z.At(z.ScoreLowerBound(static_cast<double>(min), false));
+       it.Valid() && it.score() < max_score; it.Next()) {
+    double xy[2], dist = 0;
+    if (geo::WithinShape(shape, centre, it.score(), xy, &dist)) {
+      out->push_back({std::string(it.member()), xy[0], xy[1], dist, it.score()});
+    }
+    if (limit != 0 && out->size() >= limit) break;
+  }
+}
+
+// The members inside the shape, in Redis's scan order.
+std::vector<GeoPoint> PointsInShape(const ZSet& z, const geo::Shape& shape, size_t limit) {
+  geo::SearchCells cells = geo::CellsForShape(shape);
+  std::vector<GeoPoint> out;
+  geo::DistanceFrom centre(shape.lon, shape.lat);
+  // Huge radii can make neighbours coincide: a cell equal to the last one scanned is skipped.
+  // (Redis's bookkeeping can't tell "the centre cell was last" from "nothing yet", so the
+  // first neighbour is never compared; neither is it here.)
+  size_t last = 0;
+  for (size_t i = 0; i < cells.cells.size(); ++i) {
+    const geo::HashBits& cell = cells.cells[i];
+    if (cell.IsZero()) continue;
+    if (last != 0 && cell == cells.cells[last]) continue;
+    if (limit != 0 && out.size() >= limit) break;
+    PointsInCell(z, cell, shape, centre, limit, &out);
+    last = i;
+  }
+  return out;
+}
+
+// Replaces `dst` with the results (or deletes it when there are none); replies the count.
+void StoreResults(CommandContext& ctx, uint32_t flags, const SearchArgs& a,
+                  std::vector<GeoPoint>& points, size_t n) {
+  std::string_view dst = a.store_key;
+  if (n == 0) {
+    if (ctx.db.Delete(dst)) {
+      KeyWritten(ctx, dst);
+      Notify(ctx, kNotifyGeneric, "del", dst);
+    }
+    ctx.reply.Integer(0);
+    return;
+  }
+  size_t max_len = 0;
+  for (size_t i = 0; i < n; ++i) max_len = std::max(max_len, points[i].member.size());
+  ZSet::Limits limits = ZsetLimits(ctx);
+  auto z = std::make_unique<ZSet>(n, max_len, limits);
+  for (size_t i = 0; i < n; ++i) {
+    const GeoPoint& p = points[i];
+    double score = a.store_dist ? p.dist / a.shape.conversion : p.score;
+    double current;
+    if (z->Score(p.member, &current)) {
+      z->Update(p.member, score);
+    } else {
+      z->Insert(p.member, score, limits);
+    }
+  }
+  ctx.db.Set(dst, Value::Object(ValueType::kZSet, std::move(z)));
+  KeyWritten(ctx, dst, n);
+  Notify(ctx, kNotifyZset, (flags & kSearch) ? "geosearchstore" : "georadiusstore", dst);
+  ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+void ReplyResults(CommandContext& ctx, const SearchArgs& a, const std::vector<GeoPoint>& points,
+                  size_t n) {
+  size_t options = a.with_dist + a.with_hash + a.with_coord;
+  ctx.reply.Array(n);
+  for (size_t i = 0; i < n; ++i) {
+    const GeoPoint& p = points[i];
+    if (options != 0) ctx.reply.Array(options + 1);
+    ctx.reply.Bulk(p.member);
+    if (a.with_dist) ReplyDistance(ctx, p.dist / a.shape.conversion);
+    if (a.with_hash) ctx.reply.Integer(static_cast<int64_t>(p.score));
+    if (a.with_coord) {
+      ctx.reply.Array(2);
+      ReplyCoordinate(ctx, p.lon);
+      ReplyCoordinate(ctx, p.lat);
+    }
+  }
+}
+
+void SearchGeneric(CommandContext& ctx, size_t src_index, uint32_t flags) {
+  bool wrong_type;
+  ZSet* z = LookupGeoRead(ctx, ctx.arg(src_index), &wrong_type);
+  if (wrong_type) return;
+  SearchArgs a;
+  size_t base;
+  if (flags & kFromCoords) {
+    base = 6;
+    double xy[2];
+    if (!ParseLonLat(ctx, 2, xy)) return;
+    a.shape.lon = xy[0];
+    a.shape.lat = xy[1];
+    if (!ParseRadius(ctx, 4, &a.shape)) return;
+  } else if (flags & kFromMember) {
+    base = 5;
+    // Without the key Redis parses only the options (to pick the reply) and answers empty.
+    if (z != nullptr) {
+      double xy[2];
+      if (!MemberPosition(*z, ctx.arg(2), xy)) {
+        ctx.reply.Error("ERR could not decode requested zset member");
+        return;
+      }
+      a.shape.lon = xy[0];
+      a.shape.lat = xy[1];
+      if (!ParseRadius(ctx, 3, &a.shape)) return;
+    }
+  } else {
+    base = 2;
+    if (flags & kSearchStore) {
+      base = 3;
+      a.has_store = true;
+      a.store_key = ctx.arg(1);
+    }
+  }
+  if (!ParseSearchOptions(ctx, flags, base, z, &a)) return;
+
+  if (z == nullptr) {
+    if (a.has_store) {
+      if (ctx.db.Delete(a.store_key)) {
+        KeyWritten(ctx, a.store_key);
+        Notify(ctx, kNotifyGeneric, "del", a.store_key);
+      }
+      ctx.reply.Integer(0);
+    } else {
+      ctx.reply.EmptyArray();
+    }
+    return;
+  }
+  // COUNT without ANY means "the nearest N": sorting is implied.
+  if (a.count != 0 && a.sort == Sort::kNone && !a.any) a.sort = Sort::kAsc;
+
+  std::vector<GeoPoint> points =
+      PointsInShape(*z, a.shape, a.any ? static_cast<size_t>(a.count) : 0);
+  if (points.empty() && !a.has_store) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  size_t n = points.size();
+  if (a.count != 0 && static_cast<uint64_t>(a.count) < n) n = static_cast<size_t>(a.count);
+  if (a.sort == Sort::kAsc) {
+    std::stable_sort(points.begin(), points.end(),
+                     [](const GeoPoint& x, const GeoPoint& y) { return x.dist < y.dist; });
+  } else if (a.sort == Sort::kDesc) {
+    std::stable_sort(points.begin(), points.end(),
+                     [](const GeoPoint& x, const GeoPoint& y) { return x.dist > y.dist; });
+  }
+  if (a.has_store) {
+    StoreResults(ctx, flags, a, points, n);
+  } else {
+    ReplyResults(ctx, a, points, n);
+  }
+}
+
+void GeoradiusCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kFromCoords); }
+void GeoradiusRoCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kFromCoords | kNoStore); }
+void GeoradiusbymemberCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kFromMember); }
+void GeoradiusbymemberRoCommand(CommandContext& ctx) {
+  SearchGeneric(ctx, 1, kFromMember | kNoStore);
+}
+void GeosearchCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kSearch); }
+void GeosearchstoreCommand(CommandContext& ctx) { SearchGeneric(ctx, 2, kSearch | kSearchStore); }
+
+// COMMAND GETKEYS for GEORADIUS / GEORADIUSBYMEMBER: the source, then the key after the first
+// STORE and the first STOREDIST among the options (Redis's keyword key specs).
+std::vector<size_t> StoreKeys(std::span<const std::string_view> argv, size_t options_from) {
+  std::vector<size_t> out{1};
+  for (std::string_view keyword : {"STORE", "STOREDIST"}) {
+    for (size_t i = options_from; i + 1 < argv.size(); ++i) {
+      if (IsArg(argv[i], keyword)) {
+        out.push_back(i + 1);
+        break;
+      }
+    }
+  }
+  return out;
+}
+std::vector<size_t> GeoradiusKeys(std::span<const std::string_view> argv) {
+  return StoreKeys(argv, 6);
+}
+std::vector<size_t> GeoradiusbymemberKeys(std::span<const std::string_view> argv) {
+  return StoreKeys(argv, 5);
+}
+
+}  // namespace
+
+void RegisterGeoCommands(CommandTable& table) {
+  constexpr const char* kGroup = "geo";
+  constexpr const char* kWrite = "@write @geo @slow";
+  constexpr const char* kRead = "@read @geo @slow";
+  constexpr uint32_t kWD = kCmdWrite | kCmdDenyOom;
+  constexpr const char* kSearchComplexity =
+      "O(N+log(M)) where N is the number of elements inside the bounding box of the circular "
+      "area delimited by center and radius and M is the number of items inside the index.";
+
+  table.Add({"geoadd", -5, kWD, 1, 1, 1, kWrite, kGroup, "3.2.0",
+             "Adds one or more members to a geospatial index. The key is created if it doesn't "
+             "exist.",
+             "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
+             GeoaddCommand,
+             "O(log(N)) for each item added, where N is the number of elements in the sorted "
+             "set."});
+  table.Add({"geodist", -4, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+             "Returns the distance between two members of a geospatial index.",
+             "key member1 member2 [M | KM | FT | MI]", GeodistCommand, "O(1)"});
+  table.Add({"geohash", -2, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+             "Returns members from a geospatial index as geohash strings.", "key [member ...]",
+             GeohashCommand, "O(1) for each member requested."});
+  table.Add({"geopos", -2, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+             "Returns the longitude and latitude of members from a geospatial index.",
+             "key [member ...]", GeoposCommand, "O(1) for each member requested."});
+  table.Add({"georadius", -6, kWD | kCmdMovableKeys, 1, 1, 1, kWrite, kGroup, "3.2.0",
+             "Queries a geospatial index for members within a distance from a coordinate, "
+             "optionally stores the result.",
+             "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+             "[COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+             GeoradiusCommand, kSearchComplexity, GeoradiusKeys});
+  table.Add({"georadius_ro", -6, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.10",
+             "Returns members from a geospatial index that are within a distance from a "
+             "coordinate.",
+             "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+             "[COUNT count [ANY]] [ASC | DESC]",
+             GeoradiusRoCommand, kSearchComplexity});
+  table.Add({"georadiusbymember", -5, kWD | kCmdMovableKeys, 1, 1, 1, kWrite, kGroup, "3.2.0",
+             "Queries a geospatial index for members within a distance from a member, optionally "
+             "stores the result.",
+             "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
+             "[ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+             GeoradiusbymemberCommand, kSearchComplexity, GeoradiusbymemberKeys});
+  table.Add({"georadiusbymember_ro", -5, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.10",
+             "Returns members from a geospatial index that are within a distance from a member.",
+             "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
+             "[ANY]] [ASC | DESC]",
+             GeoradiusbymemberRoCommand, kSearchComplexity});
+  constexpr const char* kGeosearchComplexity =
+      "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area "
+      "around the shape provided as the filter and M is the number of items inside the shape";
+  table.Add({"geosearch", -7, kCmdReadonly, 1, 1, 1, kRead, kGroup, "6.2.0",
+             "Queries a geospatial index for members inside an area of a box or a circle.",
+             "key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | "
+             "FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] "
+             "[WITHCOORD] [WITHDIST] [WITHHASH]",
+             GeosearchCommand, kGeosearchComplexity});
+  table.Add({"geosearchstore", -8, kWD, 1, 2, 1, kWrite, kGroup, "6.2.0",
+             "Queries a geospatial index for members inside an area of a box or a circle, "
+             "optionally stores the result.",
+             "destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS "
+             "radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] "
+             "[COUNT count [ANY]] [STOREDIST]",
+             GeosearchstoreCommand, kGeosearchComplexity});
+}
+
+}  // namespace vireo
