@@ -9,6 +9,27 @@
 
 namespace vireo {
 
+namespace {
+
+TypedLookup CheckType(CommandContext& ctx, DbEntry* entry, ValueType type) {
+  if (entry == nullptr) return {};
+  if (entry->value.type() != type) {
+    ctx.reply.Error(errors::kWrongType);
+    return {nullptr, true};
+  }
+  return {entry, false};
+}
+
+}  // namespace
+
+TypedLookup LookupTyped(CommandContext& ctx, std::string_view key, ValueType type) {
+  return CheckType(ctx, ctx.db.Find(key), type);
+}
+
+TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type) {
+  return CheckType(ctx, LookupRead(ctx, key), type);
+}
+
 DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type) {
   *wrong_type = false;
   DbEntry* entry = ctx.db.Find(key);

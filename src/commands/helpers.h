@@ -14,8 +14,27 @@ namespace vireo {
 
 struct ServerConfig;
 
-// The entry for `key` if it exists and holds `type`. On a type mismatch replies WRONGTYPE and
-// sets *wrong_type. Missing keys return nullptr without replying.
+// What a typed lookup found: the entry, nothing (missing), or a value of another type, in which
+// case WRONGTYPE has already been replied and the handler just returns.
+struct TypedLookup {
+  DbEntry* entry = nullptr;
+  bool wrong_type = false;
+
+  bool missing() const { return entry == nullptr && !wrong_type; }
+  bool found() const { return entry != nullptr; }
+  // The typed object, or nullptr unless found.
+  template <typename T>
+  T* As() const {
+    return entry == nullptr ? nullptr : entry->value.As<T>();
+  }
+};
+
+// The entry for `key` if it exists and holds `type` (a writing command's lookup: not counted
+// in keyspace hits/misses). On a type mismatch replies WRONGTYPE.
+TypedLookup LookupTyped(CommandContext& ctx, std::string_view key, ValueType type);
+// The same for a reading command: counts the hit or miss like LookupRead.
+TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type);
+// Older form of LookupTyped: sets *wrong_type instead of returning it.
 DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
 
 // A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
