@@ -171,6 +171,20 @@ int ArgParser::DbIndex(std::string_view error) {
   return static_cast<int>(IntInRange(INT_MIN, INT_MAX, error));
 }
 
+std::span<const std::string_view> ArgParser::NumKeys(std::string_view below_one) {
+  int64_t numkeys = Int();
+  if (failed_) return {};
+  if (numkeys < 1) {
+    Fail(below_one);
+    return {};
+  }
+  if (static_cast<uint64_t>(numkeys) > remaining()) {
+    Fail(errors::kSyntax);
+    return {};
+  }
+  return Take(static_cast<size_t>(numkeys));
+}
+
 bool ArgParser::Flag(std::string_view keyword) {
   if (!HasNext() || !EqualsIgnoreCase(argv_[pos_], keyword)) return false;
   ++pos_;
@@ -190,8 +204,10 @@ int ArgParser::OneOf(std::initializer_list<std::string_view> keywords) {
   return -1;
 }
 
+bool ArgParser::OptionName(std::string_view keyword) { return remaining() >= 2 && Flag(keyword); }
+
 bool ArgParser::Option(std::string_view keyword, int64_t* out, std::string_view error) {
-  if (remaining() < 2 || !Flag(keyword)) return false;
+  if (!OptionName(keyword)) return false;
   int64_t value = Int(error);
   if (failed_) return false;
   *out = value;
@@ -199,7 +215,7 @@ bool ArgParser::Option(std::string_view keyword, int64_t* out, std::string_view 
 }
 
 bool ArgParser::Option(std::string_view keyword, std::string_view* out) {
-  if (remaining() < 2 || !Flag(keyword)) return false;
+  if (!OptionName(keyword)) return false;
   *out = argv_[pos_++];
   return true;
 }
@@ -219,9 +235,8 @@ bool ArgParser::Fail(std::string_view error) {
   return false;
 }
 
-bool ArgParser::ExpectEnd() {
+void ArgParser::ExpectEnd() {
   if (ok() && pos_ < argv_.size()) Fail(errors::kSyntax);
-  return ok();
 }
 
 bool ArgParser::Check() {

@@ -78,11 +78,18 @@ class ArgParser {
   // A database index: an integer that fits 32 bits (`error` replaces both messages, SWAPDB).
   int DbIndex(std::string_view error = {});
 
+  // "numkeys key [key ...]": an integer >= 1 (`below_one` is the error for 0 or less), then
+  // that many arguments; a syntax error when fewer are left.
+  std::span<const std::string_view> NumKeys(std::string_view below_one);
+
   // --- keywords ------------------------------------------------------------------------
   // Consumes the next argument if it is `keyword` (case-insensitive).
   bool Flag(std::string_view keyword);
   // Consumes the next argument if it is one of `keywords`; its index, or -1 (nothing consumed).
   int OneOf(std::initializer_list<std::string_view> keywords);
+  // Consumes `keyword` if a value follows it; the caller then reads the value with a typed read
+  // (for options whose values have their own rules: RANK, COUNT, MAXLEN...).
+  bool OptionName(std::string_view keyword);
   // `keyword value`: consumes both if the next argument is `keyword` and a value follows,
   // reading the value as Int() (with `error`) or as a string.
   bool Option(std::string_view keyword, int64_t* out, std::string_view error = errors::kNotInteger);
@@ -94,8 +101,8 @@ class ArgParser {
   // Records `error` unless an earlier failure already did (the first error wins). Returns false
   // so a caller can `return args.Fail(...)`.
   bool Fail(std::string_view error);
-  // Fails with a syntax error if arguments are left unread.
-  bool ExpectEnd();
+  // Fails with a syntax error if arguments are left unread (then Check() replies it).
+  void ExpectEnd();
   bool ok() const { return !failed_; }
   const std::string& error() const { return error_; }
   // Replies the recorded error (once) and returns false, or returns true if all went well.

@@ -14,6 +14,14 @@ namespace vireo {
 
 struct ServerConfig;
 
+// A typed object (PackedList, HashObject...) or nullptr when missing or of another type;
+// wrong_type says WRONGTYPE has been replied.
+template <typename T>
+struct TypedObject {
+  T* object = nullptr;
+  bool wrong_type = false;
+};
+
 // What a typed lookup found: the entry, nothing (missing), or a value of another type, in which
 // case WRONGTYPE has already been replied and the handler just returns.
 struct TypedLookup {
@@ -22,10 +30,11 @@ struct TypedLookup {
 
   bool missing() const { return entry == nullptr && !wrong_type; }
   bool found() const { return entry != nullptr; }
-  // The typed object, or nullptr unless found.
+  // The typed object with the same three states (a family's ReadList, ReadHash...), so a
+  // handler writes `auto [list, wrong_type] = ReadList(ctx, key); if (wrong_type) return;`.
   template <typename T>
-  T* As() const {
-    return entry == nullptr ? nullptr : entry->value.As<T>();
+  TypedObject<T> As() const {
+    return {entry == nullptr ? nullptr : entry->value.As<T>(), wrong_type};
   }
 };
 

@@ -143,7 +143,8 @@ TEST(ArgParserTest, Keywords) {
   std::string_view value;
   EXPECT_FALSE(args.Option("LIMIT", &value));  // no value follows
   EXPECT_TRUE(args.HasNext());
-  EXPECT_FALSE(args.ExpectEnd());
+  args.ExpectEnd();
+  EXPECT_FALSE(args.ok());
   EXPECT_EQ(args.error(), "ERR syntax error");
 }
 
