@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -629,27 +630,19 @@ void ClientReplyCommand(CommandContext& ctx) {
 
 // CLIENT PAUSE timeout [WRITE | ALL]: commands of the paused kind wait until the pause ends.
 void ClientPauseCommand(CommandContext& ctx) {
+  // Redis checks the mode before the timeout.
+  ArgParser args(ctx, 3);
   uint32_t actions = kPauseAll;
-  if (ctx.argc() == 4) {
-    if (IsArg(ctx.arg(3), "WRITE")) {
-      actions = kPauseWrite;
-    } else if (!IsArg(ctx.arg(3), "ALL")) {
-      ctx.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
-      return;
-    }
-  } else if (ctx.argc() > 4) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
+  if (args.HasNext()) {
+    int mode = args.OneOf({"WRITE", "ALL"});
+    if (mode < 0) args.Fail("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    if (mode == 0) actions = kPauseWrite;
+    args.ExpectEnd();
   }
-  int64_t timeout_ms;
-  if (!ParseInt64(ctx.arg(2), &timeout_ms)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout_ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
+  args.Seek(2);
+  // Range-checked against the unix clock as Redis does; the pause itself runs on the monotonic one.
+  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   const int64_t now_ms = MonotonicUs() / 1000;
   const int64_t end = timeout_ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + timeout_ms;
   ctx.server.client_pause().Pause(PausePurpose::kClient, end, actions);
