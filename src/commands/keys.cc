@@ -252,11 +252,10 @@ struct ScanArgs {
 };
 
 bool ParseScanArgs(CommandContext& ctx, ScanArgs* args) {
-  if (!ParseScanCursor(ctx.arg(1), &args->options.cursor)) {
-    ctx.reply.Error("ERR invalid cursor");
-    return false;
-  }
-  return ParseCollectionScanOptions(ctx, 2, &args->options, &args->type);
+  ArgParser parser(ctx, 1);
+  if (!ParseScanCursor(parser.Next(), &args->options.cursor)) parser.Fail("ERR invalid cursor");
+  ReadCollectionScanOptions(parser, &args->options, &args->type);
+  return parser.Check();
 }
 
 void ScanCommand(CommandContext& ctx) {

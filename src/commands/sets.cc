@@ -628,7 +628,9 @@ void SDiffStoreCommand(CommandContext& ctx) {
 
 void SScanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
-  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
+  ArgParser parser(ctx, 2);
+  args.cursor = ReadCollectionCursor(parser);
+  if (!parser.Check()) return;
   bool wrong_type;
   SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
@@ -636,7 +638,8 @@ void SScanCommand(CommandContext& ctx) {
     ReplyEmptyScan(ctx);
     return;
   }
-  if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
+  ReadCollectionScanOptions(parser, &args);
+  if (!parser.Check()) return;
   std::vector<std::string> found;
   uint64_t cursor = 0;
   auto collect = [&](std::string_view m) {

@@ -443,12 +443,8 @@ void ZrandmemberCommand(CommandContext& ctx) {
   // Redis's order: the count first (its range is symmetric, so -count can't overflow), then
   // the syntax, then the WITHSCORES range (two replies per member must stay countable).
   ArgParser args(ctx, 2);
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  if (has_count) count = args.IntInRange(-kMax, kMax);
-  const bool withscores = args.Flag("WITHSCORES");
-  args.ExpectEnd();
-  constexpr int64_t kHalf = kMax / 2;
-  if (withscores && (count < -kHalf || count > kHalf)) args.Fail("ERR value is out of range");
+  bool withscores = false;
+  if (has_count) count = ReadRandomCount(args, "WITHSCORES", &withscores);
   if (!args.Check()) return;
   auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
@@ -493,12 +489,17 @@ void ZrandmemberCommand(CommandContext& ctx) {
 
 void ZscanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
-  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
+  ArgParser parser(ctx, 2);
+  args.cursor = ReadCollectionCursor(parser);
+  if (!parser.Check()) return;
   // Redis looks the key up before the options: a missing key answers an empty scan whatever
   // follows.
   auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
-  if (z != nullptr && !ParseCollectionScanOptions(ctx, 3, &args)) return;
+  if (z != nullptr) {
+    ReadCollectionScanOptions(parser, &args);
+    if (!parser.Check()) return;
+  }
   std::vector<std::pair<std::string, double>> found;
   uint64_t next = 0;
   if (z != nullptr) {
