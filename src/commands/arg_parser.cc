@@ -82,6 +82,16 @@ int64_t ArgParser::Positive(std::string_view error) {
   return value;
 }
 
+int64_t ArgParser::IntAtLeast(int64_t min, std::string_view below) {
+  int64_t value = Int();
+  if (failed_) return 0;
+  if (value < min) {
+    Fail(below);
+    return 0;
+  }
+  return value;
+}
+
 double ArgParser::Double(std::string_view error) {
   const std::string_view* arg = NextValue();
   double value;

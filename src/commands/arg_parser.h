@@ -60,6 +60,8 @@ class ArgParser {
   // An integer >= 1; `error` is the reply for both failures (e.g. "ERR count should be
   // greater than 0").
   int64_t Positive(std::string_view error);
+  // An integer >= min: "value is not an integer" when it isn't one, `below` when it is smaller.
+  int64_t IntAtLeast(int64_t min, std::string_view below);
   // A double by Redis's float rules (ParseDouble: no NaN, no trailing bytes).
   double Double(std::string_view error = errors::kNotFloat);
   // A long double (INCRBYFLOAT's string2ld).

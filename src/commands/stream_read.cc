@@ -367,8 +367,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   for (size_t i = 0; i < args.nstreams; ++i) {
     std::string_view key = ctx.arg(args.streams_at + i);
     std::string_view id_arg = ctx.arg(args.streams_at + args.nstreams + i);
-    bool wrong_type;
-    Stream* s = LookupStreamRead(ctx, key, &wrong_type);
+    auto [s, wrong_type] = LookupStreamRead(ctx, key);
     if (wrong_type) return;
     if (group_mode) {
       ConsumerGroup* g =
