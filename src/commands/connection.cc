@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
 #include <fmt/format.h>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -79,14 +80,12 @@ void HelloCommand(CommandContext& ctx) {
   int64_t protover = 0;
   size_t i = 1;
   if (ctx.argc() >= 2) {
-    if (!ParseInt64(ctx.arg(1), &protover)) {
-      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
-      return;
+    ArgParser args(ctx, 1);
+    protover = args.Int("ERR Protocol version is not an integer or out of range");
+    if (args.ok() && (protover < 2 || protover > 3)) {
+      args.Fail("NOPROTO unsupported protocol version");
     }
-    if (protover < 2 || protover > 3) {
-      ctx.reply.Error("NOPROTO unsupported protocol version");
-      return;
-    }
+    if (!args.Check()) return;
     i = 2;
   }
   std::string_view auth_user, auth_pass, setname;
@@ -149,13 +148,13 @@ void HelloCommand(CommandContext& ctx) {
 }
 
 void SelectCommand(CommandContext& ctx) {
-  std::optional<int> index = ArgDbIndex(ctx, ctx.arg(1));
-  if (!index) return;
-  if (*index < 0 || *index >= ctx.server.db_count()) {
-    ctx.reply.Error(errors::kDbIndexOutOfRange);
-    return;
+  ArgParser args(ctx, 1);
+  const int index = args.DbIndex();
+  if (args.ok() && (index < 0 || index >= ctx.server.db_count())) {
+    args.Fail(errors::kDbIndexOutOfRange);
   }
-  ctx.client.set_db_index(*index);
+  if (!args.Check()) return;
+  ctx.client.set_db_index(index);
   ctx.reply.Ok();
 }
 

@@ -1,9 +1,8 @@
-// Small pieces every command family uses: typed lookups and argument parsing that reply with
-// Redis's error on failure.
+// Small pieces every command family uses: typed lookups, keyspace bookkeeping and reply helpers.
+// Arguments are read with ArgParser (commands/arg_parser.h).
 #pragma once
 
 #include <initializer_list>
-#include <optional>
 #include <string_view>
 
 #include "db/database.h"
@@ -43,8 +42,6 @@ struct TypedLookup {
 TypedLookup LookupTyped(CommandContext& ctx, std::string_view key, ValueType type);
 // The same for a reading command: counts the hit or miss like LookupRead.
 TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type);
-// Older form of LookupTyped: sets *wrong_type instead of returning it.
-DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
 
 // A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
 // Redis's lookupKeyRead. Lookups by writing commands are not counted.
@@ -57,17 +54,6 @@ inline DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
 // Redis's HELP reply: a usage line, `lines`, then HELP itself, all as status replies.
 void ReplyHelp(CommandContext& ctx, std::string_view command,
                std::initializer_list<std::string_view> lines);
-
-// Parses an integer argument; on failure replies `error` (default: not an integer) and
-// returns nullopt.
-std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg,
-                              std::string_view error = errors::kNotInteger);
-// A database index argument as Redis's getIntFromObjectOrReply reads it: an integer that
-// fits in 32 bits. `error` replaces both messages when given (SWAPDB).
-std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg,
-                              std::string_view error = {});
-// Parses a float argument; on failure replies "ERR value is not a valid float".
-std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg);
 
 // Case-insensitive equality of an argument with an upper-case keyword.
 bool IsArg(std::string_view arg, std::string_view keyword);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -48,10 +49,10 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
     } else if (IsArg(opt, "ALPHA")) {
       a->alpha = true;
     } else if (IsArg(opt, "LIMIT") && left >= 2) {
-      if (!ParseInt64(ctx.arg(j + 1), &a->offset) || !ParseInt64(ctx.arg(j + 2), &a->count)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
+      ArgParser limit(ctx, j + 1);
+      a->offset = limit.Int();
+      a->count = limit.Int();
+      if (!limit.Check()) return false;
       j += 2;
     } else if (!readonly && IsArg(opt, "STORE") && left >= 1) {
       a->store = ctx.arg(++j);
