@@ -66,8 +66,10 @@ class ArgParser {
   double Double(std::string_view error = errors::kNotFloat);
   // A long double (INCRBYFLOAT's string2ld).
   long double LongDouble(std::string_view error = errors::kNotFloat);
-  // A blocking command's timeout: seconds as a float, rounded up to whole milliseconds, such
-  // that now_ms + timeout fits (BLPOP, BZPOPMIN, BLMOVE...). 0 means "forever".
+  // A blocking command's timeout (BLPOP, BZPOPMIN, BLMOVE...): seconds in strtold's grammar
+  // (hex too), 0 = forever. As Redis 7.2: milliseconds beyond int64 (inf included) are out of
+  // range, the value is rounded up to a whole millisecond (so -0.0005 means 0, forever), and
+  // the deadline now_ms + timeout must not overflow.
   int64_t BlockTimeoutMs(int64_t now_ms);
   // A timeout in integer milliseconds, >= 0, such that now_ms + timeout fits (WAIT, WAITAOF,
   // CLIENT PAUSE, XREAD BLOCK).

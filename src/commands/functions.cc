@@ -30,8 +30,7 @@ void FcallGeneric(CommandContext& ctx, bool ro) {
   const size_t numkeys = ReadScriptNumkeys(args, "ERR Bad number of keys provided");
   if (!args.Check()) return;
   ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
-  RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name,
-            numkeys, 3);
+  RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys, 3);
 }
 
 void FcallCommand(CommandContext& ctx) { FcallGeneric(ctx, false); }

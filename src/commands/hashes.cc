@@ -141,7 +141,8 @@ void HIncrByCommand(CommandContext& ctx) {
 void HIncrByFloatCommand(CommandContext& ctx) {
   ArgParser args(ctx, 3);
   const long double incr = args.LongDouble();
-  if (args.ok() && (std::isnan(incr) || std::isinf(incr))) args.Fail("ERR value is NaN or Infinity");
+  if (args.ok() && (std::isnan(incr) || std::isinf(incr)))
+    args.Fail("ERR value is NaN or Infinity");
   if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   std::string_view field = ctx.arg(2);

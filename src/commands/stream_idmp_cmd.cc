@@ -43,8 +43,8 @@ namespace {
 using namespace stream_cmd;  // NOLINT: part of the stream family
 
 // Parses one XCFGSET value: an integer (Redis's strict grammar) within [min, max].
-bool ParseSetting(CommandContext& ctx, size_t at, std::string_view name, int64_t min,
-                  int64_t max, int64_t* out) {
+bool ParseSetting(CommandContext& ctx, size_t at, std::string_view name, int64_t min, int64_t max,
+                  int64_t* out) {
   ArgParser args(ctx, at);
   *out = args.Int();
   if (args.ok() && (*out < min || *out > max)) {

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "commands/families.h"
 #include "commands/arg_parser.h"
+#include "commands/families.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
 #include "types/stream_idmp.h"

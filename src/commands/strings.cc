@@ -63,7 +63,8 @@ bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireO
     int kind = args.remaining() >= 2 ? args.OneOf({"EX", "PX", "EXAT", "PXAT"}) : -1;
     auto expire = static_cast<ExpireKind>(kind + 1);
     if (kind >= 0) {
-      if (out->keep_ttl || out->persist || (out->kind != ExpireKind::kNone && out->kind != expire)) {
+      if (out->keep_ttl || out->persist ||
+          (out->kind != ExpireKind::kNone && out->kind != expire)) {
         args.Fail(errors::kSyntax);
       }
       out->kind = expire;
@@ -255,8 +256,7 @@ void GetexCommand(CommandContext& ctx) {
     return;
   }
   int64_t when_ms = 0;
-  if (options.kind != ExpireKind::kNone &&
-      !ResolveExpire(ctx, options, "getex", &when_ms)) {
+  if (options.kind != ExpireKind::kNone && !ResolveExpire(ctx, options, "getex", &when_ms)) {
     return;
   }
   ReplyString(ctx, entry->value);

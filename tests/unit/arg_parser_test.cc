@@ -169,5 +169,51 @@ TEST(ArgParserTest, FailKeepsTheFirstError) {
   EXPECT_EQ(f.out, "-ERR one\r\n");
 }
 
+TEST(ArgParserTest, IntAtLeastKeepsTheIntegerErrorApart) {
+  Fixture f({"x", "-2", "-1"});
+  ArgParser a = f.Parser();
+  a.IntAtLeast(-1, "ERR too small");
+  EXPECT_EQ(a.error(), "ERR value is not an integer or out of range");
+  ArgParser b = f.Parser(1);
+  b.IntAtLeast(-1, "ERR too small");
+  EXPECT_EQ(b.error(), "ERR too small");
+  ArgParser c = f.Parser(2);
+  EXPECT_EQ(c.IntAtLeast(-1, "ERR too small"), -1);
+  EXPECT_TRUE(c.ok());
+}
+
+TEST(ArgParserTest, NumKeys) {
+  Fixture f({"2", "a", "b", "WEIGHTS"});
+  ArgParser a = f.Parser();
+  auto keys = a.NumKeys("ERR at least 1");
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[1], "b");
+  EXPECT_EQ(a.Peek(), "WEIGHTS");
+  Fixture g({"0", "a"});
+  ArgParser b = g.Parser();
+  b.NumKeys("ERR at least 1");
+  EXPECT_EQ(b.error(), "ERR at least 1");
+  Fixture h({"3", "a"});
+  ArgParser c = h.Parser();
+  c.NumKeys("ERR at least 1");
+  EXPECT_EQ(c.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, OptionNameNeedsAValue) {
+  Fixture f({"COUNT"});
+  ArgParser a = f.Parser();
+  EXPECT_FALSE(a.OptionName("COUNT"));
+  EXPECT_EQ(a.pos(), 0u);  // nothing consumed: the caller reports the syntax error
+  EXPECT_EQ(a.OneOf({"LEFT", "RIGHT"}), -1);
+}
+
+TEST(ArgParserTest, TakeBeyondTheEndIsSyntaxError) {
+  Fixture f({"a", "b"});
+  ArgParser a = f.Parser();
+  EXPECT_TRUE(a.Take(3).empty());
+  EXPECT_EQ(a.error(), "ERR syntax error");
+  EXPECT_FALSE(a.HasNext());  // loops stop at the first failure
+}
+
 }  // namespace
 }  // namespace vireo
