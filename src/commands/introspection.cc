@@ -620,11 +620,12 @@ void ClientPauseCommand(CommandContext& ctx) {
   // Redis checks the mode before the timeout.
   ArgParser args(ctx, 3);
   uint32_t actions = kPauseAll;
-  if (args.HasNext()) {
+  if (args.remaining() > 1) {
+    args.Fail(errors::kSyntax);
+  } else if (args.HasNext()) {
     int mode = args.OneOf({"WRITE", "ALL"});
     if (mode < 0) args.Fail("ERR CLIENT PAUSE mode must be WRITE or ALL");
     if (mode == 0) actions = kPauseWrite;
-    args.ExpectEnd();
   }
   args.Seek(2);
   // Range-checked against the unix clock as Redis does; the pause itself runs on the monotonic one.
