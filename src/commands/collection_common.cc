@@ -1,6 +1,7 @@
 #include "commands/collection_common.h"
 
 #include <charconv>
+#include <limits>
 
 #include "commands/helpers.h"
 #include "server/server.h"
@@ -8,7 +9,8 @@
 
 namespace vireo {
 
-bool ParseCollectionCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor) {
+uint64_t ReadCollectionCursor(ArgParser& args) {
+  std::string_view arg = args.Next();
   // strtoul's grammar: optional sign, digits, a negative value wraps; "" is 0. A NUL ends the
   // text, as in C.
   std::string_view text = arg.substr(0, arg.find('\0'));
@@ -37,43 +39,31 @@ bool ParseCollectionCursor(CommandContext& ctx, std::string_view arg, uint64_t* 
     }
     if (negative) value = 0 - value;
   }
-  if (!ok) {
-    ctx.reply.Error("ERR invalid cursor");
-    return false;
-  }
-  *cursor = value;
-  return true;
+  if (!ok) args.Fail("ERR invalid cursor");
+  return value;
 }
 
-bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args,
-                                std::optional<std::string_view>* type) {
-  for (size_t i = first; i < ctx.argc(); i += 2) {
-    bool has_value = i + 1 < ctx.argc();
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "COUNT") && has_value) {
-      std::optional<int64_t> count = ArgInt(ctx, ctx.arg(i + 1));
-      if (!count) return false;
-      if (*count < 1) {
-        ctx.reply.Error(errors::kSyntax);
-        return false;
-      }
-      args->count = *count;
-    } else if (IsArg(opt, "MATCH") && has_value) {
-      std::string_view pattern = ctx.arg(i + 1);
-      if (pattern == "*") {
-        args->pattern.reset();
+void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
+                               std::optional<std::string_view>* type) {
+  while (args.HasNext()) {
+    std::string_view value;
+    if (args.OptionName("COUNT")) {
+      int64_t count = args.Int();
+      if (args.ok() && count < 1) args.Fail(errors::kSyntax);
+      out->count = count;
+    } else if (args.Option("MATCH", &value)) {
+      if (value == "*") {
+        out->pattern.reset();
       } else {
-        args->pattern = pattern;
+        out->pattern = value;
       }
-    } else if (type != nullptr && IsArg(opt, "TYPE") && has_value) {
+    } else if (type != nullptr && args.Option("TYPE", &value)) {
       // Redis 7.2 accepts unknown type names and simply matches nothing.
-      *type = ctx.arg(i + 1);
+      *type = value;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
 }
 
 void ReplyEmptyScan(CommandContext& ctx) {
@@ -104,6 +94,15 @@ std::vector<size_t> SampleIndexes(std::mt19937_64& rng, size_t n, size_t count) 
     if (rng() % left < needed) out.push_back(i);
   }
   return out;
+}
+
+int64_t ReadRandomCount(ArgParser& args, std::string_view with_keyword, bool* with) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t count = args.IntInRange(-kMax, kMax);
+  *with = args.Flag(with_keyword);
+  args.ExpectEnd();
+  if (*with && (count < -kMax / 2 || count > kMax / 2)) args.Fail("ERR value is out of range");
+  return count;
 }
 
 }  // namespace vireo

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commands/arg_parser.h"
 #include "commands/helpers.h"
 #include "server/command_context.h"
 
@@ -19,12 +20,17 @@ struct CollectionScanArgs {
   int64_t count = 10;
 };
 
-// The cursor argument as Redis reads it (strtoul); replies "ERR invalid cursor" on failure.
-bool ParseCollectionCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor);
-// [MATCH pattern] [COUNT count] from argv[first] on; replies the error on failure. With `type`
-// non-null (SCAN), [TYPE type] is accepted too.
-bool ParseCollectionScanOptions(CommandContext& ctx, size_t first, CollectionScanArgs* args,
-                                std::optional<std::string_view>* type = nullptr);
+// The cursor argument as Redis reads it (strtoul); fails `args` with "ERR invalid cursor".
+uint64_t ReadCollectionCursor(ArgParser& args);
+// [MATCH pattern] [COUNT count] to the end of `args`. With `type` non-null (SCAN),
+// [TYPE type] is accepted too.
+void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
+                               std::optional<std::string_view>* type = nullptr);
+// ZRANDMEMBER's and HRANDFIELD's "count [WITHSCORES | WITHVALUES]" from `args` on, in Redis's
+// order: the count (its range is symmetric, so -count can't overflow), the syntax, then with the
+// keyword (two replies per element) a count whose reply length stays representable.
+int64_t ReadRandomCount(ArgParser& args, std::string_view with_keyword, bool* with);
+
 // The cursor as the first element of the two-element scan reply (a bulk string).
 void ReplyScanCursor(CommandContext& ctx, uint64_t cursor);
 

@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
 #include <fmt/format.h>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -77,41 +78,29 @@ bool ValidClientName(std::string_view name) {
 
 void HelloCommand(CommandContext& ctx) {
   int64_t protover = 0;
-  size_t i = 1;
-  if (ctx.argc() >= 2) {
-    if (!ParseInt64(ctx.arg(1), &protover)) {
-      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
-      return;
+  ArgParser args(ctx, 1);
+  if (args.HasNext()) {
+    protover = args.Int("ERR Protocol version is not an integer or out of range");
+    if (args.ok() && (protover < 2 || protover > 3)) {
+      args.Fail("NOPROTO unsupported protocol version");
     }
-    if (protover < 2 || protover > 3) {
-      ctx.reply.Error("NOPROTO unsupported protocol version");
-      return;
-    }
-    i = 2;
   }
   std::string_view auth_user, auth_pass, setname;
   bool has_auth = false, has_setname = false;
-  for (; i < ctx.argc(); ++i) {
-    size_t more = ctx.argc() - i - 1;
-    if (IsArg(ctx.arg(i), "AUTH") && more >= 2) {
-      auth_user = ctx.arg(i + 1);
-      auth_pass = ctx.arg(i + 2);
+  while (args.HasNext()) {
+    if (args.remaining() >= 3 && args.Flag("AUTH")) {
+      auth_user = args.Next();
+      auth_pass = args.Next();
       has_auth = true;
-      i += 2;
-    } else if (IsArg(ctx.arg(i), "SETNAME") && more >= 1) {
-      setname = ctx.arg(i + 1);
+    } else if (args.Option("SETNAME", &setname)) {
       has_setname = true;
-      i += 1;
       // Checked while parsing, before AUTH is tried (Redis 7.2's order).
-      if (!ValidClientName(setname)) {
-        ctx.reply.Error(kBadClientName);
-        return;
-      }
+      if (!ValidClientName(setname)) args.Fail(kBadClientName);
     } else {
-      ctx.reply.Error(fmt::format("ERR Syntax error in HELLO option '{}'", ctx.arg(i)));
-      return;
+      args.Fail(fmt::format("ERR Syntax error in HELLO option '{}'", args.Peek()));
     }
   }
+  if (!args.Check()) return;
   if (has_auth) {
     if (!Authenticate(ctx, auth_user, auth_pass)) {
       ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
@@ -149,13 +138,13 @@ void HelloCommand(CommandContext& ctx) {
 }
 
 void SelectCommand(CommandContext& ctx) {
-  std::optional<int> index = ArgDbIndex(ctx, ctx.arg(1));
-  if (!index) return;
-  if (*index < 0 || *index >= ctx.server.db_count()) {
-    ctx.reply.Error(errors::kDbIndexOutOfRange);
-    return;
+  ArgParser args(ctx, 1);
+  const int index = args.DbIndex();
+  if (args.ok() && (index < 0 || index >= ctx.server.db_count())) {
+    args.Fail(errors::kDbIndexOutOfRange);
   }
-  ctx.client.set_db_index(*index);
+  if (!args.Check()) return;
+  ctx.client.set_db_index(index);
   ctx.reply.Ok();
 }
 

@@ -1,6 +1,7 @@
 // FUNCTION LOAD/DELETE/FLUSH/LIST/STATS/DUMP/RESTORE/KILL/HELP, FCALL and FCALL_RO.
 #include <fmt/format.h>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/numkeys.h"
@@ -25,22 +26,11 @@ void FcallGeneric(CommandContext& ctx, bool ro) {
     ctx.reply.Error("ERR Function not found");
     return;
   }
-  int64_t numkeys = 0;
-  if (!ParseInt64(ctx.arg(2), &numkeys)) {
-    ctx.reply.Error("ERR Bad number of keys provided");
-    return;
-  }
-  if (numkeys > static_cast<int64_t>(ctx.argc()) - 3) {
-    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
-    return;
-  }
-  if (numkeys < 0) {
-    ctx.reply.Error("ERR Number of keys can't be negative");
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const size_t numkeys = ReadScriptNumkeys(args, "ERR Bad number of keys provided");
+  if (!args.Check()) return;
   ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
-  RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name,
-            static_cast<size_t>(numkeys), 3);
+  RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys, 3);
 }
 
 void FcallCommand(CommandContext& ctx) { FcallGeneric(ctx, false); }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
@@ -26,28 +27,19 @@ HashLimits Limits(CommandContext& ctx) {
           static_cast<size_t>(c.hash_max_listpack_value)};
 }
 
-// The hash at `key` for a reading command (counts a keyspace hit or miss). nullptr when
-// missing, or after replying WRONGTYPE (*wrong_type set).
-HashObject* ReadHash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  DbEntry* entry = LookupRead(ctx, key);
-  if (entry == nullptr) return nullptr;
-  if (entry->value.type() != ValueType::kHash) {
-    *wrong_type = true;
-    ctx.reply.Error(errors::kWrongType);
-    return nullptr;
-  }
-  return entry->value.As<HashObject>();
+// The hash at `key` for a reading command (counts a keyspace hit or miss; see TypedObject).
+TypedObject<HashObject> ReadHash(CommandContext& ctx, std::string_view key) {
+  return ReadTyped(ctx, key, ValueType::kHash).As<HashObject>();
 }
 
 // The hash at `key` for a writing command, created empty (and added) when missing.
-HashObject* WriteHash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, wrong_type);
-  if (*wrong_type) return nullptr;
+TypedObject<HashObject> WriteHash(CommandContext& ctx, std::string_view key) {
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kHash);
+  if (wrong_type) return {nullptr, true};
   if (entry == nullptr) {
     entry = ctx.db.Add(key, Value::Object(ValueType::kHash, std::make_unique<HashObject>()));
   }
-  return entry->value.As<HashObject>();
+  return {entry->value.As<HashObject>(), false};
 }
 
 void ReplyArity(CommandContext& ctx) {
@@ -63,8 +55,7 @@ void HSetGeneric(CommandContext& ctx, bool reply_ok) {
     return;
   }
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  auto [hash, wrong_type] = WriteHash(ctx, key);
   if (wrong_type) return;
   HashLimits limits = Limits(ctx);
   hash->PrepareForArgs(ctx.argv.subspan(2), limits);
@@ -86,14 +77,13 @@ void HMSetCommand(CommandContext& ctx) { HSetGeneric(ctx, true); }
 
 void HSetNxCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kHash);
   if (wrong_type) return;
   if (entry != nullptr && entry->value.As<HashObject>()->Contains(ctx.arg(2))) {
     ctx.reply.Integer(0);
     return;
   }
-  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  HashObject* hash = WriteHash(ctx, key).object;
   HashLimits limits = Limits(ctx);
   hash->PrepareForArgs(ctx.argv.subspan(2, 2), limits);
   hash->Set(ctx.arg(2), ctx.arg(3), limits);
@@ -104,8 +94,7 @@ void HSetNxCommand(CommandContext& ctx) {
 
 void HDelCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kHash);
   if (wrong_type) return;
   if (entry == nullptr) {
     ctx.reply.Integer(0);
@@ -118,12 +107,12 @@ void HDelCommand(CommandContext& ctx) {
 }
 
 void HIncrByCommand(CommandContext& ctx) {
-  std::optional<int64_t> incr = ArgInt(ctx, ctx.arg(3));
-  if (!incr) return;
+  ArgParser args(ctx, 3);
+  const int64_t incr = args.Int();
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   std::string_view field = ctx.arg(2);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kHash);
   if (wrong_type) return;
   int64_t value = 0;
   if (entry != nullptr) {
@@ -134,15 +123,15 @@ void HIncrByCommand(CommandContext& ctx) {
       }
     }
   }
-  if ((*incr < 0 && value < 0 && *incr < INT64_MIN - value) ||
-      (*incr > 0 && value > 0 && *incr > INT64_MAX - value)) {
+  if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
+      (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
     ctx.reply.Error(errors::kOverflow);
     return;
   }
-  value += *incr;
+  value += incr;
   char buf[kInt64BufSize];
   std::string_view text(buf, FormatInt64(value, buf));
-  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  HashObject* hash = WriteHash(ctx, key).object;
   hash->Set(field, text, Limits(ctx));
   KeyWritten(ctx, key);
   Notify(ctx, kNotifyHash, "hincrby", key);
@@ -150,19 +139,14 @@ void HIncrByCommand(CommandContext& ctx) {
 }
 
 void HIncrByFloatCommand(CommandContext& ctx) {
-  long double incr;
-  if (!ParseLongDouble(ctx.arg(3), &incr)) {
-    ctx.reply.Error(errors::kNotFloat);
-    return;
-  }
-  if (std::isnan(incr) || std::isinf(incr)) {
-    ctx.reply.Error("ERR value is NaN or Infinity");
-    return;
-  }
+  ArgParser args(ctx, 3);
+  const long double incr = args.LongDouble();
+  if (args.ok() && (std::isnan(incr) || std::isinf(incr)))
+    args.Fail("ERR value is NaN or Infinity");
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   std::string_view field = ctx.arg(2);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kHash, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kHash);
   if (wrong_type) return;
   long double value = 0;
   if (entry != nullptr) {
@@ -179,7 +163,7 @@ void HIncrByFloatCommand(CommandContext& ctx) {
     return;
   }
   std::string text = FormatLongDouble(value);
-  HashObject* hash = WriteHash(ctx, key, &wrong_type);
+  HashObject* hash = WriteHash(ctx, key).object;
   hash->Set(field, text, Limits(ctx));
   KeyWritten(ctx, key);
   Notify(ctx, kNotifyHash, "hincrbyfloat", key);
@@ -192,8 +176,7 @@ void HIncrByFloatCommand(CommandContext& ctx) {
 // Reads
 
 void HGetCommand(CommandContext& ctx) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   std::optional<std::string_view> value;
   if (hash != nullptr) value = hash->Find(ctx.arg(2));
@@ -205,8 +188,7 @@ void HGetCommand(CommandContext& ctx) {
 }
 
 void HMGetCommand(CommandContext& ctx) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -221,15 +203,13 @@ void HMGetCommand(CommandContext& ctx) {
 }
 
 void HLenCommand(CommandContext& ctx) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(hash == nullptr ? 0 : static_cast<int64_t>(hash->size()));
 }
 
 void HStrLenCommand(CommandContext& ctx) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   std::optional<std::string_view> value;
   if (hash != nullptr) value = hash->Find(ctx.arg(2));
@@ -237,8 +217,7 @@ void HStrLenCommand(CommandContext& ctx) {
 }
 
 void HExistsCommand(CommandContext& ctx) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(hash != nullptr && hash->Contains(ctx.arg(2)) ? 1 : 0);
 }
@@ -246,8 +225,7 @@ void HExistsCommand(CommandContext& ctx) {
 enum HashPart { kFields = 1, kValues = 2 };
 
 void HGetAllGeneric(CommandContext& ctx, int parts) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   size_t n = hash == nullptr ? 0 : hash->size();
   if (parts == (kFields | kValues)) {
@@ -277,8 +255,7 @@ void ReplyPair(CommandContext& ctx, std::string_view f, std::string_view v, bool
 }
 
 void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (hash == nullptr || l == 0) {
     ctx.reply.EmptyArray();
@@ -336,35 +313,14 @@ void HRandFieldWithCount(CommandContext& ctx, int64_t l, bool with_values) {
 
 void HRandFieldCommand(CommandContext& ctx) {
   if (ctx.argc() >= 3) {
-    int64_t l;
-    if (!ParseInt64(ctx.arg(2), &l)) {
-      ctx.reply.Error(errors::kNotInteger);
-      return;
-    }
-    if (l == INT64_MIN) {
-      ctx.reply.Error(
-          "ERR value is out of range, value must between -9223372036854775807 and "
-          "9223372036854775807");
-      return;
-    }
-    bool with_values = false;
-    if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHVALUES"))) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    if (ctx.argc() == 4) {
-      with_values = true;
-      // Two replies per field: keep the reply length representable.
-      if (l < -INT64_MAX / 2 || l > INT64_MAX / 2) {
-        ctx.reply.Error("ERR value is out of range");
-        return;
-      }
-    }
+    ArgParser args(ctx, 2);
+    bool with_values;
+    int64_t l = ReadRandomCount(args, "WITHVALUES", &with_values);
+    if (!args.Check()) return;
     HRandFieldWithCount(ctx, l, with_values);
     return;
   }
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (hash == nullptr) {
     ctx.reply.Null();
@@ -378,15 +334,17 @@ void HRandFieldCommand(CommandContext& ctx) {
 
 void HScanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
-  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
-  bool wrong_type;
-  HashObject* hash = ReadHash(ctx, ctx.arg(1), &wrong_type);
+  ArgParser parser(ctx, 2);
+  args.cursor = ReadCollectionCursor(parser);
+  if (!parser.Check()) return;
+  auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (hash == nullptr) {
     ReplyEmptyScan(ctx);
     return;
   }
-  if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
+  ReadCollectionScanOptions(parser, &args);
+  if (!parser.Check()) return;
   std::vector<std::pair<std::string_view, std::string_view>> found;
   uint64_t cursor = 0;
   auto collect = [&](std::string_view f, std::string_view v) {

@@ -2,23 +2,30 @@
 
 #include <fmt/format.h>
 
-#include <climits>
-
 #include "server/server.h"
 #include "util/strings.h"
 
 namespace vireo {
 
-DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type) {
-  *wrong_type = false;
-  DbEntry* entry = ctx.db.Find(key);
-  if (entry == nullptr) return nullptr;
+namespace {
+
+TypedLookup CheckType(CommandContext& ctx, DbEntry* entry, ValueType type) {
+  if (entry == nullptr) return {};
   if (entry->value.type() != type) {
-    *wrong_type = true;
     ctx.reply.Error(errors::kWrongType);
-    return nullptr;
+    return {nullptr, true};
   }
-  return entry;
+  return {entry, false};
+}
+
+}  // namespace
+
+TypedLookup LookupTyped(CommandContext& ctx, std::string_view key, ValueType type) {
+  return CheckType(ctx, ctx.db.Find(key), type);
+}
+
+TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type) {
+  return CheckType(ctx, LookupRead(ctx, key), type);
 }
 
 DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, bool touch) {
@@ -43,24 +50,6 @@ void ReplyHelp(CommandContext& ctx, std::string_view command,
   ctx.reply.SimpleString("    Prints this help.");
 }
 
-std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg, std::string_view error) {
-  int64_t value;
-  if (!ParseInt64(arg, &value)) {
-    ctx.reply.Error(error);
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg) {
-  double value;
-  if (!ParseDouble(arg, &value)) {
-    ctx.reply.Error(errors::kNotFloat);
-    return std::nullopt;
-  }
-  return value;
-}
-
 bool IsArg(std::string_view arg, std::string_view keyword) {
   return EqualsIgnoreCase(arg, keyword);
 }
@@ -77,22 +66,6 @@ void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
             std::string_view key) {
   NotifyKeyspaceEvent(ctx.server, event_class, event, key, ctx.client.db_index());
-}
-
-std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg, std::string_view error) {
-  int64_t value;
-  if (!ParseInt64(arg, &value)) {
-    ctx.reply.Error(error.empty() ? errors::kNotInteger : error);
-    return std::nullopt;
-  }
-  if (value < INT_MIN || value > INT_MAX) {
-    ctx.reply.Error(error.empty() ? fmt::format("ERR value is out of range, value must between "
-                                                "{} and {}",
-                                                INT_MIN, INT_MAX)
-                                  : std::string(error));
-    return std::nullopt;
-  }
-  return static_cast<int>(value);
 }
 
 // Redis shares one object for each small integer 0..9999 and reports its refcount as INT_MAX,

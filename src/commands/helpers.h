@@ -1,9 +1,8 @@
-// Small pieces every command family uses: typed lookups and argument parsing that reply with
-// Redis's error on failure.
+// Small pieces every command family uses: typed lookups, keyspace bookkeeping and reply helpers.
+// Arguments are read with ArgParser (commands/arg_parser.h).
 #pragma once
 
 #include <initializer_list>
-#include <optional>
 #include <string_view>
 
 #include "db/database.h"
@@ -14,9 +13,35 @@ namespace vireo {
 
 struct ServerConfig;
 
-// The entry for `key` if it exists and holds `type`. On a type mismatch replies WRONGTYPE and
-// sets *wrong_type. Missing keys return nullptr without replying.
-DbEntry* LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool* wrong_type);
+// A typed object (PackedList, HashObject...) or nullptr when missing or of another type;
+// wrong_type says WRONGTYPE has been replied.
+template <typename T>
+struct TypedObject {
+  T* object = nullptr;
+  bool wrong_type = false;
+};
+
+// What a typed lookup found: the entry, nothing (missing), or a value of another type, in which
+// case WRONGTYPE has already been replied and the handler just returns.
+struct TypedLookup {
+  DbEntry* entry = nullptr;
+  bool wrong_type = false;
+
+  bool missing() const { return entry == nullptr && !wrong_type; }
+  bool found() const { return entry != nullptr; }
+  // The typed object with the same three states (a family's ReadList, ReadHash...), so a
+  // handler writes `auto [list, wrong_type] = ReadList(ctx, key); if (wrong_type) return;`.
+  template <typename T>
+  TypedObject<T> As() const {
+    return {entry == nullptr ? nullptr : entry->value.As<T>(), wrong_type};
+  }
+};
+
+// The entry for `key` if it exists and holds `type` (a writing command's lookup: not counted
+// in keyspace hits/misses). On a type mismatch replies WRONGTYPE.
+TypedLookup LookupTyped(CommandContext& ctx, std::string_view key, ValueType type);
+// The same for a reading command: counts the hit or miss like LookupRead.
+TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type);
 
 // A lookup for a command that reads the key: counts a keyspace hit or miss (INFO stats), like
 // Redis's lookupKeyRead. Lookups by writing commands are not counted.
@@ -29,17 +54,6 @@ inline DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
 // Redis's HELP reply: a usage line, `lines`, then HELP itself, all as status replies.
 void ReplyHelp(CommandContext& ctx, std::string_view command,
                std::initializer_list<std::string_view> lines);
-
-// Parses an integer argument; on failure replies `error` (default: not an integer) and
-// returns nullopt.
-std::optional<int64_t> ArgInt(CommandContext& ctx, std::string_view arg,
-                              std::string_view error = errors::kNotInteger);
-// A database index argument as Redis's getIntFromObjectOrReply reads it: an integer that
-// fits in 32 bits. `error` replaces both messages when given (SWAPDB).
-std::optional<int> ArgDbIndex(CommandContext& ctx, std::string_view arg,
-                              std::string_view error = {});
-// Parses a float argument; on failure replies "ERR value is not a valid float".
-std::optional<double> ArgDouble(CommandContext& ctx, std::string_view arg);
 
 // Case-insensitive equality of an argument with an upper-case keyword.
 bool IsArg(std::string_view arg, std::string_view keyword);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -23,17 +24,6 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
   ctx.reply.Error(
       fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
                   ctx.arg(1).substr(0, 128), ToUpper(ctx.arg(0))));
-}
-
-// Parses an integer in [min, max]; anything else replies "ERR <message>".
-std::optional<int64_t> ArgRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max,
-                                std::string_view message) {
-  int64_t value;
-  if (!ParseInt64(arg, &value) || value < min || value > max) {
-    ctx.reply.Error(fmt::format("ERR {}", message));
-    return std::nullopt;
-  }
-  return value;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,11 +464,12 @@ void ClientListCommand(CommandContext& ctx) {
       return;
     }
   } else if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
-    for (size_t i = 3; i < ctx.argc(); ++i) {
-      auto id = ArgRange(ctx, ctx.arg(i), LLONG_MIN, LLONG_MAX, "Invalid client ID");
-      if (!id) return;
-      if (*id > 0) ids.push_back(static_cast<uint64_t>(*id));
+    ArgParser args(ctx, 3);
+    while (args.HasNext()) {
+      const int64_t id = args.Int("ERR Invalid client ID");
+      if (id > 0) ids.push_back(static_cast<uint64_t>(id));
     }
+    if (!args.Check()) return;
   } else if (ctx.argc() != 2) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -533,9 +524,9 @@ bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
     }
     std::string_view value = ctx.arg(i + 1);
     if (IsArg(name, "ID")) {
-      auto id = ArgRange(ctx, value, 1, LLONG_MAX, "client-id should be greater than 0");
-      if (!id) return false;
-      filter->id = static_cast<uint64_t>(*id);
+      ArgParser id(ctx, i + 1);
+      filter->id = static_cast<uint64_t>(id.Positive("ERR client-id should be greater than 0"));
+      if (!id.Check()) return false;
     } else if (IsArg(name, "TYPE")) {
       filter->type = ParseClientType(value);
       if (!filter->type) {
@@ -563,12 +554,9 @@ bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
         return false;
       }
     } else if (IsArg(name, "MAXAGE")) {
-      int64_t age;
-      if (!ParseInt64(value, &age)) {
-        ctx.reply.Error("ERR maxage is not an integer or out of range");
-        return false;
-      }
-      filter->max_age = age;
+      ArgParser age(ctx, i + 1);
+      filter->max_age = age.Int("ERR maxage is not an integer or out of range");
+      if (!age.Check()) return false;
     } else {
       ctx.reply.Error(errors::kSyntax);
       return false;
@@ -629,27 +617,20 @@ void ClientReplyCommand(CommandContext& ctx) {
 
 // CLIENT PAUSE timeout [WRITE | ALL]: commands of the paused kind wait until the pause ends.
 void ClientPauseCommand(CommandContext& ctx) {
+  // Redis checks the mode before the timeout.
+  ArgParser args(ctx, 3);
   uint32_t actions = kPauseAll;
-  if (ctx.argc() == 4) {
-    if (IsArg(ctx.arg(3), "WRITE")) {
-      actions = kPauseWrite;
-    } else if (!IsArg(ctx.arg(3), "ALL")) {
-      ctx.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
-      return;
-    }
-  } else if (ctx.argc() > 4) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
+  if (args.remaining() > 1) {
+    args.Fail(errors::kSyntax);
+  } else if (args.HasNext()) {
+    int mode = args.OneOf({"WRITE", "ALL"});
+    if (mode < 0) args.Fail("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    if (mode == 0) actions = kPauseWrite;
   }
-  int64_t timeout_ms;
-  if (!ParseInt64(ctx.arg(2), &timeout_ms)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout_ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
+  args.Seek(2);
+  // Range-checked against the unix clock as Redis does; the pause itself runs on the monotonic one.
+  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   const int64_t now_ms = MonotonicUs() / 1000;
   const int64_t end = timeout_ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + timeout_ms;
   ctx.server.client_pause().Pause(PausePurpose::kClient, end, actions);
@@ -669,22 +650,15 @@ void ClientUnblockCommand(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  int64_t id;
-  if (!ParseInt64(ctx.arg(2), &id)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const int64_t id = args.Int();
   Server::UnblockReason reason = Server::UnblockReason::kTimeout;
-  if (ctx.argc() == 4) {
-    if (IsArg(ctx.arg(3), "TIMEOUT")) {
-      reason = Server::UnblockReason::kTimeout;
-    } else if (IsArg(ctx.arg(3), "ERROR")) {
-      reason = Server::UnblockReason::kError;
-    } else {
-      ctx.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
-      return;
-    }
+  if (args.HasNext()) {
+    int which = args.OneOf({"TIMEOUT", "ERROR"});
+    if (which < 0) args.Fail("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    if (which == 1) reason = Server::UnblockReason::kError;
   }
+  if (!args.Check()) return;
   Client* target = ctx.server.FindClient(static_cast<uint64_t>(id));
   bool unblocked = target != nullptr && !target->closed && target->has(kClientBlocked) &&
                    ctx.server.UnblockClient(*target, reason);
@@ -785,9 +759,11 @@ void SlowlogGetCommand(CommandContext& ctx) {
   const std::deque<SlowlogEntry>& log = ctx.server.slowlog();
   size_t count = 10;
   if (ctx.argc() == 3) {
-    auto n = ArgRange(ctx, ctx.arg(2), -1, LONG_MAX, "count should be greater than or equal to -1");
-    if (!n) return;
-    count = *n == -1 ? log.size() : static_cast<size_t>(*n);
+    ArgParser args(ctx, 2);
+    const int64_t n =
+        args.IntInRange(-1, LONG_MAX, "ERR count should be greater than or equal to -1");
+    if (!args.Check()) return;
+    count = n == -1 ? log.size() : static_cast<size_t>(n);
   }
   count = std::min(count, log.size());
   ReplyBuilder& r = ctx.reply;

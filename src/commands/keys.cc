@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
@@ -27,6 +28,13 @@ constexpr std::string_view kSameObject = "ERR source and destination objects are
 
 
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
+
+// A database index argument naming an existing database (COPY ... DB, MOVE).
+int ReadExistingDb(CommandContext& ctx, ArgParser& args) {
+  int index = args.DbIndex();
+  if (args.ok() && !ValidDb(ctx, index)) args.Fail(errors::kDbIndexOutOfRange);
+  return index;
+}
 
 // ---------------------------------------------------------------------------------------------
 // DEL, UNLINK, EXISTS, TOUCH, TYPE
@@ -128,22 +136,17 @@ struct CopyArgs {
 
 void CopyCommand(CommandContext& ctx) {
   CopyArgs args{ctx.client.db_index()};
-  for (size_t i = 3; i < ctx.argc(); ++i) {
-    if (IsArg(ctx.arg(i), "REPLACE")) {
+  ArgParser parser(ctx, 3);
+  while (parser.HasNext()) {
+    if (parser.Flag("REPLACE")) {
       args.replace = true;
-    } else if (IsArg(ctx.arg(i), "DB") && i + 1 < ctx.argc()) {
-      std::optional<int> db = ArgDbIndex(ctx, ctx.arg(++i));
-      if (!db) return;
-      if (!ValidDb(ctx, *db)) {
-        ctx.reply.Error(errors::kDbIndexOutOfRange);
-        return;
-      }
-      args.dst_db = *db;
+    } else if (parser.OptionName("DB")) {
+      args.dst_db = ReadExistingDb(ctx, parser);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      parser.Fail(errors::kSyntax);
     }
   }
+  if (!parser.Check()) return;
   std::string_view src = ctx.arg(1);
   std::string_view dst = ctx.arg(2);
   Database& dst_db = ctx.server.db(args.dst_db);
@@ -173,13 +176,10 @@ void CopyCommand(CommandContext& ctx) {
 
 void MoveCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  std::optional<int> index = ArgDbIndex(ctx, ctx.arg(2));
-  if (!index) return;
-  if (!ValidDb(ctx, *index)) {
-    ctx.reply.Error(errors::kDbIndexOutOfRange);
-    return;
-  }
-  Database& dst_db = ctx.server.db(*index);
+  ArgParser args(ctx, 2);
+  const int index = ReadExistingDb(ctx, args);
+  if (!args.Check()) return;
+  Database& dst_db = ctx.server.db(index);
   if (&dst_db == &ctx.db) {
     ctx.reply.Error(kSameObject);
     return;
@@ -195,7 +195,7 @@ void MoveCommand(CommandContext& ctx) {
   KeyWritten(ctx, key, 0);
   KeyWritten(ctx, dst_db, key);
   Notify(ctx, kNotifyGeneric, "move_from", key);
-  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "move_to", key, *index);
+  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "move_to", key, index);
   ctx.reply.Integer(1);
 }
 
@@ -252,11 +252,10 @@ struct ScanArgs {
 };
 
 bool ParseScanArgs(CommandContext& ctx, ScanArgs* args) {
-  if (!ParseScanCursor(ctx.arg(1), &args->options.cursor)) {
-    ctx.reply.Error("ERR invalid cursor");
-    return false;
-  }
-  return ParseCollectionScanOptions(ctx, 2, &args->options, &args->type);
+  ArgParser parser(ctx, 1);
+  if (!ParseScanCursor(parser.Next(), &args->options.cursor)) parser.Fail("ERR invalid cursor");
+  ReadCollectionScanOptions(parser, &args->options, &args->type);
+  return parser.Check();
 }
 
 void ScanCommand(CommandContext& ctx) {
@@ -328,44 +327,25 @@ struct ExpireArgs {
 
 // Redis checks the options before the time argument, so an option error wins.
 bool ParseExpireArgs(CommandContext& ctx, bool seconds, bool absolute, ExpireArgs* args) {
-  for (size_t i = 3; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "NX")) {
-      args->conditions |= kExpireNx;
-    } else if (IsArg(opt, "XX")) {
-      args->conditions |= kExpireXx;
-    } else if (IsArg(opt, "GT")) {
-      args->conditions |= kExpireGt;
-    } else if (IsArg(opt, "LT")) {
-      args->conditions |= kExpireLt;
+  ArgParser parser(ctx, 3);
+  while (parser.HasNext()) {
+    int option = parser.OneOf({"NX", "XX", "GT", "LT"});
+    if (option < 0) {
+      parser.Fail(fmt::format("ERR Unsupported option {}", parser.Peek()));
     } else {
-      ctx.reply.Error(fmt::format("ERR Unsupported option {}", opt));
-      return false;
+      args->conditions |= static_cast<uint8_t>(kExpireNx << option);
     }
   }
-  if ((args->conditions & kExpireNx) && (args->conditions & ~kExpireNx)) {
-    ctx.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
-    return false;
-  }
-  if ((args->conditions & kExpireGt) && (args->conditions & kExpireLt)) {
-    ctx.reply.Error("ERR GT and LT options at the same time are not compatible");
-    return false;
-  }
-  std::optional<int64_t> when = ArgInt(ctx, ctx.arg(2));
-  if (!when) return false;
-  auto invalid = [&] {
-    ctx.reply.Error(fmt::format("ERR invalid expire time in '{}' command", ctx.spec->name));
-    return false;
-  };
-  int64_t value = *when;
-  if (seconds) {
-    if (value > INT64_MAX / 1000 || value < INT64_MIN / 1000) return invalid();
-    value *= 1000;
-  }
-  int64_t base = absolute ? 0 : ctx.db.now_ms();
-  if (value > INT64_MAX - base) return invalid();
-  args->when_ms = value + base;
-  return true;
+  const uint8_t c = args->conditions;
+  parser.Exclusive({(c & kExpireNx) != 0, (c & ~kExpireNx) != 0},
+                   "ERR NX and XX, GT or LT options at the same time are not compatible");
+  parser.Exclusive({(c & kExpireGt) != 0, (c & kExpireLt) != 0},
+                   "ERR GT and LT options at the same time are not compatible");
+  parser.Seek(2);
+  args->when_ms = parser.ExpireAtMs(seconds ? TimeUnit::kSeconds : TimeUnit::kMilliseconds,
+                                    absolute, ctx.db.now_ms(), ctx.spec->name,
+                                    /*positive_only=*/false);
+  return parser.Check();
 }
 
 // Whether the conditions allow replacing `current` (-1: no TTL, i.e. infinite) with `when`.
@@ -531,17 +511,14 @@ void DbSizeCommand(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>
 // decides. Returns false (after replying) on a bad argument.
 bool ParseFlushMode(CommandContext& ctx, bool* async) {
   *async = ctx.server.cfg().lazyfree_lazy_user_flush;
-  if (ctx.argc() == 1) return true;
-  if (ctx.argc() == 2 && IsArg(ctx.arg(1), "ASYNC")) {
-    *async = true;
-    return true;
+  ArgParser args(ctx, 1);
+  if (args.HasNext()) {
+    int mode = args.OneOf({"ASYNC", "SYNC"});
+    if (mode < 0) args.Fail(errors::kSyntax);
+    *async = mode == 0;
+    args.ExpectEnd();
   }
-  if (ctx.argc() == 2 && IsArg(ctx.arg(1), "SYNC")) {
-    *async = false;
-    return true;
-  }
-  ctx.reply.Error(errors::kSyntax);
-  return false;
+  return args.Check();
 }
 
 // Empties database `index`, returning how many keys it held. Watchers of its keys fail first.
@@ -578,23 +555,22 @@ void FlushAllCommand(CommandContext& ctx) {
 }
 
 void SwapDbCommand(CommandContext& ctx) {
-  std::optional<int> first = ArgDbIndex(ctx, ctx.arg(1), "ERR invalid first DB index");
-  if (!first) return;
-  std::optional<int> second = ArgDbIndex(ctx, ctx.arg(2), "ERR invalid second DB index");
-  if (!second) return;
-  if (!ValidDb(ctx, *first) || !ValidDb(ctx, *second)) {
-    ctx.reply.Error(errors::kDbIndexOutOfRange);
-    return;
+  ArgParser args(ctx, 1);
+  const int first = args.DbIndex("ERR invalid first DB index");
+  const int second = args.DbIndex("ERR invalid second DB index");
+  if (args.ok() && (!ValidDb(ctx, first) || !ValidDb(ctx, second))) {
+    args.Fail(errors::kDbIndexOutOfRange);
   }
-  if (*first != *second) {
-    Database& a = ctx.server.db(*first);
-    Database& b = ctx.server.db(*second);
+  if (!args.Check()) return;
+  if (first != second) {
+    Database& a = ctx.server.db(first);
+    Database& b = ctx.server.db(second);
     // A watched key that exists on either side changes value (or vanishes) with the swap.
-    ctx.server.TouchAllWatchedKeysInDb(*first, &b);
-    ctx.server.TouchAllWatchedKeysInDb(*second, &a);
+    ctx.server.TouchAllWatchedKeysInDb(first, &b);
+    ctx.server.TouchAllWatchedKeysInDb(second, &a);
     a.SwapContents(b);
     // Clients blocked in either database may find their key there now.
-    ctx.server.SignalSwappedDbs(*first, *second);
+    ctx.server.SignalSwappedDbs(first, second);
   }
   ctx.server.AddDirty(1);
   ctx.reply.Ok();

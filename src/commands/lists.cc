@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/mpop_args.h"
@@ -24,24 +25,15 @@ enum class End { kLeft, kRight };
 
 PackedList* ListOf(DbEntry* entry) { return entry->value.As<PackedList>(); }
 
-// The list at `key` for reading: nullptr if missing or (after replying WRONGTYPE) wrong type.
-PackedList* ReadList(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kList, wrong_type);
-  return entry == nullptr ? nullptr : ListOf(entry);
+// The list at `key` for a writing command (see TypedObject).
+TypedObject<PackedList> ReadList(CommandContext& ctx, std::string_view key) {
+  return LookupTyped(ctx, key, ValueType::kList).As<PackedList>();
 }
 
 // The same for commands that only read: a missing key counts as a keyspace miss (INFO, the
 // keymiss event), as Redis's read lookups do.
-PackedList* ReadOnlyList(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  DbEntry* entry = LookupRead(ctx, key);
-  if (entry == nullptr) return nullptr;
-  if (entry->value.type() != ValueType::kList) {
-    *wrong_type = true;
-    ctx.reply.Error(errors::kWrongType);
-    return nullptr;
-  }
-  return ListOf(entry);
+TypedObject<PackedList> ReadOnlyList(CommandContext& ctx, std::string_view key) {
+  return ReadTyped(ctx, key, ValueType::kList).As<PackedList>();
 }
 
 // Keyspace events of a pop: lpop/rpop, then del when it emptied the list.
@@ -63,49 +55,15 @@ void DeleteIfEmpty(CommandContext& ctx, std::string_view key, PackedList* list) 
   if (list->empty()) ctx.db.Delete(key);
 }
 
-bool ParseEnd(std::string_view arg, End* end) {
-  if (IsArg(arg, "LEFT")) {
-    *end = End::kLeft;
-  } else if (IsArg(arg, "RIGHT")) {
-    *end = End::kRight;
-  } else {
-    return false;
-  }
-  return true;
+// LEFT | RIGHT from `args`; a syntax error otherwise.
+End ReadEnd(ArgParser& args) {
+  int which = args.OneOf({"LEFT", "RIGHT"});
+  if (which < 0) args.Fail(errors::kSyntax);
+  return which == 1 ? End::kRight : End::kLeft;
 }
 
 bool Pop(PackedList* list, End end, std::string* out, bool convert = true) {
   return end == End::kLeft ? list->PopFront(out, convert) : list->PopBack(out, convert);
-}
-
-// Redis's timeout argument: seconds as a decimal (strtold's grammar, so hex works too), 0 =
-// forever. Returns ms, or -1 after replying with the error. The checks mirror Redis 7.2:
-// milliseconds beyond int64 (inf included) are out of range, the value is rounded up to a
-// whole millisecond (so -0.0005 means 0, forever), and the deadline `now + ms` must not
-// overflow.
-int64_t ParseTimeout(CommandContext& ctx, std::string_view arg) {
-  long double seconds;
-  if (!ParseLongDouble(arg, &seconds)) {
-    ctx.reply.Error("ERR timeout is not a float or out of range");
-    return -1;
-  }
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  long double ms = seconds * 1000.0L;
-  if (ms > static_cast<long double>(kMax)) {
-    ctx.reply.Error("ERR timeout is out of range");
-    return -1;
-  }
-  ms = std::ceil(ms);
-  if (ms < 0) {  // -0.0 (from -0.0005 s) is not negative
-    ctx.reply.Error("ERR timeout is negative");
-    return -1;
-  }
-  auto timeout = static_cast<int64_t>(ms);
-  if (timeout > kMax - ctx.db.now_ms()) {
-    ctx.reply.Error("ERR timeout is out of range");
-    return -1;
-  }
-  return timeout;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,8 +71,7 @@ int64_t ParseTimeout(CommandContext& ctx, std::string_view arg) {
 
 void PushGeneric(CommandContext& ctx, End end, bool only_if_exists) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kList, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kList);
   if (wrong_type) return;
   if (entry == nullptr) {
     if (only_if_exists) {
@@ -151,14 +108,12 @@ void PopGeneric(CommandContext& ctx, End end) {
   bool has_count = ctx.argc() == 3;
   int64_t count = 1;
   if (has_count) {
-    if (!ParseInt64(ctx.arg(2), &count) || count < 0) {
-      ctx.reply.Error("ERR value is out of range, must be positive");
-      return;
-    }
+    ArgParser args(ctx, 2);
+    count = args.NonNegative("ERR value is out of range, must be positive");
+    if (!args.Check()) return;
   }
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, key, &wrong_type);
+  auto [list, wrong_type] = ReadList(ctx, key);
   if (wrong_type) return;
   if (list == nullptr) {
     if (has_count) {
@@ -196,26 +151,23 @@ void RPopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kRight); }
 // Reads and in-place edits
 
 void LLenCommand(CommandContext& ctx) {
-  bool wrong_type;
-  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadOnlyList(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(list == nullptr ? 0 : static_cast<int64_t>(list->size()));
 }
 
 // LRANGE's and LTRIM's "start stop" (argv[2], argv[3]); replies the error on bad input.
 bool ParseStartStop(CommandContext& ctx, int64_t* start, int64_t* stop) {
-  if (!ParseInt64(ctx.arg(2), start) || !ParseInt64(ctx.arg(3), stop)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return false;
-  }
-  return true;
+  ArgParser args(ctx, 2);
+  *start = args.Int();
+  *stop = args.Int();
+  return args.Check();
 }
 
 void LRangeCommand(CommandContext& ctx) {
   int64_t start, stop;
   if (!ParseStartStop(ctx, &start, &stop)) return;
-  bool wrong_type;
-  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadOnlyList(ctx, ctx.arg(1));
   if (wrong_type) return;
   int64_t from, to;
   if (list == nullptr ||
@@ -232,18 +184,15 @@ void LRangeCommand(CommandContext& ctx) {
 
 void LIndexCommand(CommandContext& ctx) {
   // Redis looks the key up before parsing the index: a missing key is nil whatever the index.
-  bool wrong_type;
-  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadOnlyList(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Null();
     return;
   }
-  int64_t index;
-  if (!ParseInt64(ctx.arg(2), &index)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  int64_t index = args.Int();
+  if (!args.Check()) return;
   std::string element;
   if (!list->Get(index, &element)) {
     ctx.reply.Null();
@@ -254,18 +203,15 @@ void LIndexCommand(CommandContext& ctx) {
 
 void LSetCommand(CommandContext& ctx) {
   // As in LINDEX, the key is checked before the index.
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Error(errors::kNoSuchKey);
     return;
   }
-  int64_t index;
-  if (!ParseInt64(ctx.arg(2), &index)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  int64_t index = args.Int();
+  if (!args.Check()) return;
   if (!list->Set(index, ctx.arg(3))) {
     ctx.reply.Error(errors::kOutOfRange);
     return;
@@ -276,17 +222,12 @@ void LSetCommand(CommandContext& ctx) {
 }
 
 void LInsertCommand(CommandContext& ctx) {
-  bool after;
-  if (IsArg(ctx.arg(2), "AFTER")) {
-    after = true;
-  } else if (IsArg(ctx.arg(2), "BEFORE")) {
-    after = false;
-  } else {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 2);
+  int where = args.OneOf({"AFTER", "BEFORE"});
+  if (where < 0) args.Fail(errors::kSyntax);
+  if (!args.Check()) return;
+  const bool after = where == 0;
+  auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Integer(0);
@@ -301,13 +242,10 @@ void LInsertCommand(CommandContext& ctx) {
 }
 
 void LRemCommand(CommandContext& ctx) {
-  int64_t count;
-  if (!ParseInt64(ctx.arg(2), &count)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 2);
+  int64_t count = args.Int();
+  if (!args.Check()) return;
+  auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (list == nullptr) {
     ctx.reply.Integer(0);
@@ -327,8 +265,7 @@ void LRemCommand(CommandContext& ctx) {
 void LTrimCommand(CommandContext& ctx) {
   int64_t start, stop;
   if (!ParseStartStop(ctx, &start, &stop)) return;
-  bool wrong_type;
-  PackedList* list = ReadList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (list != nullptr) {
     size_t before = list->size();
@@ -360,54 +297,32 @@ struct LPosArgs {
 // word, or one missing its value, is a syntax error); COUNT and MAXLEN answer any bad value,
 // not a number included, with their own "can't be negative" error, as Redis does.
 bool ParseLPos(CommandContext& ctx, LPosArgs* out) {
-  for (size_t i = 3; i < ctx.argc(); i += 2) {
-    std::string_view opt = ctx.arg(i);
-    bool has_value = i + 1 < ctx.argc();
-    int64_t value;
-    if (IsArg(opt, "RANK") && has_value) {
-      if (!ParseInt64(ctx.arg(i + 1), &value)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
-      if (value == std::numeric_limits<int64_t>::min()) {
-        ctx.reply.Error(
-            "ERR value is out of range, value must between -9223372036854775807 and "
-            "9223372036854775807");
-        return false;
-      }
-      if (value == 0) {
-        ctx.reply.Error(
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ArgParser args(ctx, 3);
+  while (args.HasNext()) {
+    if (args.OptionName("RANK")) {
+      out->rank = args.IntInRange(-kMax, kMax);
+      if (args.ok() && out->rank == 0) {
+        args.Fail(
             "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
             "or use negative to start from the end of the list");
-        return false;
       }
-      out->rank = value;
-    } else if (IsArg(opt, "COUNT") && has_value) {
-      if (!ParseInt64(ctx.arg(i + 1), &value) || value < 0) {
-        ctx.reply.Error("ERR COUNT can't be negative");
-        return false;
-      }
-      out->count = value;
-    } else if (IsArg(opt, "MAXLEN") && has_value) {
-      if (!ParseInt64(ctx.arg(i + 1), &value) || value < 0) {
-        ctx.reply.Error("ERR MAXLEN can't be negative");
-        return false;
-      }
-      out->maxlen = value;
+    } else if (args.OptionName("COUNT")) {
+      out->count = args.NonNegative("ERR COUNT can't be negative");
+    } else if (args.OptionName("MAXLEN")) {
+      out->maxlen = args.NonNegative("ERR MAXLEN can't be negative");
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
+  return args.Check();
 }
 
 void LPosCommand(CommandContext& ctx) {
   LPosArgs args;
   if (!ParseLPos(ctx, &args)) return;
   int64_t rank = args.rank, count = args.count, maxlen = args.maxlen;
-  bool wrong_type;
-  PackedList* list = ReadOnlyList(ctx, ctx.arg(1), &wrong_type);
+  auto [list, wrong_type] = ReadOnlyList(ctx, ctx.arg(1));
   if (wrong_type) return;
   bool want_array = count >= 0;
   if (list == nullptr) {
@@ -440,16 +355,15 @@ void LPosCommand(CommandContext& ctx) {
 bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
                  bool* replied_error) {
   *replied_error = false;
-  bool wrong_type;
-  PackedList* source = ReadList(ctx, src, &wrong_type);
+  auto [source, wrong_type] = ReadList(ctx, src);
   if (wrong_type) {
     *replied_error = true;
     return false;
   }
   if (source == nullptr) return false;
   // The destination's type is checked before anything is popped.
-  DbEntry* dst_entry = LookupTyped(ctx, dst, ValueType::kList, &wrong_type);
-  if (wrong_type) {
+  auto [dst_entry, dst_wrong_type] = LookupTyped(ctx, dst, ValueType::kList);
+  if (dst_wrong_type) {
     *replied_error = true;
     return false;
   }
@@ -506,11 +420,10 @@ void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst
 }
 
 void LMoveCommand(CommandContext& ctx) {
-  End from, to;
-  if (!ParseEnd(ctx.arg(3), &from) || !ParseEnd(ctx.arg(4), &to)) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 3);
+  End from = ReadEnd(args);
+  End to = ReadEnd(args);
+  if (!args.Check()) return;
   MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), from, to, -1);
 }
 
@@ -519,19 +432,18 @@ void RPopLPushCommand(CommandContext& ctx) {
 }
 
 void BLMoveCommand(CommandContext& ctx) {
-  End from, to;
-  if (!ParseEnd(ctx.arg(3), &from) || !ParseEnd(ctx.arg(4), &to)) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  int64_t timeout = ParseTimeout(ctx, ctx.arg(5));
-  if (timeout < 0) return;
+  ArgParser args(ctx, 3);
+  End from = ReadEnd(args);
+  End to = ReadEnd(args);
+  int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), from, to, timeout);
 }
 
 void BRPopLPushCommand(CommandContext& ctx) {
-  int64_t timeout = ParseTimeout(ctx, ctx.arg(3));
-  if (timeout < 0) return;
+  ArgParser args(ctx, 3);
+  int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), End::kRight, End::kLeft, timeout);
 }
 
@@ -539,12 +451,12 @@ void BRPopLPushCommand(CommandContext& ctx) {
 // BLPOP / BRPOP
 
 void BlockingPop(CommandContext& ctx, End end) {
-  int64_t timeout = ParseTimeout(ctx, ctx.arg(ctx.argc() - 1));
-  if (timeout < 0) return;
+  ArgParser args(ctx, ctx.argc() - 1);
+  int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   std::span<const std::string_view> keys = ctx.argv.subspan(1, ctx.argc() - 2);
   for (std::string_view key : keys) {
-    bool wrong_type;
-    PackedList* list = ReadList(ctx, key, &wrong_type);
+    auto [list, wrong_type] = ReadList(ctx, key);
     if (wrong_type) return;
     if (list == nullptr) continue;
     std::string element;
@@ -580,21 +492,18 @@ struct ListMpopArgs {
   int64_t count = 1;
 };
 
-bool ParseMpop(CommandContext& ctx, size_t first, ListMpopArgs* out) {
-  MpopArgs parsed;
-  if (!ParseMpopArgs(ctx, first, "LEFT", "RIGHT", &parsed)) return false;
+void ReadMpop(ArgParser& args, ListMpopArgs* out) {
+  MpopArgs parsed = ReadMpopArgs(args, "LEFT", "RIGHT");
   out->keys = parsed.keys;
   out->end = parsed.second_end ? End::kRight : End::kLeft;
   out->count = parsed.count;
-  return true;
 }
 
 // Pops from the first non-empty list. False (nothing replied) when all are empty.
 bool MpopFirstNonEmpty(CommandContext& ctx, const ListMpopArgs& args, bool* replied_error) {
   *replied_error = false;
   for (std::string_view key : args.keys) {
-    bool wrong_type;
-    PackedList* list = ReadList(ctx, key, &wrong_type);
+    auto [list, wrong_type] = ReadList(ctx, key);
     if (wrong_type) {
       *replied_error = true;
       return false;
@@ -623,7 +532,9 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const ListMpopArgs& args, bool* repl
 
 void LMPopCommand(CommandContext& ctx) {
   ListMpopArgs args;
-  if (!ParseMpop(ctx, 1, &args)) return;
+  ArgParser parser(ctx, 1);
+  ReadMpop(parser, &args);
+  if (!parser.Check()) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
   ctx.reply.NullArray();
@@ -632,9 +543,11 @@ void LMPopCommand(CommandContext& ctx) {
 void BLMPopCommand(CommandContext& ctx) {
   // Redis parses the timeout last, after numkeys, the direction and COUNT.
   ListMpopArgs args;
-  if (!ParseMpop(ctx, 2, &args)) return;
-  int64_t timeout = ParseTimeout(ctx, ctx.arg(1));
-  if (timeout < 0) return;
+  ArgParser parser(ctx, 2);
+  ReadMpop(parser, &args);
+  parser.Seek(1);
+  int64_t timeout = parser.BlockTimeoutMs(ctx.db.now_ms());
+  if (!parser.Check()) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
   if (!ctx.may_block()) {

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -33,12 +34,9 @@ void MemoryUsageCommand(CommandContext& ctx) {
       ctx.reply.Error(errors::kSyntax);
       return;
     }
-    std::optional<int64_t> samples = ArgInt(ctx, ctx.arg(4));
-    if (!samples) return;
-    if (*samples < 0) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
+    ArgParser args(ctx, 4);
+    args.IntAtLeast(0, errors::kSyntax);
+    if (!args.Check()) return;
   }
   // Like Redis: no keyspace hit/miss, no access-time update.
   const DbEntry* entry = ctx.db.Find(ctx.arg(2));

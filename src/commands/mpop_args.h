@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "server/command_context.h"
+#include "commands/arg_parser.h"
 
 namespace vireo {
 
@@ -16,8 +16,7 @@ struct MpopArgs {
   int64_t count = 1;
 };
 
-// Parses from argv[first]; on bad input replies Redis's error and returns false.
-bool ParseMpopArgs(CommandContext& ctx, size_t first, std::string_view end_a,
-                   std::string_view end_b, MpopArgs* out);
+// Reads the tail from `args` to the end; bad input fails `args` with Redis's error.
+MpopArgs ReadMpopArgs(ArgParser& args, std::string_view end_a, std::string_view end_b);
 
 }  // namespace vireo

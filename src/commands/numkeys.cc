@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "commands/arg_parser.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -16,6 +17,17 @@ std::vector<size_t> NumkeysKeys(std::span<const std::string_view> argv, size_t n
   }
   for (int64_t k = 1; k <= n; ++k) out.push_back(numkeys_at + static_cast<size_t>(k));
   return out;
+}
+
+size_t ReadScriptNumkeys(ArgParser& args, std::string_view not_integer) {
+  const int64_t n = args.Int(not_integer);
+  if (!args.ok()) return 0;
+  if (n > static_cast<int64_t>(args.remaining())) {
+    args.Fail("ERR Number of keys can't be greater than number of args");
+  } else if (n < 0) {
+    args.Fail("ERR Number of keys can't be negative");
+  }
+  return args.ok() ? static_cast<size_t>(n) : 0;
 }
 
 }  // namespace vireo

@@ -1,6 +1,7 @@
 // Persistence commands: SAVE, BGSAVE, DUMP, RESTORE.
 #include <string>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "persistence/aof.h"
@@ -75,35 +76,25 @@ struct RestoreArgs {
 
 // Options first, then the key, then the TTL: Redis's order of checks.
 bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
-  for (size_t i = 4; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    bool more = i + 1 < ctx.argc();
-    if (IsArg(opt, "REPLACE")) {
+  ArgParser args(ctx, 4);
+  while (args.HasNext()) {
+    if (args.Flag("REPLACE")) {
       a->replace = true;
-    } else if (IsArg(opt, "ABSTTL")) {
+    } else if (args.Flag("ABSTTL")) {
       a->absttl = true;
-    } else if (IsArg(opt, "IDLETIME") && more && a->freq == -1) {
-      auto v = ArgInt(ctx, ctx.arg(++i));
-      if (!v) return false;
-      if (*v < 0) {
-        ctx.reply.Error("ERR Invalid IDLETIME value, must be >= 0");
-        return false;
+    } else if (a->freq == -1 && args.OptionName("IDLETIME")) {
+      a->idletime = args.IntAtLeast(0, "ERR Invalid IDLETIME value, must be >= 0");
+    } else if (a->idletime == -1 && args.OptionName("FREQ")) {
+      const int64_t freq = args.Int();
+      if (args.ok() && (freq < 0 || freq > 255)) {
+        args.Fail("ERR Invalid FREQ value, must be >= 0 and <= 255");
       }
-      a->idletime = *v;
-    } else if (IsArg(opt, "FREQ") && more && a->idletime == -1) {
-      auto v = ArgInt(ctx, ctx.arg(++i));
-      if (!v) return false;
-      if (*v < 0 || *v > 255) {
-        ctx.reply.Error("ERR Invalid FREQ value, must be >= 0 and <= 255");
-        return false;
-      }
-      a->freq = *v;
+      a->freq = freq;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
+  return args.Check();
 }
 
 // sanitize-dump-payload: "yes" validates every payload deeply, "clients" every payload but
@@ -121,12 +112,9 @@ void RestoreCommand(CommandContext& ctx) {
     ctx.reply.Error("BUSYKEY Target key name already exists.");
     return;
   }
-  auto ttl = ArgInt(ctx, ctx.arg(2));
-  if (!ttl) return;
-  if (*ttl < 0) {
-    ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const int64_t ttl = args.IntAtLeast(0, "ERR Invalid TTL value, must be >= 0");
+  if (!args.Check()) return;
   Value value;
   std::string error;
   if (!RdbRestoreValue(ctx.server, ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
@@ -134,7 +122,7 @@ void RestoreCommand(CommandContext& ctx) {
     return;
   }
   bool deleted = a.replace && ctx.db.Delete(key);
-  int64_t when = *ttl;
+  int64_t when = ttl;
   if (when != 0 && !a.absttl) when += ctx.db.now_ms();
   if (when != 0 && when <= ctx.db.now_ms()) {
     // Already expired: the key is not created, but a replaced one is gone.

@@ -5,6 +5,7 @@
 
 #include <cctype>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/numkeys.h"
@@ -19,18 +20,9 @@ constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use 
 
 // EVAL's numkeys, checked as Redis does. Returns false after replying an error.
 bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
-  std::optional<int64_t> n = ArgInt(ctx, ctx.arg(2));
-  if (!n) return false;
-  if (*n > static_cast<int64_t>(ctx.argc()) - 3) {
-    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
-    return false;
-  }
-  if (*n < 0) {
-    ctx.reply.Error("ERR Number of keys can't be negative");
-    return false;
-  }
-  *numkeys = static_cast<size_t>(*n);
-  return true;
+  ArgParser args(ctx, 2);
+  *numkeys = ReadScriptNumkeys(args, errors::kNotInteger);
+  return args.Check();
 }
 
 void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
@@ -34,31 +35,20 @@ Value SetValue(std::unique_ptr<SetObject> set) {
   return Value::Object(ValueType::kSet, std::move(set));
 }
 
-// The set at `key` for a reading command (counts a keyspace hit or miss). nullptr when
-// missing, or after replying WRONGTYPE (*wrong_type set).
-SetObject* ReadSet(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  DbEntry* entry = LookupRead(ctx, key);
-  if (entry == nullptr) return nullptr;
-  if (entry->value.type() != ValueType::kSet) {
-    *wrong_type = true;
-    ctx.reply.Error(errors::kWrongType);
-    return nullptr;
-  }
-  return entry->value.As<SetObject>();
+// The set at `key` for a reading command (counts a keyspace hit or miss; see TypedObject).
+TypedObject<SetObject> ReadSet(CommandContext& ctx, std::string_view key) {
+  return ReadTyped(ctx, key, ValueType::kSet).As<SetObject>();
 }
 
-SetObject* WriteSet(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kSet, wrong_type);
-  return entry == nullptr ? nullptr : entry->value.As<SetObject>();
+TypedObject<SetObject> WriteSet(CommandContext& ctx, std::string_view key) {
+  return LookupTyped(ctx, key, ValueType::kSet).As<SetObject>();
 }
 
 // Looks every key up (missing keys as nullptr); false after replying WRONGTYPE.
 bool ReadSets(CommandContext& ctx, std::span<const std::string_view> keys,
               std::vector<SetObject*>* sets) {
   for (std::string_view key : keys) {
-    bool wrong_type;
-    SetObject* set = ReadSet(ctx, key, &wrong_type);
+    auto [set, wrong_type] = ReadSet(ctx, key);
     if (wrong_type) return false;
     sets->push_back(set);
   }
@@ -94,8 +84,7 @@ void StoreResult(CommandContext& ctx, std::string_view dst, std::unique_ptr<SetO
 
 void SAddCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  SetObject* set = WriteSet(ctx, key, &wrong_type);
+  auto [set, wrong_type] = WriteSet(ctx, key);
   if (wrong_type) return;
   SetLimits limits = Limits(ctx);
   const size_t hint = ctx.argc() - 2;
@@ -118,8 +107,7 @@ void SAddCommand(CommandContext& ctx) {
 
 void SRemCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  SetObject* set = WriteSet(ctx, key, &wrong_type);
+  auto [set, wrong_type] = WriteSet(ctx, key);
   if (wrong_type) return;
   if (set == nullptr) {
     ctx.reply.Integer(0);
@@ -175,22 +163,19 @@ void SMoveCommand(CommandContext& ctx) {
 // Single-key reads
 
 void SCardCommand(CommandContext& ctx) {
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(set == nullptr ? 0 : static_cast<int64_t>(set->size()));
 }
 
 void SIsMemberCommand(CommandContext& ctx) {
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(set != nullptr && set->Contains(ctx.arg(2)) ? 1 : 0);
 }
 
 void SMIsMemberCommand(CommandContext& ctx) {
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -231,14 +216,11 @@ class SRemPropagation {
 // SPOP key count
 void SPopWithCount(CommandContext& ctx) {
   // Redis words a non-number and a negative count the same way here.
-  int64_t count;
-  if (!ParseInt64(ctx.arg(2), &count) || count < 0) {
-    ctx.reply.Error("ERR value is out of range, must be positive");
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const int64_t count = args.NonNegative("ERR value is out of range, must be positive");
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kSet, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kSet);
   if (wrong_type) return;
   if (entry == nullptr || count == 0) {
     ctx.reply.Set(0);
@@ -335,8 +317,7 @@ void SPopCommand(CommandContext& ctx) {
     return;
   }
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  SetObject* set = WriteSet(ctx, key, &wrong_type);
+  auto [set, wrong_type] = WriteSet(ctx, key);
   if (wrong_type) return;
   if (set == nullptr) {
     ctx.reply.Null();
@@ -357,19 +338,10 @@ void SPopCommand(CommandContext& ctx) {
 // SRANDMEMBER
 
 void SRandMemberWithCount(CommandContext& ctx) {
-  int64_t l;
-  if (!ParseInt64(ctx.arg(2), &l)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (l == INT64_MIN) {
-    ctx.reply.Error(
-        "ERR value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-    return;
-  }
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 2);
+  const int64_t l = args.IntInRange(-INT64_MAX, INT64_MAX);
+  if (!args.Check()) return;
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (set == nullptr || l == 0) {
     ctx.reply.EmptyArray();
@@ -417,8 +389,7 @@ void SRandMemberCommand(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (set == nullptr) {
     ctx.reply.Null();
@@ -496,8 +467,7 @@ void SInterGeneric(CommandContext& ctx, const InterArgs& args) {
 void SInterCommand(CommandContext& ctx) { SInterGeneric(ctx, {.keys = ctx.argv.subspan(1)}); }
 
 void SMembersCommand(CommandContext& ctx) {
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (set == nullptr) {
     ctx.reply.Set(0);
@@ -511,30 +481,22 @@ void SInterStoreCommand(CommandContext& ctx) {
 }
 
 void SInterCardCommand(CommandContext& ctx) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.arg(1), &numkeys) || numkeys < 1) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return;
+  ArgParser parser(ctx, 1);
+  const int64_t numkeys = parser.Positive("ERR numkeys should be greater than 0");
+  if (parser.ok() && static_cast<uint64_t>(numkeys) > parser.remaining()) {
+    parser.Fail("ERR Number of keys can't be greater than number of args");
   }
-  if (numkeys > static_cast<int64_t>(ctx.argc()) - 2) {
-    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
-    return;
-  }
-  InterArgs args{.keys = ctx.argv.subspan(2, static_cast<size_t>(numkeys)),
-                 .cardinality_only = true};
-  for (size_t i = 2 + static_cast<size_t>(numkeys); i < ctx.argc(); ++i) {
-    if (IsArg(ctx.arg(i), "LIMIT") && i + 1 < ctx.argc()) {
-      int64_t limit;
-      if (!ParseInt64(ctx.arg(++i), &limit) || limit < 0) {
-        ctx.reply.Error("ERR LIMIT can't be negative");
-        return;
-      }
+  InterArgs args{.keys = parser.Take(static_cast<size_t>(numkeys)), .cardinality_only = true};
+  while (parser.HasNext()) {
+    int64_t limit = 0;
+    if (parser.OptionName("LIMIT")) {
+      limit = parser.NonNegative("ERR LIMIT can't be negative");
       args.limit = static_cast<uint64_t>(limit);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      parser.Fail(errors::kSyntax);
     }
   }
+  if (!parser.Check()) return;
   SInterGeneric(ctx, args);
 }
 
@@ -628,15 +590,17 @@ void SDiffStoreCommand(CommandContext& ctx) {
 
 void SScanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
-  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
-  bool wrong_type;
-  SetObject* set = ReadSet(ctx, ctx.arg(1), &wrong_type);
+  ArgParser parser(ctx, 2);
+  args.cursor = ReadCollectionCursor(parser);
+  if (!parser.Check()) return;
+  auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (set == nullptr) {
     ReplyEmptyScan(ctx);
     return;
   }
-  if (!ParseCollectionScanOptions(ctx, 3, &args)) return;
+  ReadCollectionScanOptions(parser, &args);
+  if (!parser.Check()) return;
   std::vector<std::string> found;
   uint64_t cursor = 0;
   auto collect = [&](std::string_view m) {

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -38,35 +39,31 @@ struct SortArgs {
 };
 
 bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
-  for (size_t j = 2; j < ctx.argc(); ++j) {
-    size_t left = ctx.argc() - j - 1;
-    std::string_view opt = ctx.arg(j);
-    if (IsArg(opt, "ASC")) {
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    std::string_view value;
+    if (args.Flag("ASC")) {
       a->desc = false;
-    } else if (IsArg(opt, "DESC")) {
+    } else if (args.Flag("DESC")) {
       a->desc = true;
-    } else if (IsArg(opt, "ALPHA")) {
+    } else if (args.Flag("ALPHA")) {
       a->alpha = true;
-    } else if (IsArg(opt, "LIMIT") && left >= 2) {
-      if (!ParseInt64(ctx.arg(j + 1), &a->offset) || !ParseInt64(ctx.arg(j + 2), &a->count)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
-      j += 2;
-    } else if (!readonly && IsArg(opt, "STORE") && left >= 1) {
-      a->store = ctx.arg(++j);
-    } else if (IsArg(opt, "BY") && left >= 1) {
-      a->by = ctx.arg(++j);
+    } else if (args.remaining() >= 3 && args.Flag("LIMIT")) {
+      a->offset = args.Int();
+      a->count = args.Int();
+    } else if (!readonly && args.Option("STORE", &value)) {
+      a->store = value;
+    } else if (args.Option("BY", &value)) {
+      a->by = value;
       // A pattern without '*' can't name per-element keys: it only means "don't sort".
-      if (a->by->find('*') == std::string_view::npos) a->dontsort = true;
-    } else if (IsArg(opt, "GET") && left >= 1) {
-      a->gets.push_back(ctx.arg(++j));
+      if (value.find('*') == std::string_view::npos) a->dontsort = true;
+    } else if (args.Option("GET", &value)) {
+      a->gets.push_back(value);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
+  return args.Check();
 }
 
 // The value a BY/GET pattern names for `element`: '#' is the element itself; otherwise the first

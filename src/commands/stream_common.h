@@ -21,13 +21,13 @@ inline constexpr std::string_view kInvalidId =
 bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
                  bool strict, bool* seq_star = nullptr);
 
-// The stream at `key`: nullptr if missing or (after replying WRONGTYPE) of another type.
-Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type);
+// The stream at `key` (see TypedObject).
+TypedObject<Stream> LookupStream(CommandContext& ctx, std::string_view key);
 // The stream at `key` for a command that needs it to exist (XSETID, XCFGSET, XIDMPRECORD):
 // nullptr after replying WRONGTYPE or "ERR no such key".
 Stream* LookupExistingStream(CommandContext& ctx, std::string_view key);
 // The same for a command that reads (counts keyspace hits and misses).
-Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type);
+TypedObject<Stream> LookupStreamRead(CommandContext& ctx, std::string_view key);
 
 void ReplyId(ReplyBuilder& reply, StreamID id);
 // [id, [field, value, ...]]

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
@@ -104,15 +105,12 @@ bool ParseDeleteArgs(CommandContext& ctx, size_t first, DeleteArgs* args) {
     std::string_view opt = ctx.arg(i);
     RefMode mode;
     if (IsArg(opt, "IDS") && !ids_given && i + 1 < argc) {
-      int64_t numids;
-      if (!ParseInt64(ctx.arg(i + 1), &numids) || numids <= 0) {
-        ctx.reply.Error("ERR Number of IDs must be a positive integer");
-        return false;
+      ArgParser value(ctx, i + 1);
+      const int64_t numids = value.Positive("ERR Number of IDs must be a positive integer");
+      if (value.ok() && static_cast<uint64_t>(numids) > value.remaining()) {
+        value.Fail("ERR The `numids` parameter must match the number of arguments");
       }
-      if (static_cast<uint64_t>(numids) > argc - i - 2) {
-        ctx.reply.Error("ERR The `numids` parameter must match the number of arguments");
-        return false;
-      }
+      if (!value.Check()) return false;
       args->ids.resize(static_cast<size_t>(numids));
       for (size_t j = 0; j < args->ids.size(); ++j) {
         if (!ArgStreamID(ctx, ctx.arg(i + 2 + j), &args->ids[j], 0, true)) return false;
@@ -155,8 +153,7 @@ void XDelExCommand(CommandContext& ctx) {
   DeleteArgs args;
   if (!ParseDeleteArgs(ctx, 2, &args)) return;
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   if (s == nullptr) {
     ReplyAllMissing(ctx, args.ids.size());
@@ -189,8 +186,7 @@ void XAckDelCommand(CommandContext& ctx) {
   DeleteArgs args;
   if (!ParseDeleteArgs(ctx, 3, &args)) return;
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   ConsumerGroup* group =
       s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(ctx.arg(2));

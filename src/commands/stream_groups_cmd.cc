@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "commands/arg_parser.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -23,9 +24,9 @@ std::string NoGroupError(std::string_view key, std::string_view group) {
 // The stream and group for commands that need both; replies NOGROUP / WRONGTYPE otherwise.
 bool LookupGroup(CommandContext& ctx, std::string_view key, std::string_view group, Stream** s,
                  ConsumerGroup** g) {
-  bool wrong_type;
-  *s = LookupStream(ctx, key, &wrong_type);
+  auto [stream, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return false;
+  *s = stream;
   *g = *s == nullptr || (*s)->groups() == nullptr ? nullptr : (*s)->groups()->Find(group);
   if (*g == nullptr) {
     ctx.reply.Error(NoGroupError(key, group));
@@ -59,15 +60,11 @@ StreamConsumer* TouchConsumer(CommandContext& ctx, ConsumerGroup& g, std::string
 // XGROUP
 
 // The group's entries-read option: a non-negative integer or -1 (unknown).
-bool ParseEntriesRead(CommandContext& ctx, std::string_view arg, int64_t* out) {
-  auto n = ArgInt(ctx, arg);
-  if (!n) return false;
-  if (*n < 0 && *n != ConsumerGroup::kInvalidEntriesRead) {
-    ctx.reply.Error("ERR value for ENTRIESREAD must be positive or -1");
-    return false;
-  }
-  *out = *n;
-  return true;
+bool ParseEntriesRead(CommandContext& ctx, size_t at, int64_t* out) {
+  ArgParser args(ctx, at);
+  *out = args.IntAtLeast(ConsumerGroup::kInvalidEntriesRead,
+                         "ERR value for ENTRIESREAD must be positive or -1");
+  return args.Check();
 }
 
 void ReplySubcommandSyntax(CommandContext& ctx) {
@@ -82,9 +79,9 @@ void ReplySubcommandSyntax(CommandContext& ctx) {
 bool GroupTarget(CommandContext& ctx, bool may_create, bool need_group, Stream** s,
                  ConsumerGroup** g) {
   std::string_view key = ctx.arg(2), group = ctx.arg(3);
-  bool wrong_type;
-  *s = LookupStream(ctx, key, &wrong_type);
+  auto [stream, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return false;
+  *s = stream;
   *g = nullptr;
   if (may_create) return true;
   if (*s == nullptr) {
@@ -110,7 +107,7 @@ bool ParseGroupOptions(CommandContext& ctx, bool allow_mkstream, bool* mkstream,
     if (allow_mkstream && IsArg(ctx.arg(i), "MKSTREAM")) {
       *mkstream = true;
     } else if (IsArg(ctx.arg(i), "ENTRIESREAD") && i + 1 < ctx.argc()) {
-      if (!ParseEntriesRead(ctx, ctx.arg(i + 1), entries_read)) return false;
+      if (!ParseEntriesRead(ctx, i + 1, entries_read)) return false;
       ++i;
     } else {
       ReplySubcommandSyntax(ctx);
@@ -244,8 +241,7 @@ void XGroupCommand(CommandContext& ctx) { ReplySubcommandSyntax(ctx); }
 
 void XAckCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   ConsumerGroup* g =
       s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(ctx.arg(2));
@@ -309,20 +305,15 @@ void XPendingCommand(CommandContext& ctx) {
   std::string_view consumer_name;
   bool has_consumer = false;
   if (!summary) {
-    size_t at = 3;
-    if (IsArg(ctx.arg(3), "IDLE")) {
-      auto n = ArgInt(ctx, ctx.arg(4));
-      if (!n) return;
-      min_idle = *n;
-      if (argc < 8) {
-        ctx.reply.Error(errors::kSyntax);
-        return;
-      }
-      at += 2;
+    ArgParser args(ctx, 3);
+    if (args.Flag("IDLE")) {
+      min_idle = args.Int();
+      if (argc < 8) args.Fail(errors::kSyntax);
     }
-    auto n = ArgInt(ctx, ctx.arg(at + 2));
-    if (!n) return;
-    count = std::max<int64_t>(*n, 0);
+    const size_t at = args.pos();
+    args.Seek(at + 2);
+    count = std::max<int64_t>(args.Int(), 0);
+    if (!args.Check()) return;
     if (!ParseIntervalStart(ctx, ctx.arg(at), &start)) return;
     if (!ParseIntervalEnd(ctx, ctx.arg(at + 1), &end)) return;
     if (at + 3 < argc) {
@@ -331,9 +322,8 @@ void XPendingCommand(CommandContext& ctx) {
       // Redis ignores anything after the consumer name.
     }
   }
-  bool wrong_type;
   std::string_view key = ctx.arg(1);
-  Stream* s = LookupStreamRead(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStreamRead(ctx, key);
   if (wrong_type) return;
   ConsumerGroup* g =
       s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(ctx.arg(2));
@@ -409,9 +399,9 @@ void XClaimCommand(CommandContext& ctx) {
   Stream* s;
   ConsumerGroup* g;
   if (!LookupGroup(ctx, key, group, &s, &g)) return;
-  auto min_idle = ArgInt(ctx, ctx.arg(4), "ERR Invalid min-idle-time argument for XCLAIM");
-  if (!min_idle) return;
-  int64_t minidle = std::max<int64_t>(*min_idle, 0);
+  ArgParser args(ctx, 4);
+  int64_t minidle = std::max<int64_t>(args.Int("ERR Invalid min-idle-time argument for XCLAIM"), 0);
+  if (!args.Check()) return;
   // IDs run until the first argument that isn't one; options follow.
   std::vector<StreamID> ids;
   std::vector<std::string_view> id_args;
@@ -427,32 +417,26 @@ void XClaimCommand(CommandContext& ctx) {
   int64_t delivery_time = -1;
   bool force = false, justid = false;
   StreamID last_id;
-  for (; j < ctx.argc(); ++j) {
-    std::string_view opt = ctx.arg(j);
-    bool more = j + 1 < ctx.argc();
-    if (IsArg(opt, "FORCE")) {
+  args.Seek(j);
+  while (args.HasNext()) {
+    std::string_view last_id_arg;
+    if (args.Flag("FORCE")) {
       force = true;
-    } else if (IsArg(opt, "JUSTID")) {
+    } else if (args.Flag("JUSTID")) {
       justid = true;
-    } else if (IsArg(opt, "IDLE") && more) {
-      auto n = ArgInt(ctx, ctx.arg(++j), "ERR Invalid IDLE option argument for XCLAIM");
-      if (!n) return;
-      delivery_time = ElapsedMs(now, *n);
-    } else if (IsArg(opt, "TIME") && more) {
-      auto n = ArgInt(ctx, ctx.arg(++j), "ERR Invalid TIME option argument for XCLAIM");
-      if (!n) return;
-      delivery_time = *n;
-    } else if (IsArg(opt, "RETRYCOUNT") && more) {
-      auto n = ArgInt(ctx, ctx.arg(++j), "ERR Invalid RETRYCOUNT option argument for XCLAIM");
-      if (!n) return;
-      retry_count = *n;
-    } else if (IsArg(opt, "LASTID") && more) {
-      if (!ArgStreamID(ctx, ctx.arg(++j), &last_id, 0, true)) return;
+    } else if (args.OptionName("IDLE")) {
+      delivery_time = ElapsedMs(now, args.Int("ERR Invalid IDLE option argument for XCLAIM"));
+    } else if (args.OptionName("TIME")) {
+      delivery_time = args.Int("ERR Invalid TIME option argument for XCLAIM");
+    } else if (args.OptionName("RETRYCOUNT")) {
+      retry_count = args.Int("ERR Invalid RETRYCOUNT option argument for XCLAIM");
+    } else if (args.Option("LASTID", &last_id_arg)) {
+      if (!ParseStreamID(last_id_arg, &last_id, 0, true)) args.Fail(kInvalidId);
     } else {
-      ctx.reply.Error(fmt::format("ERR Unrecognized XCLAIM option '{}'", opt));
-      return;
+      args.Fail(fmt::format("ERR Unrecognized XCLAIM option '{}'", args.Peek()));
     }
   }
+  if (!args.Check()) return;
   ctx.PropagateNothing();
   bool propagate_last_id = false;
   if (last_id > g->last_id) {
@@ -520,31 +504,27 @@ void XClaimCommand(CommandContext& ctx) {
 
 void XAutoClaimCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1), group = ctx.arg(2);
-  auto min_idle = ArgInt(ctx, ctx.arg(4), "ERR Invalid min-idle-time argument for XAUTOCLAIM");
-  if (!min_idle) return;
-  int64_t minidle = std::max<int64_t>(*min_idle, 0);
+  ArgParser args(ctx, 4);
+  int64_t minidle =
+      std::max<int64_t>(args.Int("ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0);
+  if (!args.Check()) return;
   StreamID start;
   if (!ParseIntervalStart(ctx, ctx.arg(5), &start)) return;
   constexpr int64_t kAttemptsFactor = 10;
   int64_t count = 100;
   bool justid = false;
-  for (size_t j = 6; j < ctx.argc(); ++j) {
-    if (IsArg(ctx.arg(j), "COUNT") && j + 1 < ctx.argc()) {
-      int64_t n;
+  args.Seek(6);
+  while (args.HasNext()) {
+    if (args.OptionName("COUNT")) {
       constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 16;
-      if (!ParseInt64(ctx.arg(j + 1), &n) || n < 1 || n > kMax) {
-        ctx.reply.Error("ERR COUNT must be > 0");
-        return;
-      }
-      count = n;
-      ++j;
-    } else if (IsArg(ctx.arg(j), "JUSTID")) {
+      count = args.IntInRange(1, kMax, "ERR COUNT must be > 0");
+    } else if (args.Flag("JUSTID")) {
       justid = true;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      args.Fail(errors::kSyntax);
     }
   }
+  if (!args.Check()) return;
   Stream* s;
   ConsumerGroup* g;
   if (!LookupGroup(ctx, key, group, &s, &g)) return;
@@ -641,8 +621,7 @@ void ReplyEntriesRead(CommandContext& ctx, const ConsumerGroup& g) {
 }
 
 Stream* XInfoStream(CommandContext& ctx) {
-  bool wrong_type;
-  Stream* s = LookupStreamRead(ctx, ctx.arg(2), &wrong_type);
+  auto [s, wrong_type] = LookupStreamRead(ctx, ctx.arg(2));
   if (wrong_type) return nullptr;
   if (s == nullptr) ctx.reply.Error(errors::kNoSuchKey);
   return s;
@@ -668,9 +647,10 @@ void XInfoStreamCommand(CommandContext& ctx) {
     }
     full = true;
     if (optc == 3) {
-      auto n = ArgInt(ctx, ctx.arg(5));
-      if (!n) return;
-      count = *n < 0 ? 10 : *n;
+      ArgParser args(ctx, 5);
+      const int64_t n = args.Int();
+      if (!args.Check()) return;
+      count = n < 0 ? 10 : n;
     }
   }
   ReplyBuilder& r = ctx.reply;

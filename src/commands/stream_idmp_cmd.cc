@@ -7,6 +7,7 @@
 // the same pair -> ID mapping without accepting an explicit ID together with IDMP.
 #include <fmt/format.h>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
@@ -42,17 +43,14 @@ namespace {
 using namespace stream_cmd;  // NOLINT: part of the stream family
 
 // Parses one XCFGSET value: an integer (Redis's strict grammar) within [min, max].
-bool ParseSetting(CommandContext& ctx, std::string_view arg, std::string_view name, int64_t min,
-                  int64_t max, int64_t* out) {
-  if (!ParseInt64(arg, out)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return false;
+bool ParseSetting(CommandContext& ctx, size_t at, std::string_view name, int64_t min, int64_t max,
+                  int64_t* out) {
+  ArgParser args(ctx, at);
+  *out = args.Int();
+  if (args.ok() && (*out < min || *out > max)) {
+    args.Fail(fmt::format("ERR {} must be between {} and {}", name, min, max));
   }
-  if (*out < min || *out > max) {
-    ctx.reply.Error(fmt::format("ERR {} must be between {} and {}", name, min, max));
-    return false;
-  }
-  return true;
+  return args.Check();
 }
 
 void XCfgSetCommand(CommandContext& ctx) {
@@ -65,12 +63,12 @@ void XCfgSetCommand(CommandContext& ctx) {
     std::string_view opt = ctx.arg(i);
     bool has_value = i + 1 < ctx.argc();
     if (IsArg(opt, "IDMP-DURATION") && has_value) {
-      if (!ParseSetting(ctx, ctx.arg(i + 1), "IDMP-DURATION", StreamIdmp::kMinDuration,
+      if (!ParseSetting(ctx, i + 1, "IDMP-DURATION", StreamIdmp::kMinDuration,
                         StreamIdmp::kMaxDuration, &duration)) {
         return;
       }
     } else if (IsArg(opt, "IDMP-MAXSIZE") && has_value) {
-      if (!ParseSetting(ctx, ctx.arg(i + 1), "IDMP-MAXSIZE", StreamIdmp::kMinMaxsize,
+      if (!ParseSetting(ctx, i + 1, "IDMP-MAXSIZE", StreamIdmp::kMinMaxsize,
                         StreamIdmp::kMaxMaxsize, &maxsize)) {
         return;
       }

@@ -10,6 +10,7 @@
 
 #include <limits>
 
+#include "commands/arg_parser.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
 #include "util/strings.h"
@@ -50,26 +51,19 @@ bool ParseNackArgs(CommandContext& ctx, NackArgs* args) {
     std::string_view opt = ctx.arg(i);
     bool more = i + 1 < argc;
     if (IsArg(opt, "IDS") && more && ids_at == 0) {
-      int64_t n;
-      if (!ParseInt64(ctx.arg(i + 1), &n) || n <= 0) {
-        ctx.reply.Error("ERR numids must be a positive integer");
-        return false;
+      ArgParser value(ctx, i + 1);
+      const int64_t n = value.Positive("ERR numids must be a positive integer");
+      if (value.ok() && static_cast<uint64_t>(n) > value.remaining()) {
+        value.Fail("ERR number of IDs doesn't match numids");
       }
-      if (static_cast<uint64_t>(n) > argc - i - 2) {
-        ctx.reply.Error("ERR number of IDs doesn't match numids");
-        return false;
-      }
+      if (!value.Check()) return false;
       ids_at = i + 2;
       numids = static_cast<size_t>(n);
       i = ids_at + numids - 1;
     } else if (IsArg(opt, "RETRYCOUNT") && more) {
-      auto n = ArgInt(ctx, ctx.arg(++i));
-      if (!n) return false;
-      if (*n < 0) {
-        ctx.reply.Error("ERR Invalid RETRYCOUNT value, must be >= 0");
-        return false;
-      }
-      args->retry_count = *n;
+      ArgParser value(ctx, ++i);
+      args->retry_count = value.IntAtLeast(0, "ERR Invalid RETRYCOUNT value, must be >= 0");
+      if (!value.Check()) return false;
     } else if (IsArg(opt, "FORCE")) {
       args->force = true;
     } else {
@@ -106,8 +100,7 @@ void XNackCommand(CommandContext& ctx) {
   NackArgs args;
   if (!ParseNackArgs(ctx, &args)) return;
   std::string_view key = ctx.arg(1), group = ctx.arg(2);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   ConsumerGroup* g = s == nullptr || s->groups() == nullptr ? nullptr : s->groups()->Find(group);
   if (g == nullptr) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "commands/arg_parser.h"
 #include "commands/stream_common.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
@@ -31,97 +32,54 @@ struct ReadArgs {
 bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
   args->group_mode = group_mode;
   bool has_group = false;
-  size_t argc = ctx.argc();
-  for (size_t i = 1; i < argc; ++i) {
-    size_t more = argc - i - 1;
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "BLOCK") && more > 0) {
+  ArgParser p(ctx, 1);
+  // An option valid only for XREADGROUP, given to XREAD.
+  auto group_only = [&](std::string_view option) {
+    if (group_mode) return true;
+    return p.Fail(fmt::format(
+        "ERR The {} option is only supported by XREADGROUP. You called XREAD instead.", option));
+  };
+  while (p.HasNext()) {
+    if (p.OptionName("BLOCK")) {
       // Redis 7.2 refuses BLOCK from scripts (7.4 lets it run non-blocking).
       if (ctx.server.scripting().running() != nullptr) {
-        ctx.reply.Error(fmt::format("ERR {} command is not allowed with BLOCK option from scripts",
-                                    group_mode ? "XREADGROUP" : "XREAD"));
-        return false;
+        p.Fail(fmt::format("ERR {} command is not allowed with BLOCK option from scripts",
+                           group_mode ? "XREADGROUP" : "XREAD"));
       }
-      ++i;
-      int64_t t;
-      if (!ParseInt64(ctx.arg(i), &t)) {
-        ctx.reply.Error("ERR timeout is not an integer or out of range");
-        return false;
-      }
-      if (t < 0) {
-        ctx.reply.Error("ERR timeout is negative");
-        return false;
-      }
-      if (t > 0 && t > std::numeric_limits<int64_t>::max() - ctx.db.now_ms()) {
-        ctx.reply.Error("ERR timeout is out of range");
-        return false;
-      }
-      args->timeout_ms = t;
-    } else if (IsArg(opt, "COUNT") && more > 0) {
-      ++i;
-      auto n = ArgInt(ctx, ctx.arg(i));
-      if (!n) return false;
-      args->count = std::max<int64_t>(*n, 0);
-    } else if (IsArg(opt, "STREAMS") && more > 0) {
-      args->streams_at = i + 1;
-      size_t n = argc - args->streams_at;
+      args->timeout_ms = p.TimeoutMs(ctx.db.now_ms());
+    } else if (p.OptionName("COUNT")) {
+      args->count = std::max<int64_t>(p.Int(), 0);
+    } else if (p.OptionName("STREAMS")) {
+      args->streams_at = p.pos();
+      size_t n = p.remaining();
       if (n % 2 != 0) {
-        ctx.reply.Error(fmt::format(
+        p.Fail(fmt::format(
             "ERR Unbalanced '{}' list of streams: for each stream key an ID or '{}' must be "
             "specified.",
             group_mode ? "xreadgroup" : "xread", group_mode ? '>' : '$'));
-        return false;
       }
       args->nstreams = n / 2;
       break;
-    } else if (IsArg(opt, "GROUP") && more >= 2) {
-      if (!group_mode) {
-        ctx.reply.Error(
-            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
-      }
-      args->group = ctx.arg(i + 1);
-      args->consumer = ctx.arg(i + 2);
+    } else if (p.remaining() >= 3 && p.Flag("GROUP")) {
+      if (!group_only("GROUP")) break;
+      args->group = p.Next();
+      args->consumer = p.Next();
       has_group = true;
-      i += 2;
-    } else if (IsArg(opt, "CLAIM") && more > 0) {
-      if (!group_mode) {
-        ctx.reply.Error(
-            "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
-      }
-      std::string_view arg = ctx.arg(++i);
-      int64_t t;
-      if (!ParseInt64(arg, &t) || arg == "-0") {
-        ctx.reply.Error("ERR min-idle-time is not an integer");
-        return false;
-      }
-      if (t < 0) {
-        ctx.reply.Error("ERR min-idle-time must be a positive integer");
-        return false;
-      }
+    } else if (p.OptionName("CLAIM")) {
+      if (!group_only("CLAIM")) break;
+      int64_t t = p.Int("ERR min-idle-time is not an integer");
+      if (t < 0) p.Fail("ERR min-idle-time must be a positive integer");
       args->claim_min_idle = t;  // repeated: the last one counts
-    } else if (IsArg(opt, "NOACK")) {
-      if (!group_mode) {
-        ctx.reply.Error(
-            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
-      }
+    } else if (p.Flag("NOACK")) {
+      if (!group_only("NOACK")) break;
       args->noack = true;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      p.Fail(errors::kSyntax);
     }
   }
-  if (args->streams_at == 0) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  if (group_mode && !has_group) {
-    ctx.reply.Error("ERR Missing GROUP option for XREADGROUP");
-    return false;
-  }
-  return true;
+  if (args->streams_at == 0) p.Fail(errors::kSyntax);
+  if (group_mode && !has_group) p.Fail("ERR Missing GROUP option for XREADGROUP");
+  return p.Check();
 }
 
 // Serves an XREAD waiter once its stream has an entry after the ID it reads after.
@@ -409,8 +367,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   for (size_t i = 0; i < args.nstreams; ++i) {
     std::string_view key = ctx.arg(args.streams_at + i);
     std::string_view id_arg = ctx.arg(args.streams_at + args.nstreams + i);
-    bool wrong_type;
-    Stream* s = LookupStreamRead(ctx, key, &wrong_type);
+    auto [s, wrong_type] = LookupStreamRead(ctx, key);
     if (wrong_type) return;
     if (group_mode) {
       ConsumerGroup* g =

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "server/server.h"
@@ -29,28 +30,18 @@ bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64
   return false;
 }
 
-Stream* LookupStream(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, wrong_type);
-  return entry == nullptr ? nullptr : entry->value.As<Stream>();
+TypedObject<Stream> LookupStream(CommandContext& ctx, std::string_view key) {
+  return LookupTyped(ctx, key, ValueType::kStream).As<Stream>();
 }
 
 Stream* LookupExistingStream(CommandContext& ctx, std::string_view key) {
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (s == nullptr && !wrong_type) ctx.reply.Error(errors::kNoSuchKey);
   return s;
 }
 
-Stream* LookupStreamRead(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  DbEntry* entry = LookupRead(ctx, key);
-  if (entry == nullptr) return nullptr;
-  if (entry->value.type() != ValueType::kStream) {
-    *wrong_type = true;
-    ctx.reply.Error(errors::kWrongType);
-    return nullptr;
-  }
-  return entry->value.As<Stream>();
+TypedObject<Stream> LookupStreamRead(CommandContext& ctx, std::string_view key) {
+  return ReadTyped(ctx, key, ValueType::kStream).As<Stream>();
 }
 
 void ReplyId(ReplyBuilder& reply, StreamID id) {
@@ -182,13 +173,9 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
         ++i;
       }
       if (maxlen) {
-        auto n = ArgInt(ctx, ctx.arg(i + 1));
-        if (!n) return false;
-        if (*n < 0) {
-          ctx.reply.Error("ERR The MAXLEN argument must be >= 0.");
-          return false;
-        }
-        trim.maxlen = *n;
+        ArgParser value(ctx, i + 1);
+        trim.maxlen = value.IntAtLeast(0, "ERR The MAXLEN argument must be >= 0.");
+        if (!value.Check()) return false;
         trim.strategy = TrimArgs::Strategy::kMaxLen;
       } else {
         if (!ArgStreamID(ctx, ctx.arg(i + 1), &trim.minid, 0, true)) return false;
@@ -197,13 +184,9 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
       ++i;
       trim.threshold_index = i;
     } else if (IsArg(opt, "LIMIT") && more > 0) {
-      auto n = ArgInt(ctx, ctx.arg(i + 1));
-      if (!n) return false;
-      if (*n < 0) {
-        ctx.reply.Error("ERR The LIMIT argument must be >= 0.");
-        return false;
-      }
-      trim.limit = *n;
+      ArgParser value(ctx, i + 1);
+      trim.limit = value.IntAtLeast(0, "ERR The LIMIT argument must be >= 0.");
+      if (!value.Check()) return false;
       trim.limit_given = true;
       trim.limit_index = i;
       ++i;
@@ -354,8 +337,7 @@ void XAddCommand(CommandContext& ctx) {
     return;
   }
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kStream, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kStream);
   if (wrong_type) return;
   std::span<const std::string_view> fields = ctx.argv.subspan(field_pos);
   std::string auto_iid;
@@ -427,8 +409,7 @@ void XTrimCommand(CommandContext& ctx) {
   AddArgs args;
   if (!ParseAddOrTrim(ctx, false, &args)) return;
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   if (s == nullptr) {
     ctx.reply.Integer(0);
@@ -446,8 +427,7 @@ void XTrimCommand(CommandContext& ctx) {
 }
 
 void XLenCommand(CommandContext& ctx) {
-  bool wrong_type;
-  Stream* s = LookupStreamRead(ctx, ctx.arg(1), &wrong_type);
+  auto [s, wrong_type] = LookupStreamRead(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(s == nullptr ? 0 : static_cast<int64_t>(s->length()));
 }
@@ -480,19 +460,16 @@ void RangeGeneric(CommandContext& ctx, bool reverse) {
     return;
   }
   int64_t count = -1;
-  for (size_t i = 4; i < ctx.argc(); ++i) {
-    if (IsArg(ctx.arg(i), "COUNT") && i + 1 < ctx.argc()) {
-      auto n = ArgInt(ctx, ctx.arg(i + 1));
-      if (!n) return;
-      count = std::max<int64_t>(*n, 0);
-      ++i;
+  ArgParser args(ctx, 4);
+  while (args.HasNext()) {
+    if (args.OptionName("COUNT")) {
+      count = std::max<int64_t>(args.Int(), 0);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      args.Fail(errors::kSyntax);
     }
   }
-  bool wrong_type;
-  Stream* s = LookupStreamRead(ctx, ctx.arg(1), &wrong_type);
+  if (!args.Check()) return;
+  auto [s, wrong_type] = LookupStreamRead(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (s == nullptr) {
     ctx.reply.EmptyArray();
@@ -516,8 +493,7 @@ void XRevRangeCommand(CommandContext& ctx) { RangeGeneric(ctx, true); }
 
 void XDelCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  Stream* s = LookupStream(ctx, key, &wrong_type);
+  auto [s, wrong_type] = LookupStream(ctx, key);
   if (wrong_type) return;
   if (s == nullptr) {
     ctx.reply.Integer(0);
@@ -544,13 +520,9 @@ void XSetIdCommand(CommandContext& ctx) {
   for (size_t i = 3; i < ctx.argc(); i += 2) {
     bool more = i + 1 < ctx.argc();
     if (IsArg(ctx.arg(i), "ENTRIESADDED") && more) {
-      auto n = ArgInt(ctx, ctx.arg(i + 1));
-      if (!n) return;
-      if (*n < 0) {
-        ctx.reply.Error("ERR entries_added must be positive");
-        return;
-      }
-      entries_added = *n;
+      ArgParser value(ctx, i + 1);
+      entries_added = value.IntAtLeast(0, "ERR entries_added must be positive");
+      if (!value.Check()) return;
     } else if (IsArg(ctx.arg(i), "MAXDELETEDID") && more) {
       if (!ArgStreamID(ctx, ctx.arg(i + 1), &max_deleted, 0, true)) return;
       if (id < max_deleted) {

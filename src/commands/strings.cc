@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -36,13 +37,6 @@ bool ReplyGet(CommandContext& ctx, std::string_view key, DbEntry** found) {
   return true;
 }
 
-void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
-  std::string message = "ERR invalid expire time in '";
-  message.append(command);
-  message.append("' command");
-  ctx.reply.Error(message);
-}
-
 // ---------------------------------------------------------------------------------------------
 // SET / GETEX options
 
@@ -55,74 +49,56 @@ struct ExpireOptions {
   bool keep_ttl = false;
   bool persist = false;
   ExpireKind kind = ExpireKind::kNone;
-  std::string_view expire_arg;
+  size_t expire_at = 0;  // argv index of the time
 };
-
-ExpireKind ExpireKeyword(std::string_view arg) {
-  if (arg.size() == 2) {
-    if (IsArg(arg, "EX")) return ExpireKind::kEx;
-    if (IsArg(arg, "PX")) return ExpireKind::kPx;
-  } else if (arg.size() == 4) {
-    if (IsArg(arg, "EXAT")) return ExpireKind::kExAt;
-    if (IsArg(arg, "PXAT")) return ExpireKind::kPxAt;
-  }
-  return ExpireKind::kNone;
-}
 
 // Parses SET's options (for_set) or GETEX's, from argv[first] on. Redis accepts an option
 // repeated (SET k v EX 1 EX 2: the last wins) but rejects conflicting ones with a syntax error.
+// The time itself is read later (ResolveExpire): GETEX looks the key up first.
 bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireOptions* out) {
-  for (size_t i = first; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    bool has_value = i + 1 < ctx.argc();
-    ExpireKind kind = ExpireKeyword(opt);
-    if (for_set && IsArg(opt, "NX") && out->condition != SetCondition::kXx) {
+  ArgParser args(ctx, first);
+  while (args.HasNext()) {
+    const size_t at = args.pos();
+    // EX, PX, EXAT, PXAT in ExpireKind order, only with a time after it.
+    int kind = args.remaining() >= 2 ? args.OneOf({"EX", "PX", "EXAT", "PXAT"}) : -1;
+    auto expire = static_cast<ExpireKind>(kind + 1);
+    if (kind >= 0) {
+      if (out->keep_ttl || out->persist ||
+          (out->kind != ExpireKind::kNone && out->kind != expire)) {
+        args.Fail(errors::kSyntax);
+      }
+      out->kind = expire;
+      out->expire_at = at + 1;
+      args.Next();
+    } else if (for_set && out->condition != SetCondition::kXx && args.Flag("NX")) {
       out->condition = SetCondition::kNx;
-    } else if (for_set && IsArg(opt, "XX") && out->condition != SetCondition::kNx) {
+    } else if (for_set && out->condition != SetCondition::kNx && args.Flag("XX")) {
       out->condition = SetCondition::kXx;
-    } else if (for_set && IsArg(opt, "GET")) {
+    } else if (for_set && args.Flag("GET")) {
       out->get = true;
-    } else if (for_set && IsArg(opt, "KEEPTTL") && out->kind == ExpireKind::kNone) {
+    } else if (for_set && out->kind == ExpireKind::kNone && args.Flag("KEEPTTL")) {
       out->keep_ttl = true;
-    } else if (!for_set && IsArg(opt, "PERSIST") && out->kind == ExpireKind::kNone) {
+    } else if (!for_set && out->kind == ExpireKind::kNone && args.Flag("PERSIST")) {
       out->persist = true;
-    } else if (kind != ExpireKind::kNone && has_value && !out->keep_ttl && !out->persist &&
-               (out->kind == ExpireKind::kNone || out->kind == kind)) {
-      out->kind = kind;
-      out->expire_arg = ctx.arg(++i);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
+  return args.Check();
 }
 
-// Turns an expire argument into an absolute unix time in ms. Replies and returns false on a
-// non-integer, a non-positive value, or one that overflows once scaled or offset by now.
-bool ResolveExpire(CommandContext& ctx, ExpireKind kind, std::string_view arg,
-                   std::string_view command, int64_t* when_ms) {
-  int64_t value;
-  if (!ParseInt64(arg, &value)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return false;
-  }
+// Reads the expire time at argv[options.expire_at] as an absolute unix time in ms. Replies and
+// returns false on a non-integer, a non-positive value, or one that overflows once scaled or
+// offset by now.
+bool ResolveExpire(CommandContext& ctx, const ExpireOptions& options, std::string_view command,
+                   int64_t* when_ms) {
+  const ExpireKind kind = options.kind;
+  ArgParser args(ctx, options.expire_at);
   const bool seconds = kind == ExpireKind::kEx || kind == ExpireKind::kExAt;
-  if (value <= 0 || (seconds && value > INT64_MAX / 1000)) {
-    ReplyInvalidExpire(ctx, command);
-    return false;
-  }
-  if (seconds) value *= 1000;
-  if (kind == ExpireKind::kEx || kind == ExpireKind::kPx) {
-    const int64_t now = ctx.db.now_ms();
-    if (value > INT64_MAX - now) {
-      ReplyInvalidExpire(ctx, command);
-      return false;
-    }
-    value += now;
-  }
-  *when_ms = value;
-  return true;
+  const bool absolute = kind == ExpireKind::kExAt || kind == ExpireKind::kPxAt;
+  *when_ms = args.ExpireAtMs(seconds ? TimeUnit::kSeconds : TimeUnit::kMilliseconds, absolute,
+                             ctx.db.now_ms(), command, /*positive_only=*/true);
+  return args.Check();
 }
 
 // What SET-like commands reply when they store the value, and when NX/XX prevents it.
@@ -133,7 +109,7 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
                 const ExpireOptions& options, std::string_view command, SetReply reply_kind) {
   int64_t when_ms = 0;
   const bool has_expire = options.kind != ExpireKind::kNone;
-  if (has_expire && !ResolveExpire(ctx, options.kind, options.expire_arg, command, &when_ms)) {
+  if (has_expire && !ResolveExpire(ctx, options, command, &when_ms)) {
     return;
   }
 
@@ -217,14 +193,14 @@ void SetnxCommand(CommandContext& ctx) {
 void SetexCommand(CommandContext& ctx) {
   ExpireOptions options;
   options.kind = ExpireKind::kEx;
-  options.expire_arg = ctx.arg(2);
+  options.expire_at = 2;
   SetGeneric(ctx, ctx.arg(1), ctx.arg(3), options, "setex", SetReply::kOkOrNull);
 }
 
 void PsetexCommand(CommandContext& ctx) {
   ExpireOptions options;
   options.kind = ExpireKind::kPx;
-  options.expire_arg = ctx.arg(2);
+  options.expire_at = 2;
   SetGeneric(ctx, ctx.arg(1), ctx.arg(3), options, "psetex", SetReply::kOkOrNull);
 }
 
@@ -280,8 +256,7 @@ void GetexCommand(CommandContext& ctx) {
     return;
   }
   int64_t when_ms = 0;
-  if (options.kind != ExpireKind::kNone &&
-      !ResolveExpire(ctx, options.kind, options.expire_arg, "getex", &when_ms)) {
+  if (options.kind != ExpireKind::kNone && !ResolveExpire(ctx, options, "getex", &when_ms)) {
     return;
   }
   ReplyString(ctx, entry->value);
@@ -370,8 +345,7 @@ bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
 }
 
 void AppendCommand(CommandContext& ctx) {
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, ctx.arg(1), ValueType::kString);
   if (wrong_type) return;
   std::string_view suffix = ctx.arg(2);
   if (entry == nullptr) {
@@ -402,10 +376,10 @@ void StrlenCommand(CommandContext& ctx) {
 }
 
 void GetrangeCommand(CommandContext& ctx) {
-  auto start = ArgInt(ctx, ctx.arg(2));
-  if (!start) return;
-  auto end = ArgInt(ctx, ctx.arg(3));
-  if (!end) return;
+  ArgParser args(ctx, 2);
+  const int64_t start = args.Int();
+  const int64_t end = args.Int();
+  if (!args.Check()) return;
   DbEntry* entry = LookupRead(ctx, ctx.arg(1));
   if (entry == nullptr) {
     ctx.reply.Bulk("");
@@ -418,8 +392,8 @@ void GetrangeCommand(CommandContext& ctx) {
   char scratch[24];
   std::string_view s = entry->value.StringView(scratch);
   const auto len = static_cast<int64_t>(s.size());
-  int64_t from = *start;
-  int64_t to = *end;
+  int64_t from = start;
+  int64_t to = end;
   // Both negative with start after end selects nothing, before any clamping.
   if (from < 0 && to < 0 && from > to) {
     ctx.reply.Bulk("");
@@ -436,16 +410,13 @@ void GetrangeCommand(CommandContext& ctx) {
 }
 
 void SetrangeCommand(CommandContext& ctx) {
-  auto offset_arg = ArgInt(ctx, ctx.arg(2));
-  if (!offset_arg) return;
-  if (*offset_arg < 0) {
-    ctx.reply.Error("ERR offset is out of range");
-    return;
-  }
-  const auto offset = static_cast<uint64_t>(*offset_arg);
+  ArgParser args(ctx, 2);
+  const int64_t offset_arg = args.Int();
+  if (offset_arg < 0) args.Fail("ERR offset is out of range");
+  if (!args.Check()) return;
+  const auto offset = static_cast<uint64_t>(offset_arg);
   std::string_view patch = ctx.arg(3);
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, ctx.arg(1), ValueType::kString);
   if (wrong_type) return;
   if (entry == nullptr) {
     // Writing nothing to a missing key creates nothing.
@@ -480,8 +451,7 @@ void SetrangeCommand(CommandContext& ctx) {
 // Counters
 
 void IncrDecrBy(CommandContext& ctx, int64_t increment) {
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, ctx.arg(1), ValueType::kString);
   if (wrong_type) return;
   int64_t current = 0;
   if (entry != nullptr && !entry->value.GetInt(&current)) {
@@ -511,22 +481,20 @@ void IncrCommand(CommandContext& ctx) { IncrDecrBy(ctx, 1); }
 void DecrCommand(CommandContext& ctx) { IncrDecrBy(ctx, -1); }
 
 void IncrbyCommand(CommandContext& ctx) {
-  if (auto increment = ArgInt(ctx, ctx.arg(2))) IncrDecrBy(ctx, *increment);
+  ArgParser args(ctx, 2);
+  const int64_t increment = args.Int();
+  if (args.Check()) IncrDecrBy(ctx, increment);
 }
 
 void DecrbyCommand(CommandContext& ctx) {
-  auto decrement = ArgInt(ctx, ctx.arg(2));
-  if (!decrement) return;
-  if (*decrement == INT64_MIN) {
-    ctx.reply.Error("ERR decrement would overflow");
-    return;
-  }
-  IncrDecrBy(ctx, -*decrement);
+  ArgParser args(ctx, 2);
+  const int64_t decrement = args.Int();
+  if (decrement == INT64_MIN) args.Fail("ERR decrement would overflow");
+  if (args.Check()) IncrDecrBy(ctx, -decrement);
 }
 
 void IncrbyfloatCommand(CommandContext& ctx) {
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, ctx.arg(1), ValueType::kString, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, ctx.arg(1), ValueType::kString);
   if (wrong_type) return;
   long double current = 0;
   if (entry != nullptr) {
@@ -539,11 +507,9 @@ void IncrbyfloatCommand(CommandContext& ctx) {
       return;
     }
   }
-  long double increment;
-  if (!ParseLongDouble(ctx.arg(2), &increment)) {
-    ctx.reply.Error(errors::kNotFloat);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const long double increment = args.LongDouble();
+  if (!args.Check()) return;
   const long double result = current + increment;
   if (std::isnan(result) || std::isinf(result)) {
     ctx.reply.Error("ERR increment would produce NaN or Infinity");
@@ -574,28 +540,24 @@ struct LcsArgs {
 };
 
 bool ParseLcsArgs(CommandContext& ctx, LcsArgs* out) {
-  for (size_t i = 3; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "IDX")) {
+  ArgParser args(ctx, 3);
+  while (args.HasNext()) {
+    if (args.Flag("IDX")) {
       out->idx = true;
-    } else if (IsArg(opt, "LEN")) {
+    } else if (args.Flag("LEN")) {
       out->len = true;
-    } else if (IsArg(opt, "WITHMATCHLEN")) {
+    } else if (args.Flag("WITHMATCHLEN")) {
       out->with_match_len = true;
-    } else if (IsArg(opt, "MINMATCHLEN") && i + 1 < ctx.argc()) {
-      auto n = ArgInt(ctx, ctx.arg(++i));
-      if (!n) return false;
-      out->min_match_len = *n < 0 ? 0 : *n;
+    } else if (args.OptionName("MINMATCHLEN")) {
+      out->min_match_len = std::max<int64_t>(args.Int(), 0);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
   if (out->idx && out->len) {
-    ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
-    return false;
+    args.Fail("ERR If you want both the length and indexes, please just use IDX.");
   }
-  return true;
+  return args.Check();
 }
 
 void ReplyLcsMatches(CommandContext& ctx, const LcsResult& result, bool with_match_len) {

@@ -19,8 +19,8 @@ class CommandTable;
 // zset-max-listpack-entries / -value as the type wants them.
 ZSet::Limits ZsetLimits(CommandContext& ctx);
 
-// The sorted set at `key`: nullptr if missing or (after replying WRONGTYPE) of another type.
-ZSet* LookupZset(CommandContext& ctx, std::string_view key, bool* wrong_type);
+// The sorted set at `key` (see TypedObject).
+TypedObject<ZSet> LookupZset(CommandContext& ctx, std::string_view key);
 ZSet* ZsetOf(DbEntry* entry);
 
 // Creates the key with a new set whose encoding suits `size_hint` members of `max_len` bytes.
@@ -51,9 +51,6 @@ void ReplyMembers(CommandContext& ctx, const std::vector<std::pair<std::string, 
 // when there are none; notifies `event` and replies the count (ZRANGESTORE, ZUNIONSTORE...).
 void StoreZsetResult(CommandContext& ctx, std::string_view dst, std::string_view event,
                      const std::vector<std::pair<std::string, double>>& sorted_items);
-
-// Redis's blocking timeout argument in ms (0 = forever), or -1 after replying the error.
-int64_t ParseBlockTimeout(CommandContext& ctx, std::string_view arg);
 
 // COMMAND GETKEYS for commands with a numkeys argument at argv[numkeys_at].
 std::vector<size_t> ZsetNumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at);

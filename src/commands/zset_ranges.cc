@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/zset_common.h"
 #include "server/command_table.h"
@@ -89,71 +90,64 @@ struct RangeArgs {
   LexBound lex_min, lex_max;
 };
 
+// The two bounds of a range from `args` (min then max, or max then min when `swapped`), read
+// as ranks, scores or lex bounds; a bad bound fails `args` with the type's error.
+void ReadBounds(ArgParser& args, RangeType type, bool swapped, int64_t* start, int64_t* end,
+                ScoreRange* score, LexBound* lex_min, LexBound* lex_max) {
+  if (type == RangeType::kRank || type == RangeType::kAuto) {
+    *start = args.Int();
+    *end = args.Int();
+    return;
+  }
+  std::string_view min = args.Next(), max = args.Next();
+  if (!args.ok()) return;
+  if (swapped) std::swap(min, max);
+  if (type == RangeType::kScore) {
+    if (!ParseScoreRange(min, max, score)) args.Fail(kNotFloatRange);
+  } else if (!ParseLexBound(min, lex_min) || !ParseLexBound(max, lex_max)) {
+    args.Fail(kNotLexRange);
+  }
+}
+
 // Parses "key min max [options]" with the key at argv[at]; `type` / `dir` are fixed by the
 // legacy commands (which then refuse BYSCORE, REV... as syntax errors, as Redis does).
 bool ParseRange(CommandContext& ctx, size_t at, RangeType type, Direction dir, RangeArgs* a) {
   a->key = ctx.arg(at);
   a->type = type;
   a->dir = dir;
-  for (size_t j = at + 3; j < ctx.argc(); ++j) {
-    size_t left = ctx.argc() - j - 1;
-    std::string_view opt = ctx.arg(j);
-    if (!a->store && IsArg(opt, "WITHSCORES")) {
+  ArgParser args(ctx, at + 3);
+  while (args.HasNext()) {
+    if (!a->store && args.Flag("WITHSCORES")) {
       a->withscores = true;
-    } else if (IsArg(opt, "LIMIT") && left >= 2) {
-      if (!ParseInt64(ctx.arg(j + 1), &a->offset) || !ParseInt64(ctx.arg(j + 2), &a->limit)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
-      j += 2;
-    } else if (a->dir == Direction::kAuto && IsArg(opt, "REV")) {
+    } else if (args.remaining() >= 3 && args.Flag("LIMIT")) {
+      a->offset = args.Int();
+      a->limit = args.Int();
+    } else if (a->dir == Direction::kAuto && args.Flag("REV")) {
       a->dir = Direction::kReverse;
-    } else if (a->type == RangeType::kAuto && IsArg(opt, "BYLEX")) {
+    } else if (a->type == RangeType::kAuto && args.Flag("BYLEX")) {
       a->type = RangeType::kLex;
-    } else if (a->type == RangeType::kAuto && IsArg(opt, "BYSCORE")) {
+    } else if (a->type == RangeType::kAuto && args.Flag("BYSCORE")) {
       a->type = RangeType::kScore;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
+  if (!args.ok()) return args.Check();
   if (a->dir == Direction::kAuto) a->dir = Direction::kForward;
   if (a->type == RangeType::kAuto) a->type = RangeType::kRank;
   if (a->limit != -1 && a->type == RangeType::kRank) {
-    ctx.reply.Error(
+    args.Fail(
         "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or "
         "BYLEX");
-    return false;
   }
   if (a->withscores && a->type == RangeType::kLex) {
-    ctx.reply.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
-    return false;
+    args.Fail("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
   }
-  std::string_view min = ctx.arg(at + 1), max = ctx.arg(at + 2);
   // Reversed score and lex ranges are given as max, min.
-  if (a->dir == Direction::kReverse && a->type != RangeType::kRank) std::swap(min, max);
-  switch (a->type) {
-    case RangeType::kAuto:
-    case RangeType::kRank:
-      if (!ParseInt64(min, &a->start) || !ParseInt64(max, &a->end)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
-      break;
-    case RangeType::kScore:
-      if (!ParseScoreRange(min, max, &a->score)) {
-        ctx.reply.Error(kNotFloatRange);
-        return false;
-      }
-      break;
-    case RangeType::kLex:
-      if (!ParseLexBound(min, &a->lex_min) || !ParseLexBound(max, &a->lex_max)) {
-        ctx.reply.Error(kNotLexRange);
-        return false;
-      }
-      break;
-  }
-  return true;
+  const bool swapped = a->dir == Direction::kReverse && a->type != RangeType::kRank;
+  args.Seek(at + 1);
+  ReadBounds(args, a->type, swapped, &a->start, &a->end, &a->score, &a->lex_min, &a->lex_max);
+  return args.Check();
 }
 
 // Normalizes Redis's inclusive rank range (negative = from the end) to [from, to).
@@ -219,8 +213,7 @@ void RangeGeneric(CommandContext& ctx, size_t at, RangeType type, Direction dir,
   a.store = store;
   if (store) a.dst = ctx.arg(1);
   if (!ParseRange(ctx, at, type, dir, &a)) return;
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, a.key, &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, a.key);
   if (wrong_type) return;
   std::vector<std::pair<std::string, double>> items;
   if (z != nullptr) items = Collect(*z, a);
@@ -265,28 +258,13 @@ ZSet* SelectedSpan(CommandContext& ctx, SpanKind kind, size_t* from, size_t* to)
   int64_t start = 0, end = 0;
   ScoreRange score;
   LexBound min, max;
-  switch (kind) {
-    case SpanKind::kRank:
-      if (!ParseInt64(ctx.arg(2), &start) || !ParseInt64(ctx.arg(3), &end)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return nullptr;
-      }
-      break;
-    case SpanKind::kScore:
-      if (!ParseScoreRange(ctx.arg(2), ctx.arg(3), &score)) {
-        ctx.reply.Error(kNotFloatRange);
-        return nullptr;
-      }
-      break;
-    case SpanKind::kLex:
-      if (!ParseLexBound(ctx.arg(2), &min) || !ParseLexBound(ctx.arg(3), &max)) {
-        ctx.reply.Error(kNotLexRange);
-        return nullptr;
-      }
-      break;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 2);
+  const RangeType type = kind == SpanKind::kRank    ? RangeType::kRank
+                         : kind == SpanKind::kScore ? RangeType::kScore
+                                                    : RangeType::kLex;
+  ReadBounds(args, type, false, &start, &end, &score, &min, &max);
+  if (!args.Check()) return nullptr;
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return nullptr;
   if (z == nullptr) {
     ctx.reply.Integer(0);

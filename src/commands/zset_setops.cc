@@ -10,6 +10,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/zset_common.h"
 #include "server/command_table.h"
@@ -79,71 +80,52 @@ struct SetOpArgs {
 
 // Reads "numkeys key [key ...] [WEIGHTS ...] [AGGREGATE ...] [WITHSCORES]" from argv[at]. The
 // keys are looked up (and type-checked) before the options are parsed, as Redis does.
-bool ParseSetOp(CommandContext& ctx, size_t at, SetOpArgs* a) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.arg(at), &numkeys)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return false;
-  }
-  if (numkeys < 1) {
-    ctx.reply.Error(
-        fmt::format("ERR at least 1 input key is needed for '{}' command", ctx.spec->name));
-    return false;
-  }
-  if (static_cast<uint64_t>(numkeys) > ctx.argc() - at - 1) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  size_t j = at + 1;
-  for (int64_t i = 0; i < numkeys; ++i, ++j) {
+// The inputs of a set operation: each key's sorted set or set (a missing key is an empty
+// input). Fails `args` with WRONGTYPE on another type.
+std::vector<Source> LookupSources(CommandContext& ctx, ArgParser& args,
+                                  std::span<const std::string_view> keys) {
+  std::vector<Source> out;
+  for (std::string_view key : keys) {
     Source src;
-    DbEntry* entry = ctx.db.Find(ctx.arg(j));
+    DbEntry* entry = ctx.db.Find(key);
     if (entry != nullptr) {
       if (entry->value.type() == ValueType::kZSet) {
         src.zset = entry->value.As<ZSet>();
       } else if (entry->value.type() == ValueType::kSet) {
         src.set = entry->value.As<SetObject>();
       } else {
-        ctx.reply.Error(errors::kWrongType);
-        return false;
+        args.Fail(errors::kWrongType);
+        break;
       }
     }
-    a->sources.push_back(src);
+    out.push_back(src);
   }
+  return out;
+}
+
+bool ParseSetOp(CommandContext& ctx, size_t at, SetOpArgs* a) {
+  ArgParser args(ctx, at);
+  auto keys = args.NumKeys(
+      fmt::format("ERR at least 1 input key is needed for '{}' command", ctx.spec->name));
+  if (!args.Check()) return false;
+  a->sources = LookupSources(ctx, args, keys);
   size_t n = a->sources.size();
-  while (j < ctx.argc()) {
-    size_t remaining = ctx.argc() - j;
-    std::string_view opt = ctx.arg(j);
-    if (a->op != SetOp::kDiff && remaining >= n + 1 && IsArg(opt, "WEIGHTS")) {
-      ++j;
-      for (size_t i = 0; i < n; ++i, ++j) {
-        if (!ParseDouble(ctx.arg(j), &a->sources[i].weight)) {
-          ctx.reply.Error("ERR weight value is not a float");
-          return false;
-        }
+  while (args.HasNext()) {
+    if (a->op != SetOp::kDiff && args.remaining() >= n + 1 && args.Flag("WEIGHTS")) {
+      for (size_t i = 0; i < n; ++i) {
+        a->sources[i].weight = args.Double("ERR weight value is not a float");
       }
-    } else if (a->op != SetOp::kDiff && remaining >= 2 && IsArg(opt, "AGGREGATE")) {
-      std::string_view v = ctx.arg(j + 1);
-      if (IsArg(v, "SUM")) {
-        a->agg = Aggregate::kSum;
-      } else if (IsArg(v, "MIN")) {
-        a->agg = Aggregate::kMin;
-      } else if (IsArg(v, "MAX")) {
-        a->agg = Aggregate::kMax;
-      } else {
-        ctx.reply.Error(errors::kSyntax);
-        return false;
-      }
-      j += 2;
-    } else if (!a->store && IsArg(opt, "WITHSCORES")) {
+    } else if (a->op != SetOp::kDiff && args.remaining() >= 2 && args.Flag("AGGREGATE")) {
+      int agg = args.OneOf({"SUM", "MIN", "MAX"});
+      if (agg < 0) args.Fail(errors::kSyntax);
+      a->agg = agg == 1 ? Aggregate::kMin : agg == 2 ? Aggregate::kMax : Aggregate::kSum;
+    } else if (!a->store && args.Flag("WITHSCORES")) {
       a->withscores = true;
-      ++j;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.Fail(errors::kSyntax);
     }
   }
-  return true;
+  return args.Check();
 }
 
 std::vector<std::pair<std::string, double>> Compute(SetOpArgs& a) {
@@ -217,51 +199,21 @@ void ZinterstoreCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kInter, 
 void ZdiffstoreCommand(CommandContext& ctx) { SetOpGeneric(ctx, SetOp::kDiff, true); }
 
 void ZintercardCommand(CommandContext& ctx) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.arg(1), &numkeys)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (numkeys < 1) {
-    ctx.reply.Error("ERR at least 1 input key is needed for 'zintercard' command");
-    return;
-  }
-  if (static_cast<uint64_t>(numkeys) > ctx.argc() - 2) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 1);
+  auto keys = args.NumKeys("ERR at least 1 input key is needed for 'zintercard' command");
+  if (!args.Check()) return;
   // The inputs are type-checked before LIMIT is parsed, as Redis does.
-  std::vector<Source> src;
-  for (size_t i = 2; i < 2 + static_cast<size_t>(numkeys); ++i) {
-    Source s;
-    DbEntry* entry = ctx.db.Find(ctx.arg(i));
-    if (entry != nullptr) {
-      if (entry->value.type() == ValueType::kZSet) {
-        s.zset = entry->value.As<ZSet>();
-      } else if (entry->value.type() == ValueType::kSet) {
-        s.set = entry->value.As<SetObject>();
-      } else {
-        ctx.reply.Error(errors::kWrongType);
-        return;
-      }
-    }
-    src.push_back(s);
-  }
-  size_t j = 2 + static_cast<size_t>(numkeys);
+  std::vector<Source> src = LookupSources(ctx, args, keys);
   int64_t limit = 0;
-  while (j < ctx.argc()) {
-    if (IsArg(ctx.arg(j), "LIMIT") && j + 1 < ctx.argc()) {
+  while (args.HasNext()) {
+    if (args.OptionName("LIMIT")) {
       // Redis words a non-integer limit like a negative one.
-      if (!ParseInt64(ctx.arg(j + 1), &limit) || limit < 0) {
-        ctx.reply.Error("ERR LIMIT can't be negative");
-        return;
-      }
-      j += 2;
+      limit = args.NonNegative("ERR LIMIT can't be negative");
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      args.Fail(errors::kSyntax);
     }
   }
+  if (!args.Check()) return;
   std::stable_sort(src.begin(), src.end(),
                    [](const Source& x, const Source& y) { return x.size() < y.size(); });
   int64_t count = 0;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/mpop_args.h"
@@ -31,9 +32,8 @@ ZSet::Limits ZsetLimits(CommandContext& ctx) {
 
 ZSet* ZsetOf(DbEntry* entry) { return entry->value.As<ZSet>(); }
 
-ZSet* LookupZset(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kZSet, wrong_type);
-  return entry == nullptr ? nullptr : ZsetOf(entry);
+TypedObject<ZSet> LookupZset(CommandContext& ctx, std::string_view key) {
+  return LookupTyped(ctx, key, ValueType::kZSet).As<ZSet>();
 }
 
 ZSet* CreateZset(CommandContext& ctx, std::string_view key, size_t size_hint, size_t max_len) {
@@ -60,31 +60,6 @@ void ReplyMembers(CommandContext& ctx, const std::vector<std::pair<std::string, 
   }
 }
 
-int64_t ParseBlockTimeout(CommandContext& ctx, std::string_view arg) {
-  long double seconds;
-  if (!ParseLongDouble(arg, &seconds)) {
-    ctx.reply.Error("ERR timeout is not a float or out of range");
-    return -1;
-  }
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  long double ms = seconds * 1000.0L;
-  if (ms > static_cast<long double>(kMax)) {
-    ctx.reply.Error("ERR timeout is out of range");
-    return -1;
-  }
-  ms = std::ceil(ms);
-  if (ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return -1;
-  }
-  auto timeout = static_cast<int64_t>(ms);
-  if (timeout > kMax - ctx.db.now_ms()) {
-    ctx.reply.Error("ERR timeout is out of range");
-    return -1;
-  }
-  return timeout;
-}
-
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -97,58 +72,34 @@ struct ZaddArgs {
 };
 
 bool ParseZadd(CommandContext& ctx, ZaddArgs* args) {
-  size_t i = 2;
-  for (; i < ctx.argc(); ++i) {
-    std::string_view a = ctx.arg(i);
-    if (IsArg(a, "NX")) {
-      args->nx = true;
-    } else if (IsArg(a, "XX")) {
-      args->xx = true;
-    } else if (IsArg(a, "GT")) {
-      args->gt = true;
-    } else if (IsArg(a, "LT")) {
-      args->lt = true;
-    } else if (IsArg(a, "CH")) {
-      args->ch = true;
-    } else if (IsArg(a, "INCR")) {
-      args->incr = true;
-    } else {
-      break;
-    }
+  ArgParser parser(ctx, 2);
+  for (;;) {
+    int flag = parser.OneOf({"NX", "XX", "GT", "LT", "CH", "INCR"});
+    if (flag < 0) break;
+    bool* flags[] = {&args->nx, &args->xx, &args->gt, &args->lt, &args->ch, &args->incr};
+    *flags[flag] = true;
   }
-  size_t elements = ctx.argc() - i;
-  if (elements == 0 || elements % 2 != 0) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  if (args->nx && args->xx) {
-    ctx.reply.Error("ERR XX and NX options at the same time are not compatible");
-    return false;
-  }
-  if ((args->gt && args->nx) || (args->lt && args->nx) || (args->gt && args->lt)) {
-    ctx.reply.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
-    return false;
-  }
+  size_t elements = parser.remaining();
+  if (elements == 0 || elements % 2 != 0) parser.Fail(errors::kSyntax);
+  parser.Exclusive({args->nx, args->xx},
+                   "ERR XX and NX options at the same time are not compatible");
+  parser.Exclusive({args->gt, args->lt, args->nx},
+                   "ERR GT, LT, and/or NX options at the same time are not compatible");
   if (args->incr && elements > 2) {
-    ctx.reply.Error("ERR INCR option supports a single increment-element pair");
-    return false;
+    parser.Fail("ERR INCR option supports a single increment-element pair");
   }
-  for (; i < ctx.argc(); i += 2) {
-    double score;
-    if (!ParseDouble(ctx.arg(i), &score)) {
-      ctx.reply.Error(errors::kNotFloat);
-      return false;
-    }
-    args->items.emplace_back(score, ctx.arg(i + 1));
-    args->max_len = std::max(args->max_len, ctx.arg(i + 1).size());
+  while (parser.HasNext()) {
+    double score = parser.Double();
+    std::string_view member = parser.Next();
+    args->items.emplace_back(score, member);
+    args->max_len = std::max(args->max_len, member.size());
   }
-  return true;
+  return parser.Check();
 }
 
 void ZaddGeneric(CommandContext& ctx, ZaddArgs& args) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, key);
   if (wrong_type) return;
   bool existed = z != nullptr;
   if (z == nullptr) {
@@ -222,11 +173,9 @@ void ZaddCommand(CommandContext& ctx) {
 void ZincrbyCommand(CommandContext& ctx) {
   ZaddArgs args;
   args.incr = true;
-  double score;
-  if (!ParseDouble(ctx.arg(2), &score)) {
-    ctx.reply.Error(errors::kNotFloat);
-    return;
-  }
+  ArgParser parser(ctx, 2);
+  double score = parser.Double();
+  if (!parser.Check()) return;
   args.items.emplace_back(score, ctx.arg(3));
   args.max_len = ctx.arg(3).size();
   ZaddGeneric(ctx, args);
@@ -237,8 +186,7 @@ void ZincrbyCommand(CommandContext& ctx) {
 
 void ZremCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, key);
   if (wrong_type) return;
   int64_t removed = 0;
   if (z != nullptr) {
@@ -253,15 +201,13 @@ void ZremCommand(CommandContext& ctx) {
 }
 
 void ZcardCommand(CommandContext& ctx) {
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Integer(z == nullptr ? 0 : static_cast<int64_t>(z->size()));
 }
 
 void ZscoreCommand(CommandContext& ctx) {
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   double score;
   if (z == nullptr || !z->Score(ctx.arg(2), &score)) {
@@ -272,8 +218,7 @@ void ZscoreCommand(CommandContext& ctx) {
 }
 
 void ZmscoreCommand(CommandContext& ctx) {
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -291,16 +236,11 @@ void RankGeneric(CommandContext& ctx, bool reverse) {
     ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec->name));
     return;
   }
-  bool withscore = false;
-  if (ctx.argc() == 4) {
-    if (!IsArg(ctx.arg(3), "WITHSCORE")) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    withscore = true;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 3);
+  const bool withscore = args.Flag("WITHSCORE");
+  args.ExpectEnd();
+  if (!args.Check()) return;
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   std::optional<size_t> rank;
   double score = 0;
@@ -365,13 +305,11 @@ void PopCommand(CommandContext& ctx, Which which) {
   }
   bool has_count = ctx.argc() == 3;
   int64_t count = 1;
-  if (has_count && (!ParseInt64(ctx.arg(2), &count) || count < 0)) {
-    ctx.reply.Error("ERR value is out of range, must be positive");
-    return;
-  }
+  ArgParser args(ctx, 2);
+  if (has_count) count = args.NonNegative("ERR value is out of range, must be positive");
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, key);
   if (wrong_type) return;
   if (z == nullptr || count == 0) {
     ctx.reply.EmptyArray();
@@ -393,12 +331,12 @@ void ZpopminCommand(CommandContext& ctx) { PopCommand(ctx, Which::kMin); }
 void ZpopmaxCommand(CommandContext& ctx) { PopCommand(ctx, Which::kMax); }
 
 void BlockingPop(CommandContext& ctx, Which which) {
-  int64_t timeout = ParseBlockTimeout(ctx, ctx.arg(ctx.argc() - 1));
-  if (timeout < 0) return;
+  ArgParser args(ctx, ctx.argc() - 1);
+  int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   std::span<const std::string_view> keys = ctx.argv.subspan(1, ctx.argc() - 2);
   for (std::string_view key : keys) {
-    bool wrong_type;
-    ZSet* z = LookupZset(ctx, key, &wrong_type);
+    auto [z, wrong_type] = LookupZset(ctx, key);
     if (wrong_type) return;
     if (z == nullptr) continue;
     auto items = PopMembers(z, which, 1);
@@ -427,21 +365,18 @@ struct ZsetMpopArgs {
   int64_t count = 1;
 };
 
-bool ParseMpop(CommandContext& ctx, size_t first, ZsetMpopArgs* out) {
-  MpopArgs parsed;
-  if (!ParseMpopArgs(ctx, first, "MIN", "MAX", &parsed)) return false;
+void ReadMpop(ArgParser& parser, ZsetMpopArgs* out) {
+  MpopArgs parsed = ReadMpopArgs(parser, "MIN", "MAX");
   out->keys = parsed.keys;
   out->which = parsed.second_end ? Which::kMax : Which::kMin;
   out->count = parsed.count;
-  return true;
 }
 
 // Pops from the first non-empty set; false (nothing replied) when all are empty.
 bool MpopFirstNonEmpty(CommandContext& ctx, const ZsetMpopArgs& args, bool* replied_error) {
   *replied_error = false;
   for (std::string_view key : args.keys) {
-    bool wrong_type;
-    ZSet* z = LookupZset(ctx, key, &wrong_type);
+    auto [z, wrong_type] = LookupZset(ctx, key);
     if (wrong_type) {
       *replied_error = true;
       return false;
@@ -466,17 +401,21 @@ bool MpopFirstNonEmpty(CommandContext& ctx, const ZsetMpopArgs& args, bool* repl
 
 void ZmpopCommand(CommandContext& ctx) {
   ZsetMpopArgs args;
-  if (!ParseMpop(ctx, 1, &args)) return;
+  ArgParser parser(ctx, 1);
+  ReadMpop(parser, &args);
+  if (!parser.Check()) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
   ctx.reply.NullArray();
 }
 
 void BzmpopCommand(CommandContext& ctx) {
-  int64_t timeout = ParseBlockTimeout(ctx, ctx.arg(1));
-  if (timeout < 0) return;
+  // Unlike BLMPOP, BZMPOP reads the timeout first.
+  ArgParser parser(ctx, 1);
+  int64_t timeout = parser.BlockTimeoutMs(ctx.db.now_ms());
   ZsetMpopArgs args;
-  if (!ParseMpop(ctx, 2, &args)) return;
+  ReadMpop(parser, &args);
+  if (!parser.Check()) return;
   bool replied_error;
   if (MpopFirstNonEmpty(ctx, args, &replied_error) || replied_error) return;
   if (!ctx.may_block()) {
@@ -503,30 +442,11 @@ void ZrandmemberCommand(CommandContext& ctx) {
   int64_t count = 1;
   // Redis's order: the count first (its range is symmetric, so -count can't overflow), then
   // the syntax, then the WITHSCORES range (two replies per member must stay countable).
-  if (has_count) {
-    if (!ParseInt64(ctx.arg(2), &count)) {
-      ctx.reply.Error(errors::kNotInteger);
-      return;
-    }
-    if (count == std::numeric_limits<int64_t>::min()) {
-      ctx.reply.Error(
-          "ERR value is out of range, value must between -9223372036854775807 and "
-          "9223372036854775807");
-      return;
-    }
-  }
-  if (ctx.argc() > 4 || (ctx.argc() == 4 && !IsArg(ctx.arg(3), "WITHSCORES"))) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  bool withscores = ctx.argc() == 4;
-  constexpr int64_t kHalf = std::numeric_limits<int64_t>::max() / 2;
-  if (withscores && (count < -kHalf || count > kHalf)) {
-    ctx.reply.Error("ERR value is out of range");
-    return;
-  }
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  ArgParser args(ctx, 2);
+  bool withscores = false;
+  if (has_count) count = ReadRandomCount(args, "WITHSCORES", &withscores);
+  if (!args.Check()) return;
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (!has_count) {
     if (z == nullptr) {
@@ -569,13 +489,17 @@ void ZrandmemberCommand(CommandContext& ctx) {
 
 void ZscanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
-  if (!ParseCollectionCursor(ctx, ctx.arg(2), &args.cursor)) return;
+  ArgParser parser(ctx, 2);
+  args.cursor = ReadCollectionCursor(parser);
+  if (!parser.Check()) return;
   // Redis looks the key up before the options: a missing key answers an empty scan whatever
   // follows.
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, ctx.arg(1), &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
-  if (z != nullptr && !ParseCollectionScanOptions(ctx, 3, &args)) return;
+  if (z != nullptr) {
+    ReadCollectionScanOptions(parser, &args);
+    if (!parser.Check()) return;
+  }
   std::vector<std::pair<std::string, double>> found;
   uint64_t next = 0;
   if (z != nullptr) {

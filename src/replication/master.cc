@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "commands/arg_parser.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
@@ -577,20 +578,10 @@ void Replication::WaitCommand(CommandContext& ctx) {
         "replicas are just local and are not propagated.");
     return;
   }
-  int64_t wanted = 0;
-  if (!ParseInt64(ctx.arg(1), &wanted)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  int64_t timeout_ms = 0;
-  if (!ParseInt64(ctx.arg(2), &timeout_ms)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout_ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
+  ArgParser args(ctx, 1);
+  const int64_t wanted = args.Int();
+  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   const int64_t offset = ctx.client.woff;
   const int acked = ReplicasAckedAtLeast(offset);
   if (acked >= wanted || !ctx.may_block()) {
@@ -603,31 +594,11 @@ void Replication::WaitCommand(CommandContext& ctx) {
 }
 
 void Replication::WaitAofCommand(CommandContext& ctx) {
-  int64_t numlocal = 0, numreplicas = 0, timeout_ms = 0;
-  if (!ParseInt64(ctx.arg(1), &numlocal)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (numlocal < 0 || numlocal > 1) {
-    ctx.reply.Error("ERR value is out of range, value must between 0 and 1");
-    return;
-  }
-  if (!ParseInt64(ctx.arg(2), &numreplicas)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (numreplicas < 0) {
-    ctx.reply.Error("ERR value is out of range, must be positive");
-    return;
-  }
-  if (!ParseInt64(ctx.arg(3), &timeout_ms)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout_ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
+  ArgParser args(ctx, 1);
+  const int64_t numlocal = args.IntInRange(0, 1);
+  const int64_t numreplicas = args.NonNegative();
+  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
+  if (!args.Check()) return;
   if (is_replica()) {
     ctx.reply.Error(
         "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "

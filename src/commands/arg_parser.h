@@ -1,0 +1,128 @@
+// One way to read a command's arguments: a cursor over argv with typed reads and keyword
+// options. The first failure records Redis's exact error; later reads are no-ops, and the
+// handler replies that one error with Check(). So a handler reads everything it needs, checks
+// once, and never writes "value is not an integer" itself:
+//
+//   ArgParser args(ctx, 2);
+//   int64_t start = args.Int();
+//   int64_t stop = args.Int();
+//   if (!args.Check()) return;
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "protocol/reply_builder.h"
+#include "server/command_context.h"
+
+namespace vireo {
+
+// Units of an expire-time argument (EX/PX/EXAT/PXAT, EXPIRE/PEXPIRE/...).
+enum class TimeUnit : uint8_t { kSeconds, kMilliseconds };
+
+class ArgParser {
+ public:
+  // Reads ctx.argv from index `first` on; Check() replies to ctx.
+  explicit ArgParser(CommandContext& ctx, size_t first = 1)
+      : ArgParser(ctx.argv, &ctx.reply, first) {}
+  // `reply` may be null (parsing outside a command: tests, COMMAND GETKEYS helpers).
+  ArgParser(std::span<const std::string_view> argv, ReplyBuilder* reply, size_t first = 1)
+      : argv_(argv), reply_(reply), pos_(first) {}
+
+  // --- cursor --------------------------------------------------------------------------
+  // Whether an argument is left to read and nothing has failed (so option loops stop at the
+  // first error).
+  bool HasNext() const { return ok() && pos_ < argv_.size(); }
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return pos_ < argv_.size() ? argv_.size() - pos_ : 0; }
+  void Seek(size_t pos) { pos_ = pos; }
+  // The next argument, consumed. Past the end: records a syntax error and returns "".
+  std::string_view Next();
+  // The next argument without consuming it ("" past the end).
+  std::string_view Peek() const { return pos_ < argv_.size() ? argv_[pos_] : std::string_view(); }
+  // The next `n` arguments, consumed; a syntax error (and an empty span) if fewer are left.
+  std::span<const std::string_view> Take(size_t n);
+  // Everything left, consumed.
+  std::span<const std::string_view> Rest();
+
+  // --- typed reads of the next argument (each consumes it) ---------------------------------
+  // On failure each records its error and returns 0; nothing is read after a failure.
+  // A strict integer (Redis's string2ll); `error` replaces "value is not an integer".
+  int64_t Int(std::string_view error = errors::kNotInteger);
+  // An integer in [min, max], as getRangeLongFromObjectOrReply: with `error` given it is the
+  // reply for both failures, otherwise "value is out of range, value must between min and max".
+  int64_t IntInRange(int64_t min, int64_t max, std::string_view error = {});
+  // An integer >= 0 ("value is out of range, must be positive", as getPositiveLong...).
+  int64_t NonNegative(std::string_view error = {});
+  // An integer >= 1; `error` is the reply for both failures (e.g. "ERR count should be
+  // greater than 0").
+  int64_t Positive(std::string_view error);
+  // An integer >= min: "value is not an integer" when it isn't one, `below` when it is smaller.
+  int64_t IntAtLeast(int64_t min, std::string_view below);
+  // A double by Redis's float rules (ParseDouble: no NaN, no trailing bytes).
+  double Double(std::string_view error = errors::kNotFloat);
+  // A long double (INCRBYFLOAT's string2ld).
+  long double LongDouble(std::string_view error = errors::kNotFloat);
+  // A blocking command's timeout (BLPOP, BZPOPMIN, BLMOVE...): seconds in strtold's grammar
+  // (hex too), 0 = forever. As Redis 7.2: milliseconds beyond int64 (inf included) are out of
+  // range, the value is rounded up to a whole millisecond (so -0.0005 means 0, forever), and
+  // the deadline now_ms + timeout must not overflow.
+  int64_t BlockTimeoutMs(int64_t now_ms);
+  // A timeout in integer milliseconds, >= 0, such that now_ms + timeout fits (WAIT, WAITAOF,
+  // CLIENT PAUSE, XREAD BLOCK).
+  int64_t TimeoutMs(int64_t now_ms);
+  // An expire time in `unit`, as an absolute unix time in ms (`absolute`: the argument already
+  // is one; otherwise now_ms is added). `positive_only` (SET, GETEX) also refuses <= 0.
+  // Overflow or a refused value replies "ERR invalid expire time in '<command>' command".
+  int64_t ExpireAtMs(TimeUnit unit, bool absolute, int64_t now_ms, std::string_view command,
+                     bool positive_only);
+  // A database index: an integer that fits 32 bits (`error` replaces both messages, SWAPDB).
+  int DbIndex(std::string_view error = {});
+
+  // "numkeys key [key ...]": an integer >= 1 (`below_one` is the error for 0 or less), then
+  // that many arguments; a syntax error when fewer are left.
+  std::span<const std::string_view> NumKeys(std::string_view below_one);
+
+  // --- keywords ------------------------------------------------------------------------
+  // Consumes the next argument if it is `keyword` (case-insensitive).
+  bool Flag(std::string_view keyword);
+  // Consumes the next argument if it is one of `keywords`; its index, or -1 (nothing consumed).
+  int OneOf(std::initializer_list<std::string_view> keywords);
+  // Consumes `keyword` if a value follows it; the caller then reads the value with a typed read
+  // (for options whose values have their own rules: RANK, COUNT, MAXLEN...).
+  bool OptionName(std::string_view keyword);
+  // `keyword value`: consumes both if the next argument is `keyword` and a value follows,
+  // reading the value as Int() (with `error`) or as a string.
+  bool Option(std::string_view keyword, int64_t* out, std::string_view error = errors::kNotInteger);
+  bool Option(std::string_view keyword, std::string_view* out);
+  // Records `error` if more than one of `set` is true (NX|XX, GT|LT...); returns ok().
+  bool Exclusive(std::initializer_list<bool> set, std::string_view error = errors::kSyntax);
+
+  // --- the one error path --------------------------------------------------------------
+  // Records `error` unless an earlier failure already did (the first error wins). Returns false
+  // so a caller can `return args.Fail(...)`.
+  bool Fail(std::string_view error);
+  // Fails with a syntax error if arguments are left unread (then Check() replies it).
+  void ExpectEnd();
+  bool ok() const { return !failed_; }
+  const std::string& error() const { return error_; }
+  // Replies the recorded error (once) and returns false, or returns true if all went well.
+  bool Check();
+
+ private:
+  // The next argument for a typed read, or nullptr (after recording a syntax error when
+  // the arguments ran out, or after an earlier failure).
+  const std::string_view* NextValue();
+
+  std::span<const std::string_view> argv_;
+  ReplyBuilder* reply_;
+  size_t pos_;
+  bool failed_ = false;
+  bool replied_ = false;
+  std::string error_;
+};
+
+}  // namespace vireo

@@ -1,0 +1,219 @@
+#include "commands/arg_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace vireo {
+namespace {
+
+// argv plus the reply text Check() writes.
+struct Fixture {
+  explicit Fixture(std::vector<std::string_view> args) : argv(std::move(args)), reply(&out) {}
+  ArgParser Parser(size_t first = 0) { return ArgParser(argv, &reply, first); }
+  std::vector<std::string_view> argv;
+  std::string out;
+  ReplyBuilder reply;
+};
+
+TEST(ArgParserTest, CursorAndTypedReads) {
+  Fixture f({"CMD", "12", "-3", "1.5", "rest", "more"});
+  ArgParser args = f.Parser(1);
+  EXPECT_EQ(args.Int(), 12);
+  EXPECT_EQ(args.Int(), -3);
+  EXPECT_DOUBLE_EQ(args.Double(), 1.5);
+  EXPECT_EQ(args.remaining(), 2u);
+  EXPECT_EQ(args.Peek(), "rest");
+  EXPECT_EQ(args.Rest().size(), 2u);
+  EXPECT_FALSE(args.HasNext());
+  EXPECT_TRUE(args.Check());
+  EXPECT_EQ(f.out, "");
+}
+
+TEST(ArgParserTest, FirstErrorWinsAndIsRepliedOnce) {
+  Fixture f({"abc", "1.x", "7"});
+  ArgParser args = f.Parser();
+  EXPECT_EQ(args.Int(), 0);
+  args.Double();             // would fail too, but the first error stays
+  EXPECT_EQ(args.Int(), 0);  // nothing is read after a failure
+  EXPECT_FALSE(args.ok());
+  EXPECT_FALSE(args.Check());
+  EXPECT_FALSE(args.Check());
+  EXPECT_EQ(f.out, "-ERR value is not an integer or out of range\r\n");
+}
+
+TEST(ArgParserTest, MissingArgumentIsSyntaxError) {
+  Fixture f({"CMD"});
+  ArgParser args = f.Parser(1);
+  args.Next();
+  EXPECT_EQ(args.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, Ranges) {
+  Fixture f({"5", "-1", "0", "3000000000"});
+  ArgParser a = f.Parser();
+  a.IntInRange(0, 1);
+  EXPECT_EQ(a.error(), "ERR value is out of range, value must between 0 and 1");
+  ArgParser b = f.Parser(1);
+  b.NonNegative();
+  EXPECT_EQ(b.error(), "ERR value is out of range, must be positive");
+  ArgParser c = f.Parser(2);
+  c.Positive("ERR count should be greater than 0");
+  EXPECT_EQ(c.error(), "ERR count should be greater than 0");
+  ArgParser d = f.Parser(3);
+  d.DbIndex();
+  EXPECT_EQ(d.error(), "ERR value is out of range, value must between -2147483648 and 2147483647");
+  ArgParser e = f.Parser(3);
+  e.DbIndex("ERR invalid first DB index");
+  EXPECT_EQ(e.error(), "ERR invalid first DB index");
+}
+
+TEST(ArgParserTest, FloatsFollowRedisRules) {
+  Fixture f({"nan", "1e400", "+inf", "0x10"});
+  ArgParser args = f.Parser();
+  args.Double();
+  EXPECT_EQ(args.error(), "ERR value is not a valid float");
+  ArgParser b = f.Parser(1);
+  b.Double();
+  EXPECT_FALSE(b.ok());
+  ArgParser c = f.Parser(2);
+  EXPECT_TRUE(std::isinf(c.Double()));
+  EXPECT_DOUBLE_EQ(c.Double(), 16.0);
+  EXPECT_TRUE(c.ok());
+}
+
+TEST(ArgParserTest, BlockTimeouts) {
+  Fixture f({"0.0015", "-0.0001", "-1", "x", "1e30", "0"});
+  constexpr int64_t kNow = 1000;
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.BlockTimeoutMs(kNow), 2);  // rounded up
+  EXPECT_EQ(a.BlockTimeoutMs(kNow), 0);  // -0.1 ms rounds to -0, not negative
+  a.BlockTimeoutMs(kNow);
+  EXPECT_EQ(a.error(), "ERR timeout is negative");
+  ArgParser b = f.Parser(3);
+  b.BlockTimeoutMs(kNow);
+  EXPECT_EQ(b.error(), "ERR timeout is not a float or out of range");
+  ArgParser c = f.Parser(4);
+  c.BlockTimeoutMs(kNow);
+  EXPECT_EQ(c.error(), "ERR timeout is out of range");
+  ArgParser d = f.Parser(5);
+  EXPECT_EQ(d.BlockTimeoutMs(INT64_MAX), 0);
+  EXPECT_TRUE(d.ok());
+}
+
+TEST(ArgParserTest, MillisecondTimeouts) {
+  Fixture f({"1500", "1.5", "-1", "9223372036854775807"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.TimeoutMs(10), 1500);
+  a.TimeoutMs(10);
+  EXPECT_EQ(a.error(), "ERR timeout is not an integer or out of range");
+  ArgParser b = f.Parser(2);
+  b.TimeoutMs(10);
+  EXPECT_EQ(b.error(), "ERR timeout is negative");
+  ArgParser c = f.Parser(3);
+  c.TimeoutMs(10);
+  EXPECT_EQ(c.error(), "ERR timeout is out of range");
+}
+
+TEST(ArgParserTest, ExpireTimes) {
+  Fixture f({"10", "10", "0", "-5", "9223372036854775807"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.ExpireAtMs(TimeUnit::kSeconds, false, 1000, "set", true), 11000);
+  EXPECT_EQ(a.ExpireAtMs(TimeUnit::kMilliseconds, true, 1000, "set", true), 10);
+  a.ExpireAtMs(TimeUnit::kSeconds, false, 1000, "set", true);
+  EXPECT_EQ(a.error(), "ERR invalid expire time in 'set' command");
+  ArgParser b = f.Parser(3);
+  EXPECT_EQ(b.ExpireAtMs(TimeUnit::kSeconds, false, 1000, "expire", false), -4000);
+  b.ExpireAtMs(TimeUnit::kMilliseconds, false, 1000, "pexpire", false);
+  EXPECT_EQ(b.error(), "ERR invalid expire time in 'pexpire' command");
+}
+
+TEST(ArgParserTest, Keywords) {
+  Fixture f({"nx", "count", "5", "WITHSCORES", "limit"});
+  ArgParser args = f.Parser();
+  EXPECT_FALSE(args.Flag("XX"));
+  EXPECT_TRUE(args.Flag("NX"));
+  int64_t count = 0;
+  EXPECT_TRUE(args.Option("COUNT", &count));
+  EXPECT_EQ(count, 5);
+  EXPECT_EQ(args.OneOf({"WITHSCORES", "LIMIT"}), 0);
+  std::string_view value;
+  EXPECT_FALSE(args.Option("LIMIT", &value));  // no value follows
+  EXPECT_TRUE(args.HasNext());
+  args.ExpectEnd();
+  EXPECT_FALSE(args.ok());
+  EXPECT_EQ(args.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, OptionValueErrorsAndExclusiveSets) {
+  Fixture f({"COUNT", "x"});
+  ArgParser args = f.Parser();
+  int64_t count = 0;
+  EXPECT_FALSE(args.Option("COUNT", &count));
+  EXPECT_EQ(args.error(), "ERR value is not an integer or out of range");
+  ArgParser b = f.Parser();
+  EXPECT_TRUE(b.Exclusive({true, false, false}));
+  EXPECT_FALSE(b.Exclusive({true, true}, "ERR GT and LT"));
+  EXPECT_EQ(b.error(), "ERR GT and LT");
+}
+
+TEST(ArgParserTest, FailKeepsTheFirstError) {
+  Fixture f({});
+  ArgParser args = f.Parser();
+  EXPECT_FALSE(args.Fail("ERR one"));
+  EXPECT_FALSE(args.Fail("ERR two"));
+  EXPECT_FALSE(args.Check());
+  EXPECT_EQ(f.out, "-ERR one\r\n");
+}
+
+TEST(ArgParserTest, IntAtLeastKeepsTheIntegerErrorApart) {
+  Fixture f({"x", "-2", "-1"});
+  ArgParser a = f.Parser();
+  a.IntAtLeast(-1, "ERR too small");
+  EXPECT_EQ(a.error(), "ERR value is not an integer or out of range");
+  ArgParser b = f.Parser(1);
+  b.IntAtLeast(-1, "ERR too small");
+  EXPECT_EQ(b.error(), "ERR too small");
+  ArgParser c = f.Parser(2);
+  EXPECT_EQ(c.IntAtLeast(-1, "ERR too small"), -1);
+  EXPECT_TRUE(c.ok());
+}
+
+TEST(ArgParserTest, NumKeys) {
+  Fixture f({"2", "a", "b", "WEIGHTS"});
+  ArgParser a = f.Parser();
+  auto keys = a.NumKeys("ERR at least 1");
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[1], "b");
+  EXPECT_EQ(a.Peek(), "WEIGHTS");
+  Fixture g({"0", "a"});
+  ArgParser b = g.Parser();
+  b.NumKeys("ERR at least 1");
+  EXPECT_EQ(b.error(), "ERR at least 1");
+  Fixture h({"3", "a"});
+  ArgParser c = h.Parser();
+  c.NumKeys("ERR at least 1");
+  EXPECT_EQ(c.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, OptionNameNeedsAValue) {
+  Fixture f({"COUNT"});
+  ArgParser a = f.Parser();
+  EXPECT_FALSE(a.OptionName("COUNT"));
+  EXPECT_EQ(a.pos(), 0u);  // nothing consumed: the caller reports the syntax error
+  EXPECT_EQ(a.OneOf({"LEFT", "RIGHT"}), -1);
+}
+
+TEST(ArgParserTest, TakeBeyondTheEndIsSyntaxError) {
+  Fixture f({"a", "b"});
+  ArgParser a = f.Parser();
+  EXPECT_TRUE(a.Take(3).empty());
+  EXPECT_EQ(a.error(), "ERR syntax error");
+  EXPECT_FALSE(a.HasNext());  // loops stop at the first failure
+}
+
+}  // namespace
+}  // namespace vireo
