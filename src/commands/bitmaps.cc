@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands/families.h"
+#include "commands/arg_parser.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -46,8 +47,7 @@ std::optional<uint64_t> ArgBitOffset(CommandContext& ctx, std::string_view arg,
 // a key of another type.
 std::string* BitStringForWrite(CommandContext& ctx, std::string_view key, uint64_t max_bit,
                                bool* grown) {
-  bool wrong_type;
-  DbEntry* entry = LookupTyped(ctx, key, ValueType::kString, &wrong_type);
+  auto [entry, wrong_type] = LookupTyped(ctx, key, ValueType::kString);
   if (wrong_type) return nullptr;
   const size_t needed = static_cast<size_t>(max_bit >> 3) + 1;
   if (entry == nullptr) {
@@ -162,32 +162,27 @@ void BitcountCommand(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  auto start = ArgInt(ctx, ctx.arg(2));
-  if (!start) return;
-  auto end = ArgInt(ctx, ctx.arg(3));
-  if (!end) return;
+  ArgParser args(ctx, 2);
+  const int64_t start = args.Int();
+  const int64_t end = args.Int();
+  if (!args.Check()) return;
   // Both negative and crossed is empty before the unit is even looked at.
-  if (*start < 0 && *end < 0 && *start > *end) {
+  if (start < 0 && end < 0 && start > end) {
     ctx.reply.Integer(0);
     return;
   }
   bool in_bits = false;
   if (ctx.argc() == 5 && !ArgUnit(ctx, ctx.arg(4), &in_bits)) return;
-  const BitRange range = ResolveRange(*start, *end, in_bits, bits->size());
+  const BitRange range = ResolveRange(start, end, in_bits, bits->size());
   ctx.reply.Integer(
       range.empty ? 0 : static_cast<int64_t>(bitmap::CountRange(*bits, range.first, range.last)));
 }
 
 void BitposCommand(CommandContext& ctx) {
-  int64_t bit;
-  if (!ParseInt64(ctx.arg(2), &bit)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
-  }
-  if (bit != 0 && bit != 1) {
-    ctx.reply.Error("ERR The bit argument must be 1 or 0.");
-    return;
-  }
+  ArgParser bit_arg(ctx, 2);
+  const int64_t bit = bit_arg.Int();
+  if (bit_arg.ok() && bit != 0 && bit != 1) bit_arg.Fail("ERR The bit argument must be 1 or 0.");
+  if (!bit_arg.Check()) return;
   char scratch[24];
   bool exists;
   auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
@@ -206,14 +201,13 @@ void BitposCommand(CommandContext& ctx) {
   bool in_bits = false;
   const bool end_given = ctx.argc() >= 5;
   if (ctx.argc() >= 4) {
-    auto s = ArgInt(ctx, ctx.arg(3));
-    if (!s) return;
-    start = *s;
+    ArgParser args(ctx, 3);
+    start = args.Int();
+    if (!args.Check()) return;
     if (ctx.argc() == 6 && !ArgUnit(ctx, ctx.arg(5), &in_bits)) return;
     if (end_given) {
-      auto e = ArgInt(ctx, ctx.arg(4));
-      if (!e) return;
-      end = *e;
+      end = args.Int();
+      if (!args.Check()) return;
     }
   }
   const BitRange range = ResolveRange(start, end, in_bits, bits->size());
@@ -355,9 +349,9 @@ bool ParseFieldOps(CommandContext& ctx, std::vector<FieldOp>* ops, uint64_t* max
     op.offset = *offset;
     op.overflow = overflow;
     if (op.kind != FieldOpKind::kGet) {
-      auto value = ArgInt(ctx, ctx.arg(i + 3));
-      if (!value) return false;
-      op.value = *value;
+      ArgParser value_arg(ctx, i + 3);
+      op.value = value_arg.Int();
+      if (!value_arg.Check()) return false;
       *writes = true;
       *max_write_bit = std::max(*max_write_bit, op.offset + op.type.bits - 1);
     }

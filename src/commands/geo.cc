@@ -168,8 +168,7 @@ void GeoaddCommand(CommandContext& ctx) {
   }
 
   std::string_view key = ctx.arg(1);
-  bool wrong_type;
-  ZSet* z = LookupZset(ctx, key, &wrong_type);
+  auto [z, wrong_type] = LookupZset(ctx, key);
   if (wrong_type) return;
   bool existed = z != nullptr;
   if (z == nullptr) {
