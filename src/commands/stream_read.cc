@@ -1,5 +1,6 @@
 // XREAD and XREADGROUP, and their blocking forms, including XREADGROUP ... CLAIM (Redis 8.4):
 // a reader that first takes over idle pending entries of its group, then reads new ones.
+#include <asio.hpp>  // XREADGROUP CLAIM arms its own wake-up timer
 #include <fmt/format.h>
 
 #include <algorithm>

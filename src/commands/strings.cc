@@ -666,6 +666,18 @@ void LcsCommand(CommandContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// SET reads its key only when asked for the old value (GET); else it overwrites it.
+uint32_t SetKeyFlags(std::span<const std::string_view> argv, const KeyRef& key) {
+  for (size_t i = 3; i < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "get")) return kKeyRW | kKeyAccess | kKeyUpdate;
+  }
+  return kKeyOW | kKeyUpdate;
+}
+
+}  // namespace
+
 void RegisterStringCommands(CommandTable& table) {
   constexpr const char* kSetExpiry =
       "[EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds";
@@ -681,7 +693,7 @@ void RegisterStringCommands(CommandTable& table) {
              kAclString, "string", "1.0.0",
              "Sets the string value of a key, ignoring its type. The key is created if it "
              "doesn't exist.",
-             set_syntax.c_str(), SetCommand, "O(1)"});
+             set_syntax.c_str(), SetCommand, "O(1)", nullptr, SetKeyFlags});
   table.Add({"setnx", 3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyOW | kKeyInsert)),
              kAclString, "string", "1.0.0",
              "Set the string value of a key only when the key doesn't exist.", "key value",

@@ -448,8 +448,6 @@ SpecResult KeysOfSpec(const KeySpec& ks, std::span<const std::string_view> argv,
 bool CommandSpec::GetKeys(std::span<const std::string_view> argv, std::vector<KeyRef>* out,
                           bool include_not_keys) const {
   out->clear();
-  bool variable_flags = false;
-  for (const KeySpec& ks : key_specs) variable_flags |= (ks.flags & kKeyVariableFlags) != 0;
   std::vector<KeyRef> found;
   bool partial = false;  // a spec the table cannot follow (unknown, incomplete)
   bool invalid = false;  // the arguments do not fit a spec
@@ -462,22 +460,25 @@ bool CommandSpec::GetKeys(std::span<const std::string_view> argv, std::vector<Ke
     partial |= (ks.flags & kKeyIncomplete) != 0;
     if (KeysOfSpec(ks, argv, &found) == SpecResult::kInvalid) invalid = true;
   }
-  if (key_finder == nullptr || !(partial || invalid || variable_flags)) {
-    if (invalid) return false;
-    *out = std::move(found);
-    return true;
-  }
-  // The finder knows the positions; the flags come from the spec that yields the position,
-  // else from the last spec (the one the table could not follow: SORT's STORE).
-  for (size_t pos : key_finder(argv)) {
-    uint32_t flags = key_specs.empty() ? 0 : key_specs.back().flags;
-    for (const KeyRef& ref : found) {
-      if (ref.pos == pos) {
-        flags = ref.flags;
-        break;
+  if (invalid) return false;
+  if (key_finder != nullptr && partial) {
+    // The finder knows the positions; the flags come from the spec that yields the position,
+    // else from the last spec (the one the table could not follow: SORT's STORE).
+    for (size_t pos : key_finder(argv)) {
+      uint32_t flags = key_specs.back().flags;
+      for (const KeyRef& ref : found) {
+        if (ref.pos == pos) {
+          flags = ref.flags;
+          break;
+        }
       }
+      out->push_back({pos, flags});
     }
-    out->push_back({pos, flags});
+  } else {
+    *out = std::move(found);
+  }
+  if (key_flags != nullptr) {
+    for (KeyRef& ref : *out) ref.flags = key_flags(argv, ref);
   }
   return true;
 }
@@ -515,6 +516,7 @@ static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string 
   spec->complexity = def.complexity;
   spec->handler = def.handler;
   spec->key_finder = def.key_finder;
+  spec->key_flags = def.key_flags;
   spec->args = ParseCommandSyntax(def.syntax);
   return spec;
 }

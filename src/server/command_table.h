@@ -172,6 +172,11 @@ using CommandHandler = void (*)(CommandContext& ctx);
 // name no keys.
 using KeyFinder = std::vector<size_t> (*)(std::span<const std::string_view> argv);
 
+struct KeyRef;
+// The flags of one key for commands whose key specs say kKeyVariableFlags (SET's key is read
+// only with GET): given the call and the key with its declared flags.
+using KeyFlagsFn = uint32_t (*)(std::span<const std::string_view> argv, const KeyRef& key);
+
 // Lets maps keyed by std::string be searched with a string_view, without allocating.
 struct TransparentStringHash {
   using is_transparent = void;
@@ -211,6 +216,7 @@ struct CommandSpec {
   // For keys the specs cannot locate (SORT's STORE, MIGRATE's KEYS...), as Redis's getkeys
   // procedures; else the specs are used.
   KeyFinder key_finder = nullptr;
+  KeyFlagsFn key_flags = nullptr;
   std::vector<CommandArg> args;
   StringMap<std::unique_ptr<CommandSpec>> subcommands;
   // Dense index among all specs (subcommands included): where a server keeps this command's
@@ -249,6 +255,7 @@ struct CommandDef {
   CommandHandler handler;
   const char* complexity = "";
   KeyFinder key_finder = nullptr;
+  KeyFlagsFn key_flags = nullptr;
 };
 
 // Per-command statistics for INFO commandstats; each server keeps its own.
