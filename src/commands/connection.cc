@@ -170,30 +170,29 @@ void ResetCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterConnectionCommands(CommandTable& table) {
-  table.Add({"ping", -1, kCmdFast, 0, 0, 0, "@fast @connection", "connection", "1.0.0",
+  table.Add({"ping", -1, kCmdFast, Keys(), kAclConnection, "connection", "1.0.0",
              "Returns the server's liveliness response.", "[message]", PingCommand, "O(1)"});
-  table.Add({"echo", 2, kCmdFast, 0, 0, 0, "@fast @connection", "connection", "1.0.0",
-             "Returns the given string.", "message", EchoCommand, "O(1)"});
+  table.Add({"echo", 2, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclConnection, "connection",
+             "1.0.0", "Returns the given string.", "message", EchoCommand, "O(1)"});
   table.Add({"quit", -1,
-             kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0,
-             0, "@fast @connection", "connection", "1.0.0", "Closes the connection.", "",
-             QuitCommand, "O(1)"});
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
+             kAclConnection, "connection", "1.0.0", "Closes the connection.", "", QuitCommand,
+             "O(1)"});
   table.Add({"reset", 1,
-             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, 0, 0,
-             0, "@fast @connection", "connection", "6.2.0", "Resets the connection.", "",
-             ResetCommand, "O(1)"});
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
+             kAclConnection, "connection", "6.2.0", "Resets the connection.", "", ResetCommand,
+             "O(1)"});
   table.Add({"auth", -2,
-             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, 0, 0,
-             0, "@fast @connection", "connection", "1.0.0", "Authenticates the connection.",
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
+             kAclConnection, "connection", "1.0.0", "Authenticates the connection.",
              "[username] password", AuthCommand,
              "O(N) where N is the number of passwords defined for the user"});
   table.Add({"hello", -1,
-             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, 0, 0,
-             0, "@fast @connection", "connection", "6.0.0", "Handshakes with the Redis server.",
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
+             kAclConnection, "connection", "6.0.0", "Handshakes with the Redis server.",
              "[protover [AUTH username password] [SETNAME clientname]]", HelloCommand, "O(1)"});
-  table.Add({"select", 2, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, "@fast @connection",
-             "connection", "1.0.0", "Changes the selected database.", "index", SelectCommand,
-             "O(1)"});
+  table.Add({"select", 2, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclConnection, "connection",
+             "1.0.0", "Changes the selected database.", "index", SelectCommand, "O(1)"});
 }
 
 }  // namespace vireo

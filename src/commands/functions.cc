@@ -381,53 +381,59 @@ std::vector<size_t> FcallKeys(std::span<const std::string_view> argv) {
 }  // namespace
 
 void RegisterFunctionCommands(CommandTable& table) {
-  constexpr const char* kAcl = "@slow @scripting";
-  constexpr const char* kWriteAcl = "@write @slow @scripting";
   constexpr const char* kGroup = "scripting";
   constexpr const char* kComplexity = "Depends on the function that is executed.";
-  table.Add(
-      {"fcall", -3, kCmdNoScript | kCmdSkipMonitor | kCmdMayReplicate | kCmdStale | kCmdMovableKeys,
-       0, 0, 0, kAcl, kGroup, "7.0.0", "Invokes a function.",
-       "function numkeys [key [key ...]] [arg [arg ...]]", FcallCommand, kComplexity, FcallKeys});
-  table.Add(
-      {"fcall_ro", -3, kCmdNoScript | kCmdSkipMonitor | kCmdStale | kCmdReadonly | kCmdMovableKeys,
-       0, 0, 0, kAcl, kGroup, "7.0.0", "Invokes a read-only function.",
-       "function numkeys [key [key ...]] [arg [arg ...]]", FcallRoCommand, kComplexity, FcallKeys});
-  table.Add({"function", -2, 0, 0, 0, 0, "@slow", kGroup, "7.0.0",
-             "A container for function commands.", "", FunctionContainer,
-             "Depends on subcommand."});
-  table.AddSubcommand("function", {"delete", 3, kCmdWrite | kCmdNoScript, 0, 0, 0, kWriteAcl,
+  table.Add({"fcall", -3,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             Keys(KeyNum(
+                 2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate,
+                 "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
+             kAclScripting, kGroup, "7.0.0", "Invokes a function.",
+             "function numkeys [key [key ...]] [arg [arg ...]]", FcallCommand, kComplexity,
+             FcallKeys});
+  table.Add({"fcall_ro", -3,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             Keys(KeyNum(
+                 2, 0, 1, 1, kKeyRO | kKeyAccess,
+                 "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),
+             kAclScripting, kGroup, "7.0.0", "Invokes a read-only function.",
+             "function numkeys [key [key ...]] [arg [arg ...]]", FcallRoCommand, kComplexity,
+             FcallKeys});
+  table.Add({"function", -2, 0, Keys(), 0, kGroup, "7.0.0", "A container for function commands.",
+             "", FunctionContainer, "Depends on subcommand."});
+  table.AddSubcommand("function", {"delete", 3, kCmdWrite | kCmdNoScript, Keys(), kAclScripting,
                                    kGroup, "7.0.0", "Deletes a library and its functions.",
                                    "library-name", FunctionDeleteCommand, "O(1)"});
-  table.AddSubcommand("function", {"dump", 2, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "7.0.0",
+  table.AddSubcommand("function", {"dump", 2, kCmdNoScript, Keys(), kAclScripting, kGroup, "7.0.0",
                                    "Dumps all libraries into a serialized binary payload.", "",
                                    FunctionDumpCommand, "O(N) where N is the number of functions"});
   table.AddSubcommand(
-      "function", {"flush", -2, kCmdWrite | kCmdNoScript, 0, 0, 0, kWriteAcl, kGroup, "7.0.0",
+      "function", {"flush", -2, kCmdWrite | kCmdNoScript, Keys(), kAclScripting, kGroup, "7.0.0",
                    "Deletes all libraries and functions.", "[ASYNC | SYNC]", FunctionFlushCommand,
                    "O(N) where N is the number of functions deleted"});
-  table.AddSubcommand("function", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, kAcl, kGroup,
-                                   "7.0.0", "Returns helpful text about the different subcommands.",
-                                   "", FunctionHelpCommand, "O(1)"});
-  table.AddSubcommand("function",
-                      {"kill", 2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, kAcl, kGroup, "7.0.0",
-                       "Terminates a function during execution.", "", FunctionKillCommand, "O(1)"});
-  table.AddSubcommand("function", {"list", -2, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "7.0.0",
+  table.AddSubcommand(
+      "function",
+      {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclScripting, kGroup, "7.0.0",
+       "Returns helpful text about the different subcommands.", "", FunctionHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "function", {"kill", 2, kCmdNoScript | kCmdAllowBusy, Keys(), kAclScripting, kGroup, "7.0.0",
+                   "Terminates a function during execution.", "", FunctionKillCommand, "O(1)"});
+  table.AddSubcommand("function", {"list", -2, kCmdNoScript, Keys(), kAclScripting, kGroup, "7.0.0",
                                    "Returns information about all libraries.",
                                    "[LIBRARYNAME library-name-pattern] [WITHCODE]",
                                    FunctionListCommand, "O(N) where N is the number of functions"});
-  table.AddSubcommand(
-      "function", {"load", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, 0, 0, 0, kWriteAcl, kGroup,
-                   "7.0.0", "Creates a library.", "[REPLACE] function-code", FunctionLoadCommand,
-                   "O(1) (considering compilation time is redundant)"});
+  table.AddSubcommand("function",
+                      {"load", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, Keys(), kAclScripting,
+                       kGroup, "7.0.0", "Creates a library.", "[REPLACE] function-code",
+                       FunctionLoadCommand, "O(1) (considering compilation time is redundant)"});
+  table.AddSubcommand("function",
+                      {"restore", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, Keys(), kAclScripting,
+                       kGroup, "7.0.0", "Restores all libraries from a payload.",
+                       "serialized-value [FLUSH | APPEND | REPLACE]", FunctionRestoreCommand,
+                       "O(N) where N is the number of functions on the payload"});
   table.AddSubcommand(
       "function",
-      {"restore", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, 0, 0, 0, kWriteAcl, kGroup, "7.0.0",
-       "Restores all libraries from a payload.", "serialized-value [FLUSH | APPEND | REPLACE]",
-       FunctionRestoreCommand, "O(N) where N is the number of functions on the payload"});
-  table.AddSubcommand(
-      "function",
-      {"stats", 2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, kAcl, kGroup, "7.0.0",
+      {"stats", 2, kCmdNoScript | kCmdAllowBusy, Keys(), kAclScripting, kGroup, "7.0.0",
        "Returns information about a function during execution.", "", FunctionStatsCommand, "O(1)"});
 }
 

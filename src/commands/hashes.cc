@@ -380,61 +380,65 @@ void HScanCommand(CommandContext& ctx) {
 
 void RegisterHashCommands(CommandTable& table) {
   constexpr const char* kGroup = "hash";
-  constexpr const char* kWriteFast = "@write @hash @fast";
-  constexpr const char* kReadFast = "@read @hash @fast";
-  constexpr const char* kReadSlow = "@read @hash @slow";
-  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
-  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
-  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
-  constexpr uint32_t kRO = kCmdReadonly;
 
-  table.Add({"hset", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
-             "Creates or modifies the value of a field in a hash.",
+  table.Add({"hset", -4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclHash, kGroup, "2.0.0", "Creates or modifies the value of a field in a hash.",
              "key field value [field value ...]", HSetCommand,
              "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the "
              "command is called with multiple field/value pairs."});
-  table.Add({"hmset", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
-             "Sets the values of multiple fields.", "key field value [field value ...]",
-             HMSetCommand, "O(N) where N is the number of fields being set."});
-  table.Add({"hsetnx", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+  table.Add({"hmset", -4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclHash, kGroup, "2.0.0", "Sets the values of multiple fields.",
+             "key field value [field value ...]", HMSetCommand,
+             "O(N) where N is the number of fields being set."});
+  table.Add({"hsetnx", 4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclHash, kGroup, "2.0.0",
              "Sets the value of a field in a hash only when the field doesn't exist.",
              "key field value", HSetNxCommand, "O(1)"});
-  table.Add({"hget", 3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
-             "Returns the value of a field in a hash.", "key field", HGetCommand, "O(1)"});
-  table.Add({"hmget", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
-             "Returns the values of all fields in a hash.", "key field [field ...]", HMGetCommand,
+  table.Add({"hget", 3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash,
+             kGroup, "2.0.0", "Returns the value of a field in a hash.", "key field", HGetCommand,
+             "O(1)"});
+  table.Add({"hmget", -3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash,
+             kGroup, "2.0.0", "Returns the values of all fields in a hash.",
+             "key field [field ...]", HMGetCommand,
              "O(N) where N is the number of fields being requested."});
-  table.Add({"hdel", -3, kWF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+  table.Add({"hdel", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclHash,
+             kGroup, "2.0.0",
              "Deletes one or more fields and their values from a hash. Deletes the hash if no "
              "fields remain.",
              "key field [field ...]", HDelCommand,
              "O(N) where N is the number of fields to be removed."});
-  table.Add({"hexists", 3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
-             "Determines whether a field exists in a hash.", "key field", HExistsCommand, "O(1)"});
-  table.Add({"hlen", 2, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+  table.Add({"hexists", 3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclHash, kGroup,
+             "2.0.0", "Determines whether a field exists in a hash.", "key field", HExistsCommand,
+             "O(1)"});
+  table.Add({"hlen", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclHash, kGroup, "2.0.0",
              "Returns the number of fields in a hash.", "key", HLenCommand, "O(1)"});
-  table.Add({"hstrlen", 3, kROF, 1, 1, 1, kReadFast, kGroup, "3.2.0",
-             "Returns the length of the value of a field.", "key field", HStrLenCommand, "O(1)"});
-  table.Add({"hkeys", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0", "Returns all fields in a hash.",
-             "key", HKeysCommand, "O(N) where N is the size of the hash."});
-  table.Add({"hvals", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0", "Returns all values in a hash.",
-             "key", HValsCommand, "O(N) where N is the size of the hash."});
-  table.Add({"hgetall", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0",
-             "Returns all fields and values in a hash.", "key", HGetAllCommand,
+  table.Add({"hstrlen", 3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclHash, kGroup,
+             "3.2.0", "Returns the length of the value of a field.", "key field", HStrLenCommand,
+             "O(1)"});
+  table.Add({"hkeys", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
+             "2.0.0", "Returns all fields in a hash.", "key", HKeysCommand,
              "O(N) where N is the size of the hash."});
-  table.Add({"hincrby", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.0.0",
+  table.Add({"hvals", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
+             "2.0.0", "Returns all values in a hash.", "key", HValsCommand,
+             "O(N) where N is the size of the hash."});
+  table.Add({"hgetall", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
+             "2.0.0", "Returns all fields and values in a hash.", "key", HGetAllCommand,
+             "O(N) where N is the size of the hash."});
+  table.Add({"hincrby", 4, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclHash, kGroup, "2.0.0",
              "Increments the integer value of a field in a hash by a number. Uses 0 as initial "
              "value if the field doesn't exist.",
              "key field increment", HIncrByCommand, "O(1)"});
-  table.Add({"hincrbyfloat", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.6.0",
+  table.Add({"hincrbyfloat", 4, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclHash, kGroup, "2.6.0",
              "Increments the floating point value of a field by a number. Uses 0 as initial "
              "value if the field doesn't exist.",
              "key field increment", HIncrByFloatCommand, "O(1)"});
-  table.Add({"hrandfield", -2, kRO, 1, 1, 1, kReadSlow, kGroup, "6.2.0",
-             "Returns one or more random fields from a hash.", "key [count [WITHVALUES]]",
+  table.Add({"hrandfield", -2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
+             "6.2.0", "Returns one or more random fields from a hash.", "key [count [WITHVALUES]]",
              HRandFieldCommand, "O(N) where N is the number of fields returned"});
-  table.Add({"hscan", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.0",
-             "Iterates over fields and values of a hash.",
+  table.Add({"hscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
+             "2.8.0", "Iterates over fields and values of a hash.",
              "key cursor [MATCH pattern] [COUNT count]", HScanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <optional>
 #include <vector>
@@ -29,46 +30,23 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // COMMAND
 
-// The flag names COMMAND INFO shows, in Redis's order. may_replicate is hidden, as in Redis.
-constexpr std::pair<CommandFlag, std::string_view> kFlagNames[] = {
-    {kCmdWrite, "write"},
-    {kCmdReadonly, "readonly"},
-    {kCmdDenyOom, "denyoom"},
-    {kCmdAdmin, "admin"},
-    {kCmdPubsub, "pubsub"},
-    {kCmdNoScript, "noscript"},
-    {kCmdBlocking, "blocking"},
-    {kCmdLoading, "loading"},
-    {kCmdStale, "stale"},
-    {kCmdSkipMonitor, "skip_monitor"},
-    {kCmdSkipSlowlog, "skip_slowlog"},
-    {kCmdFast, "fast"},
-    {kCmdNoAuth, "no_auth"},
-    {kCmdNoMulti, "no_multi"},
-    {kCmdMovableKeys, "movablekeys"},
-    {kCmdAllowBusy, "allow_busy"},
-};
-
-std::vector<std::string_view> SplitWords(std::string_view text) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    size_t start = i;
-    while (i < text.size() && text[i] != ' ') ++i;
-    if (i > start) words.push_back(text.substr(start, i - start));
+template <typename Flag>
+void ReplyFlagSet(ReplyBuilder& r, uint32_t mask,
+                  std::span<const std::pair<Flag, std::string_view>> names) {
+  size_t n = 0;
+  for (const auto& [flag, name] : names) n += (mask & flag) != 0 ? 1 : 0;
+  r.Set(n);
+  for (const auto& [flag, name] : names) {
+    if ((mask & flag) != 0) r.SimpleString(name);
   }
-  return words;
 }
 
-// Key specs are derived from the legacy first/last/step triple, so their flags can only say
-// whether the command reads or writes.
-std::vector<std::string_view> KeySpecFlags(const CommandSpec& spec) {
-  if (spec.has(kCmdWrite)) return {"RW", "access", "update"};
-  return {"RO", "access"};
+void ReplyAclCategories(ReplyBuilder& r, uint32_t mask) {
+  r.Set(static_cast<size_t>(std::popcount(mask)));
+  for (size_t i = 0; i < kAclCategoryCount; ++i) {
+    if ((mask & (1u << i)) != 0) r.SimpleString(fmt::format("@{}", kAclCategoryNames[i]));
+  }
 }
-
-bool HasKeys(const CommandSpec& spec) { return spec.first_key > 0 || spec.has(kCmdMovableKeys); }
 
 std::vector<const CommandSpec*> SortedSubcommands(const CommandSpec& spec) {
   std::vector<const CommandSpec*> subs;
@@ -100,53 +78,87 @@ void ReplyStatusSet(ReplyBuilder& r, const std::vector<std::string_view>& items)
   for (std::string_view item : items) r.SimpleString(item);
 }
 
-void ReplyKeySpecs(ReplyBuilder& r, const CommandSpec& spec) {
-  if (spec.first_key <= 0) {
-    r.Set(0);
-    return;
+void ReplyKeySpec(ReplyBuilder& r, const KeySpec& ks) {
+  const bool notes = ks.notes[0] != '\0';
+  r.Map(notes ? 4 : 3);
+  if (notes) {
+    r.Bulk("notes");
+    r.Bulk(ks.notes);
   }
-  r.Set(1);
-  r.Map(3);
   r.Bulk("flags");
-  ReplyStatusSet(r, KeySpecFlags(spec));
+  ReplyFlagSet(r, ks.flags, KeyFlagNames());
   r.Bulk("begin_search");
   r.Map(2);
   r.Bulk("type");
-  r.Bulk("index");
-  r.Bulk("spec");
-  r.Map(1);
-  r.Bulk("index");
-  r.Integer(spec.first_key);
+  switch (ks.begin) {
+    case KeySpec::Begin::kIndex:
+      r.Bulk("index");
+      r.Bulk("spec");
+      r.Map(1);
+      r.Bulk("index");
+      r.Integer(ks.index);
+      break;
+    case KeySpec::Begin::kKeyword:
+      r.Bulk("keyword");
+      r.Bulk("spec");
+      r.Map(2);
+      r.Bulk("keyword");
+      r.Bulk(ks.keyword);
+      r.Bulk("startfrom");
+      r.Integer(ks.index);
+      break;
+    case KeySpec::Begin::kUnknown:
+      r.Bulk("unknown");
+      r.Bulk("spec");
+      r.Map(0);
+      break;
+  }
   r.Bulk("find_keys");
   r.Map(2);
   r.Bulk("type");
-  r.Bulk("range");
-  r.Bulk("spec");
-  r.Map(3);
-  r.Bulk("lastkey");
-  // Relative to the first key; negative counts from the end of argv.
-  r.Integer(spec.last_key >= 0 ? spec.last_key - spec.first_key : spec.last_key);
-  r.Bulk("keystep");
-  r.Integer(spec.key_step);
-  r.Bulk("limit");
-  r.Integer(0);
+  switch (ks.find) {
+    case KeySpec::Find::kRange:
+      r.Bulk("range");
+      r.Bulk("spec");
+      r.Map(3);
+      r.Bulk("lastkey");
+      r.Integer(ks.a);
+      r.Bulk("keystep");
+      r.Integer(ks.b);
+      r.Bulk("limit");
+      r.Integer(ks.c);
+      break;
+    case KeySpec::Find::kKeyNum:
+      r.Bulk("keynum");
+      r.Bulk("spec");
+      r.Map(3);
+      r.Bulk("keynumidx");
+      r.Integer(ks.a);
+      r.Bulk("firstkey");
+      r.Integer(ks.b);
+      r.Bulk("keystep");
+      r.Integer(ks.c);
+      break;
+    case KeySpec::Find::kUnknown:
+      r.Bulk("unknown");
+      r.Bulk("spec");
+      r.Map(0);
+      break;
+  }
 }
 
 void ReplyCommandInfo(ReplyBuilder& r, const CommandSpec& spec) {
   r.Array(10);
   r.Bulk(spec.name);
   r.Integer(spec.arity);
-  std::vector<std::string_view> flags;
-  for (const auto& [flag, name] : kFlagNames) {
-    if (spec.has(flag)) flags.push_back(name);
-  }
-  ReplyStatusSet(r, flags);
+  ReplyFlagSet(r, spec.flags, CommandFlagNames());
   r.Integer(spec.first_key);
   r.Integer(spec.last_key);
   r.Integer(spec.key_step);
-  ReplyStatusSet(r, SplitWords(spec.acl_categories));
-  r.Set(0);  // tips
-  ReplyKeySpecs(r, spec);
+  ReplyAclCategories(r, spec.acl_categories);
+  r.Set(0);                      // tips
+  r.Set(spec.key_specs.size());  // a set, as Redis replies
+  for (const KeySpec& ks : spec.key_specs) ReplyKeySpec(r, ks);
   // Redis's quirk, kept for byte-identical RESP3: no subcommands is an empty set, not array.
   if (spec.subcommands.empty()) {
     r.Set(0);
@@ -157,10 +169,22 @@ void ReplyCommandInfo(ReplyBuilder& r, const CommandSpec& spec) {
   for (const CommandSpec* sub : subs) ReplyCommandInfo(r, *sub);
 }
 
-void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, bool has_keys) {
+// Key arguments name their key spec; they are taken to follow the specs' order (ZUNIONSTORE's
+// destination is spec 0, its keys spec 1), the last spec taking any extra key arguments.
+struct KeySpecCursor {
+  size_t specs = 0;
+  size_t next = 0;
+  int Take() {
+    size_t at = std::min(next, specs - 1);
+    ++next;
+    return static_cast<int>(at);
+  }
+};
+
+void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, KeySpecCursor& cursor) {
   r.Array(args.size());
   for (const CommandArg& arg : args) {
-    bool key_index = has_keys && arg.type == "key";
+    bool key_index = cursor.specs > 0 && arg.type == "key";
     bool nested = arg.type == "oneof" || arg.type == "block";
     std::vector<std::string_view> flags;
     if (arg.optional) flags.push_back("optional");
@@ -174,7 +198,7 @@ void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, bool has_ke
     r.Bulk(arg.type);
     if (key_index) {
       r.Bulk("key_spec_index");
-      r.Integer(0);
+      r.Integer(cursor.Take());
     }
     if (!arg.token.empty()) {
       r.Bulk("token");
@@ -186,7 +210,7 @@ void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, bool has_ke
     }
     if (nested) {
       r.Bulk("arguments");
-      ReplyArgs(r, arg.subargs, has_keys);
+      ReplyArgs(r, arg.subargs, cursor);
     }
   }
 }
@@ -208,7 +232,8 @@ void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
   }
   if (has_args) {
     r.Bulk("arguments");
-    ReplyArgs(r, spec.args, spec.first_key > 0);
+    KeySpecCursor cursor{spec.key_specs.size()};
+    ReplyArgs(r, spec.args, cursor);
   }
   if (has_subs) {
     r.Bulk("subcommands");
@@ -279,10 +304,7 @@ struct CommandListFilter {
       case Kind::kModule:
         return false;  // no modules
       case Kind::kAclCat:
-        for (std::string_view cat : SplitWords(spec.acl_categories)) {
-          if (cat.size() > 1 && EqualsIgnoreCase(cat.substr(1), arg)) return true;
-        }
-        return false;
+        return (spec.acl_categories & AclCategoryByName(arg)) != 0;
       case Kind::kPattern:
         return GlobMatch(arg, spec.name, true);
     }
@@ -332,7 +354,9 @@ void GetKeys(CommandContext& ctx, bool with_flags) {
     ctx.reply.Error("ERR Invalid command specified");
     return;
   }
-  if (!HasKeys(*spec)) {
+  bool has_keys = spec->key_finder != nullptr;
+  for (const KeySpec& ks : spec->key_specs) has_keys |= (ks.flags & kKeyNotKey) == 0;
+  if (!has_keys) {
     ctx.reply.Error("ERR The command has no key arguments");
     return;
   }
@@ -340,20 +364,23 @@ void GetKeys(CommandContext& ctx, bool with_flags) {
     ctx.reply.Error("ERR Invalid number of arguments specified for command");
     return;
   }
-  std::vector<size_t> positions = spec->KeyPositions(argv);
-  if (positions.empty()) {
-    ctx.reply.Error("ERR Invalid arguments specified for command");
+  std::vector<KeyRef> keys;
+  if (!spec->GetKeys(argv, &keys) || keys.empty()) {
+    if (spec->has(kCmdNoMandatoryKeys)) {
+      ctx.reply.Array(0);
+    } else {
+      ctx.reply.Error("ERR Invalid arguments specified for command");
+    }
     return;
   }
-  std::vector<std::string_view> flags = KeySpecFlags(*spec);
-  ctx.reply.Array(positions.size());
-  for (size_t pos : positions) {
+  ctx.reply.Array(keys.size());
+  for (const KeyRef& key : keys) {
     if (with_flags) {
       ctx.reply.Array(2);
-      ctx.reply.Bulk(argv[pos]);
-      ReplyStatusSet(ctx.reply, flags);
+      ctx.reply.Bulk(argv[key.pos]);
+      ReplyFlagSet(ctx.reply, key.flags, KeyFlagNames());
     } else {
-      ctx.reply.Bulk(argv[pos]);
+      ctx.reply.Bulk(argv[key.pos]);
     }
   }
 }
@@ -814,134 +841,142 @@ void MonitorCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterIntrospectionCommands(CommandTable& table) {
-  constexpr uint32_t kLS = kCmdLoading | kCmdStale;
-  constexpr uint32_t kNLS = kCmdNoScript | kCmdLoading | kCmdStale;
-  constexpr uint32_t kAdminNLS = kCmdAdmin | kNLS;
-  constexpr const char* kConn = "@slow @connection";
-  constexpr const char* kAdminConn = "@admin @slow @dangerous @connection";
   constexpr const char* kHelpSummary = "Returns helpful text about the different subcommands.";
 
-  table.Add({"command", -1, kLS, 0, 0, 0, kConn, "server", "2.8.13",
+  table.Add({"command", -1, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "2.8.13",
              "Returns detailed information about all commands.", "", CommandCommand,
              "O(N) where N is the total number of Redis commands"});
-  table.AddSubcommand("command", {"count", 2, kLS, 0, 0, 0, kConn, "server", "2.8.13",
-                                  "Returns a count of commands.", "", CommandCountCommand, "O(1)"});
-  table.AddSubcommand("command",
-                      {"docs", -2, kLS, 0, 0, 0, kConn, "server", "7.0.0",
-                       "Returns documentary information about one, multiple or all commands.",
-                       "[command-name [command-name ...]]", CommandDocsCommand,
-                       "O(N) where N is the number of commands to look up"});
   table.AddSubcommand(
-      "command", {"getkeys", -3, kLS, 0, 0, 0, kConn, "server", "2.8.13",
-                  "Extracts the key names from an arbitrary command.", "command [arg [arg ...]]",
-                  CommandGetKeysCommand, "O(N) where N is the number of arguments to the command"});
+      "command", {"count", 2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "2.8.13",
+                  "Returns a count of commands.", "", CommandCountCommand, "O(1)"});
+  table.AddSubcommand(
+      "command", {"docs", -2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "7.0.0",
+                  "Returns documentary information about one, multiple or all commands.",
+                  "[command-name [command-name ...]]", CommandDocsCommand,
+                  "O(N) where N is the number of commands to look up"});
   table.AddSubcommand(
       "command",
-      {"getkeysandflags", -3, kLS, 0, 0, 0, kConn, "server", "7.0.0",
+      {"getkeys", -3, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "2.8.13",
+       "Extracts the key names from an arbitrary command.", "command [arg [arg ...]]",
+       CommandGetKeysCommand, "O(N) where N is the number of arguments to the command"});
+  table.AddSubcommand(
+      "command",
+      {"getkeysandflags", -3, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "7.0.0",
        "Extracts the key names and access flags for an arbitrary command.", "command [arg ...]",
        CommandGetKeysAndFlagsCommand, "O(N) where N is the number of arguments to the command"});
-  table.AddSubcommand("command", {"help", 2, kLS, 0, 0, 0, kConn, "server", "5.0.0", kHelpSummary,
-                                  "", CommandHelpCommand, "O(1)"});
-  table.AddSubcommand("command", {"info", -2, kLS, 0, 0, 0, kConn, "server", "2.8.13",
-                                  "Returns information about one, multiple or all commands.",
-                                  "[command-name [command-name ...]]", CommandInfoCommand,
-                                  "O(N) where N is the number of commands to look up"});
+  table.AddSubcommand("command", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclConnection,
+                                  "server", "5.0.0", kHelpSummary, "", CommandHelpCommand, "O(1)"});
   table.AddSubcommand(
-      "command",
-      {"list", -2, kLS, 0, 0, 0, kConn, "server", "7.0.0", "Returns a list of command names.",
-       "[FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]", CommandListCommand,
-       "O(N) where N is the total number of Redis commands"});
+      "command", {"info", -2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "2.8.13",
+                  "Returns information about one, multiple or all commands.",
+                  "[command-name [command-name ...]]", CommandInfoCommand,
+                  "O(N) where N is the number of commands to look up"});
+  table.AddSubcommand(
+      "command", {"list", -2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "7.0.0",
+                  "Returns a list of command names.",
+                  "[FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]",
+                  CommandListCommand, "O(N) where N is the total number of Redis commands"});
 
-  table.Add({"client", -2, 0, 0, 0, 0, "@slow", "connection", "2.4.0",
+  table.Add({"client", -2, 0, Keys(), 0, "connection", "2.4.0",
              "A container for client connection commands.", "", nullptr, "Depends on subcommand."});
-  table.AddSubcommand("client",
-                      {"getname", 2, kNLS, 0, 0, 0, kConn, "connection", "2.6.9",
-                       "Returns the name of the connection.", "", ClientGetnameCommand, "O(1)"});
   table.AddSubcommand(
       "client",
-      {"getredir", 2, kNLS, 0, 0, 0, kConn, "connection", "6.0.0",
+      {"getname", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "2.6.9", "Returns the name of the connection.", "", ClientGetnameCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"getredir", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "6.0.0",
        "Returns the client ID to which the connection's tracking notifications are redirected.", "",
        ClientGetredirCommand, "O(1)"});
-  table.AddSubcommand("client", {"help", 2, kLS, 0, 0, 0, kConn, "connection", "5.0.0",
-                                 kHelpSummary, "", ClientHelpCommand, "O(1)"});
   table.AddSubcommand(
-      "client", {"id", 2, kNLS, 0, 0, 0, kConn, "connection", "5.0.0",
-                 "Returns the unique client ID of the connection.", "", ClientIdCommand, "O(1)"});
-  table.AddSubcommand("client",
-                      {"info", 2, kNLS, 0, 0, 0, kConn, "connection", "6.2.0",
-                       "Returns information about the connection.", "", ClientInfoCommand, "O(1)"});
+      "client", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection", "5.0.0",
+                 kHelpSummary, "", ClientHelpCommand, "O(1)"});
   table.AddSubcommand(
       "client",
-      {"kill", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "2.4.0",
-       "Terminates open connections.",
+      {"id", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "5.0.0", "Returns the unique client ID of the connection.", "", ClientIdCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"info", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "6.2.0", "Returns information about the connection.", "", ClientInfoCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"kill", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
+       "connection", "2.4.0", "Terminates open connections.",
        "<ip:port | [ID client-id] [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] "
        "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME <YES | NO>] [MAXAGE maxage]>",
        ClientKillCommand, "O(N) where N is the number of client connections"});
+  table.AddSubcommand("client",
+                      {"list", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
+                       kAclConnection, "connection", "2.4.0", "Lists open connections.",
+                       "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+                       ClientListCommand, "O(N) where N is the number of client connections"});
+  table.AddSubcommand("client", {"no-evict", 3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
+                                 Keys(), kAclConnection, "connection", "7.0.0",
+                                 "Sets the client eviction mode of the connection.", "<ON | OFF>",
+                                 ClientNoEvictCommand, "O(1)"});
   table.AddSubcommand(
       "client",
-      {"list", -2, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "2.4.0", "Lists open connections.",
-       "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
-       ClientListCommand, "O(N) where N is the number of client connections"});
-  table.AddSubcommand("client", {"no-evict", 3, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
-                                 "7.0.0", "Sets the client eviction mode of the connection.",
-                                 "<ON | OFF>", ClientNoEvictCommand, "O(1)"});
-  table.AddSubcommand(
-      "client",
-      {"no-touch", 3, kNLS, 0, 0, 0, kConn, "connection", "7.2.0",
-       "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+      {"no-touch", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
        "<ON | OFF>", ClientNoTouchCommand, "O(1)"});
+  table.AddSubcommand("client", {"unblock", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
+                                 Keys(), kAclConnection, "connection", "5.0.0",
+                                 "Unblocks a client blocked by a blocking command from a different "
+                                 "connection.",
+                                 "client-id [TIMEOUT | ERROR]", ClientUnblockCommand,
+                                 "O(log N) where N is the number of client connections"});
   table.AddSubcommand("client",
-                      {"unblock", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection", "5.0.0",
-                       "Unblocks a client blocked by a blocking command from a different "
-                       "connection.",
-                       "client-id [TIMEOUT | ERROR]", ClientUnblockCommand,
-                       "O(log N) where N is the number of client connections"});
-  table.AddSubcommand("client", {"pause", -3, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
-                                 "3.0.0", "Suspends commands processing.",
-                                 "timeout [WRITE | ALL]", ClientPauseCommand, "O(1)"});
-  table.AddSubcommand("client", {"unpause", 2, kAdminNLS, 0, 0, 0, kAdminConn, "connection",
-                                 "6.2.0", "Resumes processing of clients that were paused.", "",
-                                 ClientUnpauseCommand, "O(N) Where N is the number of paused clients"});
-  table.AddSubcommand("client", {"reply", 3, kNLS, 0, 0, 0, kConn, "connection", "3.2.0",
-                                 "Instructs the server whether to reply to commands.",
-                                 "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});
-  table.AddSubcommand("client",
-                      {"setinfo", 4, kNLS, 0, 0, 0, kConn, "connection", "7.2.0",
-                       "Sets information specific to the client or connection.",
-                       "<LIB-NAME libname | LIB-VER libver>", ClientSetinfoCommand, "O(1)"});
-  table.AddSubcommand(
-      "client", {"setname", 3, kNLS, 0, 0, 0, kConn, "connection", "2.6.9",
-                 "Sets the connection name.", "connection-name", ClientSetnameCommand, "O(1)"});
+                      {"pause", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
+                       kAclConnection, "connection", "3.0.0", "Suspends commands processing.",
+                       "timeout [WRITE | ALL]", ClientPauseCommand, "O(1)"});
   table.AddSubcommand(
       "client",
-      {"trackinginfo", 2, kNLS, 0, 0, 0, kConn, "connection", "6.2.0",
+      {"unpause", 2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
+       "connection", "6.2.0", "Resumes processing of clients that were paused.", "",
+       ClientUnpauseCommand, "O(N) Where N is the number of paused clients"});
+  table.AddSubcommand("client",
+                      {"reply", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
+                       "connection", "3.2.0", "Instructs the server whether to reply to commands.",
+                       "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});
+  table.AddSubcommand(
+      "client", {"setinfo", 4, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
+                 "connection", "7.2.0", "Sets information specific to the client or connection.",
+                 "<LIB-NAME libname | LIB-VER libver>", ClientSetinfoCommand, "O(1)"});
+  table.AddSubcommand("client", {"setname", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
+                                 kAclConnection, "connection", "2.6.9", "Sets the connection name.",
+                                 "connection-name", ClientSetnameCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"trackinginfo", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
+       "connection", "6.2.0",
        "Returns information about server-assisted client-side caching for the connection.", "",
        ClientTrackinginfoCommand, "O(1)"});
 
-  table.Add({"info", -1, kLS, 0, 0, 0, "@slow @dangerous", "server", "1.0.0",
+  table.Add({"info", -1, kCmdLoading | kCmdStale, Keys(), kAclDangerous, "server", "1.0.0",
              "Returns information and statistics about the server.", "[section [section ...]]",
              InfoCommand, "O(1)"});
 
-  constexpr const char* kAdminAcl = "@admin @slow @dangerous";
-  table.Add({"slowlog", -2, 0, 0, 0, 0, "@slow", "server", "2.2.12",
-             "A container for slow log commands.", "", nullptr, "Depends on subcommand."});
-  table.AddSubcommand("slowlog",
-                      {"get", -2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
-                       "Returns the slow log's entries.", "[count]", SlowlogGetCommand,
-                       "O(N) where N is the number of entries returned"});
-  table.AddSubcommand("slowlog", {"help", 2, kLS, 0, 0, 0, "@slow", "server", "6.2.0", kHelpSummary,
-                                  "", SlowlogHelpCommand, "O(1)"});
+  table.Add({"slowlog", -2, 0, Keys(), 0, "server", "2.2.12", "A container for slow log commands.",
+             "", nullptr, "Depends on subcommand."});
   table.AddSubcommand(
-      "slowlog", {"len", 2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
+      "slowlog", {"get", -2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
+                  "Returns the slow log's entries.", "[count]", SlowlogGetCommand,
+                  "O(N) where N is the number of entries returned"});
+  table.AddSubcommand("slowlog", {"help", 2, kCmdLoading | kCmdStale, Keys(), 0, "server", "6.2.0",
+                                  kHelpSummary, "", SlowlogHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "slowlog", {"len", 2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
                   "Returns the number of entries in the slow log.", "", SlowlogLenCommand, "O(1)"});
-  table.AddSubcommand("slowlog",
-                      {"reset", 2, kCmdAdmin | kLS, 0, 0, 0, kAdminAcl, "server", "2.2.12",
-                       "Clears all entries from the slow log.", "", SlowlogResetCommand,
-                       "O(N) where N is the number of entries in the slowlog"});
+  table.AddSubcommand(
+      "slowlog", {"reset", 2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
+                  "Clears all entries from the slow log.", "", SlowlogResetCommand,
+                  "O(N) where N is the number of entries in the slowlog"});
 
-  table.Add({"monitor", 1, kCmdAdmin | kNLS, 0, 0, 0, kAdminAcl, "server", "1.0.0",
-             "Listens for all requests received by the server in real-time.", "", MonitorCommand,
-             ""});
+  table.Add({"monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server",
+             "1.0.0", "Listens for all requests received by the server in real-time.", "",
+             MonitorCommand, ""});
 }
 
 }  // namespace vireo

@@ -24,9 +24,6 @@ namespace {
 
 constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 
-
-
-
 bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
 
 // A database index argument naming an existing database (COPY ... DB, MOVE).
@@ -580,113 +577,126 @@ void SwapDbCommand(CommandContext& ctx) {
 
 void RegisterKeyCommands(CommandTable& table) {
   constexpr const char* kGeneric = "generic";
-  constexpr const char* kWriteFast = "@keyspace @write @fast";
-  constexpr const char* kReadFast = "@keyspace @read @fast";
-  table.Add({"del", -2, kCmdWrite, 1, -1, 1, "@keyspace @write @slow", kGeneric, "1.0.0",
-             "Deletes one or more keys.", "key ...", DelCommand,
+  table.Add({"del", -2, kCmdWrite, Keys(KeysAt(1, -1, 1, kKeyRM | kKeyDelete, 0)), kAclKeyspace,
+             kGeneric, "1.0.0", "Deletes one or more keys.", "key ...", DelCommand,
              "O(N) where N is the number of keys that will be removed. When a key to remove "
              "holds a value other than a string, the individual complexity for this key is O(M) "
              "where M is the number of elements in the list, set, sorted set or hash. Removing a "
              "single key that holds a string value is O(1)."});
-  table.Add({"unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1, kWriteFast, kGeneric, "4.0.0",
-             "Asynchronously deletes one or more keys.", "key ...", UnlinkCommand,
+  table.Add({"unlink", -2, kCmdWrite | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRM | kKeyDelete, 0)),
+             kAclKeyspace, kGeneric, "4.0.0", "Asynchronously deletes one or more keys.", "key ...",
+             UnlinkCommand,
              "O(1) for each key removed regardless of its size. Then the command does O(N) work "
              "in a different thread in order to reclaim memory, where N is the number of "
              "allocations the deleted objects where composed of."});
-  table.Add({"exists", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "1.0.0",
-             "Determines whether one or more keys exist.", "key ...", ExistsCommand,
-             "O(N) where N is the number of keys to check."});
-  table.Add({"touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, kReadFast, kGeneric, "3.2.1",
+  table.Add({"exists", -2, kCmdReadonly | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclKeyspace,
+             kGeneric, "1.0.0", "Determines whether one or more keys exist.", "key ...",
+             ExistsCommand, "O(N) where N is the number of keys to check."});
+  table.Add({"touch", -2, kCmdReadonly | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclKeyspace,
+             kGeneric, "3.2.1",
              "Returns the number of existing keys out of those specified after updating the time "
              "they were last accessed.",
-             "key ...", TouchCommand,
-             "O(N) where N is the number of keys that will be touched."});
-  table.Add({"type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
-             "Determines the type of value stored at a key.", "key", TypeCommand, "O(1)"});
-  table.Add({"rename", 3, kCmdWrite, 1, 2, 1, "@keyspace @write @slow", kGeneric, "1.0.0",
-             "Renames a key and overwrites the destination.", "key newkey", RenameCommand, "O(1)"});
-  table.Add({"renamenx", 3, kCmdWrite | kCmdFast, 1, 2, 1, kWriteFast, kGeneric, "1.0.0",
+             "key ...", TouchCommand, "O(N) where N is the number of keys that will be touched."});
+  table.Add({"type", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclKeyspace, kGeneric,
+             "1.0.0", "Determines the type of value stored at a key.", "key", TypeCommand, "O(1)"});
+  table.Add({"rename", 3, kCmdWrite,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyOW | kKeyUpdate)),
+             kAclKeyspace, kGeneric, "1.0.0", "Renames a key and overwrites the destination.",
+             "key newkey", RenameCommand, "O(1)"});
+  table.Add({"renamenx", 3, kCmdWrite | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyOW | kKeyInsert)),
+             kAclKeyspace, kGeneric, "1.0.0",
              "Renames a key only when the target key name doesn't exist.", "key newkey",
              RenameNxCommand, "O(1)"});
-  table.Add({"copy", -3, kCmdWrite | kCmdDenyOom, 1, 2, 1, "@keyspace @write @slow", kGeneric,
-             "6.2.0", "Copies the value of a key to a new key.",
+  table.Add({"copy", -3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRO | kKeyAccess), KeyAt(2, kKeyOW | kKeyUpdate)), kAclKeyspace,
+             kGeneric, "6.2.0", "Copies the value of a key to a new key.",
              "source destination [DB destination-db] [REPLACE]", CopyCommand,
              "O(N) worst case for collections, where N is the number of nested items. O(1) for "
              "string values."});
-  table.Add({"move", 3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.0.0",
-             "Moves a key to another database.", "key db", MoveCommand, "O(1)"});
-  table.Add({"keys", 2, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow @dangerous", kGeneric,
-             "1.0.0", "Returns all key names that match a pattern.", "pattern", KeysCommand,
+  table.Add({"move", 3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)),
+             kAclKeyspace, kGeneric, "1.0.0", "Moves a key to another database.", "key db",
+             MoveCommand, "O(1)"});
+  table.Add({"keys", 2, kCmdReadonly, Keys(), kAclKeyspace | kAclDangerous, kGeneric, "1.0.0",
+             "Returns all key names that match a pattern.", "pattern", KeysCommand,
              "O(N) with N being the number of keys in the database, under the assumption that "
              "the key names in the database and the given pattern have limited length."});
-  table.Add({"scan", -2, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow", kGeneric, "2.8.0",
-             "Iterates over the key names in the database.",
+  table.Add({"scan", -2, kCmdReadonly | kCmdTouchesArbitraryKeys, Keys(), kAclKeyspace, kGeneric,
+             "2.8.0", "Iterates over the key names in the database.",
              "cursor [MATCH pattern] [COUNT count] [TYPE type]", ScanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "
              "collection."});
-  table.Add({"randomkey", 1, kCmdReadonly, 0, 0, 0, "@keyspace @read @slow", kGeneric, "1.0.0",
-             "Returns a random key name from the database.", "", RandomKeyCommand, "O(1)"});
+  table.Add({"randomkey", 1, kCmdReadonly | kCmdTouchesArbitraryKeys, Keys(), kAclKeyspace,
+             kGeneric, "1.0.0", "Returns a random key name from the database.", "",
+             RandomKeyCommand, "O(1)"});
 
-  table.Add({"expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.0.0",
-             "Sets the expiration time of a key in seconds.", "key seconds [NX | XX | GT | LT]",
-             ExpireCommand, "O(1)"});
-  table.Add({"pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.6.0",
-             "Sets the expiration time of a key in milliseconds.",
+  table.Add({"expire", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclKeyspace,
+             kGeneric, "1.0.0", "Sets the expiration time of a key in seconds.",
+             "key seconds [NX | XX | GT | LT]", ExpireCommand, "O(1)"});
+  table.Add({"pexpire", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclKeyspace,
+             kGeneric, "2.6.0", "Sets the expiration time of a key in milliseconds.",
              "key milliseconds [NX | XX | GT | LT]", PExpireCommand, "O(1)"});
-  table.Add({"expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "1.2.0",
+  table.Add({"expireat", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclKeyspace, kGeneric, "1.2.0",
              "Sets the expiration time of a key to a Unix timestamp.",
              "key unix-time-seconds [NX | XX | GT | LT]", ExpireAtCommand, "O(1)"});
-  table.Add({"pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.6.0",
+  table.Add({"pexpireat", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclKeyspace, kGeneric, "2.6.0",
              "Sets the expiration time of a key to a Unix milliseconds timestamp.",
              "key unix-time-milliseconds [NX | XX | GT | LT]", PExpireAtCommand, "O(1)"});
-  table.Add({"ttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "1.0.0",
-             "Returns the expiration time in seconds of a key.", "key", TtlCommand, "O(1)"});
-  table.Add({"pttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "2.6.0",
-             "Returns the expiration time in milliseconds of a key.", "key", PTtlCommand, "O(1)"});
-  table.Add({"expiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "7.0.0",
+  table.Add({"ttl", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclKeyspace,
+             kGeneric, "1.0.0", "Returns the expiration time in seconds of a key.", "key",
+             TtlCommand, "O(1)"});
+  table.Add({"pttl", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclKeyspace,
+             kGeneric, "2.6.0", "Returns the expiration time in milliseconds of a key.", "key",
+             PTtlCommand, "O(1)"});
+  table.Add({"expiretime", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclKeyspace, kGeneric, "7.0.0",
              "Returns the expiration time of a key as a Unix timestamp.", "key", ExpireTimeCommand,
              "O(1)"});
-  table.Add({"pexpiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, kReadFast, kGeneric, "7.0.0",
+  table.Add({"pexpiretime", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclKeyspace, kGeneric, "7.0.0",
              "Returns the expiration time of a key as a Unix milliseconds timestamp.", "key",
              PExpireTimeCommand, "O(1)"});
-  table.Add({"persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, kWriteFast, kGeneric, "2.2.0",
-             "Removes the expiration time of a key.", "key", PersistCommand, "O(1)"});
+  table.Add({"persist", 2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclKeyspace,
+             kGeneric, "2.2.0", "Removes the expiration time of a key.", "key", PersistCommand,
+             "O(1)"});
 
-  table.Add({"object", -2, 0, 0, 0, 0, "@slow", kGeneric, "2.2.3",
+  table.Add({"object", -2, 0, Keys(), 0, kGeneric, "2.2.3",
              "A container for object introspection commands.", "", ObjectContainerCommand,
              "Depends on subcommand."});
-  constexpr const char* kObjectAcl = "@keyspace @read @slow";
-  table.AddSubcommand("object", {"encoding", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric,
-                                 "2.2.3", "Returns the internal encoding of a Redis object.", "key",
-                                 ObjectEncodingCommand, "O(1)"});
-  table.AddSubcommand("object",
-                      {"freq", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric, "4.0.0",
-                       "Returns the logarithmic access frequency counter of a Redis object.", "key",
-                       ObjectFreqCommand, "O(1)"});
-  table.AddSubcommand("object",
-                      {"idletime", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric, "2.2.3",
-                       "Returns the time since the last access to a Redis "
-                       "object.",
-                       "key", ObjectIdletimeCommand, "O(1)"});
-  table.AddSubcommand("object", {"refcount", 3, kCmdReadonly, 2, 2, 1, kObjectAcl, kGeneric,
-                                 "2.2.3", "Returns the reference count of a value of a key.", "key",
-                                 ObjectRefcountCommand, "O(1)"});
   table.AddSubcommand(
       "object",
-      {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@keyspace @slow", kGeneric, "6.2.0",
-       "Returns helpful text about the different subcommands.", "", ObjectHelpCommand, "O(1)"});
+      {"encoding", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO)), kAclKeyspace, kGeneric, "2.2.3",
+       "Returns the internal encoding of a Redis object.", "key", ObjectEncodingCommand, "O(1)"});
+  table.AddSubcommand(
+      "object", {"freq", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO)), kAclKeyspace, kGeneric, "4.0.0",
+                 "Returns the logarithmic access frequency counter of a Redis object.", "key",
+                 ObjectFreqCommand, "O(1)"});
+  table.AddSubcommand("object", {"idletime", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO)), kAclKeyspace,
+                                 kGeneric, "2.2.3",
+                                 "Returns the time since the last access to a Redis "
+                                 "object.",
+                                 "key", ObjectIdletimeCommand, "O(1)"});
+  table.AddSubcommand(
+      "object",
+      {"refcount", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO)), kAclKeyspace, kGeneric, "2.2.3",
+       "Returns the reference count of a value of a key.", "key", ObjectRefcountCommand, "O(1)"});
+  table.AddSubcommand("object", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclKeyspace, kGeneric,
+                                 "6.2.0", "Returns helpful text about the different subcommands.",
+                                 "", ObjectHelpCommand, "O(1)"});
 
-  table.Add({"dbsize", 1, kCmdReadonly | kCmdFast, 0, 0, 0, kReadFast, "server", "1.0.0",
+  table.Add({"dbsize", 1, kCmdReadonly | kCmdFast, Keys(), kAclKeyspace, "server", "1.0.0",
              "Returns the number of keys in the database.", "", DbSizeCommand, "O(1)"});
-  table.Add({"flushdb", -1, kCmdWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server",
-             "1.0.0", "Remove all keys from the current database.", "[ASYNC | SYNC]",
-             FlushDbCommand, "O(N) where N is the number of keys in the selected database"});
-  table.Add({"flushall", -1, kCmdWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server",
-             "1.0.0", "Removes all keys from all databases.", "[ASYNC | SYNC]", FlushAllCommand,
+  table.Add({"flushdb", -1, kCmdWrite, Keys(), kAclKeyspace | kAclDangerous, "server", "1.0.0",
+             "Remove all keys from the current database.", "[ASYNC | SYNC]", FlushDbCommand,
+             "O(N) where N is the number of keys in the selected database"});
+  table.Add({"flushall", -1, kCmdWrite, Keys(), kAclKeyspace | kAclDangerous, "server", "1.0.0",
+             "Removes all keys from all databases.", "[ASYNC | SYNC]", FlushAllCommand,
              "O(N) where N is the total number of keys in all databases"});
-  table.Add({"swapdb", 3, kCmdWrite | kCmdFast, 0, 0, 0, "@keyspace @write @fast @dangerous",
-             "server", "4.0.0", "Swaps two Redis databases.", "index1 index2", SwapDbCommand,
+  table.Add({"swapdb", 3, kCmdWrite | kCmdFast, Keys(), kAclKeyspace | kAclDangerous, "server",
+             "4.0.0", "Swaps two Redis databases.", "index1 index2", SwapDbCommand,
              "O(N) where N is the count of clients watching or blocking on keys from both "
              "databases."});
 }

@@ -584,114 +584,118 @@ std::vector<size_t> BLMPopKeys(std::span<const std::string_view> argv) { return 
 
 void RegisterListCommands(CommandTable& table) {
   constexpr const char* kGroup = "list";
-  constexpr const char* kWriteFast = "@write @list @fast";
-  constexpr const char* kWriteSlow = "@write @list @slow";
-  constexpr const char* kReadFast = "@read @list @fast";
-  constexpr const char* kReadSlow = "@read @list @slow";
-  constexpr const char* kBlocking = "@write @list @slow @blocking";
-  constexpr uint32_t kW = kCmdWrite;
-  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
-  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
-  constexpr uint32_t kRO = kCmdReadonly;
-  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
 
-  table.Add({"lpush", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"lpush", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "1.0.0",
              "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
              "key element [element ...]", LPushCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
-  table.Add({"rpush", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"rpush", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "1.0.0",
              "Appends one or more elements to a list. Creates the key if it doesn't exist.",
              "key element [element ...]", RPushCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
-  table.Add({"lpushx", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.2.0",
+  table.Add({"lpushx", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "2.2.0",
              "Prepends one or more elements to a list only when the list exists.",
              "key element [element ...]", LPushXCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
-  table.Add({"rpushx", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "2.2.0",
-             "Appends an element to a list only when the list exists.", "key element [element ...]",
-             RPushXCommand,
+  table.Add({"rpushx", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "2.2.0", "Appends an element to a list only when the list exists.",
+             "key element [element ...]", RPushXCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
-  table.Add({"lpop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"lpop", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclList, kGroup, "1.0.0",
              "Returns the first elements in a list after removing it. Deletes the list if the "
              "last element was popped.",
              "key [count]", LPopCommand, "O(N) where N is the number of elements returned"});
-  table.Add({"rpop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"rpop", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclList, kGroup, "1.0.0",
              "Returns and removes the last elements of a list. Deletes the list if the last "
              "element was popped.",
              "key [count]", RPopCommand, "O(N) where N is the number of elements returned"});
-  table.Add({"llen", 2, kROF, 1, 1, 1, kReadFast, kGroup, "1.0.0", "Returns the length of a list.",
-             "key", LLenCommand, "O(1)"});
-  table.Add({"lrange", 4, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns a range of elements from a list.", "key start stop", LRangeCommand,
+  table.Add({"llen", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclList, kGroup, "1.0.0",
+             "Returns the length of a list.", "key", LLenCommand, "O(1)"});
+  table.Add({"lrange", 4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclList, kGroup,
+             "1.0.0", "Returns a range of elements from a list.", "key start stop", LRangeCommand,
              "O(S+N) where S is the distance of start offset from HEAD for small lists, from "
              "nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the "
              "specified range."});
-  table.Add({"lindex", 3, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns an element from a list by its index.", "key index", LIndexCommand,
+  table.Add({"lindex", 3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclList, kGroup,
+             "1.0.0", "Returns an element from a list by its index.", "key index", LIndexCommand,
              "O(N) where N is the number of elements to traverse to get to the element at index."});
-  table.Add({"lset", 4, kCmdWrite | kCmdDenyOom, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
-             "Sets the value of an element in a list by its index.", "key index element",
-             LSetCommand, "O(N) where N is the length of the list."});
-  table.Add({"linsert", 5, kCmdWrite | kCmdDenyOom, 1, 1, 1, kWriteSlow, kGroup, "2.2.0",
-             "Inserts an element before or after another element in a list.",
+  table.Add({"lset", 4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclList,
+             kGroup, "1.0.0", "Sets the value of an element in a list by its index.",
+             "key index element", LSetCommand, "O(N) where N is the length of the list."});
+  table.Add({"linsert", 5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyRW | kKeyInsert)), kAclList,
+             kGroup, "2.2.0", "Inserts an element before or after another element in a list.",
              "key <BEFORE | AFTER> pivot element", LInsertCommand,
              "O(N) where N is the number of elements to traverse before seeing the value pivot."});
-  table.Add({"lrem", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
+  table.Add({"lrem", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclList, kGroup, "1.0.0",
              "Removes elements from a list. Deletes the list if the last element was removed.",
              "key count element", LRemCommand,
              "O(N+M) where N is the length of the list and M is the number of elements removed."});
-  table.Add({"ltrim", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "1.0.0",
+  table.Add({"ltrim", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclList, kGroup, "1.0.0",
              "Removes elements from both ends a list. Deletes the list if all elements were "
              "trimmed.",
              "key start stop", LTrimCommand,
              "O(N) where N is the number of elements to be removed by the operation."});
-  table.Add({"lpos", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "6.0.6",
-             "Returns the index of matching elements in a list.",
+  table.Add({"lpos", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclList, kGroup,
+             "6.0.6", "Returns the index of matching elements in a list.",
              "key element [RANK rank] [COUNT num-matches] [MAXLEN len]", LPosCommand,
              "O(N) where N is the number of elements in the list, for the average case."});
-  table.Add({"lmove", 5, kCmdWrite | kCmdDenyOom, 1, 2, 1, kWriteSlow, kGroup, "6.2.0",
+  table.Add({"lmove", 5, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "6.2.0",
              "Returns an element after popping it from one list and pushing it to another. "
              "Deletes the list if the last element was moved.",
              "source destination <LEFT | RIGHT> <LEFT | RIGHT>", LMoveCommand, "O(1)"});
-  table.Add({"rpoplpush", 3, kCmdWrite | kCmdDenyOom, 1, 2, 1, kWriteSlow, kGroup, "1.2.0",
+  table.Add({"rpoplpush", 3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "1.2.0",
              "Returns the last element of a list after removing and pushing it to another list. "
              "Deletes the list if the last element was popped.",
              "source destination", RPopLPushCommand, "O(1)"});
-  table.Add({"lmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, kWriteSlow, kGroup, "7.0.0",
+  table.Add({"lmpop", -4, kCmdWrite, Keys(KeyNum(1, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclList, kGroup, "7.0.0",
              "Returns multiple elements from a list after removing them. Deletes the list if the "
              "last element was popped.",
              "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", LMPopCommand,
              "O(N+M) where N is the number of provided keys and M is the number of elements "
              "returned.",
              LMPopKeys});
-  table.Add({"blpop", -3, kCmdWrite | kCmdBlocking, 1, -2, 1, kBlocking, kGroup, "2.0.0",
+  table.Add({"blpop", -3, kCmdWrite | kCmdBlocking,
+             Keys(KeysAt(1, -2, 1, kKeyRW | kKeyAccess | kKeyDelete, 0)), kAclList, kGroup, "2.0.0",
              "Removes and returns the first element in a list. Blocks until an element is "
              "available otherwise. Deletes the list if the last element was popped.",
              "key [key ...] timeout", BLPopCommand,
              "O(N) where N is the number of provided keys."});
-  table.Add({"brpop", -3, kCmdWrite | kCmdBlocking, 1, -2, 1, kBlocking, kGroup, "2.0.0",
+  table.Add({"brpop", -3, kCmdWrite | kCmdBlocking,
+             Keys(KeysAt(1, -2, 1, kKeyRW | kKeyAccess | kKeyDelete, 0)), kAclList, kGroup, "2.0.0",
              "Removes and returns the last element in a list. Blocks until an element is "
              "available otherwise. Deletes the list if the last element was popped.",
              "key [key ...] timeout", BRPopCommand,
              "O(N) where N is the number of provided keys."});
-  table.Add({"brpoplpush", 4, kCmdWrite | kCmdDenyOom | kCmdBlocking, 1, 2, 1, kBlocking, kGroup,
-             "2.2.0",
+  table.Add({"brpoplpush", 4, kCmdWrite | kCmdDenyOom | kCmdBlocking,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "2.2.0",
              "Pops an element from a list, pushes it to another list and returns it. Block until "
              "an element is available otherwise. Deletes the list if the last element was "
              "popped.",
              "source destination timeout", BRPopLPushCommand, "O(1)"});
-  table.Add({"blmove", 6, kCmdWrite | kCmdDenyOom | kCmdBlocking, 1, 2, 1, kBlocking, kGroup,
-             "6.2.0",
+  table.Add({"blmove", 6, kCmdWrite | kCmdDenyOom | kCmdBlocking,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "6.2.0",
              "Pops an element from a list, pushes it to another list and returns it. Blocks "
              "until an element is available otherwise. Deletes the list if the last element was "
              "moved.",
              "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout", BLMoveCommand, "O(1)"});
-  table.Add({"blmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, kBlocking, kGroup,
-             "7.0.0",
+  table.Add({"blmpop", -5, kCmdWrite | kCmdBlocking,
+             Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)), kAclList, kGroup, "7.0.0",
              "Pops the first element from one of multiple lists. Blocks until an element is "
              "available otherwise. Deletes the list if the last element was popped.",
              "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", BLMPopCommand,

@@ -154,27 +154,28 @@ void MemoryContainerCommand(CommandContext& ctx) {
 
 void RegisterMemoryCommands(CommandTable& table) {
   constexpr const char* kGroup = "server";
-  table.Add({"memory", -2, 0, 0, 0, 0, "@slow", kGroup, "4.0.0",
+  table.Add({"memory", -2, 0, Keys(), 0, kGroup, "4.0.0",
              "A container for memory diagnostics commands.", "", MemoryContainerCommand,
              "Depends on subcommand."});
-  table.AddSubcommand("memory", {"usage", -3, kCmdReadonly, 2, 2, 1, "@read @slow", kGroup, "4.0.0",
-                                 "Estimates the memory usage of a key.", "key [SAMPLES count]",
-                                 MemoryUsageCommand, "O(N) where N is the number of samples."});
-  table.AddSubcommand("memory",
-                      {"stats", 2, 0, 0, 0, 0, "@slow", kGroup, "4.0.0",
-                       "Returns details about memory usage.", "", MemoryStatsCommand, "O(1)"});
-  table.AddSubcommand("memory",
-                      {"doctor", 2, 0, 0, 0, 0, "@slow", kGroup, "4.0.0",
-                       "Outputs a memory problems report.", "", MemoryDoctorCommand, "O(1)"});
-  table.AddSubcommand("memory", {"malloc-stats", 2, 0, 0, 0, 0, "@slow", kGroup, "4.0.0",
+  table.AddSubcommand(
+      "memory", {"usage", -3, kCmdReadonly, Keys(KeyAt(2, kKeyRO)), 0, kGroup, "4.0.0",
+                 "Estimates the memory usage of a key.", "key [SAMPLES count]", MemoryUsageCommand,
+                 "O(N) where N is the number of samples."});
+  table.AddSubcommand(
+      "memory", {"stats", 2, 0, Keys(), 0, kGroup, "4.0.0", "Returns details about memory usage.",
+                 "", MemoryStatsCommand, "O(1)"});
+  table.AddSubcommand(
+      "memory", {"doctor", 2, 0, Keys(), 0, kGroup, "4.0.0", "Outputs a memory problems report.",
+                 "", MemoryDoctorCommand, "O(1)"});
+  table.AddSubcommand("memory", {"malloc-stats", 2, 0, Keys(), 0, kGroup, "4.0.0",
                                  "Returns the allocator statistics.", "", MemoryMallocStatsCommand,
                                  "Depends on how much memory is allocated, could be slow"});
-  table.AddSubcommand("memory", {"purge", 2, 0, 0, 0, 0, "@slow", kGroup, "4.0.0",
-                                 "Asks the allocator to release memory.", "", MemoryPurgeCommand,
-                                 "Depends on how much memory is allocated, could be slow"});
-  table.AddSubcommand("memory", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@slow", kGroup,
-                                 "4.0.0", "Returns helpful text about the different subcommands.",
-                                 "", MemoryHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "memory", {"purge", 2, 0, Keys(), 0, kGroup, "4.0.0", "Asks the allocator to release memory.",
+                 "", MemoryPurgeCommand, "Depends on how much memory is allocated, could be slow"});
+  table.AddSubcommand("memory", {"help", 2, kCmdLoading | kCmdStale, Keys(), 0, kGroup, "4.0.0",
+                                 "Returns helpful text about the different subcommands.", "",
+                                 MemoryHelpCommand, "O(1)"});
 }
 
 }  // namespace vireo

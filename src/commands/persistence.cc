@@ -161,20 +161,21 @@ void RestoreCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& table) {
-  table.Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, "@admin @slow @dangerous",
+  table.Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading | kCmdNoMulti, Keys(), 0,
              "server", "1.0.0", "Synchronously saves the database(s) to disk.", "", SaveCommand,
              "O(N) where N is the total number of keys in all databases"});
-  table.Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, "@admin @slow @dangerous", "server",
+  table.Add({"bgsave", -1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading, Keys(), 0, "server",
              "1.0.0", "Asynchronously saves the database(s) to disk.", "[SCHEDULE]", BgsaveCommand,
              "O(1)"});
-  table.Add({"dump", 2, kCmdReadonly, 1, 1, 1, "@keyspace @read @slow", "generic", "2.6.0",
-             "Returns a serialized representation of the value stored at a key.", "key",
+  table.Add({"dump", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclKeyspace, "generic",
+             "2.6.0", "Returns a serialized representation of the value stored at a key.", "key",
              DumpCommand,
              "O(1) to access the key and additional O(N*M) to serialize it, where N is the number "
              "of Redis objects composing the value and M their average size. For small string "
              "values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1)."});
-  table.Add({"restore", -4, kCmdWrite | kCmdDenyOom, 1, 1, 1, "@keyspace @write @slow @dangerous",
-             "generic", "2.6.0", "Creates a key from the serialized representation of a value.",
+  table.Add({"restore", -4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyOW | kKeyUpdate)),
+             kAclKeyspace | kAclDangerous, "generic", "2.6.0",
+             "Creates a key from the serialized representation of a value.",
              "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
              RestoreCommand,
              "O(1) to create the new key and additional O(N*M) to reconstruct the serialized "

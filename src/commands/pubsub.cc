@@ -149,66 +149,72 @@ void PubsubHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterPubsubCommands(CommandTable& table) {
-  constexpr uint32_t kSub = kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale;
-  constexpr uint32_t kPub = kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate;
-  constexpr uint32_t kInfo = kCmdPubsub | kCmdLoading | kCmdStale;
-  table.Add({"subscribe", -2, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "2.0.0",
-             "Listens for messages published to channels.", "channel [channel ...]",
-             SubscribeCommand, "O(N) where N is the number of channels to subscribe to."});
-  table.Add({"unsubscribe", -1, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "2.0.0",
-             "Stops listening to messages posted to channels.", "[channel [channel ...]]",
-             UnsubscribeCommand,
+  table.Add({"subscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+             "pubsub", "2.0.0", "Listens for messages published to channels.",
+             "channel [channel ...]", SubscribeCommand,
+             "O(N) where N is the number of channels to subscribe to."});
+  table.Add({"unsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+             "pubsub", "2.0.0", "Stops listening to messages posted to channels.",
+             "[channel [channel ...]]", UnsubscribeCommand,
              "O(N) where N is the number of clients already subscribed to a channel."});
-  table.Add({"psubscribe", -2, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "2.0.0",
+  table.Add({"psubscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+             "pubsub", "2.0.0",
              "Listens for messages published to channels that match one or more patterns.",
              "pattern [pattern ...]", PsubscribeCommand,
              "O(N) where N is the number of patterns to subscribe to."});
-  table.Add({"punsubscribe", -1, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "2.0.0",
+  table.Add({"punsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+             "pubsub", "2.0.0",
              "Stops listening to messages published to channels that match one or more "
              "patterns.",
              "[pattern [pattern ...]]", PunsubscribeCommand,
              "O(N) where N is the number of patterns to unsubscribe."});
-  table.Add({"publish", 3, kPub, 0, 0, 0, "@pubsub @fast", "pubsub", "2.0.0",
-             "Posts a message to a channel.", "channel message", PublishCommand,
+  table.Add({"publish", 3, kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate,
+             Keys(), 0, "pubsub", "2.0.0", "Posts a message to a channel.", "channel message",
+             PublishCommand,
              "O(N+M) where N is the number of clients subscribed to the receiving channel and M "
              "is the total number of subscribed patterns (by any client)."});
-  table.Add({"ssubscribe", -2, kSub, 1, -1, 1, "@pubsub @slow", "pubsub", "7.0.0",
+  table.Add({"ssubscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale,
+             Keys(KeysAt(1, -1, 1, kKeyNotKey, 0)), 0, "pubsub", "7.0.0",
              "Listens for messages published to shard channels.", "shardchannel [shardchannel ...]",
              SsubscribeCommand, "O(N) where N is the number of shard channels to subscribe to."});
-  table.Add({"sunsubscribe", -1, kSub, 1, -1, 1, "@pubsub @slow", "pubsub", "7.0.0",
+  table.Add({"sunsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale,
+             Keys(KeysAt(1, -1, 1, kKeyNotKey, 0)), 0, "pubsub", "7.0.0",
              "Stops listening to messages posted to shard channels.",
              "[shardchannel [shardchannel ...]]", SunsubscribeCommand,
              "O(N) where N is the number of shard channels to unsubscribe."});
-  table.Add({"spublish", 3, kPub, 1, 1, 1, "@pubsub @fast", "pubsub", "7.0.0",
-             "Post a message to a shard channel", "shardchannel message", SpublishCommand,
+  table.Add({"spublish", 3, kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate,
+             Keys(KeyAt(1, kKeyNotKey)), 0, "pubsub", "7.0.0", "Post a message to a shard channel",
+             "shardchannel message", SpublishCommand,
              "O(N) where N is the number of clients subscribed to the receiving shard channel."});
 
-  table.Add({"pubsub", -2, 0, 0, 0, 0, "@slow", "pubsub", "2.8.0",
-             "A container for Pub/Sub commands.", "", nullptr, "Depends on subcommand."});
-  table.AddSubcommand("pubsub",
-                      {"channels", -2, kInfo, 0, 0, 0, "@pubsub @slow", "pubsub", "2.8.0",
-                       "Returns the active channels.", "[pattern]", PubsubChannelsCommand,
-                       "O(N) where N is the number of active channels, and assuming constant time "
-                       "pattern matching (relatively short channels and patterns)"});
-  table.AddSubcommand("pubsub", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@slow", "pubsub",
-                                 "6.2.0", "Returns helpful text about the different subcommands.",
-                                 "", PubsubHelpCommand, "O(1)"});
-  table.AddSubcommand("pubsub", {"numpat", 2, kInfo, 0, 0, 0, "@pubsub @slow", "pubsub", "2.8.0",
-                                 "Returns a count of unique pattern subscriptions.", "",
-                                 PubsubNumpatCommand, "O(1)"});
+  table.Add({"pubsub", -2, 0, Keys(), 0, "pubsub", "2.8.0", "A container for Pub/Sub commands.", "",
+             nullptr, "Depends on subcommand."});
   table.AddSubcommand(
-      "pubsub", {"numsub", -2, kInfo, 0, 0, 0, "@pubsub @slow", "pubsub", "2.8.0",
+      "pubsub", {"channels", -2, kCmdPubsub | kCmdLoading | kCmdStale, Keys(), 0, "pubsub", "2.8.0",
+                 "Returns the active channels.", "[pattern]", PubsubChannelsCommand,
+                 "O(N) where N is the number of active channels, and assuming constant time "
+                 "pattern matching (relatively short channels and patterns)"});
+  table.AddSubcommand("pubsub", {"help", 2, kCmdLoading | kCmdStale, Keys(), 0, "pubsub", "6.2.0",
+                                 "Returns helpful text about the different subcommands.", "",
+                                 PubsubHelpCommand, "O(1)"});
+  table.AddSubcommand(
+      "pubsub",
+      {"numpat", 2, kCmdPubsub | kCmdLoading | kCmdStale, Keys(), 0, "pubsub", "2.8.0",
+       "Returns a count of unique pattern subscriptions.", "", PubsubNumpatCommand, "O(1)"});
+  table.AddSubcommand(
+      "pubsub", {"numsub", -2, kCmdPubsub | kCmdLoading | kCmdStale, Keys(), 0, "pubsub", "2.8.0",
                  "Returns a count of subscribers to channels.", "[channel [channel ...]]",
                  PubsubNumsubCommand,
                  "O(N) for the NUMSUB subcommand, where N is the number of requested channels"});
   table.AddSubcommand(
-      "pubsub", {"shardchannels", -2, kInfo, 0, 0, 0, "@pubsub @slow", "pubsub", "7.0.0",
-                 "Returns the active shard channels.", "[pattern]", PubsubShardchannelsCommand,
-                 "O(N) where N is the number of active shard channels, and assuming constant "
-                 "time pattern matching (relatively short shard channels)."});
+      "pubsub",
+      {"shardchannels", -2, kCmdPubsub | kCmdLoading | kCmdStale, Keys(), 0, "pubsub", "7.0.0",
+       "Returns the active shard channels.", "[pattern]", PubsubShardchannelsCommand,
+       "O(N) where N is the number of active shard channels, and assuming constant "
+       "time pattern matching (relatively short shard channels)."});
   table.AddSubcommand(
-      "pubsub", {"shardnumsub", -2, kInfo, 0, 0, 0, "@pubsub @slow", "pubsub", "7.0.0",
-                 "Returns the count of subscribers of shard channels.",
+      "pubsub", {"shardnumsub", -2, kCmdPubsub | kCmdLoading | kCmdStale, Keys(), 0, "pubsub",
+                 "7.0.0", "Returns the count of subscribers of shard channels.",
                  "[shardchannel [shardchannel ...]]", PubsubShardnumsubCommand,
                  "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard "
                  "channels"});

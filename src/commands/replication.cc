@@ -21,34 +21,34 @@ void FailoverCommand(CommandContext& ctx) { ctx.server.replication().FailoverCom
 }  // namespace
 
 void RegisterReplicationCommands(CommandTable& table) {
-  constexpr uint32_t kSyncFlags = kCmdAdmin | kCmdNoMulti | kCmdNoScript;
-  table.Add({"sync", 1, kSyncFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "1.0.0",
-             "An internal command used in replication.", "", SyncCommand});
-  table.Add({"psync", -3, kSyncFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "2.8.0",
-             "An internal command used in replication.", "replicationid offset", SyncCommand});
+  table.Add({"sync", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading | kCmdNoMulti, Keys(), 0,
+             "server", "1.0.0", "An internal command used in replication.", "", SyncCommand});
+  table.Add({"psync", -3, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading | kCmdNoMulti, Keys(), 0,
+             "server", "2.8.0", "An internal command used in replication.", "replicationid offset",
+             SyncCommand});
   table.Add({"replconf", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
-             0, 0, 0, "@admin @slow @dangerous", "server", "3.0.0",
+             Keys(), 0, "server", "3.0.0",
              "An internal command for configuring the replication stream.", "", ReplconfCommand,
              "O(1)"});
-  constexpr uint32_t kReplicaofFlags = kCmdAdmin | kCmdNoScript | kCmdStale;
-  table.Add({"replicaof", 3, kReplicaofFlags, 0, 0, 0, "@admin @slow @dangerous", "server",
-             "5.0.0", "Configures a server as replica of another, or promotes it to a master.",
-             "host port", ReplicaofCommand, "O(1)"});
-  table.Add({"slaveof", 3, kReplicaofFlags, 0, 0, 0, "@admin @slow @dangerous", "server", "1.0.0",
+  table.Add({"replicaof", 3, kCmdAdmin | kCmdNoScript | kCmdStale | kCmdNoAsyncLoading, Keys(), 0,
+             "server", "5.0.0",
+             "Configures a server as replica of another, or promotes it to a master.", "host port",
+             ReplicaofCommand, "O(1)"});
+  table.Add({"slaveof", 3, kCmdAdmin | kCmdNoScript | kCmdStale | kCmdNoAsyncLoading, Keys(), 0,
+             "server", "1.0.0",
              "Sets a Redis server as a replica of another, or promotes it to being a master.",
              "host port", ReplicaofCommand, "O(1)"});
-  table.Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0,
-             "@admin @fast @dangerous", "server", "2.8.12", "Returns the replication role.", "",
+  table.Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, Keys(),
+             kAclAdmin | kAclDangerous, "server", "2.8.12", "Returns the replication role.", "",
              RoleCommand, "O(1)"});
-  table.Add({"wait", 3, 0, 0, 0, 0, "@slow @connection", "generic", "3.0.0",
+  table.Add({"wait", 3, 0, Keys(), kAclConnection, "generic", "3.0.0",
              "Blocks until the asynchronous replication of all preceding write commands sent by "
              "the connection is completed.",
              "numreplicas timeout", WaitCommand, "O(1)"});
-  table.Add({"failover", -1, kCmdAdmin | kCmdNoScript | kCmdStale, 0, 0, 0,
-             "@admin @slow @dangerous", "server", "6.2.0",
+  table.Add({"failover", -1, kCmdAdmin | kCmdNoScript | kCmdStale, Keys(), 0, "server", "6.2.0",
              "Starts a coordinated failover from a server to one of its replicas.",
              "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]", FailoverCommand, "O(1)"});
-  table.Add({"waitaof", 4, kCmdNoScript, 0, 0, 0, "@slow @connection", "generic", "7.2.0",
+  table.Add({"waitaof", 4, kCmdNoScript, Keys(), kAclConnection, "generic", "7.2.0",
              "Blocks until all of the preceding write commands sent by the connection are "
              "written to the append-only file of the master and/or replicas.",
              "numlocal numreplicas timeout", WaitAofCommand, "O(1)"});

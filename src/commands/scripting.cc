@@ -164,53 +164,61 @@ std::vector<size_t> EvalKeys(std::span<const std::string_view> argv) {
 void RegisterFunctionCommands(CommandTable& table);  // functions.cc
 
 void RegisterScriptingCommands(CommandTable& table) {
-  constexpr const char* kAcl = "@slow @scripting";
   constexpr const char* kGroup = "scripting";
-  constexpr uint32_t kEvalFlags =
-      kCmdNoScript | kCmdSkipMonitor | kCmdMayReplicate | kCmdStale | kCmdMovableKeys;
-  constexpr uint32_t kEvalRoFlags =
-      kCmdNoScript | kCmdSkipMonitor | kCmdStale | kCmdReadonly | kCmdMovableKeys;
   constexpr const char* kComplexity = "Depends on the script that is executed.";
-  table.Add({"eval", -3, kEvalFlags, 0, 0, 0, kAcl, kGroup, "2.6.0",
-             "Executes a server-side Lua script.", "script numkeys [key [key ...]] [arg [arg ...]]",
-             EvalCommand, kComplexity, EvalKeys});
-  table.Add({"evalsha", -3, kEvalFlags, 0, 0, 0, kAcl, kGroup, "2.6.0",
-             "Executes a server-side Lua script by SHA1 digest.",
+  table.Add({"eval", -3,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             Keys(KeyNum(
+                 2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate,
+                 "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
+             kAclScripting, kGroup, "2.6.0", "Executes a server-side Lua script.",
+             "script numkeys [key [key ...]] [arg [arg ...]]", EvalCommand, kComplexity, EvalKeys});
+  table.Add({"evalsha", -3,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclScripting, kGroup,
+             "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaCommand, kComplexity,
              EvalKeys});
-  table.Add({"eval_ro", -3, kEvalRoFlags, 0, 0, 0, kAcl, kGroup, "7.0.0",
-             "Executes a read-only server-side Lua script.",
+  table.Add({"eval_ro", -3,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             Keys(KeyNum(
+                 2, 0, 1, 1, kKeyRO | kKeyAccess,
+                 "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),
+             kAclScripting, kGroup, "7.0.0", "Executes a read-only server-side Lua script.",
              "script numkeys [key [key ...]] [arg [arg ...]]", EvalRoCommand, kComplexity,
              EvalKeys});
-  table.Add({"evalsha_ro", -3, kEvalRoFlags, 0, 0, 0, kAcl, kGroup, "7.0.0",
+  table.Add({"evalsha_ro", -3,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             Keys(KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)), kAclScripting, kGroup, "7.0.0",
              "Executes a read-only server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaRoCommand, kComplexity,
              EvalKeys});
 
-  table.Add({"script", -2, 0, 0, 0, 0, "@slow", kGroup, "2.6.0",
+  table.Add({"script", -2, 0, Keys(), 0, kGroup, "2.6.0",
              "A container for Lua scripts management commands.", "", ScriptContainer,
              "Depends on subcommand."});
-  table.AddSubcommand("script", {"debug", 3, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "3.2.0",
+  table.AddSubcommand("script", {"debug", 3, kCmdNoScript, Keys(), kAclScripting, kGroup, "3.2.0",
                                  "Sets the debug mode of server-side Lua scripts.",
                                  "<YES | SYNC | NO>", ScriptDebugCommand, "O(1)"});
   table.AddSubcommand(
-      "script", {"exists", -3, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "2.6.0",
+      "script", {"exists", -3, kCmdNoScript, Keys(), kAclScripting, kGroup, "2.6.0",
                  "Determines whether server-side Lua scripts exist in the script cache.",
                  "sha1 [sha1 ...]", ScriptExistsCommand,
                  "O(N) with N being the number of scripts to check (so checking a single script "
                  "is an O(1) operation)."});
   table.AddSubcommand(
-      "script", {"flush", -2, kCmdNoScript, 0, 0, 0, kAcl, kGroup, "2.6.0",
+      "script", {"flush", -2, kCmdNoScript, Keys(), kAclScripting, kGroup, "2.6.0",
                  "Removes all server-side Lua scripts from the script cache.", "[ASYNC | SYNC]",
                  ScriptFlushCommand, "O(N) with N being the number of scripts in cache"});
-  table.AddSubcommand("script", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, kAcl, kGroup, "5.0.0",
-                                 "Returns helpful text about the different subcommands.", "",
-                                 ScriptHelpCommand, "O(1)"});
-  table.AddSubcommand("script", {"kill", 2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, kAcl, kGroup,
-                                 "2.6.0", "Terminates a server-side Lua script during execution.",
-                                 "", ScriptKillCommand, "O(1)"});
+  table.AddSubcommand("script", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclScripting, kGroup,
+                                 "5.0.0", "Returns helpful text about the different subcommands.",
+                                 "", ScriptHelpCommand, "O(1)"});
   table.AddSubcommand(
-      "script", {"load", 3, kCmdNoScript | kCmdStale, 0, 0, 0, kAcl, kGroup, "2.6.0",
+      "script",
+      {"kill", 2, kCmdNoScript | kCmdAllowBusy, Keys(), kAclScripting, kGroup, "2.6.0",
+       "Terminates a server-side Lua script during execution.", "", ScriptKillCommand, "O(1)"});
+  table.AddSubcommand(
+      "script", {"load", 3, kCmdNoScript | kCmdStale, Keys(), kAclScripting, kGroup, "2.6.0",
                  "Loads a server-side Lua script to the script cache.", "script", ScriptLoadCommand,
                  "O(N) with N being the length in bytes of the script body."});
   RegisterFunctionCommands(table);

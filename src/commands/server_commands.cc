@@ -291,39 +291,41 @@ void ShutdownCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
-  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
-  constexpr const char* kAdminAcl = "@admin @slow @dangerous";
-
-  table.Add({"config", -2, 0, 0, 0, 0, "@slow", "server", "2.0.0",
+  table.Add({"config", -2, 0, Keys(), 0, "server", "2.0.0",
              "A container for server configuration commands.", "", nullptr,
              "Depends on subcommand."});
-  table.AddSubcommand("config", {"get", -3, kAdmin, 0, 0, 0, kAdminAcl, "server", "2.0.0",
-                                 "Returns the effective values of configuration parameters.",
-                                 "parameter [parameter ...]", ConfigGetCommand,
-                                 "O(N) when N is the number of configuration parameters provided"});
-  table.AddSubcommand("config", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@slow", "server",
-                                 "5.0.0", "Returns helpful text about the different subcommands.",
-                                 "", ConfigHelpCommand, "O(1)"});
-  table.AddSubcommand("config",
-                      {"resetstat", 2, kAdmin, 0, 0, 0, kAdminAcl, "server", "2.0.0",
-                       "Resets the server's statistics.", "", ConfigResetstatCommand, "O(1)"});
-  table.AddSubcommand("config", {"rewrite", 2, kAdmin, 0, 0, 0, kAdminAcl, "server", "2.8.0",
-                                 "Persists the effective configuration to file.", "",
-                                 ConfigRewriteCommand, "O(1)"});
-  table.AddSubcommand("config", {"set", -4, kAdmin, 0, 0, 0, kAdminAcl, "server", "2.0.0",
-                                 "Sets configuration parameters in-flight.",
-                                 "parameter value [parameter value ...]", ConfigSetCommand,
-                                 "O(N) when N is the number of configuration parameters provided"});
+  table.AddSubcommand(
+      "config",
+      {"get", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.0.0",
+       "Returns the effective values of configuration parameters.", "parameter [parameter ...]",
+       ConfigGetCommand, "O(N) when N is the number of configuration parameters provided"});
+  table.AddSubcommand("config", {"help", 2, kCmdLoading | kCmdStale, Keys(), 0, "server", "5.0.0",
+                                 "Returns helpful text about the different subcommands.", "",
+                                 ConfigHelpCommand, "O(1)"});
+  table.AddSubcommand("config", {"resetstat", 2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
+                                 Keys(), 0, "server", "2.0.0", "Resets the server's statistics.",
+                                 "", ConfigResetstatCommand, "O(1)"});
+  table.AddSubcommand(
+      "config",
+      {"rewrite", 2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server",
+       "2.8.0", "Persists the effective configuration to file.", "", ConfigRewriteCommand, "O(1)"});
+  table.AddSubcommand(
+      "config",
+      {"set", -4, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.0.0",
+       "Sets configuration parameters in-flight.", "parameter value [parameter value ...]",
+       ConfigSetCommand, "O(N) when N is the number of configuration parameters provided"});
 
-  table.Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, "@fast", "server", "2.6.0",
+  table.Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, Keys(), 0, "server", "2.6.0",
              "Returns the server time.", "", TimeCommand, "O(1)"});
-  table.Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, "@admin @fast @dangerous",
+  table.Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclAdmin | kAclDangerous,
              "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.",
              "", LastsaveCommand, "O(1)"});
-  table.Add({"debug", -2, kAdmin, 0, 0, 0, kAdminAcl, "server", "1.0.0",
-             "A container for debugging commands.", "", DebugCommand, "Depends on subcommand."});
-  table.Add({"shutdown", -1, kAdmin | kCmdNoMulti | kCmdAllowBusy, 0, 0, 0, kAdminAcl, "server",
-             "1.0.0",
+  table.Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected,
+             Keys(), 0, "server", "1.0.0", "A container for debugging commands.", "", DebugCommand,
+             "Depends on subcommand."});
+  table.Add({"shutdown", -1,
+             kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdAllowBusy,
+             Keys(), 0, "server", "1.0.0",
              "Synchronously saves the database(s) to disk and shuts down the Redis server.",
              "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", ShutdownCommand,
              "O(N) when saving, where N is the total number of keys in all databases when saving "

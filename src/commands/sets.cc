@@ -632,81 +632,82 @@ void SScanCommand(CommandContext& ctx) {
 
 void RegisterSetCommands(CommandTable& table) {
   constexpr const char* kGroup = "set";
-  constexpr const char* kWriteFast = "@write @set @fast";
-  constexpr const char* kWriteSlow = "@write @set @slow";
-  constexpr const char* kReadFast = "@read @set @fast";
-  constexpr const char* kReadSlow = "@read @set @slow";
-  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
-  constexpr uint32_t kWD = kCmdWrite | kCmdDenyOom;
-  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
-  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
-  constexpr uint32_t kRO = kCmdReadonly;
 
-  table.Add({"sadd", -3, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"sadd", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclSet, kGroup, "1.0.0",
              "Adds one or more members to a set. Creates the key if it doesn't exist.",
              "key member [member ...]", SAddCommand,
              "O(1) for each element added, so O(N) to add N elements when the command is called "
              "with multiple arguments."});
-  table.Add({"srem", -3, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"srem", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSet, kGroup,
+             "1.0.0",
              "Removes one or more members from a set. Deletes the set if the last member was "
              "removed.",
              "key member [member ...]", SRemCommand,
              "O(N) where N is the number of members to be removed."});
-  table.Add({"scard", 2, kROF, 1, 1, 1, kReadFast, kGroup, "1.0.0",
+  table.Add({"scard", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclSet, kGroup, "1.0.0",
              "Returns the number of members in a set.", "key", SCardCommand, "O(1)"});
-  table.Add({"sismember", 3, kROF, 1, 1, 1, kReadFast, kGroup, "1.0.0",
-             "Determines whether a member belongs to a set.", "key member", SIsMemberCommand,
-             "O(1)"});
-  table.Add({"smismember", -3, kROF, 1, 1, 1, kReadFast, kGroup, "6.2.0",
-             "Determines whether multiple members belong to a set.", "key member [member ...]",
-             SMIsMemberCommand,
+  table.Add({"sismember", 3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclSet, kGroup,
+             "1.0.0", "Determines whether a member belongs to a set.", "key member",
+             SIsMemberCommand, "O(1)"});
+  table.Add({"smismember", -3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSet, kGroup, "6.2.0", "Determines whether multiple members belong to a set.",
+             "key member [member ...]", SMIsMemberCommand,
              "O(N) where N is the number of elements being checked for membership"});
-  table.Add({"smembers", 2, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns all members of a set.", "key", SMembersCommand,
+  table.Add({"smembers", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSet, kGroup,
+             "1.0.0", "Returns all members of a set.", "key", SMembersCommand,
              "O(N) where N is the set cardinality."});
-  table.Add({"spop", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "1.0.0",
+  table.Add({"spop", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclSet, kGroup, "1.0.0",
              "Returns one or more random members from a set after removing them. Deletes the set "
              "if the last member was popped.",
              "key [count]", SPopCommand,
              "Without the count argument O(1), otherwise O(N) where N is the value of the passed "
              "count."});
-  table.Add({"srandmember", -2, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.0",
-             "Get one or multiple random members from a set", "key [count]", SRandMemberCommand,
+  table.Add({"srandmember", -2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSet, kGroup,
+             "1.0.0", "Get one or multiple random members from a set", "key [count]",
+             SRandMemberCommand,
              "Without the count argument O(1), otherwise O(N) where N is the absolute value of "
              "the passed count."});
-  table.Add({"smove", 4, kWF, 1, 2, 1, kWriteFast, kGroup, "1.0.0",
-             "Moves a member from one set to another.", "source destination member", SMoveCommand,
-             "O(1)"});
-  table.Add({"sinter", -2, kRO, 1, -1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns the intersect of multiple sets.", "key [key ...]", SInterCommand,
+  table.Add({"smove", 4, kCmdWrite | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclSet, kGroup, "1.0.0", "Moves a member from one set to another.",
+             "source destination member", SMoveCommand, "O(1)"});
+  table.Add({"sinter", -2, kCmdReadonly, Keys(KeysAt(1, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Returns the intersect of multiple sets.", "key [key ...]",
+             SInterCommand,
              "O(N*M) worst case where N is the cardinality of the smallest set and M is the "
              "number of sets."});
-  table.Add({"sintercard", -3, kRO | kCmdMovableKeys, 0, 0, 0, kReadSlow, kGroup, "7.0.0",
-             "Returns the number of members of the intersect of multiple sets.",
+  table.Add({"sintercard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)), kAclSet,
+             kGroup, "7.0.0", "Returns the number of members of the intersect of multiple sets.",
              "numkeys key [key ...] [LIMIT limit]", SInterCardCommand,
              "O(N*M) worst case where N is the cardinality of the smallest set and M is the "
              "number of sets.",
              SInterCardKeys});
-  table.Add({"sinterstore", -3, kWD, 1, -1, 1, kWriteSlow, kGroup, "1.0.0",
-             "Stores the intersect of multiple sets in a key.", "destination key [key ...]",
-             SInterStoreCommand,
+  table.Add({"sinterstore", -3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyUpdate), KeysAt(2, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Stores the intersect of multiple sets in a key.",
+             "destination key [key ...]", SInterStoreCommand,
              "O(N*M) worst case where N is the cardinality of the smallest set and M is the "
              "number of sets."});
-  table.Add({"sunion", -2, kRO, 1, -1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns the union of multiple sets.", "key [key ...]", SUnionCommand,
+  table.Add({"sunion", -2, kCmdReadonly, Keys(KeysAt(1, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Returns the union of multiple sets.", "key [key ...]", SUnionCommand,
              "O(N) where N is the total number of elements in all given sets."});
-  table.Add({"sunionstore", -3, kWD, 1, -1, 1, kWriteSlow, kGroup, "1.0.0",
-             "Stores the union of multiple sets in a key.", "destination key [key ...]",
-             SUnionStoreCommand,
+  table.Add({"sunionstore", -3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeysAt(2, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Stores the union of multiple sets in a key.",
+             "destination key [key ...]", SUnionStoreCommand,
              "O(N) where N is the total number of elements in all given sets."});
-  table.Add({"sdiff", -2, kRO, 1, -1, 1, kReadSlow, kGroup, "1.0.0",
-             "Returns the difference of multiple sets.", "key [key ...]", SDiffCommand,
+  table.Add({"sdiff", -2, kCmdReadonly, Keys(KeysAt(1, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Returns the difference of multiple sets.", "key [key ...]",
+             SDiffCommand, "O(N) where N is the total number of elements in all given sets."});
+  table.Add({"sdiffstore", -3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeysAt(2, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
+             kGroup, "1.0.0", "Stores the difference of multiple sets in a key.",
+             "destination key [key ...]", SDiffStoreCommand,
              "O(N) where N is the total number of elements in all given sets."});
-  table.Add({"sdiffstore", -3, kWD, 1, -1, 1, kWriteSlow, kGroup, "1.0.0",
-             "Stores the difference of multiple sets in a key.", "destination key [key ...]",
-             SDiffStoreCommand, "O(N) where N is the total number of elements in all given sets."});
-  table.Add({"sscan", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "2.0.0",
-             "Iterates over members of a set.", "key cursor [MATCH pattern] [COUNT count]",
+  table.Add({"sscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSet, kGroup,
+             "2.0.0", "Iterates over members of a set.", "key cursor [MATCH pattern] [COUNT count]",
              SScanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "

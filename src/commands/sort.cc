@@ -314,25 +314,39 @@ std::vector<size_t> SortKeys(std::span<const std::string_view> argv) {
 }  // namespace
 
 void RegisterSortCommands(CommandTable& table) {
-  table.Add({"sort", -2, kCmdWrite | kCmdDenyOom | kCmdMovableKeys, 1, 1, 1,
-             "@write @set @sortedset @list @slow @dangerous", "generic", "1.0.0",
-             "Sorts the elements in a list, a set, or a sorted set, optionally storing the "
-             "result.",
-             "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
-             "[ALPHA] [STORE destination]",
-             SortCommand,
-             "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
-             "the number of returned elements. When the elements are not sorted, complexity is "
-             "O(N).",
-             SortKeys});
-  table.Add({"sort_ro", -2, kCmdReadonly, 1, 1, 1, "@read @set @sortedset @list @slow @dangerous",
-             "generic", "7.0.0", "Returns the sorted elements of a list, a set, or a sorted set.",
-             "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
-             "[ALPHA]",
-             SortRoCommand,
-             "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
-             "the number of returned elements. When the elements are not sorted, complexity is "
-             "O(N)."});
+  table.Add(
+      {"sort", -2, kCmdWrite | kCmdDenyOom,
+       Keys(KeyAt(1, kKeyRO | kKeyAccess),
+            UnknownKeys(kKeyRO | kKeyAccess,
+                        "For the optional BY/GET keyword. It is marked 'unknown' because the key "
+                        "names derive from the content of the key we sort"),
+            UnknownKeys(kKeyOW | kKeyUpdate,
+                        "For the optional STORE keyword. It is marked 'unknown' because the "
+                        "keyword can appear anywhere in the argument array")),
+       kAclSet | kAclSortedSet | kAclList | kAclDangerous, "generic", "1.0.0",
+       "Sorts the elements in a list, a set, or a sorted set, optionally storing the "
+       "result.",
+       "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
+       "[ALPHA] [STORE destination]",
+       SortCommand,
+       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
+       "the number of returned elements. When the elements are not sorted, complexity is "
+       "O(N).",
+       SortKeys});
+  table.Add(
+      {"sort_ro", -2, kCmdReadonly,
+       Keys(KeyAt(1, kKeyRO | kKeyAccess),
+            UnknownKeys(kKeyRO | kKeyAccess,
+                        "For the optional BY/GET keyword. It is marked 'unknown' because the key "
+                        "names derive from the content of the key we sort")),
+       kAclSet | kAclSortedSet | kAclList | kAclDangerous, "generic", "7.0.0",
+       "Returns the sorted elements of a list, a set, or a sorted set.",
+       "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
+       "[ALPHA]",
+       SortRoCommand,
+       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
+       "the number of returned elements. When the elements are not sorted, complexity is "
+       "O(N)."});
 }
 
 }  // namespace vireo

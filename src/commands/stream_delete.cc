@@ -219,13 +219,14 @@ void XAckDelCommand(CommandContext& ctx) {
 
 void RegisterStreamDeleteCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
-  table.Add({"xackdel", -6, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "8.2.0",
+  table.Add({"xackdel", -6, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclStream,
+             kGroup, "8.2.0",
              "Acknowledges and conditionally deletes one or multiple entries (messages) for a "
              "stream consumer group at the specified key.",
              "key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]", XAckDelCommand,
              "O(1) for each entry ID processed."});
-  table.Add({"xdelex", -5, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "8.2.0",
-             "Deletes one or multiple entries from the stream.",
+  table.Add({"xdelex", -5, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclStream,
+             kGroup, "8.2.0", "Deletes one or multiple entries from the stream.",
              "key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]", XDelExCommand,
              "O(1) for each single item to delete in the stream, regardless of the stream size."});
 }

@@ -841,37 +841,40 @@ void RegisterStreamNackCommands(CommandTable& table);
 void RegisterStreamGroupCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
   constexpr const char* kHelpSummary = "Returns helpful text about the different subcommands.";
-  table.Add({"xgroup", -2, 0, 0, 0, 0, "@slow", kGroup, "5.0.0",
+  table.Add({"xgroup", -2, 0, Keys(), 0, kGroup, "5.0.0",
              "A container for consumer groups commands.", "", XGroupCommand,
              "Depends on subcommand."});
   table.AddSubcommand(
       "xgroup",
-      {"create", -5, kCmdWrite | kCmdDenyOom, 2, 2, 1, "@write @stream @slow", kGroup, "5.0.0",
-       "Creates a consumer group.", "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]",
-       XGroupCreateCommand, "O(1)"});
+      {"create", -5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(2, kKeyRW | kKeyInsert)), kAclStream,
+       kGroup, "5.0.0", "Creates a consumer group.",
+       "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]", XGroupCreateCommand, "O(1)"});
   table.AddSubcommand(
-      "xgroup", {"setid", -5, kCmdWrite, 2, 2, 1, "@write @stream @slow", kGroup, "5.0.0",
-                 "Sets the last-delivered ID of a consumer group.",
+      "xgroup", {"setid", -5, kCmdWrite, Keys(KeyAt(2, kKeyRW | kKeyUpdate)), kAclStream, kGroup,
+                 "5.0.0", "Sets the last-delivered ID of a consumer group.",
                  "key group <id | $> [ENTRIESREAD entries-read]", XGroupSetIdCommand, "O(1)"});
-  table.AddSubcommand("xgroup",
-                      {"destroy", 4, kCmdWrite, 2, 2, 1, "@write @stream @slow", kGroup, "5.0.0",
-                       "Destroys a consumer group.", "key group", XGroupDestroyCommand,
-                       "O(N) where N is the number of entries in the group's pending entries list "
-                       "(PEL)."});
   table.AddSubcommand(
-      "xgroup", {"createconsumer", 5, kCmdWrite | kCmdDenyOom, 2, 2, 1, "@write @stream @slow",
-                 kGroup, "6.2.0", "Creates a consumer in a consumer group.", "key group consumer",
-                 XGroupCreateConsumerCommand, "O(1)"});
-  table.AddSubcommand("xgroup", {"delconsumer", 5, kCmdWrite, 2, 2, 1, "@write @stream @slow",
-                                 kGroup, "5.0.0", "Deletes a consumer from a consumer group.",
-                                 "key group consumer", XGroupDelConsumerCommand, "O(1)"});
-  table.AddSubcommand("xgroup", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@stream @slow",
-                                 kGroup, "5.0.0", kHelpSummary, "", XGroupHelpCommand, "O(1)"});
-  table.Add({"xack", -4, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "5.0.0",
+      "xgroup", {"destroy", 4, kCmdWrite, Keys(KeyAt(2, kKeyRW | kKeyDelete)), kAclStream, kGroup,
+                 "5.0.0", "Destroys a consumer group.", "key group", XGroupDestroyCommand,
+                 "O(N) where N is the number of entries in the group's pending entries list "
+                 "(PEL)."});
+  table.AddSubcommand(
+      "xgroup", {"createconsumer", 5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(2, kKeyRW | kKeyInsert)),
+                 kAclStream, kGroup, "6.2.0", "Creates a consumer in a consumer group.",
+                 "key group consumer", XGroupCreateConsumerCommand, "O(1)"});
+  table.AddSubcommand(
+      "xgroup", {"delconsumer", 5, kCmdWrite, Keys(KeyAt(2, kKeyRW | kKeyDelete)), kAclStream,
+                 kGroup, "5.0.0", "Deletes a consumer from a consumer group.", "key group consumer",
+                 XGroupDelConsumerCommand, "O(1)"});
+  table.AddSubcommand("xgroup", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclStream, kGroup,
+                                 "5.0.0", kHelpSummary, "", XGroupHelpCommand, "O(1)"});
+  table.Add({"xack", -4, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclStream,
+             kGroup, "5.0.0",
              "Returns the number of messages that were successfully acknowledged by the consumer "
              "group member of a stream.",
              "key group id [id ...]", XAckCommand, "O(1) for each message ID processed."});
-  table.Add({"xpending", -3, kCmdReadonly, 1, 1, 1, "@read @stream @slow", kGroup, "5.0.0",
+  table.Add({"xpending", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclStream, kGroup,
+             "5.0.0",
              "Returns the information and entries from a stream consumer group's pending entries "
              "list.",
              "key group [[IDLE min-idle-time] start end count [consumer]]", XPendingCommand,
@@ -880,7 +883,8 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              "scanned when used with the IDLE filter. When the command returns just the summary "
              "and the list of consumers is small, it runs in O(1) time; otherwise, an additional "
              "O(N) time for iterating every consumer."});
-  table.Add({"xclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "5.0.0",
+  table.Add({"xclaim", -6, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclStream,
+             kGroup, "5.0.0",
              "Changes, or acquires, ownership of a message in a consumer group, as if the message "
              "was delivered a consumer group member.",
              "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] "
@@ -888,27 +892,28 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              XClaimCommand,
              "O(log N) with N being the number of messages in the PEL of the "
              "consumer group."});
-  table.Add({"xautoclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup,
-             "6.2.0",
+  table.Add({"xautoclaim", -6, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)),
+             kAclStream, kGroup, "6.2.0",
              "Changes, or acquires, ownership of messages in a consumer group, as if the messages "
              "were delivered to as consumer group member.",
              "key group consumer min-idle-time start [COUNT count] [JUSTID]", XAutoClaimCommand,
              "O(1) if COUNT is small."});
-  table.Add({"xinfo", -2, 0, 0, 0, 0, "@slow", kGroup, "5.0.0",
+  table.Add({"xinfo", -2, 0, Keys(), 0, kGroup, "5.0.0",
              "A container for stream introspection commands.", "", XInfoCommand,
              "Depends on subcommand."});
   table.AddSubcommand(
-      "xinfo", {"consumers", 4, kCmdReadonly, 2, 2, 1, "@read @stream @slow", kGroup, "5.0.0",
-                "Returns a list of the consumers in a consumer group.", "key group",
-                XInfoConsumersCommand, "O(1)"});
-  table.AddSubcommand("xinfo", {"groups", 3, kCmdReadonly, 2, 2, 1, "@read @stream @slow", kGroup,
-                                "5.0.0", "Returns a list of the consumer groups of a stream.",
-                                "key", XInfoGroupsCommand, "O(1)"});
-  table.AddSubcommand("xinfo", {"stream", -3, kCmdReadonly, 2, 2, 1, "@read @stream @slow", kGroup,
-                                "5.0.0", "Returns information about a stream.",
+      "xinfo", {"consumers", 4, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)), kAclStream,
+                kGroup, "5.0.0", "Returns a list of the consumers in a consumer group.",
+                "key group", XInfoConsumersCommand, "O(1)"});
+  table.AddSubcommand(
+      "xinfo",
+      {"groups", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)), kAclStream, kGroup, "5.0.0",
+       "Returns a list of the consumer groups of a stream.", "key", XInfoGroupsCommand, "O(1)"});
+  table.AddSubcommand("xinfo", {"stream", -3, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)),
+                                kAclStream, kGroup, "5.0.0", "Returns information about a stream.",
                                 "key [FULL [COUNT count]]", XInfoStreamCommand, "O(1)"});
-  table.AddSubcommand("xinfo", {"help", 2, kCmdLoading | kCmdStale, 0, 0, 0, "@stream @slow",
-                                kGroup, "5.0.0", kHelpSummary, "", XInfoHelpCommand, "O(1)"});
+  table.AddSubcommand("xinfo", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclStream, kGroup,
+                                "5.0.0", kHelpSummary, "", XInfoHelpCommand, "O(1)"});
   RegisterStreamNackCommands(table);
 }
 

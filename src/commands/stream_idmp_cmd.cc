@@ -124,12 +124,12 @@ void XIdmpRecordCommand(CommandContext& ctx) {
 
 void RegisterStreamIdmpCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
-  table.Add({"xcfgset", -2, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", kGroup, "8.6.0",
-             "Sets the IDMP configuration parameters for a stream.",
+  table.Add({"xcfgset", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclStream,
+             kGroup, "8.6.0", "Sets the IDMP configuration parameters for a stream.",
              "key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]", XCfgSetCommand,
              "O(1)"});
-  table.Add({"xidmprecord", 5, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, "@write @stream @fast",
-             kGroup, "8.8.0",
+  table.Add({"xidmprecord", 5, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclStream, kGroup, "8.8.0",
              "An internal command for replicating IDMP tracking of stream entries.",
              "key producer-id idempotent-id stream-id", XIdmpRecordCommand, "O(1)"});
 }

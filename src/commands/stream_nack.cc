@@ -131,7 +131,8 @@ void XNackCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterStreamNackCommands(CommandTable& table) {
-  table.Add({"xnack", -7, kCmdWrite | kCmdFast, 1, 1, 1, "@write @stream @fast", "stream", "8.8.0",
+  table.Add({"xnack", -7, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclStream,
+             "stream", "8.8.0",
              "Releases pending messages of a consumer group back to the group without "
              "acknowledging them, so that other consumers can claim them.",
              "key group <SILENT | FAIL | FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]",

@@ -1,5 +1,6 @@
 // XREAD and XREADGROUP, and their blocking forms, including XREADGROUP ... CLAIM (Redis 8.4):
 // a reader that first takes over idle pending entries of its group, then reads new ones.
+#include <asio.hpp>  // XREADGROUP CLAIM arms its own wake-up timer
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -568,14 +569,16 @@ std::vector<size_t> ReadKeys(std::span<const std::string_view> argv) {
 
 void RegisterStreamReadCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
-  table.Add({"xread", -4, kCmdReadonly | kCmdBlocking | kCmdMovableKeys, 0, 0, 0,
-             "@read @stream @slow @blocking", kGroup, "5.0.0",
+  table.Add({"xread", -4, kCmdReadonly | kCmdBlocking,
+             Keys(KeysAfter("STREAMS", 1, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
+             "5.0.0",
              "Returns messages from multiple streams with IDs greater than the ones requested. "
              "Blocks until a message is available otherwise.",
              "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]", XReadCommand,
              "", ReadKeys});
-  table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0,
-             "@write @stream @slow @blocking", kGroup, "5.0.0",
+  table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking,
+             Keys(KeysAfter("STREAMS", 4, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
+             "5.0.0",
              "Returns new or historical messages from a stream for a consumer in a group. Blocks "
              "until a message is available otherwise.",
              "GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] "

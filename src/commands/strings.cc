@@ -628,101 +628,129 @@ void LcsCommand(CommandContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// SET reads its key only when asked for the old value (GET); else it overwrites it.
+uint32_t SetKeyFlags(std::span<const std::string_view> argv, const KeyRef& key) {
+  for (size_t i = 3; i < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "get")) return kKeyRW | kKeyAccess | kKeyUpdate;
+  }
+  return kKeyOW | kKeyUpdate;
+}
+
+}  // namespace
+
 void RegisterStringCommands(CommandTable& table) {
-  constexpr uint32_t kRead = kCmdReadonly;
-  constexpr uint32_t kReadFast = kCmdReadonly | kCmdFast;
-  constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
-  constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
-  constexpr uint32_t kWriteFast = kCmdWrite | kCmdFast;
   constexpr const char* kSetExpiry =
       "[EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds";
   static const std::string set_syntax =
       std::string("key value [NX | XX] [GET] ") + kSetExpiry + " | KEEPTTL]";
   static const std::string getex_syntax = std::string("key ") + kSetExpiry + " | PERSIST]";
 
-  table.Add({"get", 2, kReadFast, 1, 1, 1, "@read @string @fast", "string", "1.0.0",
-             "Returns the string value of a key.", "key", GetCommand, "O(1)"});
-  table.Add({"set", -3, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "1.0.0",
+  table.Add({"get", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclString,
+             "string", "1.0.0", "Returns the string value of a key.", "key", GetCommand, "O(1)"});
+  table.Add({"set", -3, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate | kKeyVariableFlags,
+                        "RW and ACCESS due to the optional `GET` argument")),
+             kAclString, "string", "1.0.0",
              "Sets the string value of a key, ignoring its type. The key is created if it "
              "doesn't exist.",
-             set_syntax.c_str(), SetCommand, "O(1)"});
-  table.Add({"setnx", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+             set_syntax.c_str(), SetCommand, "O(1)", nullptr, SetKeyFlags});
+  table.Add({"setnx", 3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyOW | kKeyInsert)),
+             kAclString, "string", "1.0.0",
              "Set the string value of a key only when the key doesn't exist.", "key value",
              SetnxCommand, "O(1)"});
-  table.Add({"setex", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.0.0",
+  table.Add({"setex", 4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyOW | kKeyUpdate)), kAclString,
+             "string", "2.0.0",
              "Sets the string value and expiration time of a key. Creates the key if it doesn't "
              "exist.",
              "key seconds value", SetexCommand, "O(1)"});
-  table.Add({"psetex", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.6.0",
+  table.Add({"psetex", 4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyOW | kKeyUpdate)), kAclString,
+             "string", "2.6.0",
              "Sets both string value and expiration time in milliseconds of a key. The key is "
              "created if it doesn't exist.",
              "key milliseconds value", PsetexCommand, "O(1)"});
-  table.Add({"getset", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+  table.Add({"getset", 3, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Returns the previous string value of a key after setting it to a new value.",
              "key value", GetsetCommand, "O(1)"});
-  table.Add({"getdel", 2, kWriteFast, 1, 1, 1, "@write @string @fast", "string", "6.2.0",
+  table.Add({"getdel", 2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclString, "string", "6.2.0",
              "Returns the string value of a key after deleting the key.", "key", GetdelCommand,
              "O(1)"});
-  table.Add({"getex", -2, kWriteFast, 1, 1, 1, "@write @string @fast", "string", "6.2.0",
-             "Returns the string value of a key after setting its expiration time.",
-             getex_syntax.c_str(), GetexCommand, "O(1)"});
-  table.Add({"mget", -2, kReadFast, 1, -1, 1, "@read @string @fast", "string", "1.0.0",
+  table.Add(
+      {"getex", -2, kCmdWrite | kCmdFast,
+       Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate, "RW and UPDATE because it changes the TTL")),
+       kAclString, "string", "6.2.0",
+       "Returns the string value of a key after setting its expiration time.", getex_syntax.c_str(),
+       GetexCommand, "O(1)"});
+  table.Add({"mget", -2, kCmdReadonly | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRO | kKeyAccess, 0)),
+             kAclString, "string", "1.0.0",
              "Atomically returns the string values of one or more keys.", "key ...", MgetCommand,
              "O(N) where N is the number of keys to retrieve."});
-  table.Add({"mset", -3, kWriteOom, 1, -1, 2, "@write @string @slow", "string", "1.0.1",
+  table.Add({"mset", -3, kCmdWrite | kCmdDenyOom, Keys(KeysAt(1, -1, 2, kKeyOW | kKeyUpdate, 0)),
+             kAclString, "string", "1.0.1",
              "Atomically creates or modifies the string values of one or more keys.",
              "(key value) ...", MsetCommand, "O(N) where N is the number of keys to set."});
-  table.Add({"msetnx", -3, kWriteOom, 1, -1, 2, "@write @string @slow", "string", "1.0.1",
+  table.Add({"msetnx", -3, kCmdWrite | kCmdDenyOom, Keys(KeysAt(1, -1, 2, kKeyOW | kKeyInsert, 0)),
+             kAclString, "string", "1.0.1",
              "Atomically modifies the string values of one or more keys only when all keys don't "
              "exist.",
              "(key value) ...", MsetnxCommand, "O(N) where N is the number of keys to set."});
-  table.Add({"append", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "2.0.0",
+  table.Add({"append", 3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclString, "string", "2.0.0",
              "Appends a string to the value of a key. Creates the key if it doesn't exist.",
              "key value", AppendCommand,
              "O(1). The amortized time complexity is O(1) assuming the appended value is small "
              "and the already present value is of any size, since the dynamic string library "
              "used by Redis will double the free space available on every reallocation."});
-  table.Add({"strlen", 2, kReadFast, 1, 1, 1, "@read @string @fast", "string", "2.2.0",
-             "Returns the length of a string value.", "key", StrlenCommand, "O(1)"});
+  table.Add({"strlen", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclString, "string",
+             "2.2.0", "Returns the length of a string value.", "key", StrlenCommand, "O(1)"});
   constexpr const char* kRangeComplexity =
       "O(N) where N is the length of the returned string. The complexity is ultimately "
       "determined by the returned length, but because creating a substring from an existing "
       "string is very cheap, it can be considered O(1) for small strings.";
-  table.Add({"getrange", 4, kRead, 1, 1, 1, "@read @string @slow", "string", "2.4.0",
-             "Returns a substring of the string stored at a key.", "key start end", GetrangeCommand,
+  table.Add({"getrange", 4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclString, "string",
+             "2.4.0", "Returns a substring of the string stored at a key.", "key start end",
+             GetrangeCommand, kRangeComplexity});
+  table.Add({"substr", 4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclString, "string",
+             "1.0.0", "Returns a substring from a string value.", "key start end", GetrangeCommand,
              kRangeComplexity});
-  table.Add({"substr", 4, kRead, 1, 1, 1, "@read @string @slow", "string", "1.0.0",
-             "Returns a substring from a string value.", "key start end", GetrangeCommand,
-             kRangeComplexity});
-  table.Add({"setrange", 4, kWriteOom, 1, 1, 1, "@write @string @slow", "string", "2.2.0",
+  table.Add({"setrange", 4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclString, "string", "2.2.0",
              "Overwrites a part of a string value with another by an offset. Creates the key if "
              "it doesn't exist.",
              "key offset value", SetrangeCommand,
              "O(1), not counting the time taken to copy the new string in place. Usually, this "
              "string is very small so the amortized complexity is O(1). Otherwise, complexity "
              "is O(M) with M being the length of the value argument."});
-  table.Add({"incr", 2, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+  table.Add({"incr", 2, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Increments the integer value of a key by one. Uses 0 as initial value if the key "
              "doesn't exist.",
              "key", IncrCommand, "O(1)"});
-  table.Add({"decr", 2, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+  table.Add({"decr", 2, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Decrements the integer value of a key by one. Uses 0 as initial value if the key "
              "doesn't exist.",
              "key", DecrCommand, "O(1)"});
-  table.Add({"incrby", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+  table.Add({"incrby", 3, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Increments the integer value of a key by a number. Uses 0 as initial value if the "
              "key doesn't exist.",
              "key increment", IncrbyCommand, "O(1)"});
-  table.Add({"decrby", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "1.0.0",
+  table.Add({"decrby", 3, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Decrements a number from the integer value of a key. Uses 0 as initial value if "
              "the key doesn't exist.",
              "key decrement", DecrbyCommand, "O(1)"});
-  table.Add({"incrbyfloat", 3, kWriteOomFast, 1, 1, 1, "@write @string @fast", "string", "2.6.0",
+  table.Add({"incrbyfloat", 3, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "2.6.0",
              "Increment the floating point value of a key by a number. Uses 0 as initial value "
              "if the key doesn't exist.",
              "key increment", IncrbyfloatCommand, "O(1)"});
-  table.Add({"lcs", -3, kRead, 1, 2, 1, "@read @string @slow", "string", "7.0.0",
-             "Finds the longest common substring.",
+  table.Add({"lcs", -3, kCmdReadonly, Keys(KeysAt(1, 1, 1, kKeyRO | kKeyAccess, 0)), kAclString,
+             "string", "7.0.0", "Finds the longest common substring.",
              "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]", LcsCommand,
              "O(N*M) where N and M are the lengths of s1 and s2, respectively"});
 }

@@ -84,20 +84,21 @@ void UnwatchCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterTransactionCommands(CommandTable& table) {
-  constexpr uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy;
-  table.Add({"multi", 1, kTxFlags, 0, 0, 0, "@fast @transaction", "transactions", "1.2.0",
-             "Starts a transaction.", "", MultiCommand, "O(1)"});
-  table.Add({"exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0,
-             "@slow @transaction", "transactions", "1.2.0",
-             "Executes all commands in a transaction.", "", ExecCommand,
-             "Depends on commands in the transaction"});
-  table.Add({"discard", 1, kTxFlags, 0, 0, 0, "@fast @transaction", "transactions", "2.0.0",
-             "Discards a transaction.", "", DiscardCommand,
-             "O(N), when N is the number of queued commands"});
-  table.Add({"watch", -2, kTxFlags, 1, -1, 1, "@fast @transaction", "transactions", "2.2.0",
+  table.Add({"multi", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy, Keys(),
+             kAclTransaction, "transactions", "1.2.0", "Starts a transaction.", "", MultiCommand,
+             "O(1)"});
+  table.Add({"exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog, Keys(),
+             kAclTransaction, "transactions", "1.2.0", "Executes all commands in a transaction.",
+             "", ExecCommand, "Depends on commands in the transaction"});
+  table.Add({"discard", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
+             Keys(), kAclTransaction, "transactions", "2.0.0", "Discards a transaction.", "",
+             DiscardCommand, "O(N), when N is the number of queued commands"});
+  table.Add({"watch", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
+             Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclTransaction, "transactions", "2.2.0",
              "Monitors changes to keys to determine the execution of a transaction.", "key ...",
              WatchCommand, "O(1) for every key."});
-  table.Add({"unwatch", 1, kTxFlags, 0, 0, 0, "@fast @transaction", "transactions", "2.2.0",
+  table.Add({"unwatch", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
+             Keys(), kAclTransaction, "transactions", "2.2.0",
              "Forgets about watched keys of a transaction.", "", UnwatchCommand, "O(1)"});
 }
 

@@ -343,74 +343,77 @@ void StoreZsetResult(CommandContext& ctx, std::string_view dst, std::string_view
 
 void RegisterZsetRangeCommands(CommandTable& table) {
   constexpr const char* kGroup = "sorted-set";
-  constexpr const char* kReadSlow = "@read @sortedset @slow";
-  constexpr const char* kReadFast = "@read @sortedset @fast";
-  constexpr const char* kWriteSlow = "@write @sortedset @slow";
-  constexpr uint32_t kRO = kCmdReadonly;
-  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
-  constexpr uint32_t kW = kCmdWrite;
 
-  table.Add({"zrange", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "1.2.0",
-             "Returns members in a sorted set within a range of indexes.",
+  table.Add({"zrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet, kGroup,
+             "1.2.0", "Returns members in a sorted set within a range of indexes.",
              "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]",
              ZrangeCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements returned."});
-  table.Add({"zrangestore", -5, kCmdWrite | kCmdDenyOom, 1, 2, 1, kWriteSlow, kGroup, "6.2.0",
-             "Stores a range of members from sorted set in a key.",
+  table.Add({"zrangestore", -5, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyAt(2, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "6.2.0", "Stores a range of members from sorted set in a key.",
              "dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]", ZrangestoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements stored into the destination key."});
-  table.Add({"zrevrange", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "1.2.0",
+  table.Add({"zrevrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "1.2.0",
              "Returns members in a sorted set within a range of indexes in reverse order.",
              "key start stop [WITHSCORES]", ZrevrangeCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements returned."});
-  table.Add({"zrangebyscore", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "1.0.5",
-             "Returns members in a sorted set within a range of scores.",
+  table.Add({"zrangebyscore", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "1.0.5", "Returns members in a sorted set within a range of scores.",
              "key min max [WITHSCORES] [LIMIT offset count]", ZrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
-  table.Add({"zrevrangebyscore", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "2.2.0",
+  table.Add({"zrevrangebyscore", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.2.0",
              "Returns members in a sorted set within a range of scores in reverse order.",
              "key max min [WITHSCORES] [LIMIT offset count]", ZrevrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
-  table.Add({"zrangebylex", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.9",
-             "Returns members in a sorted set within a lexicographical range.",
+  table.Add({"zrangebylex", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "2.8.9", "Returns members in a sorted set within a lexicographical range.",
              "key min max [LIMIT offset count]", ZrangebylexCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
-  table.Add({"zrevrangebylex", -4, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.9",
+  table.Add({"zrevrangebylex", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "2.8.9",
              "Returns members in a sorted set within a lexicographical range in reverse order.",
              "key max min [LIMIT offset count]", ZrevrangebylexCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
-  table.Add({"zcount", 4, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+  table.Add({"zcount", 4, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.0.0",
              "Returns the count of members in a sorted set that have scores within a range.",
              "key min max", ZcountCommand,
              "O(log(N)) with N being the number of elements in the sorted set."});
-  table.Add({"zlexcount", 4, kROF, 1, 1, 1, kReadFast, kGroup, "2.8.9",
+  table.Add({"zlexcount", 4, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.8.9",
              "Returns the number of members in a sorted set within a lexicographical range.",
              "key min max", ZlexcountCommand,
              "O(log(N)) with N being the number of elements in the sorted set."});
-  table.Add({"zremrangebyrank", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.0.0",
+  table.Add({"zremrangebyrank", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,
+             kGroup, "2.0.0",
              "Removes members in a sorted set within a range of indexes. Deletes the sorted set "
              "if all members were removed.",
              "key start stop", ZremrangebyrankCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements removed by the operation."});
-  table.Add({"zremrangebyscore", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "1.2.0",
+  table.Add({"zremrangebyscore", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,
+             kGroup, "1.2.0",
              "Removes members in a sorted set within a range of scores. Deletes the sorted set "
              "if all members were removed.",
              "key min max", ZremrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements removed by the operation."});
-  table.Add({"zremrangebylex", 4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.8.9",
+  table.Add({"zremrangebylex", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,
+             kGroup, "2.8.9",
              "Removes members in a sorted set within a lexicographical range. Deletes the sorted "
              "set if all members were removed.",
              "key min max", ZremrangebylexCommand,

@@ -249,10 +249,6 @@ std::vector<size_t> StoreKeys(std::span<const std::string_view> argv) {
 
 void RegisterZsetSetOpCommands(CommandTable& table) {
   constexpr const char* kGroup = "sorted-set";
-  constexpr const char* kReadSlow = "@read @sortedset @slow";
-  constexpr const char* kWriteSlow = "@write @sortedset @slow";
-  constexpr uint32_t kRO = kCmdReadonly | kCmdMovableKeys;
-  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdMovableKeys;
   const char* kUnionCx =
       "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
       "the number of elements in the resulting sorted set.";
@@ -264,33 +260,39 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
       "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
       "is the size of the first set, and K is the size of the result set.";
 
-  table.Add({"zunion", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
-             "Returns the union of multiple sorted sets.",
+  table.Add({"zunion", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "6.2.0", "Returns the union of multiple sorted sets.",
              "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
              "[WITHSCORES]",
              ZunionCommand, kUnionCx, KeysFrom1});
-  table.Add({"zinter", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
-             "Returns the intersect of multiple sorted sets.",
+  table.Add({"zinter", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "6.2.0", "Returns the intersect of multiple sorted sets.",
              "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
              "[WITHSCORES]",
              ZinterCommand, kInterCx, KeysFrom1});
-  table.Add({"zdiff", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "6.2.0",
-             "Returns the difference between multiple sorted sets.",
+  table.Add({"zdiff", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "6.2.0", "Returns the difference between multiple sorted sets.",
              "numkeys key [key ...] [WITHSCORES]", ZdiffCommand, kDiffCx, KeysFrom1});
-  table.Add({"zunionstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.0.0",
-             "Stores the union of multiple sorted sets in a key.",
+  table.Add({"zunionstore", -4, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.0.0", "Stores the union of multiple sorted sets in a key.",
              "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
              "MIN | MAX>]",
              ZunionstoreCommand, kUnionCx, StoreKeys});
-  table.Add({"zinterstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "2.0.0",
+  table.Add({"zinterstore", -4, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.0.0",
              "Stores the intersect of multiple sorted sets in a key.",
              "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
              "MIN | MAX>]",
              ZinterstoreCommand, kInterCx, StoreKeys});
-  table.Add({"zdiffstore", -4, kW, 1, 1, 1, kWriteSlow, kGroup, "6.2.0",
+  table.Add({"zdiffstore", -4, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "6.2.0",
              "Stores the difference of multiple sorted sets in a key.",
              "destination numkeys key [key ...]", ZdiffstoreCommand, kDiffCx, StoreKeys});
-  table.Add({"zintercard", -3, kRO, 0, 0, 0, kReadSlow, kGroup, "7.0.0",
+  table.Add({"zintercard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "7.0.0",
              "Returns the number of members of the intersect of multiple sorted sets.",
              "numkeys key [key ...] [LIMIT limit]", ZintercardCommand,
              "O(N*K) worst case with N being the smallest input sorted set, K being the number of "

@@ -526,79 +526,84 @@ std::vector<size_t> ZsetNumkeysKeys(std::span<const std::string_view> argv, size
 
 void RegisterZsetCommands(CommandTable& table) {
   constexpr const char* kGroup = "sorted-set";
-  constexpr const char* kWriteFast = "@write @sortedset @fast";
   constexpr const char* kWriteSlow = "@write @sortedset @slow";
-  constexpr const char* kReadFast = "@read @sortedset @fast";
-  constexpr const char* kReadSlow = "@read @sortedset @slow";
-  constexpr const char* kBlocking = "@write @sortedset @slow @blocking";
-  constexpr uint32_t kWDF = kCmdWrite | kCmdDenyOom | kCmdFast;
-  constexpr uint32_t kWF = kCmdWrite | kCmdFast;
-  constexpr uint32_t kRO = kCmdReadonly;
-  constexpr uint32_t kROF = kCmdReadonly | kCmdFast;
 
-  table.Add({"zadd", -4, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+  table.Add({"zadd", -4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
+             kAclSortedSet, kGroup, "1.2.0",
              "Adds one or more members to a sorted set, or updates their scores. Creates the key "
              "if it doesn't exist.",
              "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]", ZaddCommand,
              "O(log(N)) for each item added, where N is the number of elements in the sorted "
              "set."});
-  table.Add({"zincrby", 4, kWDF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+  table.Add({"zincrby", 4, kCmdWrite | kCmdDenyOom | kCmdFast,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclSortedSet, kGroup, "1.2.0",
              "Increments the score of a member in a sorted set.", "key increment member",
              ZincrbyCommand, "O(log(N)) where N is the number of elements in the sorted set."});
-  table.Add({"zrem", -3, kWF, 1, 1, 1, kWriteFast, kGroup, "1.2.0",
+  table.Add({"zrem", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,
+             kGroup, "1.2.0",
              "Removes one or more members from a sorted set. Deletes the sorted set if all "
              "members were removed.",
              "key member [member ...]", ZremCommand,
              "O(M*log(N)) with N being the number of elements in the sorted set and M the number "
              "of elements to be removed."});
-  table.Add({"zcard", 2, kROF, 1, 1, 1, kReadFast, kGroup, "1.2.0",
-             "Returns the number of members in a sorted set.", "key", ZcardCommand, "O(1)"});
-  table.Add({"zscore", 3, kROF, 1, 1, 1, kReadFast, kGroup, "1.2.0",
-             "Returns the score of a member in a sorted set.", "key member", ZscoreCommand,
+  table.Add({"zcard", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO)), kAclSortedSet, kGroup,
+             "1.2.0", "Returns the number of members in a sorted set.", "key", ZcardCommand,
              "O(1)"});
-  table.Add({"zmscore", -3, kROF, 1, 1, 1, kReadFast, kGroup, "6.2.0",
+  table.Add({"zscore", 3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "1.2.0", "Returns the score of a member in a sorted set.",
+             "key member", ZscoreCommand, "O(1)"});
+  table.Add({"zmscore", -3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "6.2.0",
              "Returns the score of one or more members in a sorted set.", "key member [member ...]",
              ZmscoreCommand, "O(N) where N is the number of members being requested."});
-  table.Add({"zrank", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+  table.Add({"zrank", -3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.0.0",
              "Returns the index of a member in a sorted set ordered by ascending scores.",
              "key member [WITHSCORE]", ZrankCommand, "O(log(N))"});
-  table.Add({"zrevrank", -3, kROF, 1, 1, 1, kReadFast, kGroup, "2.0.0",
+  table.Add({"zrevrank", -3, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
+             kAclSortedSet, kGroup, "2.0.0",
              "Returns the index of a member in a sorted set ordered by descending scores.",
              "key member [WITHSCORE]", ZrevrankCommand, "O(log(N))"});
-  table.Add({"zpopmin", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "5.0.0",
+  table.Add({"zpopmin", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclSortedSet, kGroup, "5.0.0",
              "Returns the lowest-scoring members from a sorted set after removing them. Deletes "
              "the sorted set if the last member was popped.",
              "key [count]", ZpopminCommand,
              "O(log(N)*M) with N being the number of elements in the sorted set, and M being the "
              "number of elements popped."});
-  table.Add({"zpopmax", -2, kWF, 1, 1, 1, kWriteFast, kGroup, "5.0.0",
+  table.Add({"zpopmax", -2, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclSortedSet, kGroup, "5.0.0",
              "Returns the highest-scoring members from a sorted set after removing them. Deletes "
              "the sorted set if the last member was popped.",
              "key [count]", ZpopmaxCommand,
              "O(log(N)*M) with N being the number of elements in the sorted set, and M being the "
              "number of elements popped."});
-  table.Add({"bzpopmin", -3, kCmdWrite | kCmdFast | kCmdBlocking, 1, -2, 1,
-             "@write @sortedset @fast @blocking", kGroup, "5.0.0",
+  table.Add({"bzpopmin", -3, kCmdWrite | kCmdBlocking | kCmdFast,
+             Keys(KeysAt(1, -2, 1, kKeyRW | kKeyAccess | kKeyDelete, 0)), kAclSortedSet, kGroup,
+             "5.0.0",
              "Removes and returns the member with the lowest score from one or more sorted sets. "
              "Blocks until a member is available otherwise. Deletes the sorted set if the last "
              "element was popped.",
              "key [key ...] timeout", BzpopminCommand,
              "O(log(N)) with N being the number of elements in the sorted set."});
-  table.Add({"bzpopmax", -3, kCmdWrite | kCmdFast | kCmdBlocking, 1, -2, 1,
-             "@write @sortedset @fast @blocking", kGroup, "5.0.0",
+  table.Add({"bzpopmax", -3, kCmdWrite | kCmdBlocking | kCmdFast,
+             Keys(KeysAt(1, -2, 1, kKeyRW | kKeyAccess | kKeyDelete, 0)), kAclSortedSet, kGroup,
+             "5.0.0",
              "Removes and returns the member with the highest score from one or more sorted "
              "sets. Blocks until a member available otherwise.  Deletes the sorted set if the "
              "last element was popped.",
              "key [key ...] timeout", BzpopmaxCommand,
              "O(log(N)) with N being the number of elements in the sorted set."});
-  table.Add({"zmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, kWriteSlow, kGroup, "7.0.0",
+  table.Add({"zmpop", -4, kCmdWrite, Keys(KeyNum(1, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)),
+             kAclSortedSet, kGroup, "7.0.0",
              "Returns the highest- or lowest-scoring members from one or more sorted sets after "
              "removing them. Deletes the sorted set if the last member was popped.",
              "numkeys key [key ...] <MIN | MAX> [COUNT count]", ZmpopCommand,
              "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
              "elements in the sorted set, and M being the number of elements popped.",
              ZmpopKeys});
-  table.Add({"bzmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, kBlocking, kGroup,
+  table.Add({"bzmpop", -5, kCmdWrite | kCmdBlocking,
+             Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)), kAclSortedSet, kGroup,
              "7.0.0",
              "Removes and returns a member by score from one or more sorted sets. Blocks until a "
              "member is available otherwise. Deletes the sorted set if the last element was "
@@ -607,11 +612,12 @@ void RegisterZsetCommands(CommandTable& table) {
              "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
              "elements in the sorted set, and M being the number of elements popped.",
              BzmpopKeys});
-  table.Add({"zrandmember", -2, kRO, 1, 1, 1, kReadSlow, kGroup, "6.2.0",
-             "Returns one or more random members from a sorted set.", "key [count [WITHSCORES]]",
-             ZrandmemberCommand, "O(N) where N is the number of members returned"});
-  table.Add({"zscan", -3, kRO, 1, 1, 1, kReadSlow, kGroup, "2.8.0",
-             "Iterates over members and scores of a sorted set.",
+  table.Add({"zrandmember", -2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
+             kGroup, "6.2.0", "Returns one or more random members from a sorted set.",
+             "key [count [WITHSCORES]]", ZrandmemberCommand,
+             "O(N) where N is the number of members returned"});
+  table.Add({"zscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet, kGroup,
+             "2.8.0", "Iterates over members and scores of a sorted set.",
              "key cursor [MATCH pattern] [COUNT count]", ZscanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "

@@ -73,8 +73,8 @@ Aof::~Aof() {
 }
 
 void Aof::RegisterCommands(CommandTable& table) {
-  table.Add({"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, 0, 0, 0, "@admin @slow @dangerous",
-             "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", "",
+  table.Add({"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading, Keys(), 0, "server",
+             "1.0.0", "Asynchronously rewrites the append-only file to disk.", "",
              BgRewriteAofHandler, "O(1)"});
 }
 
@@ -111,7 +111,8 @@ void Aof::AppendEffect(int db, std::string_view resp) {
 void Aof::BeforeSleep() {
   Flush();
   // The one background fsync at a time has finished: what it covered is on disk.
-  if (bio_->pending_fsyncs() == 0) synced_reploff_ = std::max(synced_reploff_, queued_fsync_reploff_);
+  if (bio_->pending_fsyncs() == 0)
+    synced_reploff_ = std::max(synced_reploff_, queued_fsync_reploff_);
   // While AOF is being turned on, nothing counts until the first rewrite is done.
   if (state_ == State::kOn) {
     fsynced_reploff_ = std::max<int64_t>(fsynced_reploff_, synced_reploff_);
@@ -470,8 +471,8 @@ bool Aof::StartRewrite(std::string* error) {
   close(write_end);
   if (pid < 0) {
     close(pipe_fds[0]);
-    *error = fmt::format("Can't rewrite append only file in background: fork: {}",
-                         strerror(fork_errno));
+    *error =
+        fmt::format("Can't rewrite append only file in background: fork: {}", strerror(fork_errno));
     spdlog::warn("{}", *error);
     return false;
   }

@@ -16,6 +16,7 @@
 
 #include "server/command_context.h"
 #include "server/server.h"
+#include "server/server_loop.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -179,17 +180,17 @@ void Server::PauseChanged() {
   client_pause_.Actions(MonotonicMs());  // ends the pauses whose time is up
   const int64_t next = client_pause_.NextEnd();
   if (next == 0) {
-    pause_timer_.cancel();
+    loop_->pause_timer.cancel();
     if (!postponed_.empty()) ResumePostponedClients();
     return;
   }
   // A pause may last "forever" (FAILOVER): wait at most a day at a time (the steady clock
   // overflows past a few centuries).
   constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
-  pause_timer_.expires_after(
+  loop_->pause_timer.expires_after(
       std::chrono::milliseconds(std::clamp<int64_t>(next - MonotonicMs(), 0, kMaxDelayMs)));
-  NoteTimer(pause_timer_);
-  pause_timer_.async_wait([this](const asio::error_code& ec) {
+  NoteTimer(loop_->pause_timer);
+  loop_->pause_timer.async_wait([this](const asio::error_code& ec) {
     if (!ec) PauseChanged();
   });
 }
@@ -232,16 +233,16 @@ void Server::ArmBlockTimer() {
   int64_t next = blocking_.NextDeadline();
   block_timer_deadline_ = next;
   if (next == 0) {
-    block_timer_.cancel();
+    loop_->block_timer.cancel();
     return;
   }
   // A timeout may be centuries away; the steady clock counts nanoseconds in 64 bits, so wait
   // at most a day and re-arm (Expired() finds nobody when it fires early).
   constexpr int64_t kMaxDelayMs = 24 * 3600 * 1000;
   int64_t delay_ms = std::clamp<int64_t>(next - MonotonicMs(), 0, kMaxDelayMs);
-  block_timer_.expires_after(std::chrono::milliseconds(delay_ms));
-  NoteTimer(block_timer_);
-  block_timer_.async_wait([this](const asio::error_code& ec) {
+  loop_->block_timer.expires_after(std::chrono::milliseconds(delay_ms));
+  NoteTimer(loop_->block_timer);
+  loop_->block_timer.async_wait([this](const asio::error_code& ec) {
     if (ec) return;  // re-armed or cancelled
     OnBlockTimer();
   });

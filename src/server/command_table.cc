@@ -1,6 +1,8 @@
 #include "server/command_table.h"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstring>
 
 #include "util/strings.h"
@@ -272,16 +274,221 @@ std::vector<CommandArg> ParseCommandSyntax(std::string_view syntax) {
   return SyntaxParser(syntax).ParseTop();
 }
 
-std::vector<size_t> CommandSpec::KeyPositions(std::span<const std::string_view> argv) const {
-  if (key_finder != nullptr) return key_finder(argv);
-  std::vector<size_t> out;
-  if (first_key <= 0) return out;
-  int last = last_key;
-  if (last < 0) last = static_cast<int>(argv.size()) + last;
-  int step = key_step > 0 ? key_step : 1;
-  for (int i = first_key; i <= last && i < static_cast<int>(argv.size()); i += step) {
-    out.push_back(static_cast<size_t>(i));
+std::span<const std::pair<CommandFlag, std::string_view>> CommandFlagNames() {
+  static constexpr std::pair<CommandFlag, std::string_view> kNames[] = {
+      {kCmdWrite, "write"},
+      {kCmdReadonly, "readonly"},
+      {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},
+      {kCmdPubsub, "pubsub"},
+      {kCmdNoScript, "noscript"},
+      {kCmdBlocking, "blocking"},
+      {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},
+      {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdSkipSlowlog, "skip_slowlog"},
+      {kCmdAsking, "asking"},
+      {kCmdFast, "fast"},
+      {kCmdNoAuth, "no_auth"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"},
+      {kCmdNoAsyncLoading, "no_async_loading"},
+      {kCmdNoMulti, "no_multi"},
+      {kCmdMovableKeys, "movablekeys"},
+      {kCmdAllowBusy, "allow_busy"},
+  };
+  return kNames;
+}
+
+std::span<const std::pair<KeyFlag, std::string_view>> KeyFlagNames() {
+  static constexpr std::pair<KeyFlag, std::string_view> kNames[] = {
+      {kKeyRO, "RO"},
+      {kKeyRW, "RW"},
+      {kKeyOW, "OW"},
+      {kKeyRM, "RM"},
+      {kKeyAccess, "access"},
+      {kKeyUpdate, "update"},
+      {kKeyInsert, "insert"},
+      {kKeyDelete, "delete"},
+      {kKeyNotKey, "not_key"},
+      {kKeyIncomplete, "incomplete"},
+      {kKeyVariableFlags, "variable_flags"},
+  };
+  return kNames;
+}
+
+uint32_t AclCategoryByName(std::string_view name) {
+  for (size_t i = 0; i < kAclCategoryCount; ++i) {
+    if (EqualsIgnoreCase(name, kAclCategoryNames[i])) return 1u << i;
   }
+  return 0;
+}
+
+uint32_t ImplicitAclCategories(uint32_t flags, uint32_t declared) {
+  uint32_t cats = declared;
+  if (flags & kCmdWrite) cats |= kAclWrite;
+  // Scripts are not @read even when read-only (EVAL_RO): they run arbitrary commands.
+  if ((flags & kCmdReadonly) && !(declared & kAclScripting)) cats |= kAclRead;
+  if (flags & kCmdAdmin) cats |= kAclAdmin | kAclDangerous;
+  if (flags & kCmdPubsub) cats |= kAclPubsub;
+  if (flags & kCmdFast) cats |= kAclFast;
+  if (flags & kCmdBlocking) cats |= kAclBlocking;
+  if (!(cats & kAclFast)) cats |= kAclSlow;
+  return cats;
+}
+
+namespace {
+
+bool IsPlainRange(const KeySpec& ks) {
+  return ks.begin == KeySpec::Begin::kIndex && ks.find == KeySpec::Find::kRange;
+}
+
+// Redis's legacy (first, last, step) triple: the union of the consecutive step-1 ranges; any
+// spec it cannot cover makes the keys "movable" (found only by looking at the arguments).
+void DeriveLegacyRange(CommandSpec& spec) {
+  spec.first_key = spec.last_key = spec.key_step = 0;
+  const std::vector<KeySpec>& specs = spec.key_specs;
+  if (specs.empty()) return;
+  auto absolute_last = [](const KeySpec& ks) { return ks.a >= 0 ? ks.index + ks.a : ks.a; };
+  if (specs.size() == 1 && IsPlainRange(specs[0])) {
+    spec.first_key = specs[0].index;
+    spec.last_key = absolute_last(specs[0]);
+    spec.key_step = specs[0].b;
+    if (specs[0].flags & kKeyIncomplete) spec.flags |= kCmdMovableKeys;
+    return;
+  }
+  int first = INT_MAX;
+  int last = 0;
+  int prev_last = 0;
+  for (const KeySpec& ks : specs) {
+    bool usable = IsPlainRange(ks) && ks.b == 1 && (prev_last == 0 || prev_last == ks.index - 1);
+    if (!usable) {
+      spec.flags |= kCmdMovableKeys;
+      continue;
+    }
+    if (ks.flags & kKeyIncomplete) spec.flags |= kCmdMovableKeys;
+    first = std::min(first, ks.index);
+    // A negative last (counted from the end) wins over any positive one.
+    int ks_last = absolute_last(ks);
+    if (static_cast<unsigned>(ks_last) > static_cast<unsigned>(last)) last = ks_last;
+    prev_last = last;
+  }
+  if (first == INT_MAX) {
+    spec.flags |= kCmdMovableKeys;
+    return;
+  }
+  spec.first_key = first;
+  spec.last_key = last;
+  spec.key_step = 1;
+}
+
+// Where a spec's keys start, or -1 when its keyword is absent (or it cannot say).
+int BeginOf(const KeySpec& ks, std::span<const std::string_view> argv) {
+  const int argc = static_cast<int>(argv.size());
+  switch (ks.begin) {
+    case KeySpec::Begin::kIndex:
+      return ks.index;
+    case KeySpec::Begin::kKeyword: {
+      // A negative start searches backwards from the end (MIGRATE's KEYS comes last).
+      bool backwards = ks.index < 0;
+      int from = backwards ? argc + ks.index : ks.index;
+      int to = backwards ? 0 : argc - 1;
+      for (int i = from; backwards ? i > to : i <= to; i += backwards ? -1 : 1) {
+        if (i >= 0 && i < argc && EqualsIgnoreCase(argv[static_cast<size_t>(i)], ks.keyword)) {
+          return i + 1;
+        }
+      }
+      return -1;
+    }
+    case KeySpec::Begin::kUnknown:
+      return -1;
+  }
+  return -1;
+}
+
+enum class SpecResult { kOk, kAbsent, kInvalid };
+
+// Appends one spec's keys.
+SpecResult KeysOfSpec(const KeySpec& ks, std::span<const std::string_view> argv,
+                      std::vector<KeyRef>* out) {
+  const int argc = static_cast<int>(argv.size());
+  int first = BeginOf(ks, argv);
+  if (first < 0) return SpecResult::kAbsent;
+  int last;
+  int step;
+  if (ks.find == KeySpec::Find::kRange) {
+    if (ks.a >= 0) {
+      last = first + ks.a;
+    } else if (ks.c == 0) {
+      last = argc + ks.a;
+    } else {
+      // lastkey -1 with a limit: the keys are the first 1/limit of what remains (XREAD's
+      // "STREAMS k1 k2 id1 id2").
+      last = first + (argc - first) / ks.c + ks.a;
+    }
+    step = ks.b;
+  } else {
+    int at = first + ks.a;
+    int64_t numkeys;
+    if (at >= argc || !ParseInt64(argv[static_cast<size_t>(at)], &numkeys) || numkeys < 0 ||
+        numkeys > argc) {
+      return SpecResult::kInvalid;
+    }
+    first += ks.b;
+    last = first + static_cast<int>(numkeys) - 1;
+    step = ks.c;
+    if (numkeys == 0) return SpecResult::kOk;
+  }
+  if (step <= 0 || last >= argc || last < first || first >= argc) return SpecResult::kInvalid;
+  for (int i = first; i <= last; i += step) out->push_back({static_cast<size_t>(i), ks.flags});
+  return SpecResult::kOk;
+}
+
+}  // namespace
+
+bool CommandSpec::GetKeys(std::span<const std::string_view> argv, std::vector<KeyRef>* out,
+                          bool include_not_keys) const {
+  out->clear();
+  std::vector<KeyRef> found;
+  bool partial = false;  // a spec the table cannot follow (unknown, incomplete)
+  bool invalid = false;  // the arguments do not fit a spec
+  for (const KeySpec& ks : key_specs) {
+    if ((ks.flags & kKeyNotKey) && !include_not_keys) continue;
+    if (ks.begin == KeySpec::Begin::kUnknown || ks.find == KeySpec::Find::kUnknown) {
+      partial = true;
+      continue;
+    }
+    partial |= (ks.flags & kKeyIncomplete) != 0;
+    if (KeysOfSpec(ks, argv, &found) == SpecResult::kInvalid) invalid = true;
+  }
+  if (invalid) return false;
+  if (key_finder != nullptr && partial) {
+    // The finder knows the positions; the flags come from the spec that yields the position,
+    // else from the last spec (the one the table could not follow: SORT's STORE).
+    for (size_t pos : key_finder(argv)) {
+      uint32_t flags = key_specs.back().flags;
+      for (const KeyRef& ref : found) {
+        if (ref.pos == pos) {
+          flags = ref.flags;
+          break;
+        }
+      }
+      out->push_back({pos, flags});
+    }
+  } else {
+    *out = std::move(found);
+  }
+  if (key_flags != nullptr) {
+    for (KeyRef& ref : *out) ref.flags = key_flags(argv, ref);
+  }
+  return true;
+}
+
+std::vector<size_t> CommandSpec::KeyPositions(std::span<const std::string_view> argv) const {
+  std::vector<KeyRef> keys;
+  std::vector<size_t> out;
+  if (!GetKeys(argv, &keys)) return out;
+  out.reserve(keys.size());
+  for (const KeyRef& ref : keys) out.push_back(ref.pos);
   return out;
 }
 
@@ -299,10 +506,9 @@ static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string 
   spec->name = std::move(name);
   spec->arity = def.arity;
   spec->flags = def.flags;
-  spec->first_key = def.first_key;
-  spec->last_key = def.last_key;
-  spec->key_step = def.key_step;
-  spec->acl_categories = def.acl;
+  spec->key_specs = def.keys;
+  DeriveLegacyRange(*spec);
+  spec->acl_categories = ImplicitAclCategories(spec->flags, def.acl);
   spec->group = def.group;
   spec->since = def.since;
   spec->summary = def.summary;
@@ -310,6 +516,7 @@ static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string 
   spec->complexity = def.complexity;
   spec->handler = def.handler;
   spec->key_finder = def.key_finder;
+  spec->key_flags = def.key_flags;
   spec->args = ParseCommandSyntax(def.syntax);
   return spec;
 }

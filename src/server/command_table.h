@@ -8,12 +8,15 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace vireo {
 
 class CommandContext;
 
+// Command flags, one set for every family (Redis's names). COMMAND INFO lists the visible ones
+// in Redis's order (see CommandFlagNames); kCmdMovableKeys is derived from the key specs.
 enum CommandFlag : uint32_t {
   kCmdWrite = 1u << 0,
   kCmdReadonly = 1u << 1,
@@ -28,16 +31,151 @@ enum CommandFlag : uint32_t {
   kCmdSkipSlowlog = 1u << 10,
   kCmdFast = 1u << 11,
   kCmdNoAuth = 1u << 12,
-  kCmdMayReplicate = 1u << 13,
+  kCmdMayReplicate = 1u << 13,  // hidden in COMMAND INFO, as in Redis
   kCmdNoMulti = 1u << 14,
   kCmdAllowBusy = 1u << 15,
-  kCmdMovableKeys = 1u << 16,
+  kCmdMovableKeys = 1u << 16,  // derived: set by the table, never declared
+  kCmdAsking = 1u << 17,
+  kCmdNoMandatoryKeys = 1u << 18,
+  kCmdNoAsyncLoading = 1u << 19,
+  kCmdProtected = 1u << 20,             // hidden
+  kCmdTouchesArbitraryKeys = 1u << 21,  // hidden
+};
+
+// The visible flags with their COMMAND INFO names, in Redis's order.
+std::span<const std::pair<CommandFlag, std::string_view>> CommandFlagNames();
+
+// ACL categories (Redis's, in Redis's order: COMMAND INFO and ACL CAT list them so). A command
+// declares the categories that say what it works on (@string, @keyspace, @dangerous...); the
+// ones that follow from its flags (@write, @read, @admin, @fast or @slow, @blocking, @pubsub)
+// are added by the table, as Redis does.
+enum AclCategory : uint32_t {
+  kAclKeyspace = 1u << 0,
+  kAclRead = 1u << 1,
+  kAclWrite = 1u << 2,
+  kAclSet = 1u << 3,
+  kAclSortedSet = 1u << 4,
+  kAclList = 1u << 5,
+  kAclHash = 1u << 6,
+  kAclString = 1u << 7,
+  kAclBitmap = 1u << 8,
+  kAclHyperLogLog = 1u << 9,
+  kAclGeo = 1u << 10,
+  kAclStream = 1u << 11,
+  kAclPubsub = 1u << 12,
+  kAclAdmin = 1u << 13,
+  kAclFast = 1u << 14,
+  kAclSlow = 1u << 15,
+  kAclBlocking = 1u << 16,
+  kAclDangerous = 1u << 17,
+  kAclConnection = 1u << 18,
+  kAclTransaction = 1u << 19,
+  kAclScripting = 1u << 20,
+};
+inline constexpr size_t kAclCategoryCount = 21;
+// Bit i of an AclCategory mask is named kAclCategoryNames[i] (without the '@').
+inline constexpr std::string_view kAclCategoryNames[kAclCategoryCount] = {
+    "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+    "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+    "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
+// The mask of one category by name (case-insensitive, no '@'), 0 if unknown.
+uint32_t AclCategoryByName(std::string_view name);
+// The declared categories plus those Redis implies from the flags.
+uint32_t ImplicitAclCategories(uint32_t flags, uint32_t declared);
+
+// Key-spec flags (Redis 7's model). Exactly one of RO/RW/OW/RM says how the key's value is
+// used; the rest say what the command does to the data. ACL and cluster redirection read them.
+enum KeyFlag : uint32_t {
+  kKeyRO = 1u << 0,  // read only
+  kKeyRW = 1u << 1,  // read and modified
+  kKeyOW = 1u << 2,  // overwritten without reading
+  kKeyRM = 1u << 3,  // removed
+  kKeyAccess = 1u << 4,
+  kKeyUpdate = 1u << 5,
+  kKeyInsert = 1u << 6,
+  kKeyDelete = 1u << 7,
+  kKeyNotKey = 1u << 8,  // a name hashed like a key (shard channels), not a keyspace key
+  kKeyIncomplete = 1u << 9,
+  kKeyVariableFlags = 1u << 10,
+};
+std::span<const std::pair<KeyFlag, std::string_view>> KeyFlagNames();
+
+// Where a command's keys are: how to find the first (begin search) and how to step from it
+// (find keys).
+struct KeySpec {
+  enum class Begin : uint8_t { kUnknown, kIndex, kKeyword };
+  enum class Find : uint8_t { kUnknown, kRange, kKeyNum };
+  uint32_t flags = 0;
+  Begin begin = Begin::kUnknown;
+  int index = 0;             // kIndex: the position; kKeyword: where the search starts
+                             // (negative: from the end, searching backwards)
+  const char* keyword = "";  // kKeyword
+  Find find = Find::kUnknown;
+  // kRange: last key relative to the first (negative: from the end), step, and limit (with
+  // lastkey -1: only 1/limit of the remaining arguments are keys).
+  // kKeyNum: where numkeys is (relative to the begin), where the first key is (relative to
+  // the begin), step.
+  int a = 0, b = 0, c = 0;
+  const char* notes = "";
+};
+
+// Builders for the declarations.
+// One key, or a run of keys, at a fixed position: `KeysAt(1, -1, 1, ...)` is "every argument
+// from 1 on".
+constexpr KeySpec KeysAt(int pos, int lastkey, int step, uint32_t flags, int limit = 0,
+                         const char* notes = "") {
+  return {flags, KeySpec::Begin::kIndex, pos, "", KeySpec::Find::kRange, lastkey, step, limit,
+          notes};
+}
+constexpr KeySpec KeyAt(int pos, uint32_t flags, const char* notes = "") {
+  return KeysAt(pos, 0, 1, flags, 0, notes);
+}
+// `numkeys` keys: the count at pos+keynumidx, the keys from pos+firstkey.
+constexpr KeySpec KeyNum(int pos, int keynumidx, int firstkey, int step, uint32_t flags,
+                         const char* notes = "") {
+  return {flags, KeySpec::Begin::kIndex, pos, "", KeySpec::Find::kKeyNum, keynumidx, firstkey, step,
+          notes};
+}
+// Keys after a keyword ("STREAMS key [key ...]", "STORE destination").
+constexpr KeySpec KeysAfter(const char* keyword, int startfrom, int lastkey, int step, int limit,
+                            uint32_t flags, const char* notes = "") {
+  return {flags,
+          KeySpec::Begin::kKeyword,
+          startfrom,
+          keyword,
+          KeySpec::Find::kRange,
+          lastkey,
+          step,
+          limit,
+          notes};
+}
+// Keys the table cannot locate (they depend on a value, or the keyword can be anywhere); the
+// command's KeyFinder finds them.
+constexpr KeySpec UnknownKeys(uint32_t flags, const char* notes = "") {
+  return {flags, KeySpec::Begin::kUnknown, 0, "", KeySpec::Find::kUnknown, 0, 0, 0, notes};
+}
+
+// A command's key specs, in order (none: `Keys()`).
+template <typename... Specs>
+std::vector<KeySpec> Keys(Specs... specs) {
+  return {specs...};
+}
+
+// One key argument of a call: its position in argv and its key-spec flags.
+struct KeyRef {
+  size_t pos;
+  uint32_t flags;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx);
 // The key positions of a command whose keys move (LMPOP's numkeys); empty when the arguments
 // name no keys.
 using KeyFinder = std::vector<size_t> (*)(std::span<const std::string_view> argv);
+
+struct KeyRef;
+// The flags of one key for commands whose key specs say kKeyVariableFlags (SET's key is read
+// only with GET): given the call and the key with its declared flags.
+using KeyFlagsFn = uint32_t (*)(std::span<const std::string_view> argv, const KeyRef& key);
 
 // Lets maps keyed by std::string be searched with a string_view, without allocating.
 struct TransparentStringHash {
@@ -59,20 +197,26 @@ struct CommandArg {
 };
 
 struct CommandSpec {
-  std::string name;  // lower case; "config|get" for subcommands
-  int arity = 0;     // Redis convention: negative = at least -arity
-  uint32_t flags = 0;
+  std::string name;    // lower case; "config|get" for subcommands
+  int arity = 0;       // Redis convention: negative = at least -arity
+  uint32_t flags = 0;  // declared flags, plus kCmdMovableKeys when the specs imply it
+  // Redis's legacy key range, derived from the key specs as Redis derives it: what COMMAND
+  // INFO reports as first key, last key and step.
   int first_key = 0;
   int last_key = 0;
   int key_step = 0;
-  std::string acl_categories;  // space separated, e.g. "@write @string @fast"
-  std::string group;           // "string", "generic", "server", ...
+  uint32_t acl_categories = 0;  // AclCategory mask, implicit categories included
+  std::vector<KeySpec> key_specs;
+  std::string group;  // "string", "generic", "server", ...
   std::string summary;
   std::string since;
   std::string complexity;
   std::string syntax;  // e.g. "key value [NX | XX]"; parsed into `args`
   CommandHandler handler = nullptr;
-  KeyFinder key_finder = nullptr;  // for movable keys; else first_key/last_key/key_step
+  // For keys the specs cannot locate (SORT's STORE, MIGRATE's KEYS...), as Redis's getkeys
+  // procedures; else the specs are used.
+  KeyFinder key_finder = nullptr;
+  KeyFlagsFn key_flags = nullptr;
   std::vector<CommandArg> args;
   StringMap<std::unique_ptr<CommandSpec>> subcommands;
   // Dense index among all specs (subcommands included): where a server keeps this command's
@@ -83,17 +227,27 @@ struct CommandSpec {
   bool ArityOk(size_t argc) const {
     return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
   }
-  // The positions of the key arguments in argv, from first_key/last_key/key_step.
+  bool HasKeys() const { return !key_specs.empty(); }
+  // The key arguments of a call (argv[0] is the command name) with their key-spec flags, in
+  // spec order. Shard channels (kKeyNotKey) are left out unless `include_not_keys` (cluster
+  // routing hashes them). Returns false when the arguments are malformed for the specs (a bad
+  // numkeys, a keyword-less range running off argv); `out` then holds nothing. Callers (ACL,
+  // cluster redirection, COMMAND GETKEYS) all use this one function.
+  bool GetKeys(std::span<const std::string_view> argv, std::vector<KeyRef>* out,
+               bool include_not_keys = false) const;
+  // The positions only.
   std::vector<size_t> KeyPositions(std::span<const std::string_view> argv) const;
 };
 
-// Declaration helper used by each command family's Register function.
+// Declaration helper used by each command family's Register function:
+//   {name, arity, CommandFlag mask, key specs, declared AclCategory mask, group, since,
+//    summary, syntax, handler, complexity, key finder}
 struct CommandDef {
   const char* name;
   int arity;
   uint32_t flags;
-  int first_key, last_key, key_step;
-  const char* acl;
+  std::vector<KeySpec> keys;
+  uint32_t acl;
   const char* group;
   const char* since;
   const char* summary;
@@ -101,6 +255,7 @@ struct CommandDef {
   CommandHandler handler;
   const char* complexity = "";
   KeyFinder key_finder = nullptr;
+  KeyFlagsFn key_flags = nullptr;
 };
 
 // Per-command statistics for INFO commandstats; each server keeps its own.

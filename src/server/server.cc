@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "server/server_loop.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -112,7 +113,7 @@ constexpr uint64_t kWakeTag = 1ull << 62;
 }  // namespace
 
 Server::Server(Config config)
-    : config_(std::move(config)), io_(1), cron_timer_(io_), block_timer_(io_) {
+    : config_(std::move(config)), loop_(std::make_unique<ServerLoop>()) {
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   ApplyMemoryConfig();
@@ -402,9 +403,9 @@ void Server::PauseAccepting() {
   if (accept_paused_) return;
   accept_paused_ = true;
   for (auto& listener : listeners_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener->fd, nullptr);
-  accept_pause_timer_.expires_after(std::chrono::milliseconds(100));
-  NoteTimer(accept_pause_timer_);
-  accept_pause_timer_.async_wait([this](const asio::error_code& ec) {
+  loop_->accept_pause_timer.expires_after(std::chrono::milliseconds(100));
+  NoteTimer(loop_->accept_pause_timer);
+  loop_->accept_pause_timer.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
     accept_paused_ = false;
     if (spare_fd_ < 0) spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -708,8 +709,8 @@ void Server::PollEvents(int timeout_ms) {
   if (n < 0) {
     // A signal: its asio handler (SIGTERM -> shutdown) runs now rather than at the next tick.
     if (errno == EINTR) {
-      if (io_.stopped()) io_.restart();
-      io_.poll();
+      if (loop_->io.stopped()) loop_->io.restart();
+      loop_->io.poll();
     }
     n = 0;
   }
@@ -731,8 +732,8 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
   if (tag == kWakeTag) {
     uint64_t count;
     [[maybe_unused]] ssize_t r = read(wake_fd_, &count, sizeof(count));
-    if (io_.stopped()) io_.restart();
-    io_.poll();
+    if (loop_->io.stopped()) loop_->io.restart();
+    loop_->io.poll();
     return;
   }
   // Clients closed earlier in this batch are still allocated (they're freed in BeforeSleep).
@@ -749,17 +750,19 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ReadFromClient(*client);
 }
 
-void Server::NoteTimer(const asio::steady_timer& timer) {
+asio::io_context& Server::io() { return loop_->io; }
+
+void Server::NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline) {
   for (auto& [which, when] : timer_deadlines_) {
-    if (which == &timer) {
-      when = timer.expiry();
+    if (which == timer) {
+      when = deadline;
       return;
     }
   }
-  timer_deadlines_.emplace_back(&timer, timer.expiry());
+  timer_deadlines_.emplace_back(timer, deadline);
 }
 
-// asio's timers sit on its own epoll set, which the loop enters only through io_.poll(): the
+// asio's timers sit on its own epoll set, which the loop enters only through loop_->io.poll(): the
 // loop polls it once a noted deadline has passed. The extra millisecond lets the kernel's timer
 // (subject to timer slack) fire before we look, so a poll never comes too early to see it.
 //
@@ -776,8 +779,8 @@ void Server::RunDueTimers() {
   if (!due && real_now - last_timer_poll_ < std::chrono::milliseconds(kTimerSafetyPollMs)) return;
   std::erase_if(timer_deadlines_, past);
   last_timer_poll_ = real_now;
-  if (io_.stopped()) io_.restart();
-  io_.poll();
+  if (loop_->io.stopped()) loop_->io.restart();
+  loop_->io.poll();
 }
 
 int Server::MsUntilNextTimer() {
@@ -801,9 +804,9 @@ void Server::RequestShutdown() {
 
 void Server::ScheduleCron() {
   int hz = std::clamp(config_.values().hz, 1, 500);
-  cron_timer_.expires_after(std::chrono::microseconds(1000000 / hz));
-  NoteTimer(cron_timer_);
-  cron_timer_.async_wait([this](const asio::error_code& ec) {
+  loop_->cron_timer.expires_after(std::chrono::microseconds(1000000 / hz));
+  NoteTimer(loop_->cron_timer);
+  loop_->cron_timer.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
     Cron();
     ScheduleCron();
@@ -860,9 +863,9 @@ void Server::ScheduleFastExpire() {
   // a mass expiry (a million keys sharing one TTL) drains in seconds; each pass holds the loop
   // for only a millisecond.
   fast_expire_armed_ = true;
-  fast_expire_timer_.expires_after(std::chrono::microseconds(2000));
-  NoteTimer(fast_expire_timer_);
-  fast_expire_timer_.async_wait([this](const asio::error_code& ec) {
+  loop_->fast_expire_timer.expires_after(std::chrono::microseconds(2000));
+  NoteTimer(loop_->fast_expire_timer);
+  loop_->fast_expire_timer.async_wait([this](const asio::error_code& ec) {
     fast_expire_armed_ = false;
     if (ec || !active_expire_enabled_) return;
     UpdateCommandTime();
@@ -1057,7 +1060,7 @@ void Server::ApplyConfigChange(const std::string& name) {
     StartEvictionTimer();
   }
   if (name == "hz") {
-    cron_timer_.cancel();
+    loop_->cron_timer.cancel();
     ScheduleCron();
   } else if (name == "maxmemory-clients") {
     client_eviction_.OnConfigChange();

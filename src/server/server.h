@@ -2,7 +2,6 @@
 // each command to completion on the one thread that owns all data.
 #pragma once
 
-#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -31,7 +30,13 @@
 #include "server/pubsub.h"
 #include "util/clock.h"
 
+namespace asio {
+class io_context;
+}  // namespace asio
+
 namespace vireo {
+
+struct ServerLoop;  // server_loop.h: the io_context and the server's timers
 
 // A per-second rate averaged over the last few cron samples (INFO's instantaneous_* fields).
 class RateSampler {
@@ -267,8 +272,12 @@ class Server : public KeyspaceListener {
   // level-triggered epoll set (see Run). A timer armed on io() must be passed to NoteTimer
   // after each expires_at/expires_after so the loop wakes for it on time (otherwise it fires
   // at the next cron tick at the latest).
-  asio::io_context& io() { return io_; }
-  void NoteTimer(const asio::steady_timer& timer);
+  asio::io_context& io();
+  template <typename Timer>
+  void NoteTimer(const Timer& timer) {
+    NoteTimerDeadline(&timer, timer.expiry());
+  }
+  void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
   // One turn of the loop: waits up to `timeout_ms` (0: don't wait, -1: until the next timer)
   // for ready sockets, reads and runs what arrived, runs due timers, then flushes replies.
   // Long-running work (scripts) may call it with 0 to keep serving other clients.
@@ -384,10 +393,9 @@ class Server : public KeyspaceListener {
   void ContinueEvictions();
 
   Config config_;
-  // Concurrency hint 1: one thread runs the loop, so asio skips cross-thread wake-ups.
-  asio::io_context io_;
-  asio::steady_timer cron_timer_;
-  asio::steady_timer block_timer_;
+  // The io_context and the timers (cron, blocked clients, fast expiry, accept pause, client
+  // pause). Destroyed late, as the io_context was: after the clients and engines below.
+  std::unique_ptr<ServerLoop> loop_;
   int64_t block_timer_deadline_ = 0;  // what block_timer_ is armed for (0 = not armed)
   BlockingEngine blocking_;
   bool serving_ready_keys_ = false;
@@ -429,12 +437,10 @@ class Server : public KeyspaceListener {
   size_t executing_depth_ = 0;
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   bool active_expire_enabled_ = true;
-  asio::steady_timer fast_expire_timer_{io_};
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered
   int wake_fd_ = -1;   // eventfd: another thread posted work to io_
   int spare_fd_ = -1;  // /dev/null, closed to make room for refusing a client on EMFILE
   bool accept_paused_ = false;
-  asio::steady_timer accept_pause_timer_{io_};
   int64_t accept_error_logged_ms_ = 0;
   uint64_t accept_errors_unlogged_ = 0;
   // Armed asio timers and their deadlines (one entry per timer).
@@ -447,7 +453,6 @@ class Server : public KeyspaceListener {
   ChildProcesses children_;
   ClientPause client_pause_;
   std::vector<uint64_t> postponed_;
-  asio::steady_timer pause_timer_{io_};
   RdbState rdb_state_;
   Propagator propagator_;
   std::unique_ptr<Replication> replication_;
