@@ -558,73 +558,56 @@ void GeoradiusbymemberRoCommand(CommandContext& ctx) {
 void GeosearchCommand(CommandContext& ctx) { SearchGeneric(ctx, 1, kSearch); }
 void GeosearchstoreCommand(CommandContext& ctx) { SearchGeneric(ctx, 2, kSearch | kSearchStore); }
 
-// COMMAND GETKEYS for GEORADIUS / GEORADIUSBYMEMBER: the source, then the key after the first
-// STORE and the first STOREDIST among the options (Redis's keyword key specs).
-std::vector<size_t> StoreKeys(std::span<const std::string_view> argv, size_t options_from) {
-  std::vector<size_t> out{1};
-  for (std::string_view keyword : {"STORE", "STOREDIST"}) {
-    for (size_t i = options_from; i + 1 < argv.size(); ++i) {
-      if (IsArg(argv[i], keyword)) {
-        out.push_back(i + 1);
-        break;
-      }
-    }
-  }
-  return out;
-}
-std::vector<size_t> GeoradiusKeys(std::span<const std::string_view> argv) {
-  return StoreKeys(argv, 6);
-}
-std::vector<size_t> GeoradiusbymemberKeys(std::span<const std::string_view> argv) {
-  return StoreKeys(argv, 5);
-}
-
 }  // namespace
 
 void RegisterGeoCommands(CommandTable& table) {
   constexpr const char* kGroup = "geo";
-  constexpr const char* kWrite = "@write @geo @slow";
-  constexpr const char* kRead = "@read @geo @slow";
   constexpr uint32_t kWD = kCmdWrite | kCmdDenyOom;
   constexpr const char* kSearchComplexity =
       "O(N+log(M)) where N is the number of elements inside the bounding box of the circular "
       "area delimited by center and radius and M is the number of items inside the index.";
+  const auto source = KeyAt(1, kKeyRO | kKeyAccess);
+  // GEORADIUS(BYMEMBER)'s STORE / STOREDIST destinations, searched from the first option.
+  auto stores = [&](int options_from) {
+    return Keys(source, KeysAfter("STORE", options_from, 0, 1, 0, kKeyOW | kKeyUpdate),
+                KeysAfter("STOREDIST", options_from, 0, 1, 0, kKeyOW | kKeyUpdate));
+  };
 
-  table.Add({"geoadd", -5, kWD, 1, 1, 1, kWrite, kGroup, "3.2.0",
+  table.Add({"geoadd", -5, kWD, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclGeo, kGroup, "3.2.0",
              "Adds one or more members to a geospatial index. The key is created if it doesn't "
              "exist.",
              "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
              GeoaddCommand,
              "O(log(N)) for each item added, where N is the number of elements in the sorted "
              "set."});
-  table.Add({"geodist", -4, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+  table.Add({"geodist", -4, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.0",
              "Returns the distance between two members of a geospatial index.",
              "key member1 member2 [M | KM | FT | MI]", GeodistCommand, "O(1)"});
-  table.Add({"geohash", -2, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+  table.Add({"geohash", -2, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.0",
              "Returns members from a geospatial index as geohash strings.", "key [member ...]",
              GeohashCommand, "O(1) for each member requested."});
-  table.Add({"geopos", -2, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.0",
+  table.Add({"geopos", -2, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.0",
              "Returns the longitude and latitude of members from a geospatial index.",
              "key [member ...]", GeoposCommand, "O(1) for each member requested."});
-  table.Add({"georadius", -6, kWD | kCmdMovableKeys, 1, 1, 1, kWrite, kGroup, "3.2.0",
+  table.Add({"georadius", -6, kWD, stores(6), kAclGeo, kGroup, "3.2.0",
              "Queries a geospatial index for members within a distance from a coordinate, "
              "optionally stores the result.",
              "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
              "[COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
-             GeoradiusCommand, kSearchComplexity, GeoradiusKeys});
-  table.Add({"georadius_ro", -6, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.10",
+             GeoradiusCommand, kSearchComplexity});
+  table.Add({"georadius_ro", -6, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.10",
              "Returns members from a geospatial index that are within a distance from a "
              "coordinate.",
              "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
              "[COUNT count [ANY]] [ASC | DESC]",
              GeoradiusRoCommand, kSearchComplexity});
-  table.Add({"georadiusbymember", -5, kWD | kCmdMovableKeys, 1, 1, 1, kWrite, kGroup, "3.2.0",
+  table.Add({"georadiusbymember", -5, kWD, stores(5), kAclGeo, kGroup, "3.2.0",
              "Queries a geospatial index for members within a distance from a member, optionally "
              "stores the result.",
              "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
              "[ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
-             GeoradiusbymemberCommand, kSearchComplexity, GeoradiusbymemberKeys});
-  table.Add({"georadiusbymember_ro", -5, kCmdReadonly, 1, 1, 1, kRead, kGroup, "3.2.10",
+             GeoradiusbymemberCommand, kSearchComplexity});
+  table.Add({"georadiusbymember_ro", -5, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.10",
              "Returns members from a geospatial index that are within a distance from a member.",
              "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
              "[ANY]] [ASC | DESC]",
@@ -632,13 +615,15 @@ void RegisterGeoCommands(CommandTable& table) {
   constexpr const char* kGeosearchComplexity =
       "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area "
       "around the shape provided as the filter and M is the number of items inside the shape";
-  table.Add({"geosearch", -7, kCmdReadonly, 1, 1, 1, kRead, kGroup, "6.2.0",
+  table.Add({"geosearch", -7, kCmdReadonly, Keys(source), kAclGeo, kGroup, "6.2.0",
              "Queries a geospatial index for members inside an area of a box or a circle.",
              "key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | "
              "FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] "
              "[WITHCOORD] [WITHDIST] [WITHHASH]",
              GeosearchCommand, kGeosearchComplexity});
-  table.Add({"geosearchstore", -8, kWD, 1, 2, 1, kWrite, kGroup, "6.2.0",
+  table.Add({"geosearchstore", -8, kWD,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyAt(2, kKeyRO | kKeyAccess)), kAclGeo, kGroup,
+             "6.2.0",
              "Queries a geospatial index for members inside an area of a box or a circle, "
              "optionally stores the result.",
              "destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS "

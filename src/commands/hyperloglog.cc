@@ -205,29 +205,32 @@ void PfselftestCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterHyperLogLogCommands(CommandTable& table) {
-  table.Add({"pfadd", -2, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, "@write @hyperloglog @fast",
-             "hyperloglog", "2.8.9",
+  table.Add({"pfadd", -2, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
+             kAclHyperLogLog, "hyperloglog", "2.8.9",
              "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
              "key [element ...]", PfaddCommand, "O(1) to add every element."});
-  table.Add({"pfcount", -2, kCmdReadonly | kCmdMayReplicate, 1, -1, 1, "@read @hyperloglog @slow",
-             "hyperloglog", "2.8.9",
+  table.Add({"pfcount", -2, kCmdReadonly | kCmdMayReplicate,
+             Keys(KeysAt(1, -1, 1, kKeyRW | kKeyAccess, 0,
+                         "RW because it may change the internal representation of the key, and "
+                         "propagate to replicas")),
+             kAclHyperLogLog, "hyperloglog", "2.8.9",
              "Returns the approximated cardinality of the set(s) observed by the HyperLogLog "
              "key(s).",
              "key ...", PfcountCommand,
              "O(1) with a very small average constant time when called with a single key. O(N) "
              "with N being the number of keys, and much bigger constant times, when called with "
              "multiple keys."});
-  table.Add({"pfmerge", -2, kCmdWrite | kCmdDenyOom, 1, -1, 1, "@write @hyperloglog @slow",
-             "hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key.",
-             "destkey [sourcekey ...]", PfmergeCommand,
-             "O(N) to merge N HyperLogLogs, but with high constant times."});
-  table.Add({"pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin, 2, 2, 1,
-             "@write @hyperloglog @admin @slow @dangerous", "hyperloglog", "2.8.9",
+  table.Add({"pfmerge", -2, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyInsert), KeysAt(2, -1, 1, kKeyRO | kKeyAccess)),
+             kAclHyperLogLog, "hyperloglog", "2.8.9",
+             "Merges one or more HyperLogLog values into a single key.", "destkey [sourcekey ...]",
+             PfmergeCommand, "O(N) to merge N HyperLogLogs, but with high constant times."});
+  table.Add({"pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin,
+             Keys(KeyAt(2, kKeyRW | kKeyAccess)), kAclHyperLogLog, "hyperloglog", "2.8.9",
              "Internal commands for debugging HyperLogLog values.", "subcommand key",
              PfdebugCommand, "N/A"});
-  table.Add({"pfselftest", 1, kCmdAdmin, 0, 0, 0, "@hyperloglog @admin @slow @dangerous",
-             "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values.", "",
-             PfselftestCommand, "N/A"});
+  table.Add({"pfselftest", 1, kCmdAdmin, Keys(), kAclHyperLogLog, "hyperloglog", "2.8.9",
+             "An internal command for testing HyperLogLog values.", "", PfselftestCommand, "N/A"});
 }
 
 }  // namespace vireo
