@@ -27,5 +27,6 @@ void RegisterServerCommands(CommandTable& table);  // server_commands.cc
 void RegisterIntrospectionCommands(
     CommandTable& table);                          // introspection.cc (COMMAND, CLIENT, INFO...)
 void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, STATS...)
+void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
 
 }  // namespace vireo
