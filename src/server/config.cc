@@ -1222,6 +1222,10 @@ std::string Config::Rewrite() {
       } else {
         st.RewriteLine(name, name + " " + value, true);
       }
+    } else if (name == "latency-tracking-info-percentiles") {
+      // No percentiles is written as "" (an empty directive would read back as none too, but
+      // Redis writes the quotes).
+      st.RewriteLine(name, name + " " + (value.empty() ? std::string("\"\"") : value), differs);
     } else if (name == "notify-keyspace-events") {
       st.RewriteLine(name, name + " " + QuoteRepr(value), values_.notify_keyspace_flags != 0);
     } else if (opt.type == Type::kString) {

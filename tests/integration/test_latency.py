@@ -250,3 +250,16 @@ def test_config_file_options(server_factory):
     assert [e[0] for e in c.execute_command("LATENCY", "LATEST")] == ["command"]
     assert c.execute_command("LATENCY", "HISTOGRAM") == []
     c.close()
+
+
+def test_config_rewrite_keeps_latency_options(server_factory):
+    srv = server_factory(config_text="latency-monitor-threshold 5\n")
+    c = srv.client(decode_responses=True)
+    c.config_set("latency-tracking-info-percentiles", "")
+    c.config_set("latency-tracking", "no")
+    c.config_rewrite()
+    text = (srv.workdir / "server.conf").read_text()
+    c.close()
+    assert 'latency-tracking-info-percentiles ""' in text
+    assert "latency-tracking no" in text
+    assert "latency-monitor-threshold 5" in text
