@@ -285,3 +285,22 @@ def test_config_rewrite_keeps_latency_options(server_factory):
     assert 'latency-tracking-info-percentiles ""' in text
     assert "latency-tracking no" in text
     assert "latency-monitor-threshold 5" in text
+
+
+def test_aof_and_fork_events_use_redis_names(server_factory):
+    # Disk and fork speed decide whether these reach even 1 ms, so only the names are checked:
+    # whatever the AOF and BGSAVE record is one of Redis's events.
+    srv = server_factory(["--appendonly", "yes", "--appendfsync", "always",
+                          "--latency-monitor-threshold", "1"])
+    c = srv.client(decode_responses=True)
+    big_set(c, "big", 100000)
+    for i in range(200):
+        c.set(f"k{i}", "v" * 1000)
+    c.bgsave()
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    allowed = {"command", "fast-command", "fork", "aof-write", "aof-write-alone",
+               "aof-write-active-child", "aof-write-pending-fsync", "aof-fsync-always", "aof-rename"}
+    events = {e[0] for e in c.execute_command("LATENCY", "LATEST")}
+    assert events <= allowed, events
+    assert "command" in events  # the EVAL
+    c.close()
