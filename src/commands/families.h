@@ -28,5 +28,6 @@ void RegisterIntrospectionCommands(
     CommandTable& table);                          // introspection.cc (COMMAND, CLIENT, INFO...)
 void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, STATS...)
 void RegisterGeoCommands(CommandTable& table);     // geo.cc
+void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
 
 }  // namespace vireo

@@ -23,6 +23,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterMemoryCommands(table);
+  RegisterLatencyCommands(table);
   RegisterReplicationCommands(table);
 }
 

@@ -121,6 +121,20 @@ void Aof::BeforeSleep() {
   }
 }
 
+// Redis's AOF write events: "aof-write" always, and one naming what the disk was busy with.
+void Aof::RecordWriteLatency(int64_t ms) {
+  LatencyMonitor& monitor = server_.latency();
+  if (monitor.threshold_ms() == 0 || ms < monitor.threshold_ms()) return;
+  monitor.AddSampleIfNeeded("aof-write", ms);
+  if (bio_->pending_fsyncs() > 0) {
+    monitor.AddSampleIfNeeded("aof-write-pending-fsync", ms);
+  } else if (server_.children().active()) {
+    monitor.AddSampleIfNeeded("aof-write-active-child", ms);
+  } else {
+    monitor.AddSampleIfNeeded("aof-write-alone", ms);
+  }
+}
+
 void Aof::Flush(bool force) {
   if (buf_.empty()) return;
   if (fd_ < 0) {
@@ -144,6 +158,7 @@ void Aof::Flush(bool force) {
   postponed_since_ms_ = 0;
   size_t done = 0;
   int err = 0;
+  const int64_t write_start_us = MonotonicUs();
   while (done < buf_.size()) {
     ssize_t n = write(fd_, buf_.data() + done, buf_.size() - done);
     if (n < 0) {
@@ -157,6 +172,7 @@ void Aof::Flush(bool force) {
     }
     done += static_cast<size_t>(n);
   }
+  RecordWriteLatency((MonotonicUs() - write_start_us) / 1000);
   const bool always = server_.cfg().appendfsync == "always";
   if (err != 0) {
     if (always) {
@@ -190,7 +206,11 @@ void Aof::Flush(bool force) {
   // Like Redis, any child (BGSAVE too) counts: its disk writes are what makes fsync stall.
   if (server_.cfg().no_appendfsync_on_rewrite && server_.children().active()) return;
   if (always) {
-    if (fdatasync(fd_) == -1) {
+    const int64_t fsync_start_us = MonotonicUs();
+    const int fsync_result = fdatasync(fd_);
+    server_.latency().AddSampleIfNeeded("aof-fsync-always",
+                                        (MonotonicUs() - fsync_start_us) / 1000);
+    if (fsync_result == -1) {
       spdlog::warn(
           "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. "
           "Exiting...",
@@ -530,7 +550,10 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
   spdlog::info("Background AOF rewrite terminated with success");
   AofManifest next = manifest_;
   AofFileInfo base = next.NextBase(c.appendfilename, child_rdb_preamble_);
-  if (rename(temp.c_str(), PathOf(base.name).c_str()) != 0) {
+  const int64_t rename_start_us = MonotonicUs();
+  const int renamed = rename(temp.c_str(), PathOf(base.name).c_str());
+  server_.latency().AddSampleIfNeeded("aof-rename", (MonotonicUs() - rename_start_us) / 1000);
+  if (renamed != 0) {
     fail(fmt::format("Error trying to rename the temporary AOF base file {} into {}: {}", temp,
                      base.name, strerror(errno)));
     return;

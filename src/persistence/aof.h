@@ -103,6 +103,7 @@ class Aof : public EffectSink {
   static void RegisterCommands(CommandTable& table);
 
  private:
+  void RecordWriteLatency(int64_t ms);
   // --- the log
   // Writes the buffer; `force` also when a background fsync is running. Exits the process on
   // a write error under appendfsync always, like Redis.

@@ -88,6 +88,7 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
   ++client.commands_processed;
   if (spec != nullptr) {
     ++command_stats(*spec).calls;
+    if (latency_.tracking()) latency_.RecordCommand(spec->id, 0);
     if (!spec->has(kCmdSkipSlowlog)) {
       std::vector<std::string_view> views(argv.begin(), argv.end());
       AddToSlowlog(client, views, 0);

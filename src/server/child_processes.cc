@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "server/latency_monitor.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -42,6 +43,7 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
   }
   const int fork_errno = errno;
   last_fork_usec_ = MonotonicUs() - start_us;
+  if (latency_ != nullptr) latency_->AddSampleIfNeeded("fork", last_fork_usec_ / 1000);
   if (pid < 0) {
     errno = fork_errno;
     return -1;

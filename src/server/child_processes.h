@@ -15,6 +15,8 @@
 
 namespace vireo {
 
+class LatencyMonitor;  // server/latency_monitor.h
+
 enum class ChildKind {
   kNone,
   kRdb,  // BGSAVE, or the snapshot of a replication full sync (to disk or to sockets)
@@ -53,6 +55,8 @@ class ChildProcesses {
   bool active(ChildKind kind) const { return pid_ > 0 && kind_ == kind; }
   pid_t pid() const { return pid_; }
   int64_t start_ms() const { return start_ms_; }              // wall clock, ms
+  // Where fork() durations go as the "fork" latency event (the server's monitor).
+  void set_latency_monitor(LatencyMonitor* monitor) { latency_ = monitor; }
   int64_t last_fork_usec() const { return last_fork_usec_; }  // INFO latest_fork_usec
   uint64_t total_forks() const { return total_forks_; }       // INFO total_forks
 
@@ -66,6 +70,7 @@ class ChildProcesses {
   ChildKind kind_ = ChildKind::kNone;
   int64_t start_ms_ = 0;
   int64_t last_fork_usec_ = 0;
+  LatencyMonitor* latency_ = nullptr;
   uint64_t total_forks_ = 0;
   OnExit on_exit_;
   int WaitBlocking();  // the running child's wait status

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "server/fd_limits.h"
+#include "server/latency_monitor.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -402,6 +403,36 @@ std::string FormatMemory(int64_t bytes) {
   return std::to_string(bytes);
 }
 
+// latency-tracking-info-percentiles: numbers in [0, 100], "" for none; shown as Redis prints
+// them ("50 99 99.9").
+static Option LatencyPercentilesOption() {
+  Option o = Special("latency-tracking-info-percentiles", Type::kList, true);
+  o.get = [](const ServerConfig& c) {
+    std::string out;
+    for (double p : c.latency_tracking_info_percentiles) {
+      if (!out.empty()) out += ' ';
+      out += FormatPercentile(p);
+    }
+    return out;
+  };
+  o.set = [](ServerConfig& c, const std::vector<std::string>& in) {
+    std::vector<double> values;
+    for (const std::string& arg : in) {
+      if (in.size() == 1 && arg.empty()) break;
+      double p;
+      if (!ParseDouble(arg, &p)) return std::string("Invalid latency-tracking-info-percentiles parameters");
+      if (p < 0.0 || p > 100.0) {
+        return std::string(
+            "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+      }
+      values.push_back(p);
+    }
+    c.latency_tracking_info_percentiles = std::move(values);
+    return std::string();
+  };
+  return o;
+}
+
 Config::Config() { Declare(); }
 
 void Config::Declare() {
@@ -677,6 +708,8 @@ void Config::Declare() {
                       &ServerConfig::min_replicas_max_lag, 0, kIntMax, kMut));
   o.push_back(Numeric("latency-monitor-threshold", "", &ServerConfig::latency_monitor_threshold, 0,
                       kLongMax, kMut));
+  o.push_back(Bool("latency-tracking", &ServerConfig::latency_tracking, kMut));
+  o.push_back(LatencyPercentilesOption());
 
   Option obuf = Special("client-output-buffer-limit", Type::kList, kMut);
   obuf.get = [](const ServerConfig& c) { return c.client_output_buffer_limit; };
@@ -1189,6 +1222,10 @@ std::string Config::Rewrite() {
       } else {
         st.RewriteLine(name, name + " " + value, true);
       }
+    } else if (name == "latency-tracking-info-percentiles") {
+      // No percentiles is written as "" (an empty directive would read back as none too, but
+      // Redis writes the quotes).
+      st.RewriteLine(name, name + " " + (value.empty() ? std::string("\"\"") : value), differs);
     } else if (name == "notify-keyspace-events") {
       st.RewriteLine(name, name + " " + QuoteRepr(value), values_.notify_keyspace_flags != 0);
     } else if (opt.type == Type::kString) {

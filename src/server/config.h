@@ -119,6 +119,8 @@ struct ServerConfig {
   bool lazyfree_lazy_server_del = false;
   bool replica_lazy_flush = false;
   int64_t latency_monitor_threshold = 0;
+  bool latency_tracking = true;
+  std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};
   // Replication (src/replication/).
   std::string replicaof;   // "host port" while following a master (the replicaof directive)
   std::string masterauth;

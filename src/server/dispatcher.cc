@@ -333,6 +333,9 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   stats.usec += static_cast<uint64_t>(duration);
   // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
   if (stats_.total_error_replies > errors_before) ++stats.failed_calls;
+  // Latency: the command's histogram (a few integer ops), and the monitor's command events.
+  if (latency_.tracking()) latency_.RecordCommand(spec.id, duration);
+  latency_.AddSampleIfNeeded(spec.has(kCmdFast) ? "fast-command" : "command", duration / 1000);
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);

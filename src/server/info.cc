@@ -387,6 +387,34 @@ void CommandstatsSection(Server& server, InfoWriter& w, std::string* out) {
   }
 }
 
+// latency-tracking's percentiles per command that has a histogram, in µs (Redis prints
+// the bucket's highest value in ns / 1000 with three decimals).
+void LatencystatsSection(Server& server, InfoWriter& w, std::string* out) {
+  w.Header("Latencystats");
+  if (!server.cfg().latency_tracking) return;
+  const LatencyMonitor& monitor = server.latency();
+  std::vector<const CommandSpec*> used;
+  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+    if (monitor.histogram(spec->id) != nullptr) used.push_back(spec.get());
+    for (const auto& [sub_name, sub] : spec->subcommands) {
+      if (monitor.histogram(sub->id) != nullptr) used.push_back(sub.get());
+    }
+  }
+  std::sort(used.begin(), used.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  const std::vector<double>& percentiles = server.cfg().latency_tracking_info_percentiles;
+  for (const CommandSpec* spec : used) {
+    const LatencyHistogram& h = *monitor.histogram(spec->id);
+    fmt::format_to(std::back_inserter(*out), "latency_percentiles_usec_{}:", spec->name);
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      fmt::format_to(std::back_inserter(*out), "{}p{}={:.3f}", i == 0 ? "" : ",",
+                     FormatPercentile(percentiles[i]),
+                     static_cast<double>(h.ValueAtPercentile(percentiles[i])) / 1000.0);
+    }
+    out->append("\r\n");
+  }
+}
+
 void ErrorstatsSection(Server& server, InfoWriter& w, std::string* out) {
   w.Header("Errorstats");
   for (const auto& [code, count] : server.stats().error_counts) {
@@ -471,8 +499,7 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
   if (mask & kModules) w.Header("Modules");
   if (mask & kCommandstats) CommandstatsSection(server, w, &out);
   if (mask & kErrorstats) ErrorstatsSection(server, w, &out);
-  // No latency histograms are kept; the section is present so parsers find it.
-  if (mask & kLatencystats) w.Header("Latencystats");
+  if (mask & kLatencystats) LatencystatsSection(server, w, &out);
   if (mask & kCluster) {
     w.Header("Cluster");
     w.Field("cluster_enabled", 0);

@@ -117,6 +117,8 @@ Server::Server(Config config)
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   ApplyMemoryConfig();
+  ApplyLatencyConfig();
+  children_.set_latency_monitor(&latency_);
   for (int i = 0; i < c.databases; ++i) {
     dbs_.push_back(std::make_unique<Database>(i, this));
     dbs_.back()->set_options(&keyspace_options_);
@@ -826,6 +828,7 @@ void Server::Cron() {
   int64_t budget_us = 250000 / hz;
   int64_t deadline = MonotonicUs() + budget_us;
   // Start where the last tick stopped, so a database with a big backlog can't starve the rest.
+  const int64_t expire_start_us = MonotonicUs();
   for (size_t i = 0; i < dbs_.size(); ++i) {
     if (MonotonicUs() >= deadline) break;
     Database& db = *dbs_[cron_db_cursor_];
@@ -833,6 +836,7 @@ void Server::Cron() {
     if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
     db.RehashStep(100);
   }
+  latency_.AddSampleIfNeeded("expire-cycle", (MonotonicUs() - expire_start_us) / 1000);
   ScheduleFastExpire();
   children_.Reap();  // a finished child's exit handler runs before the crons that may fork
   aof_->Cron();
@@ -869,11 +873,13 @@ void Server::ScheduleFastExpire() {
     fast_expire_armed_ = false;
     if (ec || !active_expire_enabled_) return;
     UpdateCommandTime();
-    int64_t deadline = MonotonicUs() + 1000;
+    const int64_t start_us = MonotonicUs();
+    int64_t deadline = start_us + 1000;
     for (auto& db : dbs_) {
       if (MonotonicUs() >= deadline) break;
       if (db->expire_backlog()) db->ActiveExpireCycle(deadline);
     }
+    latency_.AddSampleIfNeeded("expire-cycle", (MonotonicUs() - start_us) / 1000);
     ScheduleFastExpire();
   });
 }
@@ -1039,6 +1045,11 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
   }
 }
 
+void Server::ApplyLatencyConfig() {
+  latency_.set_threshold_ms(config_.values().latency_monitor_threshold);
+  latency_.set_tracking(config_.values().latency_tracking);
+}
+
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
   if (name == "repl-backlog-size") {
@@ -1059,6 +1070,7 @@ void Server::ApplyConfigChange(const std::string& name) {
     // Evicting down to the new limit happens from a timer, a slice at a time.
     StartEvictionTimer();
   }
+  if (name.starts_with("latency-")) ApplyLatencyConfig();
   if (name == "hz") {
     loop_->cron_timer.cancel();
     ScheduleCron();

@@ -24,6 +24,7 @@
 #include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/latency_monitor.h"
 #include "persistence/snapshot.h"
 #include "replication/propagator.h"
 #include "replication/replication.h"
@@ -308,7 +309,13 @@ class Server : public KeyspaceListener {
     if (spec.id >= command_stats_.size()) command_stats_.resize(spec.id + 1);
     return command_stats_[spec.id];
   }
-  void ResetCommandStats() { command_stats_.assign(command_stats_.size(), CommandStats{}); }
+  // CONFIG RESETSTAT: the latency-tracking histograms go with the statistics, as in Redis.
+  void ResetCommandStats() {
+    command_stats_.assign(command_stats_.size(), CommandStats{});
+    latency_.ResetHistograms();
+  }
+  // LATENCY and latency-tracking (src/server/latency_monitor.h).
+  LatencyMonitor& latency() { return latency_; }
   // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
   // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
   int busy_script() const { return busy_script_; }
@@ -387,6 +394,7 @@ class Server : public KeyspaceListener {
   static void CountError(void* ctx, std::string_view code);
   // maxmemory helpers (src/server/maxmemory.cc).
   void ApplyMemoryConfig();
+  void ApplyLatencyConfig();
   bool EvictOneKey(size_t* freed);
   // Eviction past its time slice continues once per loop turn, after the clients' I/O.
   void StartEvictionTimer() { eviction_pending_ = true; }
@@ -459,6 +467,7 @@ class Server : public KeyspaceListener {
   CommandLookupCache command_cache_;
   std::mt19937_64 rng_{std::random_device{}()};
   std::vector<CommandStats> command_stats_;  // by CommandSpec::id
+  LatencyMonitor latency_;
   // Last, so the engines (and their client) go before the io_context and the clients.
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.
