@@ -6,7 +6,10 @@
 // is the bottleneck and both servers look alike; this tool leaves the server as the limit.
 //
 //   load_gen --port P [--host 127.0.0.1] [--clients 50] [--pipeline 16] [--requests 100000]
-//            [--keyspace N] -- COMMAND ARG...
+//            [--keyspace N] [--conn-setup "CMD ARG;CMD ARG"] -- COMMAND ARG...
+//
+// --conn-setup commands run on every connection before the load, untimed (HELLO 3 and CLIENT
+// TRACKING ON for a client-side caching workload); an error reply to one fails the run.
 //
 // "__rand_int__" in an argument becomes a 12-digit random number below N per request (as
 // redis-benchmark -r does); without --keyspace it is sent as is. Prints one JSON line:
@@ -31,8 +34,56 @@ namespace {
 struct Options {
   bench::LoadOptions load;
   uint64_t keyspace = 0;
+  std::vector<std::vector<std::string>> conn_setup;
   std::vector<std::string> command;
 };
+
+// Splits "A b;C d" into commands of space-separated words.
+std::vector<std::vector<std::string>> ParseSetup(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    std::vector<std::string> words;
+    std::string word;
+    for (size_t i = start; i <= end; ++i) {
+      if (i == end || text[i] == ' ') {
+        if (!word.empty()) words.push_back(word);
+        word.clear();
+      } else {
+        word += text[i];
+      }
+    }
+    if (!words.empty()) out.push_back(words);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Runs the setup commands on one (blocking) connection; false on an error reply or EOF.
+bool RunSetup(int fd, const std::vector<std::vector<std::string>>& setup) {
+  std::string in;
+  char buf[4096];
+  for (const auto& args : setup) {
+    std::string req = "*" + std::to_string(args.size()) + "\r\n";
+    for (const std::string& a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    if (!bench::SendAll(fd, req)) return false;
+    for (;;) {
+      bool error = false;
+      size_t len = bench::FrameReply(in.data(), in.data() + in.size(), &error);
+      if (len > 0) {
+        in.erase(0, len);
+        if (error) return false;
+        break;
+      }
+      ssize_t got = recv(fd, buf, sizeof(buf), 0);
+      if (got <= 0) return false;
+      in.append(buf, static_cast<size_t>(got));
+    }
+  }
+  return true;
+}
 
 struct Connection {
   int fd = -1;
@@ -88,6 +139,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     std::string v = argv[++i];
     if (k == "--keyspace") {
       o->keyspace = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (k == "--conn-setup") {
+      o->conn_setup = ParseSetup(v);
     } else if (!o->load.Set(k, v)) {
       return false;
     }
@@ -103,7 +156,7 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: load_gen --port P [--host H] [--clients N] [--pipeline N] "
-                 "[--requests N] [--keyspace N] -- COMMAND ARG...\n");
+                 "[--requests N] [--keyspace N] [--conn-setup \"CMD;CMD\"] -- COMMAND ARG...\n");
     return 2;
   }
   Encoder encoder(o.command, o.keyspace);
@@ -113,6 +166,12 @@ int main(int argc, char** argv) {
   if (ep < 0) {
     std::printf("{\"error\":\"connect failed\"}\n");
     return 1;
+  }
+  for (int fd : fds) {
+    if (!RunSetup(fd, o.conn_setup)) {
+      std::printf("{\"error\":\"connection setup failed\"}\n");
+      return 1;
+    }
   }
   std::vector<Connection> conns(fds.size());
   for (size_t i = 0; i < conns.size(); ++i) conns[i].fd = fds[i];

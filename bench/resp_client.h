@@ -38,9 +38,10 @@ inline size_t FrameReply(const char* p, const char* end, bool* error) {
         if (end - line_end < len + 2) return 0;
         line_end += len + 2;
       }
-    } else if (type == '*') {
+    } else if (type == '*' || type == '~' || type == '>' || type == '%') {
+      // Arrays, and RESP3's sets, pushes and maps (two elements a pair).
       int64_t n = std::strtoll(p + 1, nullptr, 10);
-      if (n > 0) pending += n;
+      if (n > 0) pending += type == '%' ? 2 * n : n;
     }
     p = line_end;
   }

@@ -707,23 +707,108 @@ void SetClientFlagFromArg(CommandContext& ctx, ClientFlag flag) {
 void ClientNoEvictCommand(CommandContext& ctx) { SetClientFlagFromArg(ctx, kClientNoEvict); }
 void ClientNoTouchCommand(CommandContext& ctx) { SetClientFlagFromArg(ctx, kClientNoTouch); }
 
-// Client-side caching is not implemented, so tracking is always off.
-void ClientGetredirCommand(CommandContext& ctx) { ctx.reply.Integer(-1); }
+// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+// (src/server/tracking.h).
+void ClientTrackingCommand(CommandContext& ctx) {
+  TrackingOptions options;
+  ArgParser args(ctx, 3);
+  std::string_view prefix;
+  while (args.HasNext()) {
+    if (args.OptionName("REDIRECT")) {
+      if (options.redirect != 0) {
+        args.Fail("ERR A client can only redirect to a single other client");
+        break;
+      }
+      const int64_t id = args.Int();
+      if (!args.ok()) break;
+      Client* target = ctx.server.FindClient(static_cast<uint64_t>(id));
+      if (target == nullptr || target->closed) {
+        args.Fail("ERR The client ID you want redirect to does not exist");
+        break;
+      }
+      options.redirect = static_cast<uint64_t>(id);
+    } else if (args.Flag("BCAST")) {
+      options.bcast = true;
+    } else if (args.Flag("OPTIN")) {
+      options.optin = true;
+    } else if (args.Flag("OPTOUT")) {
+      options.optout = true;
+    } else if (args.Flag("NOLOOP")) {
+      options.noloop = true;
+    } else if (args.Option("PREFIX", &prefix)) {
+      options.prefixes.push_back(prefix);
+    } else {
+      args.Fail(errors::kSyntax);
+    }
+  }
+  if (!args.Check()) return;
+  if (IsArg(ctx.arg(2), "ON")) {
+    if (std::string err = ctx.server.tracking().Enable(ctx.client, options); !err.empty()) {
+      ctx.reply.Error(err);
+      return;
+    }
+  } else if (IsArg(ctx.arg(2), "OFF")) {
+    ctx.server.tracking().Disable(ctx.client);
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void ClientCachingCommand(CommandContext& ctx) {
+  // Redis checks that tracking is on before it looks at the argument.
+  std::string_view mode = ctx.arg(2);
+  const bool yes = IsArg(mode, "YES");
+  std::string err;
+  if (ctx.server.tracking().StateOf(ctx.client) != nullptr && !yes && !IsArg(mode, "NO")) {
+    err = errors::kSyntax;
+  } else {
+    err = ctx.server.tracking().Caching(ctx.client, yes);
+  }
+  if (!err.empty()) {
+    ctx.reply.Error(err);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void ClientGetredirCommand(CommandContext& ctx) {
+  const TrackingState* s = ctx.server.tracking().StateOf(ctx.client);
+  ctx.reply.Integer(s == nullptr ? -1 : static_cast<int64_t>(s->redirect));
+}
 
 void ClientTrackinginfoCommand(CommandContext& ctx) {
-  ctx.reply.Map(3);
-  ctx.reply.Bulk("flags");
-  ctx.reply.Set(1);
-  ctx.reply.SimpleString("off");
-  ctx.reply.Bulk("redirect");
-  ctx.reply.Integer(-1);
-  ctx.reply.Bulk("prefixes");
-  ctx.reply.Array(0);
+  const TrackingState* s = ctx.server.tracking().StateOf(ctx.client);
+  std::vector<std::string_view> flags{s != nullptr ? "on" : "off"};
+  if (s != nullptr) {
+    if (s->bcast) flags.push_back("bcast");
+    if (s->optin) flags.push_back("optin");
+    if (s->optin && s->caching) flags.push_back("caching-yes");
+    if (s->optout) flags.push_back("optout");
+    if (s->optout && s->caching) flags.push_back("caching-no");
+    if (s->noloop) flags.push_back("noloop");
+    if (s->broken_redirect) flags.push_back("broken_redirect");
+  }
+  ReplyBuilder& r = ctx.reply;
+  r.Map(3);
+  r.Bulk("flags");
+  r.Set(flags.size());
+  for (std::string_view f : flags) r.Bulk(f);
+  r.Bulk("redirect");
+  r.Integer(s == nullptr ? -1 : static_cast<int64_t>(s->redirect));
+  r.Bulk("prefixes");
+  r.Array(s == nullptr ? 0 : s->prefixes.size());
+  if (s != nullptr) {
+    for (const std::string& p : s->prefixes) r.Bulk(p);
+  }
 }
 
 void ClientHelpCommand(CommandContext& ctx) {
   ReplyHelp(ctx, "CLIENT",
-            {"GETREDIR",
+            {"CACHING (YES|NO)",
+             "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+             "GETREDIR",
              "    Return the client ID we are redirecting to when tracking is enabled.",
              "GETNAME",
              "    Return the name of the current connection.",
@@ -761,6 +846,9 @@ void ClientHelpCommand(CommandContext& ctx) {
              "    Set client meta attr. Options are:",
              "    * LIB-NAME: the client lib name.",
              "    * LIB-VER: the client lib version.",
+             "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+             "         [OPTIN] [OPTOUT] [NOLOOP]",
+             "    Control server assisted client side caching.",
              "TRACKINGINFO",
              "    Report tracking status for the current connection.",
              "UNBLOCK <clientid> [TIMEOUT|ERROR]",
@@ -881,6 +969,11 @@ void RegisterIntrospectionCommands(CommandTable& table) {
              "A container for client connection commands.", "", nullptr, "Depends on subcommand."});
   table.AddSubcommand(
       "client",
+      {"caching", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "6.0.0", "Instructs the server whether to track the keys in the next request.", "<YES | NO>",
+       ClientCachingCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
       {"getname", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
        "2.6.9", "Returns the name of the connection.", "", ClientGetnameCommand, "O(1)"});
   table.AddSubcommand(
@@ -947,6 +1040,13 @@ void RegisterIntrospectionCommands(CommandTable& table) {
   table.AddSubcommand("client", {"setname", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
                                  kAclConnection, "connection", "2.6.9", "Sets the connection name.",
                                  "connection-name", ClientSetnameCommand, "O(1)"});
+  table.AddSubcommand(
+      "client",
+      {"tracking", -3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
+       "6.0.0", "Controls server-assisted client-side caching for the connection.",
+       "<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] "
+       "[OPTOUT] [NOLOOP]",
+       ClientTrackingCommand, "O(1). Some options may introduce additional complexity."});
   table.AddSubcommand(
       "client",
       {"trackinginfo", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,

@@ -215,6 +215,8 @@ void Server::ResumePostponedClients() {
 }
 
 void Server::SignalSwappedDbs(int a, int b) {
+  // Cached keys carry no database: after a swap any of them may read differently.
+  tracking_.InvalidateAll(current_client_, executing_depth_ > 0);
   for (int db : {a, b}) {
     for (const std::string& key : blocking_.KeysWithWaiters(db)) {
       if (dbs_[db]->Find(key) != nullptr) {
@@ -227,6 +229,7 @@ void Server::SignalSwappedDbs(int a, int b) {
 }
 
 void Server::SignalFlushedDb(int db) {
+  tracking_.InvalidateAll(current_client_, executing_depth_ > 0);
   for (const std::string& key : blocking_.KeysWithWaiters(db)) blocking_.SignalKeyChanged(db, key);
 }
 

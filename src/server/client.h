@@ -35,6 +35,7 @@ enum ClientFlag : uint32_t {
   kClientReplica = 1u << 15,  // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
   kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
   kClientPostponed = 1u << 17,  // its command waits for a pause to end (also kClientBlocked)
+  kClientTracking = 1u << 18,   // CLIENT TRACKING ON (state in Server::tracking())
 };
 
 struct QueuedCommand {

@@ -645,6 +645,8 @@ void Config::Declare() {
 
   o.push_back(Numeric("busy-reply-threshold", "lua-time-limit", &ServerConfig::busy_reply_threshold,
                       0, kLongMax, kMut));
+  o.push_back(Numeric("tracking-table-max-keys", "", &ServerConfig::tracking_table_max_keys, 0,
+                      kLongMax, kMut));
   o.push_back(Bool("lazyfree-lazy-user-del", &ServerConfig::lazyfree_lazy_user_del, kMut));
   o.push_back(Bool("lazyfree-lazy-user-flush", &ServerConfig::lazyfree_lazy_user_flush, kMut));
   o.push_back(Bool("lazyfree-lazy-eviction", &ServerConfig::lazyfree_lazy_eviction, kMut));

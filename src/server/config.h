@@ -112,6 +112,9 @@ struct ServerConfig {
   std::string notify_keyspace_events;  // as CONFIG GET shows notify_keyspace_flags
   uint32_t notify_keyspace_flags = 0;  // KeyspaceEventFlag bits
   int64_t busy_reply_threshold = 5000;
+  // Keys the client-side caching table remembers before it starts forgetting (and
+  // invalidating) some; 0: no limit.
+  int64_t tracking_table_max_keys = 1000000;
   bool lazyfree_lazy_user_del = false;
   bool lazyfree_lazy_user_flush = false;
   bool lazyfree_lazy_eviction = false;

@@ -89,9 +89,23 @@ bool TransactionControl(const CommandSpec& spec) {
 }  // namespace
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
-  ReplyBuilder& reply = client.reply();
   if (argv.empty()) return;
-  ReplySuppressor suppressor(client);
+  {
+    ReplySuppressor suppressor(client);
+    DispatchCommand(client, argv);
+  }
+  // Client-side caching: invalidations of keys the command itself changed follow its reply
+  // (and CLIENT REPLY OFF doesn't drop them). CLIENT CACHING covers one command or one
+  // transaction.
+  tracking_.FlushPending();
+  if (client.has(kClientTracking) && !client.has(kClientMulti) &&
+      !EqualsIgnoreCase(argv[0], "client")) {
+    tracking_.EndOfCommand(client);
+  }
+}
+
+void Server::DispatchCommand(Client& client, std::span<const std::string_view> argv) {
+  ReplyBuilder& reply = client.reply();
   const CommandSpec* spec = LookupCommand(argv[0]);
   auto reject = [&](std::string_view message) {
     // A rejected EXEC aborts the transaction (even with none open), as in Redis.
@@ -181,6 +195,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   // maxmemory: evict what the policy allows; if memory is still over the limit, deny-oom
   // commands are refused, and in MULTI so is queueing anything (it would grow memory too).
   // A replica with replica-ignore-maxmemory leaves that to its master.
+  if (tracking_.tracking_clients() > 0) tracking_.EvictOverLimit();
   if (config_.values().maxmemory > 0 && !from_master &&
       !(is_replica && config_.values().replica_ignore_maxmemory)) {
     const bool out_of_memory = PerformEvictions() == EvictResult::kFail;
@@ -303,9 +318,19 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
   const uint64_t propagation_token = propagator_.BeginCall();
+  Client* const caller = executing_depth_ == 0 ? &client : current_client_;
+  Client* const previous_caller = current_client_;
+  current_client_ = caller;
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
+  // Client-side caching: what a read-only command read (also inside EXEC or a script, for the
+  // client that sent it; not the read-only scripts themselves, only what they run).
+  if (caller != nullptr && caller->has(kClientTracking) && spec.has(kCmdReadonly) &&
+      spec.name != "eval_ro" && spec.name != "evalsha_ro" && spec.name != "fcall_ro") {
+    tracking_.RememberKeys(*caller, spec, argv);
+  }
+  current_client_ = previous_caller;
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
   if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {

@@ -176,7 +176,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   w.Field("client_recent_max_input_buffer", max_input);
   w.Field("client_recent_max_output_buffer", max_output);
   w.Field("blocked_clients", blocked);
-  w.Field("tracking_clients", 0);
+  w.Field("tracking_clients", server.tracking().tracking_clients());
   w.Field("pubsub_clients", pubsub);
   w.Field("watching_clients", watching);
   w.Field("clients_in_timeout_table", server.blocking().waiters_with_timeout());
@@ -316,9 +316,9 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("active_defrag_key_misses", 0);
   w.Field("total_active_defrag_time", 0);
   w.Field("current_active_defrag_time", 0);
-  w.Field("tracking_total_keys", 0);
-  w.Field("tracking_total_items", 0);
-  w.Field("tracking_total_prefixes", 0);
+  w.Field("tracking_total_keys", server.tracking().total_keys());
+  w.Field("tracking_total_items", server.tracking().total_items());
+  w.Field("tracking_total_prefixes", server.tracking().total_prefixes());
   w.Field("unexpected_error_replies", s.unexpected_error_replies);
   w.Field("total_error_replies", s.total_error_replies);
   w.Field("dump_payload_sanitizations", 0);
@@ -432,7 +432,7 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
   }
 }
 
-std::string ClientFlags(const Client& c) {
+std::string ClientFlags(const Server& server, const Client& c) {
   std::string flags;
   if (c.has(kClientReplica)) flags += 'S';
   if (c.has(kClientMaster)) flags += 'M';
@@ -440,6 +440,11 @@ std::string ClientFlags(const Client& c) {
   if (c.has(kClientPubsub)) flags += 'P';
   if (c.has(kClientMulti)) flags += 'x';
   if (c.has(kClientBlocked)) flags += 'b';
+  if (const TrackingState* t = server.tracking().StateOf(c); t != nullptr) {
+    flags += 't';
+    if (t->broken_redirect) flags += 'R';
+    if (t->bcast) flags += 'B';
+  }
   if (c.has(kClientDirtyCas)) flags += 'd';
   if (c.has(kClientCloseAfterReply)) flags += 'c';
   if (c.has(kClientCloseAsap)) flags += 'A';
@@ -528,6 +533,8 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   const PubsubEngine& pubsub = server.pubsub();
   // What the client really holds (client_eviction.h), the figure maxmemory-clients uses.
   size_t tot_mem = MeasureClient(server, c).total();
+  const TrackingState* tracking = server.tracking().StateOf(c);
+  const int64_t redir = tracking == nullptr ? -1 : static_cast<int64_t>(tracking->redirect);
   std::string events = "r";
   if (c.write_pending) events += "w";
   return fmt::format(
@@ -535,11 +542,11 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
       "multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} "
       "omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
       c.id(), c.addr, c.laddr, c.closed ? -1 : c.fd(), c.name, (now - c.created_ms) / 1000,
-      (now - c.last_interaction_ms) / 1000, ClientFlags(c), c.db_index(),
+      (now - c.last_interaction_ms) / 1000, ClientFlags(server, c), c.db_index(),
       pubsub.CountOf(c, PubsubKind::kChannel), pubsub.CountOf(c, PubsubKind::kPattern),
       pubsub.CountOf(c, PubsubKind::kShard),
       c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
-      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(), -1,
+      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(), redir,
       c.resp(), c.lib_name, c.lib_ver);
 }
 

@@ -652,6 +652,7 @@ void Server::CloseClient(Client& client) {
   client_eviction_.Remove(client);
   UnwatchAll(client);
   pubsub_.RemoveClient(client);
+  tracking_.Disable(client);
   replication_->OnClientClosed(client);
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
@@ -684,6 +685,7 @@ void Server::BeforeSleep() {
     }
   }
   // The AOF is written before any reply of this turn goes out (fsynced too with "always").
+  if (tracking_.HasWork()) tracking_.BeforeSleep();
   aof_->BeforeSleep();
   replication_->BeforeSleep();
   FlushPendingWrites();
@@ -887,6 +889,7 @@ void Server::ScheduleFastExpire() {
 void Server::OnKeyModified(int db, std::string_view key) {
   TouchWatchedKey(db, key);
   blocking_.SignalKeyChanged(db, key);
+  tracking_.InvalidateKey(key, current_client_, executing_depth_ > 0);
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
@@ -949,6 +952,7 @@ bool Server::WatchedKeyExpired(const Client& client) {
 
 void Server::ResetClientState(Client& client) {
   pubsub_.RemoveClient(client);
+  tracking_.Disable(client);
   if (client.has(kClientMonitor)) {
     client.clear(kClientMonitor);
     std::erase(monitors_, &client);

@@ -29,6 +29,7 @@
 #include "replication/propagator.h"
 #include "replication/replication.h"
 #include "server/pubsub.h"
+#include "server/tracking.h"
 #include "util/clock.h"
 
 namespace asio {
@@ -154,6 +155,9 @@ class Server : public KeyspaceListener {
   // Runs an already-resolved command with no MULTI/auth checks (EXEC, scripts).
   void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
             bool in_exec);
+  // Client-side caching (src/server/tracking.h).
+  Tracking& tracking() { return tracking_; }
+  const Tracking& tracking() const { return tracking_; }
 
   // Marks a client to be closed once its pending output is written (QUIT, protocol errors).
   void CloseAfterReply(Client& client);
@@ -443,6 +447,10 @@ class Server : public KeyspaceListener {
   uint64_t run_id_hash_ = 0;
   std::atomic<bool> shutdown_requested_{false};
   size_t executing_depth_ = 0;
+  // The client whose request is running (set by the outermost Call: a script's commands and
+  // EXEC's run on its behalf), for client-side caching.
+  Client* current_client_ = nullptr;
+  Tracking tracking_{*this};
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   bool active_expire_enabled_ = true;
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered
@@ -472,6 +480,8 @@ class Server : public KeyspaceListener {
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.
   std::unique_ptr<Aof> aof_;
+  // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
+  void DispatchCommand(Client& client, std::span<const std::string_view> argv);
   friend class ServerAccess;
 };
 

@@ -231,7 +231,7 @@ KNOWN_DOCS_DIFFERENCES = {
     # mini-language gaps.
     "bitcount", "bitfield", "bitfield_ro", "bitop", "bitpos", "geoadd", "geodist", "geohash",
     "geopos", "georadius", "georadius_ro", "georadiusbymember", "georadiusbymember_ro",
-    "geosearch", "geosearchstore", "pfmerge", "setbit",
+    "geosearch", "geosearchstore", "pfmerge", "setbit", "client|caching", "client|tracking",
 }
 
 
