@@ -1,7 +1,7 @@
 #include "replication/propagator.h"
 
-#include <fmt/format.h>
 
+#include "protocol/resp_command.h"
 #include "server/command_context.h"
 #include "util/strings.h"
 
@@ -28,12 +28,7 @@ bool Propagator::Active() const {
 template <typename Seq>
 void Propagator::Record(int db, const Seq& argv, uint8_t targets) {
   const size_t begin = pending_.size();
-  fmt::format_to(std::back_inserter(pending_), "*{}\r\n", argv.size());
-  for (const auto& a : argv) {
-    fmt::format_to(std::back_inserter(pending_), "${}\r\n", a.size());
-    pending_.append(a.data(), a.size());
-    pending_.append("\r\n", 2);
-  }
+  AppendRespCommand(&pending_, argv);
   ops_.push_back({db, begin, pending_.size(), targets});
 }
 

@@ -18,6 +18,7 @@
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
+#include "protocol/resp_command.h"
 #include "scripting/scripting.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -26,19 +27,6 @@
 
 namespace vireo {
 namespace {
-
-// A command as a RESP multibulk, the way we talk to our master.
-template <typename Args>
-std::string RespCommandOf(const Args& args) {
-  std::string out = fmt::format("*{}\r\n", args.size());
-  for (std::string_view a : args)
-    fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", a.size(), a);
-  return out;
-}
-std::string RespCommand(std::initializer_list<std::string_view> args) {
-  return RespCommandOf(args);
-}
-std::string RespCommand(const std::vector<std::string>& args) { return RespCommandOf(args); }
 
 std::vector<std::string_view> SplitWords(std::string_view s) {
   std::vector<std::string_view> out;

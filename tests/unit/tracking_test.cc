@@ -11,21 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "protocol/resp_command.h"
 #include "server/client.h"
 #include "server/server.h"
 
 namespace vireo {
 namespace {
-
-std::string Command(std::initializer_list<std::string_view> args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (std::string_view a : args) {
-    out += "$" + std::to_string(a.size()) + "\r\n";
-    out.append(a);
-    out += "\r\n";
-  }
-  return out;
-}
 
 class TrackingTest : public ::testing::Test {
  protected:
@@ -43,7 +34,7 @@ class TrackingTest : public ::testing::Test {
     return c;
   }
   void Run(Client& c, std::initializer_list<std::string_view> args) {
-    server_.InjectInput(c, Command(args));
+    server_.InjectInput(c, RespCommand(args));
   }
   static std::string Take(Client& c) {
     std::string out = c.output().substr(c.output_written);
