@@ -53,6 +53,10 @@ Reader::Reader(int fd) : fd_(fd), owned_(kReadBuffer) {
 
 Reader::Reader(std::string_view data) : data_(data.data()), end_(data.size()) {}
 
+Reader::Reader(RdbByteSource source) : source_(std::move(source)), owned_(kReadBuffer) {
+  data_ = owned_.data();
+}
+
 uint64_t Reader::remaining() const {
   if (memory()) return end_ - pos_;
   if (limit_ == UINT64_MAX) return UINT64_MAX;
@@ -62,7 +66,7 @@ uint64_t Reader::remaining() const {
 
 bool Reader::Fill(size_t need) {
   if (end_ - pos_ >= need) return true;
-  if (fd_ < 0) return false;
+  if (memory()) return false;
   crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
   size_t rem = end_ - pos_;
   memmove(owned_.data(), owned_.data() + pos_, rem);
@@ -73,8 +77,9 @@ bool Reader::Fill(size_t need) {
   if (need > owned_.size()) owned_.resize(need);
   data_ = owned_.data();
   while (end_ < need) {
-    ssize_t n = ::read(fd_, owned_.data() + end_, owned_.size() - end_);
-    if (n < 0 && errno == EINTR) continue;
+    ssize_t n = source_ ? source_(owned_.data() + end_, owned_.size() - end_)
+                        : ::read(fd_, owned_.data() + end_, owned_.size() - end_);
+    if (n < 0 && errno == EINTR && !source_) continue;
     if (n <= 0) return false;
     end_ += static_cast<size_t>(n);
   }
@@ -463,7 +468,15 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
   // IDLE / FREQ opcodes before the next key; -1 when absent.
   int64_t lru_idle = -1, lfu_freq = -1;
   std::string key_scratch, error;
+  auto target_db = [&](int index) -> Database& {
+    return options.target_dbs.empty() ? server.db(index) : *options.target_dbs[index];
+  };
+  int64_t next_progress = options.progress_interval;
   while (true) {
+    if (options.progress && r.consumed() >= next_progress) {
+      next_progress = r.consumed() + options.progress_interval;
+      if (!options.progress(r.consumed())) return "Loading aborted";
+    }
     uint8_t type;
     if (!r.ReadByte(&type)) return kShort;
     if (type == kOpExpireTime) {
@@ -517,6 +530,10 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (type == kOpFunction2) {
       std::string code;
       if (!r.ReadString(&code)) return kShort;
+      if (options.deferred_libraries != nullptr) {
+        options.deferred_libraries->push_back(std::move(code));
+        continue;
+      }
       std::string err;
       if (server.scripting().LoadLibrary(code, false, &err).empty()) {
         return "Failed loading library: " + err;
@@ -533,7 +550,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (expire != -1 && !options.keep_expired && expire < now) {
       ++stats->keys_expired;
     } else {
-      Database& db = server.db(dbid);
+      Database& db = target_db(dbid);
       if (db.Peek(key) != nullptr) return "RDB has duplicated key '" + key + "'";
       DbEntry* entry = db.Add(key, std::move(value));
       if (expire != -1) db.SetExpire(entry, expire);
@@ -574,6 +591,21 @@ std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLo
   }
   if (err.empty()) reader.RewindUnread();
   return err;
+}
+
+std::string RdbLoadFromSource(Server& server, RdbByteSource source, const RdbLoadOptions& options,
+                              RdbLoadStats* stats) {
+  Reader reader(std::move(source));
+  reader.set_deep(options.deep_sanitize);
+  try {
+    std::string err = LoadImage(server, reader, options, stats);
+    if (err.empty() && reader.buffered() > 0) err = kRdbTrailingBytes;
+    return err;
+  } catch (const std::bad_alloc&) {
+    return kShortReadOrOom;
+  } catch (const std::length_error&) {
+    return kShortReadOrOom;
+  }
 }
 
 std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,

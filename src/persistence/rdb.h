@@ -26,13 +26,18 @@
 // is meant for the main thread or a forked child.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vireo {
 
+class Database;
 class Server;
 class Value;
 
@@ -68,6 +73,18 @@ std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOp
 struct RdbLoadOptions {
   bool keep_expired = false;   // load keys whose TTL has passed (AOF preamble)
   bool deep_sanitize = false;  // sanitize-dump-payload yes: deep structural validation
+  // The databases the keys go to (one per server database); empty: the server's own. A
+  // replica loading with repl-diskless-load swapdb fills detached databases while its old
+  // data stays in place.
+  std::span<Database* const> target_dbs;
+  // When set, function libraries are collected here instead of being loaded into the scripting
+  // engine (swapdb: the old libraries stay until the new data replaces them).
+  std::vector<std::string>* deferred_libraries = nullptr;
+  // Called about every `progress_interval` bytes of the image (Redis's
+  // loading-process-events-interval-bytes): the loader serves other clients from it. Returning
+  // false aborts the load.
+  std::function<bool(int64_t bytes_read)> progress;
+  int64_t progress_interval = 2 * 1024 * 1024;
 };
 
 struct RdbLoadStats {
@@ -75,12 +92,21 @@ struct RdbLoadStats {
   uint64_t keys_expired = 0;  // skipped because their TTL had passed
   int64_t bytes_read = 0;     // bytes of the image consumed, checksum included
   int rdb_version = 0;
-  bool aof_base = false;  // the image carried AUX aof-base = 1
+  bool aof_base = false;           // the image carried AUX aof-base = 1
   RdbReplicationInfo replication;  // AUX repl-id / repl-offset / repl-stream-db
 };
 
 // Loads one image from fd's current offset (see the file comment). Returns "" or an error.
 std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats);
+// Where an image comes from when it isn't a descriptor (a replica loading straight from its
+// master's socket): fills up to `cap` bytes of dst and returns how many (> 0), or 0 at the end
+// of the image's bytes, or -1 on an error (already logged by the source). The source holds
+// one image and nothing after it: bytes after the image fail the load with
+// kRdbTrailingBytes.
+inline constexpr const char* kRdbTrailingBytes = "Bytes after the end of the RDB image";
+using RdbByteSource = std::function<ssize_t(char* dst, size_t cap)>;
+std::string RdbLoadFromSource(Server& server, RdbByteSource source, const RdbLoadOptions& options,
+                              RdbLoadStats* stats);
 // Opens `path` and loads it. A missing file is not an error: returns "" with *missing = true.
 std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,
                         RdbLoadStats* stats, bool* missing = nullptr);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "db/value.h"
+#include "persistence/rdb.h"
 #include "persistence/rdb_encoding.h"
 
 namespace vireo {
@@ -25,6 +26,8 @@ class Reader {
   explicit Reader(int fd);
   // Reads a memory block (DUMP payloads).
   explicit Reader(std::string_view data);
+  // Reads what a source produces (a socket), through a buffer.
+  explicit Reader(RdbByteSource source);
 
   bool ReadByte(uint8_t* b);
   bool Read(void* dst, size_t n);
@@ -57,13 +60,16 @@ class Reader {
   uint64_t crc();
   // For fd readers: moves the descriptor's offset back to just after the consumed bytes.
   void RewindUnread();
-  bool memory() const { return fd_ < 0; }
+  // Bytes read ahead from the descriptor or source but not consumed.
+  size_t buffered() const { return end_ - pos_; }
+  bool memory() const { return fd_ < 0 && !source_; }
 
  private:
   bool Fill(size_t need);
   bool ReadGrowing(uint64_t len, std::string* out);
 
   int fd_ = -1;
+  RdbByteSource source_;
   std::vector<char> owned_;
   const char* data_ = nullptr;
   size_t pos_ = 0;

@@ -201,8 +201,8 @@ std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
   auto num = [](int64_t v) { return std::to_string(v); };
   bool in_progress = RdbChildActive(server);
   return {
-      {"loading", st.loading ? "1" : "0"},
-      {"async_loading", "0"},
+      {"loading", st.loading || server.loading().mode == Server::LoadingMode::kSync ? "1" : "0"},
+      {"async_loading", server.loading().mode == Server::LoadingMode::kAsync ? "1" : "0"},
       {"current_cow_peak", "0"},
       {"current_cow_size", "0"},
       {"current_cow_size_age", "0"},

@@ -64,6 +64,20 @@ void EmptyAllData(Server& server, bool async) {
   server.scripting().FlushLibraries();
 }
 
+size_t TotalKeys(Server& server) {
+  size_t keys = 0;
+  for (int i = 0; i < server.db_count(); ++i) keys += server.db(i).size();
+  return keys;
+}
+
+RdbLoadOptions SyncLoadOptions(Server& server) {
+  RdbLoadOptions options;
+  options.keep_expired = true;  // a replica's keys expire through its master's DELs
+  options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
+  options.progress_interval = server.cfg().loading_process_events_interval_bytes;
+  return options;
+}
+
 constexpr size_t kHandshakeRead = 16 * 1024;
 constexpr size_t kTransferRead = 256 * 1024;
 // Bytes of RDB read per readiness event, so clients are served while a big payload arrives.
@@ -384,6 +398,16 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
     spdlog::info("Full resync from master: {}:{}", sync_replid_, sync_offset_);
     // Our own ID and offset describe data about to be replaced: no PSYNC from them again.
     have_cached_master_ = false;
+    // repl-diskless-load: straight from the socket with swapdb, or with on-empty-db while we
+    // hold no keys; otherwise through a temporary file.
+    const std::string& load_mode = server_.cfg().repl_diskless_load;
+    diskless_load_ =
+        load_mode == "swapdb" || (load_mode == "on-empty-db" && TotalKeys(server_) == 0);
+    payload_ = SyncPayloadReader();
+    temp_written_ = temp_flushed_ = 0;
+    state_ = State::kTransfer;
+    last_io_ms_ = NowMs();
+    if (diskless_load_) return false;
     temp_path_ = fmt::format("temp-{}.{}.rdb", time(nullptr), getpid());
     temp_fd_ = open(temp_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_EXCL | O_CLOEXEC, 0644);
     if (temp_fd_ < 0) {
@@ -393,10 +417,6 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
       Drop();
       return false;
     }
-    payload_ = SyncPayloadReader();
-    temp_written_ = temp_flushed_ = 0;
-    state_ = State::kTransfer;
-    last_io_ms_ = NowMs();
     return false;
   }
   if (line.starts_with("+CONTINUE")) {
@@ -457,16 +477,24 @@ void ReplicaLink::FeedPayload(std::string_view data) {
   size_t used = payload_.Feed(data, &bytes);
   if (!had_header && payload_.state() != SyncPayloadReader::State::kPreamble &&
       payload_.state() != SyncPayloadReader::State::kError) {
+    const char* to = diskless_load_ ? "parser" : "disk";
     if (payload_.eof_mode()) {
-      spdlog::info("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+      spdlog::info("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to {}",
+                   to);
     } else {
-      spdlog::info("MASTER <-> REPLICA sync: receiving {} bytes from master to disk",
-                   payload_.expected());
+      spdlog::info("MASTER <-> REPLICA sync: receiving {} bytes from master to {}",
+                   payload_.expected(), to);
     }
   }
   if (payload_.state() == SyncPayloadReader::State::kError) {
     spdlog::warn("{}", payload_.error());
     Drop();
+    return;
+  }
+  if (diskless_load_) {
+    if (payload_.state() == SyncPayloadReader::State::kPreamble) return;
+    const bool done = payload_.state() == SyncPayloadReader::State::kDone;
+    LoadFromSocket(std::move(bytes), done ? data.substr(used) : std::string_view());
     return;
   }
   std::string_view out = bytes;
@@ -495,37 +523,27 @@ void ReplicaLink::FeedPayload(std::string_view data) {
   if (payload_.state() == SyncPayloadReader::State::kDone) FinishFullSync(data.substr(used));
 }
 
-// repl-diskless-load: every value loads from the temporary file the payload was written to
-// (Redis's "disabled"); on-empty-db and swapdb are accepted and behave the same, which keeps
-// the old data intact until the whole payload has arrived and never serves a partial dataset.
+// repl-diskless-load disabled (or on-empty-db with keys): the payload went to a temporary
+// file, which becomes the dump file once it has loaded.
 void ReplicaLink::FinishFullSync(std::string_view rest) {
   fsync(temp_fd_);
   close(temp_fd_);
   temp_fd_ = -1;
   // Our replicas hold data about to be replaced: they must resync with us.
   DisconnectSubReplicas();
-  // A snapshot child still writing the old data would otherwise rename it over the dump file
-  // after we loaded the new one.
-  if (server_.children().active(ChildKind::kRdb)) {
-    spdlog::warn(
-        "Replica is about to load the RDB file received from the master, but there is a "
-        "pending RDB child running. Killing process {} and removing its temp file to avoid "
-        "any race",
-        server_.children().pid());
-    RdbKillChild(server_);
-  }
-  // The AOF must end up describing the new data: stop it now and restart it afterwards, which
-  // starts with a rewrite (as Redis's restartAOFAfterSYNC).
-  const bool aof_on = server_.cfg().appendonly;
-  if (aof_on) server_.config().Set({{"appendonly", "no"}});
+  const bool aof_on = PrepareToLoad(true);
   spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
   EmptyAllData(server_, server_.cfg().replica_lazy_flush);
   spdlog::info("MASTER <-> REPLICA sync: Loading DB in memory");
-  RdbLoadOptions options;
-  options.keep_expired = true;  // a replica's keys expire through its master's DELs
-  options.deep_sanitize = server_.cfg().sanitize_dump_payload == "yes";
+  RdbLoadOptions options = SyncLoadOptions(server_);
+  options.progress = [this](int64_t bytes) {
+    server_.set_loaded_bytes(bytes);
+    return ServeWhileLoading(-1, 0);
+  };
   RdbLoadStats stats;
+  server_.StartLoading(Server::LoadingMode::kSync, static_cast<int64_t>(temp_written_));
   std::string err = RdbLoadFile(server_, temp_path_, options, &stats);
+  server_.StopLoading();
   if (!err.empty()) {
     spdlog::warn("{}", err);
     spdlog::warn(
@@ -544,6 +562,174 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
     unlink(temp_path_.c_str());
   }
   temp_path_.clear();
+  FinishLoad(aof_on, rest);
+}
+
+void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view stream_start) {
+  const bool swap = server_.cfg().repl_diskless_load == "swapdb";
+  // The old data is a point of the same history as the new (a resync with our own master
+  // that couldn't continue): it may be read while the new loads, as Redis's async loading.
+  const bool async = swap && sync_replid_ == replication_.replid();
+  const bool aof_on = PrepareToLoad(false);
+  RdbLoadOptions options = SyncLoadOptions(server_);
+  std::vector<std::unique_ptr<Database>> loaded;
+  std::vector<Database*> targets;
+  std::vector<std::string> libraries;
+  if (swap) {
+    for (int i = 0; i < server_.db_count(); ++i) {
+      loaded.push_back(server_.NewDetachedDatabase());
+      targets.push_back(loaded.back().get());
+    }
+    options.target_dbs = targets;
+    options.deferred_libraries = &libraries;
+  } else {
+    DisconnectSubReplicas();
+    spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
+    EmptyAllData(server_, server_.cfg().replica_lazy_flush);
+  }
+  spdlog::info("MASTER <-> REPLICA sync: Loading DB in memory");
+  options.progress = [this](int64_t) {
+    server_.set_loaded_bytes(payload_.received());
+    return ServeWhileLoading(-1, 0);
+  };
+  // The image's bytes: those already read, then the socket through the payload framing. While
+  // the master is slow the loop serves clients (Redis reads with a blocking socket and a
+  // repl-timeout; it's the same wait, with the loop kept alive).
+  std::string pending = std::move(first_bytes);
+  size_t pending_at = 0;
+  std::string rest(stream_start);
+  std::string read_buf;
+  const int64_t timeout_ms = std::max<int64_t>(1, server_.cfg().repl_timeout) * 1000;
+  RdbByteSource source = [&](char* dst, size_t cap) -> ssize_t {
+    while (true) {
+      if (pending_at < pending.size()) {
+        size_t n = std::min(cap, pending.size() - pending_at);
+        memcpy(dst, pending.data() + pending_at, n);
+        pending_at += n;
+        return static_cast<ssize_t>(n);
+      }
+      if (payload_.state() == SyncPayloadReader::State::kDone) return 0;
+      read_buf.resize(kTransferRead);
+      ssize_t n = read(fd_, read_buf.data(), read_buf.size());
+      if (n > 0) {
+        last_io_ms_ = NowMs();
+        pending.clear();
+        pending_at = 0;
+        std::string_view in(read_buf.data(), static_cast<size_t>(n));
+        size_t used = payload_.Feed(in, &pending);
+        if (payload_.state() == SyncPayloadReader::State::kError) {
+          spdlog::warn("{}", payload_.error());
+          return -1;
+        }
+        if (payload_.state() == SyncPayloadReader::State::kDone) rest.assign(in.substr(used));
+        continue;
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        spdlog::warn("I/O error trying to sync with MASTER: {}",
+                     n < 0 ? strerror(errno) : "connection lost");
+        return -1;
+      }
+      if (NowMs() - last_io_ms_ > timeout_ms) {
+        spdlog::warn(
+            "Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+            "'repl-timeout' parameter in redis.conf to a larger value.");
+        return -1;
+      }
+      if (!ServeWhileLoading(fd_, 100)) return -1;
+    }
+  };
+  RdbLoadStats stats;
+  server_.StartLoading(async ? Server::LoadingMode::kAsync : Server::LoadingMode::kSync,
+                       std::max<int64_t>(0, payload_.expected()));
+  std::string err = RdbLoadFromSource(server_, source, options, &stats);
+  if (err == kRdbTrailingBytes && payload_.eof_mode()) {
+    err = "Replication stream EOF marker is broken";
+  } else if (err.empty()) {
+    // The image ended: the framing must end with it (with EOF framing, anything but the mark
+    // comes out as payload bytes).
+    char extra[64];
+    ssize_t n = source(extra, sizeof(extra));
+    if (n > 0) {
+      err = payload_.eof_mode() ? "Replication stream EOF marker is broken"
+                                : "Payload bytes after the end of the MASTER synchronization DB";
+    }
+    if (n < 0) err = "Replication stream ended badly after the MASTER synchronization DB";
+  }
+  server_.StopLoading();
+  if (!err.empty()) {
+    spdlog::warn("{}", err);
+    spdlog::warn(
+        "Failed trying to load the MASTER synchronization DB from socket, check server logs.");
+    if (swap) {
+      for (auto& db : loaded) server_.lazy_freer().Free(std::move(db));
+      spdlog::info("MASTER <-> REPLICA sync: Discarding temporary DB in background");
+    } else {
+      EmptyAllData(server_, false);
+      replication_.ChangeReplicationId();
+    }
+    if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+    Drop();
+    return;
+  }
+  if (swap) {
+    DisconnectSubReplicas();
+    spdlog::info("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+    for (int i = 0; i < server_.db_count(); ++i) {
+      server_.TouchAllWatchedKeysInDb(i, loaded[i].get());
+      server_.db(i).SwapContents(*loaded[i]);
+    }
+    server_.SignalReplacedDbs();
+    server_.scripting().FlushLibraries();
+    for (const std::string& code : libraries) {
+      std::string lib_err;
+      if (server_.scripting().LoadLibrary(code, false, &lib_err).empty()) {
+        spdlog::warn("Failed loading library from the MASTER synchronization DB: {}", lib_err);
+      }
+    }
+    for (auto& db : loaded) server_.lazy_freer().Free(std::move(db));
+    spdlog::info("MASTER <-> REPLICA sync: Discarding old DB in background");
+  }
+  // The data changed without a save (nothing was written to disk).
+  server_.AddDirty(1);
+  FinishLoad(aof_on, rest);
+}
+
+bool ReplicaLink::PrepareToLoad(bool log_child_kill) {
+  // The link's socket leaves the loop while the data loads: the loader reads it itself (a
+  // diskless load), or it waits until the link becomes the master client.
+  server_.UnwatchSocket(fd_);
+  // A snapshot child still writing the old data would otherwise rename it over the dump file
+  // after we loaded the new one.
+  if (server_.children().active(ChildKind::kRdb)) {
+    if (log_child_kill) {
+      spdlog::warn(
+          "Replica is about to load the RDB file received from the master, but there is a "
+          "pending RDB child running. Killing process {} and removing its temp file to avoid "
+          "any race",
+          server_.children().pid());
+    }
+    RdbKillChild(server_);
+  }
+  // The AOF must end up describing the new data: stop it now and restart it afterwards, which
+  // starts with a rewrite (as Redis's restartAOFAfterSYNC).
+  const bool aof_on = server_.cfg().appendonly;
+  if (aof_on) server_.config().Set({{"appendonly", "no"}});
+  last_keepalive_ms_ = NowMs();
+  return aof_on;
+}
+
+bool ReplicaLink::ServeWhileLoading(int wait_fd, int timeout_ms) {
+  // A newline a second tells the master we're alive, as Redis's replica does while loading.
+  const int64_t now = NowMs();
+  if (now - last_keepalive_ms_ >= 1000) {
+    last_keepalive_ms_ = now;
+    [[maybe_unused]] ssize_t w = write(fd_, "\n", 1);
+  }
+  server_.ProcessEventsWhileLoading(wait_fd, timeout_ms);
+  return !server_.shutting_down();
+}
+
+void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
   replication_.ResetStream(sync_replid_, sync_offset_);
   if (!replication_.backlog().created()) {
     replication_.backlog().Create(replication_.BacklogCapacity());

@@ -84,6 +84,17 @@ class ReplicaLink {
   void FeedPayload(std::string_view data);
   void DisconnectSubReplicas();
   void FinishFullSync(std::string_view rest);
+  // repl-diskless-load on-empty-db / swapdb: the payload goes from the socket straight into
+  // the databases (swapdb: into detached ones, swapped in once complete). `first_bytes` are
+  // payload bytes already read; `stream_start` what followed a payload that ended with them.
+  void LoadFromSocket(std::string first_bytes, std::string_view stream_start);
+  // Both kinds of load: stops what must not run over the data being replaced (an RDB child,
+  // the AOF) and takes the link's socket off the loop. Returns whether the AOF was on.
+  bool PrepareToLoad(bool log_child_kill);
+  // Serves clients between chunks of a load (they get -LOADING, or the old data with an
+  // async load) and keeps the master from timing us out. False when the server shuts down.
+  bool ServeWhileLoading(int wait_fd, int timeout_ms);
+  void FinishLoad(bool aof_on, std::string_view stream_start);
   void BecomeConnected(std::string_view rest);
   void SendAck();
   void LostMaster();
@@ -120,6 +131,8 @@ class ReplicaLink {
   // Bytes written to the temp file, and how many of them were handed to writeback already.
   uint64_t temp_written_ = 0;
   uint64_t temp_flushed_ = 0;
+  bool diskless_load_ = false;   // chosen at +FULLRESYNC (repl-diskless-load)
+  int64_t last_keepalive_ms_ = 0;  // the last newline sent to the master while loading
 };
 
 }  // namespace vireo

@@ -217,13 +217,21 @@ void Server::ResumePostponedClients() {
 void Server::SignalSwappedDbs(int a, int b) {
   // Cached keys carry no database: after a swap any of them may read differently.
   tracking_.InvalidateAll(current_client_, executing_depth_ > 0);
-  for (int db : {a, b}) {
-    for (const std::string& key : blocking_.KeysWithWaiters(db)) {
-      if (dbs_[db]->Find(key) != nullptr) {
-        blocking_.SignalKeyAsReady(db, key);
-      } else {
-        blocking_.SignalKeyChanged(db, key);
-      }
+  SignalReplacedDb(a);
+  if (b != a) SignalReplacedDb(b);
+}
+
+void Server::SignalReplacedDbs() {
+  tracking_.InvalidateAll(current_client_, executing_depth_ > 0);
+  for (int db = 0; db < db_count(); ++db) SignalReplacedDb(db);
+}
+
+void Server::SignalReplacedDb(int db) {
+  for (const std::string& key : blocking_.KeysWithWaiters(db)) {
+    if (dbs_[db]->Find(key) != nullptr) {
+      blocking_.SignalKeyAsReady(db, key);
+    } else {
+      blocking_.SignalKeyChanged(db, key);
     }
   }
 }

@@ -684,6 +684,10 @@ void Config::Declare() {
                       &ServerConfig::repl_diskless_sync_max_replicas, 0, kIntMax, kMut));
   o.push_back(Enum("repl-diskless-load", &ServerConfig::repl_diskless_load,
                    {"disabled", "on-empty-db", "swapdb"}, kMut));
+  // How much of a loading dataset goes by between two turns of serving clients (-LOADING).
+  o.push_back(Numeric("loading-process-events-interval-bytes", "",
+                      &ServerConfig::loading_process_events_interval_bytes, 1024, kIntMax, kMut,
+                      Type::kMemory));
   o.push_back(Numeric("repl-backlog-size", "", &ServerConfig::repl_backlog_size, 1, kLongMax, kMut,
                       Type::kMemory));
   o.push_back(

@@ -132,6 +132,7 @@ struct ServerConfig {
   int64_t repl_diskless_sync_delay = 5;
   int64_t repl_diskless_sync_max_replicas = 0;
   std::string repl_diskless_load = "disabled";
+  int64_t loading_process_events_interval_bytes = 2 * 1024 * 1024;
   int64_t repl_backlog_size = 1 << 20;
   int64_t repl_backlog_ttl = 3600;
   int64_t repl_ping_replica_period = 10;

@@ -78,6 +78,11 @@ bool QueuedWithFlag(const Client& client, CommandFlag flag) {
   return false;
 }
 
+bool QueuedAllWithFlag(const Client& client, CommandFlag flag) {
+  return std::all_of(client.multi_queue.begin(), client.multi_queue.end(),
+                     [flag](const QueuedCommand& q) { return q.spec->has(flag); });
+}
+
 bool QueuedWrite(const Client& client) { return QueuedWithFlag(client, kCmdWrite); }
 
 // Commands that manage the transaction itself, which MULTI doesn't queue.
@@ -188,6 +193,20 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                  "SHUTDOWN NOSAVE.");
     return;
   }
+  // A dataset is loading (a replica's full sync): only what Redis lets through runs.
+  if (loading_.mode != LoadingMode::kNone) {
+    const bool denied =
+        loading_.mode == LoadingMode::kSync
+            ? !spec->has(kCmdLoading) ||
+                  (spec->name == "exec" && !QueuedAllWithFlag(client, kCmdLoading))
+            : spec->has(kCmdNoAsyncLoading) ||
+                  (spec->name == "exec" && QueuedWithFlag(client, kCmdNoAsyncLoading));
+    if (denied) {
+      ++command_stats(*spec).rejected_calls;
+      reject("LOADING Redis is loading the dataset in memory");
+      return;
+    }
+  }
   // Our master's commands are applied whatever the local state (memory, disk errors,
   // read-only): the replica must stay a copy of its master.
   const bool from_master = client.has(kClientMaster);
@@ -200,10 +219,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       !(is_replica && config_.values().replica_ignore_maxmemory)) {
     const bool out_of_memory = PerformEvictions() == EvictResult::kFail;
     pre_command_oom_ = out_of_memory;
-    const bool reject_on_oom =
-        spec->has(kCmdDenyOom) ||
-        (spec->name == "exec" && QueuedWithFlag(client, kCmdDenyOom)) ||
-        (client.has(kClientMulti) && !TransactionControl(*spec));
+    const bool reject_on_oom = spec->has(kCmdDenyOom) ||
+                               (spec->name == "exec" && QueuedWithFlag(client, kCmdDenyOom)) ||
+                               (client.has(kClientMulti) && !TransactionControl(*spec));
     if (out_of_memory && reject_on_oom) {
       ++command_stats(*spec).rejected_calls;
       reject("OOM command not allowed when used memory > 'maxmemory'.");
@@ -244,10 +262,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
     const bool deny_stale =
-        !spec->has(kCmdStale) ||
-        (spec->name == "exec" && !client.multi_queue.empty() &&
-         !std::all_of(client.multi_queue.begin(), client.multi_queue.end(),
-                      [](const QueuedCommand& q) { return q.spec->has(kCmdStale); }));
+        !spec->has(kCmdStale) || (spec->name == "exec" && !QueuedAllWithFlag(client, kCmdStale));
     if (deny_stale && !config_.values().replica_serve_stale_data &&
         !replication_->link()->link_up()) {
       ++command_stats(*spec).rejected_calls;
@@ -261,8 +276,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     const uint32_t paused = client_pause_.Actions(MonotonicUs() / 1000);
     const bool may_replicate = spec->has(kCmdWrite) || spec->has(kCmdMayReplicate) ||
                                (spec->name == "exec" && QueuedWrite(client));
-    if ((paused & kPauseClientAll) != 0 ||
-        ((paused & kPauseClientWrite) != 0 && may_replicate)) {
+    if ((paused & kPauseClientAll) != 0 || ((paused & kPauseClientWrite) != 0 && may_replicate)) {
       PostponeClient(client, *spec, argv);
       return;
     }

@@ -272,6 +272,7 @@ void PersistenceSection(Server& server, InfoWriter& w) {
   w.Field("module_fork_last_cow_size", 0);
   // Only while AOF is on, as in Redis.
   for (const auto& [name, value] : server.aof().InfoEnabledFields()) w.Field(name, value);
+  for (const auto& [name, value] : server.LoadingInfoFields()) w.Field(name, value);
 }
 
 void StatsSection(Server& server, InfoWriter& w) {

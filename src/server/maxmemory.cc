@@ -146,7 +146,8 @@ Server::EvictResult Server::PerformEvictions() {
   // Nothing is evicted while a script runs past its time limit (other clients are being
   // served between its steps) or while the dataset loads.
   // Nor during a write pause (CLIENT PAUSE WRITE, FAILOVER): the dataset must stand still.
-  if (c.maxmemory <= 0 || busy_script_ != 0 || aof_->loading() || Paused(kPauseEvict)) {
+  if (c.maxmemory <= 0 || busy_script_ != 0 || aof_->loading() ||
+      loading_.mode != LoadingMode::kNone || Paused(kPauseEvict)) {
     return EvictResult::kOk;
   }
   const size_t limit = static_cast<size_t>(c.maxmemory);

@@ -430,6 +430,12 @@ void Server::CountError(void* ctx, std::string_view code) {
   }
 }
 
+std::unique_ptr<Database> Server::NewDetachedDatabase() {
+  auto db = std::make_unique<Database>(-1, nullptr);
+  db->set_options(&keyspace_options_);
+  return db;
+}
+
 Client* Server::FindClient(uint64_t id) {
   auto it = clients_.find(id);
   return it == clients_.end() ? nullptr : it->second.get();
@@ -825,6 +831,9 @@ void Server::Cron() {
   stats_.ops_rate.Sample(now_ms, stats_.total_commands_processed);
   stats_.net_input_rate.Sample(now_ms, stats_.total_net_input_bytes);
   stats_.net_output_rate.Sample(now_ms, stats_.total_net_output_bytes);
+  // A load in progress steps the loop itself: nothing here may touch the half-loaded data,
+  // fork, or time out the link that is feeding it (Redis runs only whileBlockedCron then).
+  if (loading_.mode != LoadingMode::kNone) return;
   // Active expiry: at most a quarter of each cron period, spread over the databases.
   int hz = std::clamp(c.hz, 1, 500);
   int64_t budget_us = 250000 / hz;

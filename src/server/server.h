@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,16 +18,16 @@
 #include "db/database.h"
 #include "db/eviction.h"
 #include "db/lazy_free.h"
-#include "server/client.h"
-#include "server/child_processes.h"
-#include "server/client_pause.h"
-#include "server/client_eviction.h"
-#include "server/command_table.h"
-#include "server/config.h"
-#include "server/latency_monitor.h"
 #include "persistence/snapshot.h"
 #include "replication/propagator.h"
 #include "replication/replication.h"
+#include "server/child_processes.h"
+#include "server/client.h"
+#include "server/client_eviction.h"
+#include "server/client_pause.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "server/latency_monitor.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "util/clock.h"
@@ -86,8 +86,8 @@ struct ServerStats {
   uint64_t total_writes_processed = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
-  uint64_t evicted_clients = 0;                  // maxmemory-clients
-  uint64_t sync_full = 0;                        // replication full resyncs served
+  uint64_t evicted_clients = 0;  // maxmemory-clients
+  uint64_t sync_full = 0;        // replication full resyncs served
   uint64_t sync_partial_ok = 0;
   uint64_t sync_partial_err = 0;
   uint64_t total_net_repl_input_bytes = 0;
@@ -138,6 +138,9 @@ class Server : public KeyspaceListener {
   Config& config() { return config_; }
   const ServerConfig& cfg() const { return config_.values(); }
   Database& db(int index) { return *dbs_[index]; }
+  // An empty database outside the keyspace that shares the server's keyspace options (a
+  // replica's swapdb load fills these, then swaps their contents in).
+  std::unique_ptr<Database> NewDetachedDatabase();
   int db_count() const { return static_cast<int>(dbs_.size()); }
   ServerStats& stats() { return stats_; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
@@ -215,6 +218,8 @@ class Server : public KeyspaceListener {
   // After SWAPDB: keys now present in either database may serve their waiters (and waiters
   // that want to hear about a vanished key hear about it).
   void SignalSwappedDbs(int a, int b);
+  // After a replica's swapdb load replaced the contents of every database.
+  void SignalReplacedDbs();
   // After FLUSHDB/FLUSHALL emptied `db`: waiters that want to hear about vanished keys do.
   void SignalFlushedDb(int db);
   // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
@@ -327,12 +332,31 @@ class Server : public KeyspaceListener {
   // From inside a long script (src/scripting/busy.cc): serve other clients for one loop turn
   // without reading from `caller`, whose buffer holds the running script's arguments.
   void ProcessEventsWhileBusy(Client& caller);
+  // A dataset loading while the loop keeps serving (a replica's full sync, src/server/
+  // loading.cc): kSync refuses every command without the "loading" flag with -LOADING; kAsync
+  // (repl-diskless-load swapdb from the same history) serves the old data and refuses only the
+  // commands flagged no-async-loading.
+  enum class LoadingMode { kNone, kSync, kAsync };
+  struct LoadingProgress {
+    LoadingMode mode = LoadingMode::kNone;
+    int64_t start_unix = 0;
+    int64_t start_ms = 0;
+    int64_t total_bytes = 0;  // 0 when unknown (an EOF-framed diskless payload)
+    int64_t loaded_bytes = 0;
+  };
+  const LoadingProgress& loading() const { return loading_; }
+  void StartLoading(LoadingMode mode, int64_t total_bytes);
+  void set_loaded_bytes(int64_t bytes) { loading_.loaded_bytes = bytes; }
+  void StopLoading() { loading_ = LoadingProgress{}; }
+  // From inside a load: serves other clients for one loop turn, first waiting up to
+  // timeout_ms for them, a timer or `wait_fd` (-1: none). True when wait_fd is readable.
+  bool ProcessEventsWhileLoading(int wait_fd, int timeout_ms);
+  // INFO persistence's loading_* fields (empty when not loading).
+  std::vector<std::pair<std::string, std::string>> LoadingInfoFields() const;
   // Where Call records the writes of the commands a script runs (the script's effects, which
   // are propagated instead of the script, when anything consumes effects); nullptr outside
   // scripts.
-  void set_script_effects(ScriptEffects* effects) {
-    script_effects_ = effects;
-  }
+  void set_script_effects(ScriptEffects* effects) { script_effects_ = effects; }
 
   // The replica side of replication (src/replication/replica_link.cc). The link to our master
   // is a socket on the loop's epoll set under its own tag while it connects, handshakes and
@@ -464,7 +488,10 @@ class Server : public KeyspaceListener {
   static constexpr int kTimerSafetyPollMs = 100;
   std::chrono::steady_clock::time_point last_timer_poll_{};
   bool fast_expire_armed_ = false;
+  // Waiters on keys of `db`, whose contents were replaced, re-check their keys.
+  void SignalReplacedDb(int db);
   int busy_script_ = 0;
+  LoadingProgress loading_;
   ScriptEffects* script_effects_ = nullptr;
   ChildProcesses children_;
   ClientPause client_pause_;

@@ -6,11 +6,13 @@ Import with `from repl_helpers import ...` (pytest puts this directory on sys.pa
 from __future__ import annotations
 
 import shutil
+import socket
+import threading
 
 import pytest
 import redis
 
-from conftest import _finish, start_server, wait_for
+from conftest import HOST, _finish, start_server, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -131,3 +133,87 @@ def assert_same_data(master: redis.Redis, replica: redis.Redis) -> None:
     assert a.keys() == b.keys(), (sorted(set(a) ^ set(b))[:20])
     for k in a:
         assert a[k] == b[k], k
+
+
+def log_count(handle, line: str) -> int:
+    return handle.log_text(1 << 24).count(line)
+
+
+def fullresync(offset: int = 100, replid: bytes = b"f" * 40) -> bytes:
+    return b"+FULLRESYNC " + replid + b" %d\r\n" % offset
+
+
+class FakeMaster:
+    """Answers the replication handshake; the n-th PSYNC gets replies[n] (the last one repeats).
+    A reply is (bytes, then[, more]): after sending, "hold" stays connected (reading and
+    dropping what the replica sends) until close(), "until_release" until release() as well;
+    with `more`, release() sends it instead of hanging up, and the connection is held."""
+
+    def __init__(self, replies):
+        self.replies = replies
+        self.syncs = 0
+        self.released = threading.Event()
+        self.stopping = False
+        self.sock = socket.socket()
+        self.sock.bind((HOST, 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                try:
+                    self.serve(conn)
+                except OSError:
+                    pass
+
+    def serve(self, conn):
+        conn.settimeout(0.1)
+        buf = b""
+        # PING, REPLCONF listening-port, REPLCONF capa ..., PSYNC: one reply each.
+        for marker, reply in ((b"PING\r\n", b"+PONG\r\n"), (b"psync2\r\n", b"+OK\r\n+OK\r\n")):
+            buf = self.read_until(conn, buf, marker)
+            conn.sendall(reply)
+        self.read_until(conn, buf, b"PSYNC")
+        payload, then, *more = self.replies[min(self.syncs, len(self.replies) - 1)]
+        self.syncs += 1
+        conn.sendall(payload)
+        if more:
+            self.released.wait()
+            conn.sendall(more[0])
+            then = "hold"
+        while not self.stopping and not (then == "until_release" and self.released.is_set()):
+            try:
+                if not conn.recv(65536):
+                    return
+            except socket.timeout:
+                pass
+
+    def read_until(self, conn, buf, marker):
+        while marker not in buf:
+            if self.stopping:
+                raise OSError("stopping")
+            try:
+                data = conn.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise OSError("closed")
+            buf += data
+        return buf[buf.index(marker) + len(marker):]
+
+    def release(self):
+        self.released.set()
+
+    def close(self):
+        self.stopping = True
+        self.released.set()
+        self.thread.join()
+        self.sock.close()

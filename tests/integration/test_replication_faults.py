@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 
 import pytest
 
 from conftest import HOST, RawConnection, _finish, start_server, wait_for
-from repl_helpers import assert_same_data, link_up, populate, wait_in_sync, wait_link_up
+from repl_helpers import (
+    FakeMaster,
+    assert_same_data,
+    fullresync,
+    link_up,
+    log_count,
+    populate,
+    wait_in_sync,
+    wait_link_up,
+)
 
 SYNC_TIMEOUT = 20.0
 # x 256 KB of incompressible bytes: more than loopback socket buffers hold, so a replica that
@@ -46,10 +54,6 @@ def big_dataset(r) -> None:
     for i in range(BIG_VALUES):
         pipe.set(f"big:{i}", os.urandom(256 << 10))
     pipe.execute()
-
-
-def log_count(handle, line: str) -> int:
-    return handle.log_text(1 << 24).count(line)
 
 
 def start_raw_sync(master, rcvbuf: int = 16 << 10) -> tuple[RawConnection, bytes]:
@@ -133,76 +137,6 @@ def test_replica_gone_mid_shared_diskless_transfer(procs):
 # ---- a master that dies mid-RDB -------------------------------------------------------------
 
 
-class FakeMaster:
-    """Answers the replication handshake; the n-th PSYNC gets replies[n] (the last one repeats).
-    A reply is (bytes, then): after sending, "hold" stays connected (reading and dropping what
-    the replica sends) until close(), "until_release" until release() as well."""
-
-    def __init__(self, replies):
-        self.replies = replies
-        self.syncs = 0
-        self.released = threading.Event()
-        self.stopping = False
-        self.sock = socket.socket()
-        self.sock.bind((HOST, 0))
-        self.sock.listen(4)
-        self.sock.settimeout(0.1)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while not self.stopping:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                try:
-                    self.serve(conn)
-                except OSError:
-                    pass
-
-    def serve(self, conn):
-        conn.settimeout(0.1)
-        buf = b""
-        # PING, REPLCONF listening-port, REPLCONF capa ..., PSYNC: one reply each.
-        for marker, reply in ((b"PING\r\n", b"+PONG\r\n"), (b"psync2\r\n", b"+OK\r\n+OK\r\n")):
-            buf = self.read_until(conn, buf, marker)
-            conn.sendall(reply)
-        self.read_until(conn, buf, b"PSYNC")
-        payload, then = self.replies[min(self.syncs, len(self.replies) - 1)]
-        self.syncs += 1
-        conn.sendall(payload)
-        while not self.stopping and not (then == "until_release" and self.released.is_set()):
-            try:
-                if not conn.recv(65536):
-                    return
-            except socket.timeout:
-                pass
-
-    def read_until(self, conn, buf, marker):
-        while marker not in buf:
-            if self.stopping:
-                raise OSError("stopping")
-            try:
-                data = conn.recv(65536)
-            except socket.timeout:
-                continue
-            if not data:
-                raise OSError("closed")
-            buf += data
-        return buf[buf.index(marker) + len(marker):]
-
-    def release(self):
-        self.released.set()
-
-    def close(self):
-        self.stopping = True
-        self.thread.join()
-        self.sock.close()
-
-
 @pytest.fixture
 def rdb_source(procs):
     """A vireo server with the populated dataset and its RDB file's bytes."""
@@ -211,10 +145,6 @@ def rdb_source(procs):
     populate(c)
     assert c.save()
     return src, (src.workdir / "dump.rdb").read_bytes()
-
-
-def fullresync(offset: int = 100) -> bytes:
-    return b"+FULLRESYNC " + b"f" * 40 + b" %d\r\n" % offset
 
 
 @pytest.mark.parametrize("framing", ["length", "eof"])

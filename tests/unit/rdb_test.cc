@@ -253,6 +253,76 @@ TEST_F(RdbServerTest, SaveAndLoadFile) {
   EXPECT_EQ(other.db(3).Find("d")->value.StringView(scratch), "db3");
 }
 
+// An image read from a source a few bytes at a time (a replica reading its master's socket)
+// goes to the databases it is given, libraries set aside, with progress reported on the way.
+TEST_F(RdbServerTest, LoadFromSourceIntoDetachedDatabases) {
+  // Incompressible values, so the image outgrows the progress interval.
+  std::mt19937 rng(7);
+  for (int i = 0; i < 4; ++i) {
+    std::string value(2000, ' ');
+    for (char& c : value) c = static_cast<char>(rng());
+    server_.db(i % 2 == 0 ? 0 : 2).Add("k" + std::to_string(i), Value::String(value));
+  }
+  std::string image;
+  char path[] = "/tmp/vireo_rdb_sourceXXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(RdbSave(server_, fd, {}), "");
+  image.resize(static_cast<size_t>(lseek(fd, 0, SEEK_CUR)));
+  ASSERT_EQ(pread(fd, image.data(), image.size(), 0), static_cast<ssize_t>(image.size()));
+  close(fd);
+  unlink(path);
+  Server target{Config()};
+  target.db(0).Add("old", Value::String("kept"));
+  std::vector<std::unique_ptr<Database>> loaded;
+  std::vector<Database*> dbs;
+  for (int i = 0; i < target.db_count(); ++i) {
+    loaded.push_back(target.NewDetachedDatabase());
+    dbs.push_back(loaded.back().get());
+  }
+  auto source_of = [](const std::string& bytes, size_t* at) {
+    return [&bytes, at](char* dst, size_t cap) -> ssize_t {
+      size_t n = std::min({cap, bytes.size() - *at, size_t{7}});
+      memcpy(dst, bytes.data() + *at, n);
+      *at += n;
+      return static_cast<ssize_t>(n);
+    };
+  };
+  RdbLoadOptions options;
+  options.target_dbs = dbs;
+  std::vector<std::string> libraries;
+  options.deferred_libraries = &libraries;
+  options.progress_interval = 1024;
+  int progress_calls = 0;
+  options.progress = [&](int64_t) { return ++progress_calls > 0; };
+  size_t at = 0;
+  RdbLoadStats stats;
+  ASSERT_EQ(RdbLoadFromSource(target, source_of(image, &at), options, &stats), "");
+  EXPECT_EQ(stats.keys_loaded, 4u);
+  EXPECT_GE(progress_calls, 3);
+  EXPECT_EQ(loaded[0]->size(), 2u);
+  EXPECT_EQ(loaded[2]->size(), 2u);
+  EXPECT_EQ(target.db(0).size(), 1u);  // the live databases are untouched
+  EXPECT_NE(target.db(0).Find("old"), nullptr);
+
+  // Bytes after the image, and a progress callback that gives up, fail the load.
+  std::string longer = image + "junk";
+  at = 0;
+  std::vector<std::unique_ptr<Database>> again;
+  std::vector<Database*> again_dbs;
+  for (int i = 0; i < target.db_count(); ++i) {
+    again.push_back(target.NewDetachedDatabase());
+    again_dbs.push_back(again.back().get());
+  }
+  options.target_dbs = again_dbs;
+  options.progress = nullptr;
+  EXPECT_EQ(RdbLoadFromSource(target, source_of(longer, &at), options, &stats), kRdbTrailingBytes);
+  for (auto& db : again) db->Clear();
+  at = 0;
+  options.progress = [](int64_t) { return false; };
+  EXPECT_EQ(RdbLoadFromSource(target, source_of(image, &at), options, &stats), "Loading aborted");
+}
+
 // A DUMP payload around `body` (type byte + value) with a valid footer.
 std::string Payload(std::string body) {
   body.push_back(11);

@@ -1,0 +1,58 @@
+// Serving clients while a dataset loads (a replica's full sync). Kept apart from the event
+// loop (server.cc), like busy.cc: the loader steps that loop between chunks of its work.
+#include <poll.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+
+void Server::StartLoading(LoadingMode mode, int64_t total_bytes) {
+  loading_.mode = mode;
+  loading_.start_unix = time(nullptr);
+  loading_.start_ms = NowMs();
+  loading_.total_bytes = total_bytes;
+  loading_.loaded_bytes = 0;
+}
+
+bool Server::ProcessEventsWhileLoading(int wait_fd, int timeout_ms) {
+  // The epoll set is itself pollable: wait for it, the loader's descriptor, or the next timer.
+  pollfd fds[2] = {{epoll_fd_, POLLIN, 0}, {wait_fd, POLLIN, 0}};
+  const int nfds = wait_fd >= 0 ? 2 : 1;
+  int ready = poll(fds, nfds, std::min(timeout_ms, MsUntilNextTimer()));
+  PollEvents(0);
+  return ready > 0 && nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
+std::vector<std::pair<std::string, std::string>> Server::LoadingInfoFields() const {
+  if (loading_.mode == LoadingMode::kNone) return {};
+  auto num = [](int64_t v) { return std::to_string(v); };
+  const int64_t elapsed_s = (NowMs() - loading_.start_ms) / 1000;
+  double perc = 0;
+  int64_t eta = 1;
+  if (loading_.total_bytes > 0) {
+    perc = 100.0 * static_cast<double>(loading_.loaded_bytes) /
+           static_cast<double>(loading_.total_bytes);
+    if (loading_.loaded_bytes > 0 && elapsed_s > 0) {
+      const double per_second =
+          static_cast<double>(loading_.loaded_bytes) / static_cast<double>(elapsed_s);
+      eta = static_cast<int64_t>(static_cast<double>(loading_.total_bytes - loading_.loaded_bytes) /
+                                 per_second);
+    }
+  }
+  char perc_text[32];
+  snprintf(perc_text, sizeof(perc_text), "%.2f", perc);
+  return {
+      {"loading_start_time", num(loading_.start_unix)},
+      {"loading_total_bytes", num(loading_.total_bytes)},
+      {"loading_rdb_used_mem", "0"},
+      {"loading_loaded_bytes", num(loading_.loaded_bytes)},
+      {"loading_loaded_perc", perc_text},
+      {"loading_eta_seconds", num(eta)},
+  };
+}
+
+}  // namespace vireo
