@@ -108,6 +108,30 @@ def test_full_sync_then_live_stream(pair):
     assert s.fcall_ro("echo2", 0, "live") == b"live"
 
 
+@pytest.mark.parametrize("mode", ["swapdb", "on-empty-db"])
+def test_diskless_load_from_a_redis_master(procs, mode):
+    # The replica parses Redis's snapshot straight from the socket (swapdb into a second set
+    # of databases, swapped in at the end, replacing the old data and libraries).
+    master = start_master("yes")
+    replica = start_server(["--repl-diskless-load", mode])
+    procs.extend([replica, master])
+    m = master.client()
+    populate_all(m)
+    s = replica.client()
+    if mode == "swapdb":
+        s.set("old", "data")
+        s.function_load("#!lua name=oldlib\nredis.register_function('f', function() return 1 end)")
+    s = attach(master, replica)
+    wait_in_sync(m, s)
+    assert_same_data(m, s)
+    assert s.fcall_ro("echo1", 0, "hi") == b"hi"
+    assert [lib[1] for lib in s.function_list()] == [b"replib"]
+    assert "to parser" in replica.log_text(1 << 20)
+    m.set("after", "load")
+    wait_in_sync(m, s)
+    assert s.get("after") == b"load"
+
+
 def test_replica_refuses_writes_and_reports_state(pair):
     master, replica = pair
     m = master.client()
