@@ -427,35 +427,17 @@ std::vector<GeoPoint> PointsInShape(const ZSet& z, const geo::Shape& shape, size
 }
 
 // Replaces `dst` with the results (or deletes it when there are none); replies the count.
+// Redis counts one change per stored member.
 void StoreResults(CommandContext& ctx, uint32_t flags, const SearchArgs& a,
                   std::vector<GeoPoint>& points, size_t n) {
-  std::string_view dst = a.store_key;
-  if (n == 0) {
-    if (ctx.db.Delete(dst)) {
-      KeyWritten(ctx, dst);
-      Notify(ctx, kNotifyGeneric, "del", dst);
-    }
-    ctx.reply.Integer(0);
-    return;
-  }
-  size_t max_len = 0;
-  for (size_t i = 0; i < n; ++i) max_len = std::max(max_len, points[i].member.size());
-  ZSet::Limits limits = ZsetLimits(ctx);
-  auto z = std::make_unique<ZSet>(n, max_len, limits);
+  std::vector<std::pair<std::string, double>> items;
+  items.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    const GeoPoint& p = points[i];
-    double score = a.store_dist ? p.dist / a.shape.conversion : p.score;
-    double current;
-    if (z->Score(p.member, &current)) {
-      z->Update(p.member, score);
-    } else {
-      z->Insert(p.member, score, limits);
-    }
+    GeoPoint& p = points[i];
+    items.emplace_back(std::move(p.member), a.store_dist ? p.dist / a.shape.conversion : p.score);
   }
-  ctx.db.Set(dst, Value::Object(ValueType::kZSet, std::move(z)));
-  KeyWritten(ctx, dst, n);
-  Notify(ctx, kNotifyZset, (flags & kSearch) ? "geosearchstore" : "georadiusstore", dst);
-  ctx.reply.Integer(static_cast<int64_t>(n));
+  StoreZsetResult(ctx, a.store_key, (flags & kSearch) ? "geosearchstore" : "georadiusstore", items,
+                  n);
 }
 
 void ReplyResults(CommandContext& ctx, const SearchArgs& a, const std::vector<GeoPoint>& points,

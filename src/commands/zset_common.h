@@ -47,10 +47,11 @@ std::pair<size_t, size_t> RanksInRange(const ZSet& z, const LexBound& min, const
 void ReplyMembers(CommandContext& ctx, const std::vector<std::pair<std::string, double>>& items,
                   bool withscores);
 
-// Replaces dst with a new sorted set of the members (given in ascending order), or deletes it
-// when there are none; notifies `event` and replies the count (ZRANGESTORE, ZUNIONSTORE...).
+// Replaces dst with a new sorted set of the (distinct) members, or deletes it when there are
+// none; notifies `event`, counts `dirty` changes and replies the count (ZRANGESTORE,
+// ZUNIONSTORE, GEOSEARCHSTORE...).
 void StoreZsetResult(CommandContext& ctx, std::string_view dst, std::string_view event,
-                     const std::vector<std::pair<std::string, double>>& sorted_items);
+                     const std::vector<std::pair<std::string, double>>& items, uint64_t dirty = 1);
 
 // COMMAND GETKEYS for commands with a numkeys argument at argv[numkeys_at].
 std::vector<size_t> ZsetNumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at);

@@ -321,8 +321,8 @@ void ZremrangebylexCommand(CommandContext& ctx) {
 }  // namespace
 
 void StoreZsetResult(CommandContext& ctx, std::string_view dst, std::string_view event,
-                     const std::vector<std::pair<std::string, double>>& sorted_items) {
-  if (sorted_items.empty()) {
+                     const std::vector<std::pair<std::string, double>>& items, uint64_t dirty) {
+  if (items.empty()) {
     if (ctx.db.Delete(dst)) {
       KeyWritten(ctx, dst);
       Notify(ctx, kNotifyGeneric, "del", dst);
@@ -331,14 +331,14 @@ void StoreZsetResult(CommandContext& ctx, std::string_view dst, std::string_view
     return;
   }
   size_t max_len = 0;
-  for (const auto& item : sorted_items) max_len = std::max(max_len, item.first.size());
+  for (const auto& item : items) max_len = std::max(max_len, item.first.size());
   ZSet::Limits limits = ZsetLimits(ctx);
-  auto z = std::make_unique<ZSet>(sorted_items.size(), max_len, limits);
-  for (const auto& [member, score] : sorted_items) z->Insert(member, score, limits);
+  auto z = std::make_unique<ZSet>(items.size(), max_len, limits);
+  for (const auto& [member, score] : items) z->Insert(member, score, limits);
   ctx.db.Set(dst, Value::Object(ValueType::kZSet, std::move(z)));
-  KeyWritten(ctx, dst);
+  KeyWritten(ctx, dst, dirty);
   Notify(ctx, kNotifyZset, event, dst);
-  ctx.reply.Integer(static_cast<int64_t>(sorted_items.size()));
+  ctx.reply.Integer(static_cast<int64_t>(items.size()));
 }
 
 void RegisterZsetRangeCommands(CommandTable& table) {
