@@ -302,6 +302,35 @@ TEST(HashTableTest, RandomNodeDuringRehashAndSparse) {
   }
 }
 
+// A table emptied to a few hundred nodes without further writes stays sparse (the shrink
+// advances only with operations); picks there must be as fair as on a full table, and a pick
+// moves the pending resize along so they get cheap again.
+TEST(HashTableTest, RandomNodeIsFairWhenSparse) {
+  constexpr int kTotal = 50'000;
+  constexpr int kKept = 300;
+  constexpr int kSamples = 60'000;
+  NodePool pool;
+  Table t;
+  for (int i = 0; i < kTotal; ++i) t.Insert(pool.Make(Key(i), i));
+  while (t.rehashing()) t.RehashStep(1000);
+  for (int i = kKept; i < kTotal; ++i) t.Remove(Key(i));
+  const size_t buckets_before = t.bucket_count();
+  std::mt19937_64 rng(7);
+  std::vector<int> hits(kKept);
+  for (int s = 0; s < kSamples; ++s) {
+    TestNode* n = t.RandomNode(rng());
+    ASSERT_NE(n, nullptr);
+    ++hits[n->value];
+  }
+  const double expected = static_cast<double>(kSamples) / kKept;
+  double chi_square = 0;
+  for (int h : hits) chi_square += (h - expected) * (h - expected) / expected;
+  // 299 degrees of freedom: mean 299, standard deviation about 24.
+  EXPECT_LT(chi_square, 450) << "chi-square " << chi_square;
+  EXPECT_LT(t.bucket_count(), buckets_before);
+  EXPECT_LE(t.bucket_count(), 4u * kKept);
+}
+
 TEST(HashTableTest, ForEachAndClear) {
   NodePool pool;
   Table t;
