@@ -355,7 +355,7 @@ void HScanCommand(CommandContext& ctx) {
     // Small encodings are returned whole in one call, as Redis does.
     hash->ForEach(collect);
   } else {
-    // A field and its value count as two replies against COUNT, as in Redis.
+    // COUNT is in fields visited (a field and its value are one sample), as Redis 7.2 counts.
     size_t visited = 0;
     cursor = ScanWithCountHint(
         args.cursor, args.count,
@@ -365,7 +365,7 @@ void HScanCommand(CommandContext& ctx) {
             collect(f, v);
           });
         },
-        [&] { return visited * 2; });
+        [&] { return visited; });
   }
   ctx.reply.Array(2);
   ReplyScanCursor(ctx, cursor);

@@ -28,7 +28,7 @@ void BlockingEngine::Block(uint64_t id, int db, std::vector<std::string> keys, i
     auto [it, inserted] = map.try_emplace(key);
     if (inserted) ++waited_keys_;
     it->second.fifo.push_back(id);
-    if (watches_changes) ++it->second.change_watchers;
+    if (watches_changes && it->second.change_watchers++ == 0) ++change_watched_keys_;
   }
   if (deadline_ms > 0) deadlines_.emplace(deadline_ms, id);
   waiters_.emplace(id, Waiter{id, db, std::move(keys), deadline_ms, type, std::move(condition)});
@@ -43,7 +43,7 @@ bool BlockingEngine::Unblock(uint64_t id) {
   for (const std::string& key : w.keys) {
     auto kit = map.find(key);
     if (kit == map.end()) continue;
-    if (watches_changes) --kit->second.change_watchers;
+    if (watches_changes && --kit->second.change_watchers == 0) --change_watched_keys_;
     auto& fifo = kit->second.fifo;
     fifo.erase(std::remove(fifo.begin(), fifo.end(), id), fifo.end());
     if (fifo.empty()) {

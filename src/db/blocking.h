@@ -86,6 +86,9 @@ class BlockingEngine {
 
   size_t blocked_clients() const { return waiters_.size(); }
   size_t blocking_keys() const { return waited_keys_; }
+  // Keys with at least one waiter that wakes on deletion or type change (XREADGROUP), as
+  // Redis 7.2's INFO total_blocking_keys_on_nokey counts them.
+  size_t blocking_keys_on_nokey() const { return change_watched_keys_; }
   // Waiters with a deadline (INFO's clients_in_timeout_table).
   size_t waiters_with_timeout() const { return deadlines_.size(); }
 
@@ -109,7 +112,8 @@ class BlockingEngine {
   std::unordered_map<uint64_t, Waiter> waiters_;
   // Per database: key -> its waiters, oldest first.
   std::vector<KeyMap> keys_by_db_;
-  size_t waited_keys_ = 0;  // keys with at least one waiter, over all databases
+  size_t waited_keys_ = 0;          // keys with at least one waiter, over all databases
+  size_t change_watched_keys_ = 0;  // keys with change_watchers > 0, over all databases
   std::vector<BlockedKey> ready_;
   // (deadline, id) for waiters with a timeout.
   std::set<std::pair<int64_t, uint64_t>> deadlines_;

@@ -182,7 +182,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
   w.Field("clients_in_timeout_table", server.blocking().waiters_with_timeout());
   w.Field("total_watched_keys", watched_keys);
   w.Field("total_blocking_keys", server.blocking().blocking_keys());
-  w.Field("total_blocking_keys_on_nokey", 0);
+  w.Field("total_blocking_keys_on_nokey", server.blocking().blocking_keys_on_nokey());
 }
 
 void MemorySection(Server& server, InfoWriter& w) {

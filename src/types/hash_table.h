@@ -84,6 +84,8 @@ class HashTable {
   // Per incremental step, how many empty buckets may be skipped per migrated non-empty one.
   // Bounds the latency of a step on a sparse old table (e.g. while shrinking).
   static constexpr size_t kEmptyVisitsPerBucket = 10;
+  // Non-empty buckets a random pick migrates while a resize is pending (see RandomNode).
+  static constexpr int kRandomRehashBuckets = 16;
 
   HashTable() = default;
   explicit HashTable(uint64_t seed) : seed_(seed) {}
@@ -228,11 +230,20 @@ class HashTable {
   // uniform distribution, as Redis's dictGetFairRandomKey gives): a uniform bucket and a uniform
   // slot in [0, slots) name a node when that chain has one, else try again. Every node of a
   // chain no longer than `slots` is equally likely; `slots` follows the load factor, so longer
-  // chains are rare. After kMaxTries misses (a very sparse table), the first non-empty bucket
-  // found is used and a uniform node of its chain returned.
+  // chains are rare.
+  //
+  // A table left sparse by mass deletion (mid-shrink, or shrunk to a size that was already too
+  // big) makes misses frequent, so a pick first advances a pending resize by a bounded step, as
+  // Redis's random-key picks do: logically const (the node set is unchanged, nodes never move
+  // in memory, and Scan's guarantee holds across resizes), hence the const_cast. The try budget
+  // scales with the expected number of tries, so the biased fallback below is practically never
+  // reached.
   Node* RandomNode(uint64_t rand) const {
     using hash_table_internal::SplitMix64;
     if (size_ == 0) return nullptr;
+    if (rehashing() || size_ < tables_[0].count() / 8) {
+      const_cast<HashTable*>(this)->RehashStep(kRandomRehashBuckets);
+    }
     // Candidate positions: the not-yet-migrated tail of the old array, then the new array.
     const size_t old_begin = rehashing() ? rehash_index_ : 0;
     const size_t old_live = tables_[0].count() - old_begin;
@@ -243,10 +254,10 @@ class HashTable {
     };
     uint64_t state = rand;
     const size_t slots = 4 + 2 * ((size_ + total - 1) / total);
-    constexpr int kMaxTries = 256;
+    const size_t max_tries = std::max<size_t>(256, 32 * (total * slots / size_ + 1));
     size_t pos = 0;
     Node* chain = nullptr;
-    for (int i = 0; i < kMaxTries; ++i) {
+    for (size_t i = 0; i < max_tries; ++i) {
       pos = SplitMix64(state) % total;
       Node* n = bucket_at(pos);
       if (n == nullptr) continue;
@@ -254,8 +265,8 @@ class HashTable {
       for (size_t slot = SplitMix64(state) % slots; n != nullptr && slot > 0; --slot) n = n->next;
       if (n != nullptr) return n;
     }
-    // Very sparse table (e.g. mass deletion mid-shrink): a bounded linear walk rather than
-    // probing indefinitely. Biased, but always terminates since size_ > 0.
+    // Out of budget (astronomically unlikely): a bounded linear walk rather than probing
+    // indefinitely. Biased, but always terminates since size_ > 0.
     for (size_t i = 1; chain == nullptr && i < total; ++i) chain = bucket_at((pos + i) % total);
     size_t length = 0;
     for (Node* n = chain; n != nullptr; n = n->next) ++length;
@@ -282,8 +293,8 @@ class HashTable {
     size_t found = 0;
     size_t empty_run = 0;
     for (size_t visits = 0; found < count && visits < 10 * count + 10; ++visits) {
-      Node* n = pos < old_live ? tables_[0].buckets[old_begin + pos]
-                               : tables_[1].buckets[pos - old_live];
+      Node* n =
+          pos < old_live ? tables_[0].buckets[old_begin + pos] : tables_[1].buckets[pos - old_live];
       if (n == nullptr) {
         if (++empty_run >= 5) {
           empty_run = 0;

@@ -165,6 +165,74 @@ std::string_view GetString(const char*& p, std::string* scratch) {
   return out;
 }
 
+// --- Redis listpack sizes -----------------------------------------------------------------
+// When a new block starts is decided as Redis decides when its tail listpack node is full, so
+// approximate trimming (which drops whole blocks) removes exactly what Redis removes. That needs
+// the byte size Redis's listpack would have for the same entries: each element is an encoding
+// (a 1-9 byte integer, or a 1/2/5-byte header plus the bytes) followed by a back-length of that
+// encoding's size.
+constexpr size_t kListpackHeaderAndEnd = 6 + 1;
+// Redis's cap on a node (STREAM_LISTPACK_MAX_SIZE), also used when stream-node-max-bytes is 0.
+constexpr size_t kListpackMaxSize = size_t{1} << 30;
+
+size_t LpBacklenSize(size_t encoded) {
+  if (encoded <= 127) return 1;
+  if (encoded < 16383) return 2;
+  if (encoded < 2097151) return 3;
+  if (encoded < 268435455) return 4;
+  return 5;
+}
+
+size_t LpElementSize(size_t encoded) { return encoded + LpBacklenSize(encoded); }
+
+size_t LpIntSize(int64_t v) {
+  size_t encoded;
+  if (v >= 0 && v <= 127) {
+    encoded = 1;
+  } else if (v >= -4096 && v <= 4095) {
+    encoded = 2;
+  } else if (v >= -32768 && v <= 32767) {
+    encoded = 3;
+  } else if (v >= -8388608 && v <= 8388607) {
+    encoded = 4;
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    encoded = 5;
+  } else {
+    encoded = 9;
+  }
+  return LpElementSize(encoded);
+}
+
+// A string argument: listpacks store canonical integers (string2ll's grammar) as integers.
+size_t LpStringSize(std::string_view s) {
+  int64_t v;
+  if (ParseInt64(s, &v)) return LpIntSize(v);
+  const size_t header = s.size() < 64 ? 1 : s.size() < 4096 ? 2 : 5;
+  return LpElementSize(header + s.size());
+}
+
+// The master entry (count and deleted excluded: Block::LpBytes adds them as they change):
+// num-fields, the field names (`fields_size`) and the zero terminator, plus the listpack's
+// header and end byte.
+size_t LpMasterSize(size_t nfields, size_t fields_size) {
+  return kListpackHeaderAndEnd + LpIntSize(static_cast<int64_t>(nfields)) + fields_size +
+         LpIntSize(0);
+}
+
+// One entry: flags, ms and seq deltas (as Redis's signed 64-bit integers), num-fields unless
+// the fields are the master's, the strings (`strings_size`), and the lp-count trailer.
+size_t LpEntrySize(StreamID id, StreamID master, bool same_fields, size_t nfields,
+                   size_t strings_size) {
+  size_t n = LpIntSize(0) + LpIntSize(static_cast<int64_t>(id.ms - master.ms)) +
+             LpIntSize(static_cast<int64_t>(id.seq - master.seq)) + strings_size;
+  int64_t lp_count = static_cast<int64_t>(nfields) + 3;
+  if (!same_fields) {
+    n += LpIntSize(static_cast<int64_t>(nfields));
+    lp_count += static_cast<int64_t>(nfields) + 1;
+  }
+  return n + LpIntSize(lp_count);
+}
+
 }  // namespace
 
 struct Stream::Block {
@@ -176,6 +244,9 @@ struct Stream::Block {
   uint32_t entries_start = 0;  // master fields end here
   uint32_t master_fields = 0;
   StreamID last_id;  // of the last entry appended, deleted or not
+  // The bytes Redis's listpack node would take for these entries, less the count and deleted
+  // elements of its master entry (see LpBytes).
+  uint32_t lp_bytes = 0;
 
   Block() = default;
   Block(const Block&) = delete;
@@ -194,6 +265,7 @@ struct Stream::Block {
     capacity = size;
   }
   uint32_t total() const { return live + deleted; }
+  size_t LpBytes() const { return lp_bytes + LpIntSize(live) + LpIntSize(deleted); }
 
   // Walks the entry at `off`: its flags, ID and the offset of the next entry.
   struct Header {
@@ -262,6 +334,7 @@ std::unique_ptr<HeapObject> Stream::Clone() const {
     b->entries_start = block->entries_start;
     b->master_fields = block->master_fields;
     b->last_id = block->last_id;
+    b->lp_bytes = block->lp_bytes;
     copy->blocks_.emplace_hint(copy->blocks_.end(), id, b);
   }
   copy->length_ = length_;
@@ -298,16 +371,25 @@ void Stream::Append(StreamID id, std::span<const std::string_view> fv, const Nod
   Block* tail = blocks_.empty() ? nullptr : std::prev(blocks_.end())->second;
   StreamID master = tail != nullptr ? std::prev(blocks_.end())->first : id;
 
-  // The entry's size with and without field names, to pick the block.
-  size_t values_size = 0, fields_size = 0;
+  // The entry's size with and without field names, here and in Redis's listpack.
+  size_t values_size = 0, fields_size = 0, raw_size = 0;
+  size_t lp_values = 0, lp_fields = 0;
   for (size_t i = 0; i < nfields; ++i) {
     fields_size += EncodedStringSize(fv[2 * i]);
     values_size += EncodedStringSize(fv[2 * i + 1]);
+    raw_size += fv[2 * i].size() + fv[2 * i + 1].size();
+    lp_fields += LpStringSize(fv[2 * i]);
+    lp_values += LpStringSize(fv[2 * i + 1]);
   }
 
   if (tail != nullptr) {
-    size_t approx = 1 + 20 + fields_size + values_size;
-    if ((limits.max_bytes != 0 && tail->size + approx > limits.max_bytes) ||
+    // Redis's test for a full tail node: its listpack bytes plus the entry's raw string bytes
+    // reach stream-node-max-bytes, or it holds stream-node-max-entries entries (deleted ones
+    // included).
+    const size_t max_bytes = limits.max_bytes == 0 || limits.max_bytes > kListpackMaxSize
+                                 ? kListpackMaxSize
+                                 : limits.max_bytes;
+    if (tail->LpBytes() + raw_size >= max_bytes ||
         (limits.max_entries != 0 && tail->total() >= limits.max_entries)) {
       tail->ShrinkToFit();
       tail = nullptr;
@@ -322,6 +404,7 @@ void Stream::Append(StreamID id, std::span<const std::string_view> fv, const Nod
     char* p = PutVarint(tail->data, nfields);
     for (size_t i = 0; i < nfields; ++i) p = PutString(p, fv[2 * i]);
     tail->size = tail->entries_start = static_cast<uint32_t>(p - tail->data);
+    tail->lp_bytes = static_cast<uint32_t>(LpMasterSize(nfields, lp_fields));
     blocks_.emplace_hint(blocks_.end(), id, tail);
     same_fields = true;
   } else if (tail->master_fields == nfields) {
@@ -352,6 +435,8 @@ void Stream::Append(StreamID id, std::span<const std::string_view> fv, const Nod
     for (size_t i = 0; i < 2 * nfields; ++i) p = PutString(p, fv[i]);
   }
   tail->size = static_cast<uint32_t>(p - tail->data);
+  tail->lp_bytes += static_cast<uint32_t>(LpEntrySize(
+      id, master, same_fields, nfields, same_fields ? lp_values : lp_fields + lp_values));
   ++tail->live;
   tail->last_id = id;
   if (length_ == 0) first_id_ = id;
@@ -381,6 +466,10 @@ Stream::RawString GetRaw(const char*& p) {
 // The most PutRaw writes for `r`: a 10-byte varint header and the bytes (or a formatted
 // integer, for the few integers whose zigzag form needs all 64 bits).
 size_t RawBound(const Stream::RawString& r) { return 10 + (r.is_int ? 21 : r.sval.size()); }
+
+size_t LpRawSize(const Stream::RawString& r) {
+  return r.is_int ? LpIntSize(r.ival) : LpStringSize(r.sval);
+}
 
 char* PutRaw(char* p, const Stream::RawString& r) {
   if (!r.is_int) return PutString(p, r.sval);
@@ -432,6 +521,9 @@ bool Stream::BlockLoader::BeginBlock(StreamID master, std::span<const RawString>
   for (const RawString& f : master_fields) p = PutRaw(p, f);
   block_->size = block_->entries_start = static_cast<uint32_t>(p - block_->data);
   block_->master_fields = static_cast<uint32_t>(master_fields.size());
+  size_t lp_fields = 0;
+  for (const RawString& f : master_fields) lp_fields += LpRawSize(f);
+  block_->lp_bytes = static_cast<uint32_t>(LpMasterSize(master_fields.size(), lp_fields));
   master_ = master;
   return true;
 }
@@ -451,6 +543,10 @@ bool Stream::BlockLoader::Entry(bool deleted, bool same_fields, StreamID id,
   if (!same_fields) p = PutVarint(p, items.size() / 2);
   for (const RawString& r : items) p = PutRaw(p, r);
   block_->size = static_cast<uint32_t>(p - block_->data);
+  size_t lp_items = 0;
+  for (const RawString& r : items) lp_items += LpRawSize(r);
+  block_->lp_bytes += static_cast<uint32_t>(LpEntrySize(
+      id, master_, same_fields, same_fields ? items.size() : items.size() / 2, lp_items));
   block_->last_id = id;
   last_seen_ = id;
   seen_any_ = true;

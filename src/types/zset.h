@@ -16,6 +16,7 @@
 // ScoreLowerBound / LexLowerBound and then walk an Iter.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -115,7 +116,21 @@ class ZSet : public HeapObject {
       ForEach(fn);
       return 0;
     }
-    return big_->index.Scan(cursor, count, [&](const ZEntry* e) { fn(e->member(), e->score()); });
+    // COUNT asks for about that many members, as Redis's bucket walk gives at load factor ~1.
+    // The index is sparser than that, so visit home-slot ranges sized by what is still missing
+    // until COUNT members came back (bounded like Redis: at most 10 * COUNT home slots).
+    const size_t want = count == 0 ? 1 : count;
+    size_t visited = 0;
+    size_t budget = want > SIZE_MAX / 10 ? SIZE_MAX : want * 10;
+    do {
+      const size_t chunk = std::min(want - visited, budget);
+      cursor = big_->index.Scan(cursor, chunk, [&](const ZEntry* e) {
+        ++visited;
+        fn(e->member(), e->score());
+      });
+      budget -= chunk;
+    } while (cursor != 0 && visited < want && budget > 0);
+    return cursor;
   }
 
   // Switches to the tree encoding (no-op if already there).

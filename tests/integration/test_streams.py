@@ -360,3 +360,21 @@ def test_command_info_flags(x):
     assert "blocking" in by_name["xread"][2] and "movablekeys" in by_name["xread"][2]
     assert "write" in by_name["xreadgroup"][2]
     assert x.execute_command("COMMAND", "GETKEYS", "XREAD", "COUNT", "2", "STREAMS", "a", "b", "0", "0") == ["a", "b"]
+
+
+def test_approximate_trim_drops_the_nodes_redis_drops(x):
+    # Issue 15: blocks end where Redis's 4096-byte listpack nodes end, counting entries whose
+    # field names differ from the node's master entry at their full size.
+    x.execute_command("XADD", "s1", "*", "x", "1")
+    for i in range(109):
+        x.execute_command("XADD", "s1", "*", "event", "completed", "jobId", str(i),
+                          "returnvalue", "null", "prev", "active")
+    assert x.execute_command("XTRIM", "s1", "MAXLEN", "~", "20") == 59
+    assert x.execute_command("XLEN", "s1") == 51
+    # MINID ~ and LIMIT drop whole nodes too: 300 entries of 50 listpack bytes fill nodes of 81.
+    for i in range(1, 301):
+        x.execute_command("XADD", "s2", f"{i}-0", "f", "v" * 40)
+    assert x.execute_command("XTRIM", "s2", "MINID", "~", "170") == 162
+    assert x.execute_command("XTRIM", "s2", "MAXLEN", "~", "0", "LIMIT", "80") == 0
+    assert x.execute_command("XTRIM", "s2", "MAXLEN", "~", "0", "LIMIT", "81") == 81
+    assert x.execute_command("XLEN", "s2") == 57

@@ -366,3 +366,53 @@ def test_stress_groups_consumers_producers(server, r):
         assert all(v == 1 for v in seen[gi].values()), "an entry was delivered twice in a group"
         assert r.xpending("st", f"g{gi}")["pending"] == 0
     assert elapsed < 60, f"stress run took {elapsed:.1f}s"
+
+
+# ---------------------------------------------------------------------------------------------
+# INFO counters and errors of woken XREADGROUP readers (Redis 7.2, unit/type/stream-cgroups)
+
+
+def _blocking_keys(r):
+    info = r.info("clients")
+    return int(info["total_blocking_keys"]), int(info["total_blocking_keys_on_nokey"])
+
+
+def test_blocking_keys_on_nokey_counts_xreadgroup_keys(r, conns, only_72):
+    lister = conns()
+    lister.send_command("BLPOP", "s", "0")
+    wait_blocked(r, 1)
+    assert _blocking_keys(r) == (1, 0)
+    r.xadd("s", {"key": "value"}, id="666-0")
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    readers = [conns() for _ in range(2)]
+    for c in readers:
+        c.send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 3)
+    # One key, waited on by list and stream readers; counted once in each total.
+    assert _blocking_keys(r) == (1, 1)
+    r.delete("s")
+    for c in readers:
+        assert c.read_reply() == NOGROUP
+    assert _blocking_keys(r) == (1, 0)
+    lister.close()
+    wait_blocked(r, 0)
+    assert _blocking_keys(r) == (0, 0)
+
+
+def test_group_destroyed_counts_a_failed_call(r, conns):
+    r.execute_command("CONFIG", "RESETSTAT")
+    c = blocked_reader(r, conns)
+    r.execute_command("XGROUP", "DESTROY", "s", "g")
+    assert c.read_reply().startswith(b"-NOGROUP")
+    stats = r.info("commandstats")["cmdstat_xreadgroup"]
+    assert stats["calls"] == 1 and stats["failed_calls"] == 1 and stats["rejected_calls"] == 0
+    assert r.info("errorstats")["errorstat_NOGROUP"] in ("count=1", {"count": 1})
+    assert int(r.info("stats")["total_error_replies"]) == 1
+
+
+def test_rename_without_group_unblocks_with_nogroup(r, conns, only_72):
+    c = blocked_reader(r, conns)
+    r.xadd("src", {"f1": "v1"}, id="100-0")
+    r.rename("src", "s")
+    assert c.read_reply() == NOGROUP
+

@@ -245,6 +245,22 @@ TEST(HashTableTest, Unlink) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+// Draws `samples` random nodes from a table whose node values are 0..n-1 and returns the
+// chi-square statistic of the counts against the uniform distribution (n - 1 degrees of freedom).
+double RandomNodeChiSquare(const Table& t, int n, int samples, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> hits(n);
+  for (int s = 0; s < samples; ++s) {
+    TestNode* node = t.RandomNode(rng());
+    if (node == nullptr) return -1;
+    ++hits[node->value];
+  }
+  const double expected = static_cast<double>(samples) / n;
+  double chi_square = 0;
+  for (int h : hits) chi_square += (h - expected) * (h - expected) / expected;
+  return chi_square;
+}
+
 TEST(HashTableTest, RandomNodeIsFair) {
   // SRANDMEMBER and HRANDFIELD with a negative count are checked for uniformity by Redis's own
   // test suite (a chi-square test); picking a bucket and then a node of its chain favoured
@@ -254,17 +270,9 @@ TEST(HashTableTest, RandomNodeIsFair) {
   NodePool pool;
   Table t;
   for (int i = 0; i < kN; ++i) t.Insert(pool.Make(Key(i), i));
-  std::mt19937_64 rng(1);
-  std::vector<int> hits(kN);
-  for (int s = 0; s < kSamples; ++s) {
-    TestNode* n = t.RandomNode(rng());
-    ASSERT_NE(n, nullptr);
-    ++hits[n->value];
-  }
-  const double expected = static_cast<double>(kSamples) / kN;
-  double chi_square = 0;
-  for (int h : hits) chi_square += (h - expected) * (h - expected) / expected;
+  const double chi_square = RandomNodeChiSquare(t, kN, kSamples, 1);
   // 999 degrees of freedom: mean 999, standard deviation about 45.
+  EXPECT_GE(chi_square, 0);
   EXPECT_LT(chi_square, 1300) << "chi-square " << chi_square;
 }
 
@@ -300,6 +308,27 @@ TEST(HashTableTest, RandomNodeDuringRehashAndSparse) {
     ASSERT_NE(n, nullptr);
     ASSERT_EQ(n->key, Key(0));
   }
+}
+
+// A table emptied to a few hundred nodes without further writes stays sparse (the shrink
+// advances only with operations); picks there must be as fair as on a full table, and a pick
+// moves the pending resize along so they get cheap again.
+TEST(HashTableTest, RandomNodeIsFairWhenSparse) {
+  constexpr int kTotal = 50'000;
+  constexpr int kKept = 300;
+  constexpr int kSamples = 60'000;
+  NodePool pool;
+  Table t;
+  for (int i = 0; i < kTotal; ++i) t.Insert(pool.Make(Key(i), i));
+  while (t.rehashing()) t.RehashStep(1000);
+  for (int i = kKept; i < kTotal; ++i) t.Remove(Key(i));
+  const size_t buckets_before = t.bucket_count();
+  const double chi_square = RandomNodeChiSquare(t, kKept, kSamples, 7);
+  // 299 degrees of freedom: mean 299, standard deviation about 24.
+  EXPECT_GE(chi_square, 0);
+  EXPECT_LT(chi_square, 450) << "chi-square " << chi_square;
+  EXPECT_LT(t.bucket_count(), buckets_before);
+  EXPECT_LE(t.bucket_count(), 4u * kKept);
 }
 
 TEST(HashTableTest, ForEachAndClear) {

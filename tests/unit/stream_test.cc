@@ -116,6 +116,77 @@ TEST(StreamTest, BlocksSplitByEntriesAndBytes) {
   EXPECT_EQ(All(b).size(), 5u);
 }
 
+// Blocks end where Redis's listpack nodes end (issue 15): one entry with its own field, then
+// 109 with other fields. Redis fits 59 entries in the first 4096-byte node, so MAXLEN ~ 20
+// removes 59 (XLEN 51).
+TEST(StreamTest, BlocksEndWhereRedisNodesEnd) {
+  Stream s;
+  Add(s, {1000, 0}, {"x", "1"});
+  std::vector<std::string> ids;
+  for (int i = 0; i < 109; ++i) ids.push_back(std::to_string(i));
+  for (int i = 0; i < 109; ++i) {
+    Add(s, {1000 + static_cast<uint64_t>(i) / 10, 1 + static_cast<uint64_t>(i)},
+        {"event", "completed", "jobId", ids[i], "returnvalue", "null", "prev", "active"});
+  }
+  EXPECT_EQ(s.block_count(), 2u);
+  EXPECT_EQ(s.TrimByLength(20, true, 0), 59);
+  EXPECT_EQ(s.length(), 51u);
+}
+
+// Redis measures a node in listpack bytes: header, master entry, each element's encoding and
+// back-length. 4096 bytes hold 100 small entries but only 81 with a 40-byte value (50 listpack
+// bytes each, checked against redis-server: MAXLEN ~ 200 of 300 removes 81).
+TEST(StreamTest, BlockBytesFollowListpackEncoding) {
+  Stream small;
+  for (uint64_t i = 1; i <= 150; ++i) Add(small, {i, 0}, {"f", "7"});
+  EXPECT_EQ(small.block_count(), 2u);  // 100 + 50, by entry count
+  Stream wide;
+  std::string value(40, 'v');
+  for (uint64_t i = 1; i <= 300; ++i) Add(wide, {i, 0}, {"f", value});
+  EXPECT_EQ(wide.block_count(), 4u);
+  EXPECT_EQ(wide.TrimByLength(200, true, 0), 81);
+  // Entries whose fields differ from the master's carry their field names too.
+  Stream mixed;
+  Add(mixed, {1, 0}, {"a", "1"});
+  for (uint64_t i = 2; i <= 150; ++i) Add(mixed, {i, 0}, {"b", "1"});
+  EXPECT_EQ(mixed.block_count(), 2u);
+}
+
+// A stream loaded from a snapshot sizes its blocks as the one that wrote it: appending the same
+// entries to both starts new blocks at the same IDs.
+TEST(StreamTest, LoadedBlocksKeepTheirSize) {
+  Stream s;
+  for (uint64_t i = 1; i <= 130; ++i) {
+    Add(s, {i, 0}, {"event", "done", "id", std::to_string(i * 977)});
+  }
+  ASSERT_TRUE(s.Delete({129, 0}));
+  Stream copy;
+  {
+    Stream::BlockLoader loader(&copy);
+    struct Copier : Stream::BlockVisitor {
+      Stream::BlockLoader* loader;
+      void BeginBlock(StreamID master, uint32_t, uint32_t,
+                      std::span<const Stream::RawString> fields) override {
+        loader->BeginBlock(master, fields, 0);
+      }
+      void Entry(bool deleted, bool same, StreamID id,
+                 std::span<const Stream::RawString> items) override {
+        loader->Entry(deleted, same, id, items);
+      }
+      void EndBlock() override { loader->EndBlock(); }
+    } copier;
+    copier.loader = &loader;
+    s.VisitBlocks(copier);
+  }
+  for (uint64_t i = 131; i <= 260; ++i) {
+    std::string v(static_cast<size_t>(i % 50), 'z');
+    Add(s, {i, 0}, {"event", v, "id", "7"});
+    Add(copy, {i, 0}, {"event", v, "id", "7"});
+    ASSERT_EQ(copy.block_count(), s.block_count()) << i;
+  }
+  EXPECT_EQ(copy.TrimByLength(100, true, 0), s.TrimByLength(100, true, 0));
+}
+
 TEST(StreamTest, DeleteUpdatesMetadata) {
   Stream s;
   for (uint64_t i = 1; i <= 5; ++i) Add(s, {i, 0}, {"f", "v"});

@@ -177,5 +177,23 @@ TEST(ZSetTest, ScanVisitsEveryMember) {
   for (int i = 1; i < 5000; i += 2) EXPECT_TRUE(seen.count("m" + std::to_string(i))) << i;
 }
 
+// ZSCAN COUNT n returns about n members per call, as Redis's bucket walk does (issue 15: the
+// sparser member index used to give about half).
+TEST(ZSetTest, ScanReturnsAboutCount) {
+  ZSet::Limits limits{0, 0};
+  ZSet z(1, 1, limits);
+  for (int i = 0; i < 1000; ++i) z.Insert("m" + std::to_string(i), i, limits);
+  for (size_t count : {1u, 10u, 100u, 500u}) {
+    size_t got = 0;
+    uint64_t cursor = z.Scan(0, count, [&](std::string_view, double) { ++got; });
+    EXPECT_NE(cursor, 0u);
+    EXPECT_GE(got, count);
+    EXPECT_LE(got, count + count / 4 + 4);
+  }
+  size_t all = 0;
+  EXPECT_EQ(z.Scan(0, 5000, [&](std::string_view, double) { ++all; }), 0u);
+  EXPECT_EQ(all, 1000u);
+}
+
 }  // namespace
 }  // namespace vireo
