@@ -47,6 +47,13 @@ def certs(tmp_path_factory):
     _signed(d, "server2", "vireo-server-two")
     _signed(d, "client", "vireo-client")
     _signed(d, "rogue", "rogue-client", ca="rogue-ca")
+    # DH parameters (a named group: instant, unlike generating new ones).
+    _openssl("genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out",
+             "dh.pem", cwd=d)
+    # The CA in a hashed directory (tls-ca-cert-dir).
+    (d / "cadir").mkdir()
+    shutil.copy(d / "ca.crt", d / "cadir" / "ca.pem")
+    _openssl("rehash", "cadir", cwd=d)
     # The server key again, under a pass phrase (tls-key-file-pass).
     _openssl("pkey", "-in", "server.key", "-aes256", "-passout", "pass:s3cret", "-out",
              "server-enc.key", cwd=d)
@@ -263,6 +270,7 @@ def test_ciphers_and_key_pass_phrase(certs, procs):  # noqa: F811
     h = start_server(["--tls-port", tls_port, "--tls-cert-file", certs / "server.crt",
                       "--tls-key-file", certs / "server-enc.key", "--tls-key-file-pass", "s3cret",
                       "--tls-ca-cert-file", certs / "ca.crt", "--tls-auth-clients", "no",
+                      "--tls-dh-params-file", certs / "dh.pem",
                       "--tls-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256",
                       "--tls-prefer-server-ciphers", "yes", "--tls-session-caching", "no"])
     procs.append(h)
@@ -272,6 +280,17 @@ def test_ciphers_and_key_pass_phrase(certs, procs):  # noqa: F811
         with ctx.wrap_socket(s, server_hostname="localhost") as t:
             assert t.cipher()[0] == "TLS_CHACHA20_POLY1305_SHA256"
     assert tls_client(h, certs, cert=None).ping()
+
+
+def test_ca_cert_dir(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    h = start_server(["--tls-port", tls_port, "--tls-cert-file", certs / "server.crt",
+                      "--tls-key-file", certs / "server.key", "--tls-ca-cert-dir",
+                      certs / "cadir"])
+    procs.append(h)
+    h.tls_port = tls_port
+    assert tls_client(h, certs).ping()
+    assert refused(tls_client(h, certs, cert="rogue"))
 
 
 def test_bad_certificate_refuses_to_start(certs):
@@ -340,6 +359,37 @@ def test_vireo_replica_of_redis_over_tls(certs, procs):  # noqa: F811
     finally:
         redis_master.stop()
         redis_master.cleanup()
+
+
+def test_replica_link_presents_the_client_certificate(certs, procs):  # noqa: F811
+    # The replica's own server certificate is one the master doesn't trust: the link must use
+    # tls-client-cert-file.
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port))
+    procs.append(master)
+    m = master.client()
+    _fill(m, 10)
+    replica = start_server(["--tls-replication", "yes", "--tls-cert-file", certs / "rogue.crt",
+                            "--tls-key-file", certs / "rogue.key", "--tls-client-cert-file",
+                            certs / "client.crt", "--tls-client-key-file", certs / "client.key",
+                            "--tls-ca-cert-file", certs / "ca.crt"])
+    procs.append(replica)
+    _replicate_and_check(m, replica.client(), tls_port)
+
+
+def test_replica_refuses_a_master_its_ca_does_not_sign(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port, "--tls-auth-clients", "no"))
+    procs.append(master)
+    replica = start_server(["--tls-replication", "yes", "--tls-cert-file", certs / "client.crt",
+                            "--tls-key-file", certs / "client.key", "--tls-ca-cert-file",
+                            certs / "rogue-ca.crt"])
+    procs.append(replica)
+    r = replica.client()
+    r.replicaof(HOST, tls_port)
+    wait_for(lambda: "TLS handshake" in replica.log_text(100000))
+    assert r.info("replication")["master_link_status"] == "down"
+    assert r.ping()
 
 
 def test_redis_replica_of_vireo_over_tls(certs, procs):  # noqa: F811
