@@ -375,8 +375,10 @@ void ReplicaLink::SendHandshake() {
                                 : RespCommand({"AUTH", c.masteruser, c.masterauth});
     expected_replies_.push_back("auth");
   }
-  std::string port =
-      std::to_string(c.replica_announce_port != 0 ? c.replica_announce_port : server_.bound_port());
+  // A TLS replica announces the port its own replicas (and the master's INFO) should use.
+  int listening_port = c.tls_replication && c.tls_port != 0 ? c.tls_port : server_.bound_port();
+  if (c.replica_announce_port != 0) listening_port = static_cast<int>(c.replica_announce_port);
+  std::string port = std::to_string(listening_port);
   out += RespCommand({"REPLCONF", "listening-port", port});
   expected_replies_.push_back("listening-port");
   if (!c.replica_announce_ip.empty()) {

@@ -347,6 +347,18 @@ def test_replication_over_tls_between_vireos(certs, procs, diskless):  # noqa: F
                for c in m.client_list())
 
 
+def test_tls_replica_announces_its_tls_port(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port))
+    procs.append(master)
+    m = master.client()
+    replica_tls_port = free_port()
+    replica = start_server(["--tls-port", replica_tls_port, *_replica_tls_args(certs)])
+    procs.append(replica)
+    _replicate_and_check(m, replica.client(), tls_port)
+    assert m.info("replication")["slave0"]["port"] == replica_tls_port
+
+
 def test_vireo_replica_of_redis_over_tls(certs, procs):  # noqa: F811
     tls_port = free_port()
     redis_master = start_redis([*map(str, tls_args(certs, tls_port)), "--save", ""])
