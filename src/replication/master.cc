@@ -7,6 +7,9 @@
 // (SendBulk), without reading it into memory. Either way the stream from the fork on
 // accumulates in the replica's output buffer, held back until the snapshot has been sent, so
 // the replica applies the stream from exactly the offset it was told in +FULLRESYNC.
+//
+// A replica connected over TLS gets a disk sync: the child can't write into the parent's TLS
+// session, so the parent sends the file through it (read in chunks instead of sendfile).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -26,6 +29,7 @@
 #include "replication/replica_link.h"
 #include "replication/replication.h"
 #include "server/command_context.h"
+#include "security/tls.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -54,22 +58,37 @@ std::string_view PhaseName(ReplicaState::Phase phase) {
 
 // Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
 // time it is full. For the forked child (which owns nothing else) and tiny control replies.
-bool WriteFully(int fd, std::string_view bytes, int timeout_ms) {
+// `client`: write through its connection (TLS or not) rather than to the bare `fd`.
+bool WriteFully(int fd, std::string_view bytes, int timeout_ms, Client* client = nullptr) {
   while (!bytes.empty()) {
-    ssize_t n = write(fd, bytes.data(), bytes.size());
+    ssize_t n = client != nullptr ? client->WriteSocket(bytes.data(), bytes.size())
+                                  : write(fd, bytes.data(), bytes.size());
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{fd, POLLOUT, 0};
+      // A TLS write can wait for the socket to be readable (never with renegotiation off).
+      const bool read = client != nullptr && client->tls && !client->tls->wants_write();
+      pollfd p{fd, static_cast<short>(read ? POLLIN : POLLOUT), 0};
       if (poll(&p, 1, timeout_ms) <= 0) return false;
       continue;
     }
     return false;
   }
   return true;
+}
+
+// sendfile(2) for a TLS connection: the file's bytes at *offset, encrypted. A write that
+// would block is retried later with the same bytes, as OpenSSL requires.
+ssize_t SendFileTls(Client& client, int file_fd, off_t* offset, size_t count) {
+  char buf[64 * 1024];
+  ssize_t got = pread(file_fd, buf, std::min(count, sizeof(buf)), *offset);
+  if (got <= 0) return got;
+  ssize_t n = client.WriteSocket(buf, static_cast<size_t>(got));
+  if (n > 0) *offset += n;
+  return n;
 }
 
 }  // namespace
@@ -223,7 +242,9 @@ void Replication::StartRdbChildIfWaiting() {
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveStart) continue;
     waiting.push_back(id);
-    all_eof = all_eof && replica.capa_eof && !replica.old_sync;
+    Client* client = server_.FindClient(id);
+    const bool tls = client != nullptr && client->tls != nullptr;
+    all_eof = all_eof && replica.capa_eof && !replica.old_sync && !tls;
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
@@ -248,7 +269,7 @@ void Replication::StartRdbChildIfWaiting() {
     if (!replica.old_sync) {
       // Written now, before the child can start writing to the same socket.
       std::string line = fmt::format("+FULLRESYNC {} {}\r\n", replid_, offset);
-      if (!WriteFully(client->fd(), line, 1000)) {
+      if (!WriteFully(client->fd(), line, 1000, client)) {
         server_.CloseClient(*client);
         continue;
       }
@@ -391,7 +412,7 @@ bool Replication::SendBulk(Client& client) {
   }
   size_t budget = kBulkBytesPerTurn;
   while (!replica->bulk_preamble.empty()) {
-    ssize_t n = write(client.fd(), replica->bulk_preamble.data(), replica->bulk_preamble.size());
+    ssize_t n = client.WriteSocket(replica->bulk_preamble.data(), replica->bulk_preamble.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) return false;
@@ -400,7 +421,8 @@ bool Replication::SendBulk(Client& client) {
   while (replica->bulk_offset < replica->bulk_size && budget > 0) {
     off_t off = replica->bulk_offset;
     size_t want = std::min<size_t>(budget, static_cast<size_t>(replica->bulk_size - off));
-    ssize_t n = sendfile(client.fd(), replica->bulk_fd, &off, want);
+    ssize_t n = client.tls ? SendFileTls(client, replica->bulk_fd, &off, want)
+                           : sendfile(client.fd(), replica->bulk_fd, &off, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) {
@@ -745,7 +767,7 @@ void Replication::Cron() {
                            (replica.phase == ReplicaState::Phase::kWaitBgsaveEnd &&
                             !replica.diskless);
     if (idle_wait) {
-      [[maybe_unused]] ssize_t w = write(client->fd(), "\n", 1);
+      [[maybe_unused]] ssize_t w = client->WriteSocket("\n", 1);
     }
     if (replica.phase == ReplicaState::Phase::kOnline && !replica.old_sync &&
         !replica.rdb_only && now - replica.ack_time_ms > c.repl_timeout * 1000) {

@@ -89,6 +89,7 @@ ReplicaLink::ReplicaLink(Server& server, Replication& replication, std::string h
     : server_(server), replication_(replication), host_(std::move(host)), port_(port) {}
 
 ReplicaLink::~ReplicaLink() {
+  tls_.reset();
   if (fd_ >= 0) {
     server_.UnwatchSocket(fd_);
     close(fd_);
@@ -222,6 +223,10 @@ void ReplicaLink::Connect() {
 void ReplicaLink::OnSocketEvent(uint32_t events) {
   switch (state_) {
     case State::kConnecting: {
+      if (tls_) {
+        ContinueTlsHandshake();
+        return;
+      }
       int err = 0;
       socklen_t len = sizeof(err);
       getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
@@ -230,7 +235,11 @@ void ReplicaLink::OnSocketEvent(uint32_t events) {
         Drop();
         return;
       }
-      OnConnected();
+      if (server_.cfg().tls_replication) {
+        StartTls();
+      } else {
+        OnConnected();
+      }
       return;
     }
     case State::kReceivePong:
@@ -246,6 +255,38 @@ void ReplicaLink::OnSocketEvent(uint32_t events) {
   }
 }
 
+void ReplicaLink::StartTls() {
+  tls_ = server_.tls().Connect(fd_);
+  if (!tls_) {
+    spdlog::warn("Error condition on socket for SYNC: TLS is not configured");
+    Drop();
+    return;
+  }
+  ContinueTlsHandshake();
+}
+
+void ReplicaLink::ContinueTlsHandshake() {
+  switch (tls_->Handshake()) {
+    case TlsSession::Step::kDone:
+      OnConnected();
+      return;
+    case TlsSession::Step::kWantRead:
+      server_.WatchLinkSocket(fd_, EPOLLIN);
+      return;
+    case TlsSession::Step::kWantWrite:
+      server_.WatchLinkSocket(fd_, EPOLLOUT);
+      return;
+    case TlsSession::Step::kFailed:
+      spdlog::warn("Error condition on socket for SYNC: TLS handshake: {}", tls_->error());
+      Drop();
+      return;
+  }
+}
+
+ssize_t ReplicaLink::LinkRead(void* buf, size_t n) {
+  return tls_ ? tls_->Read(buf, n) : read(fd_, buf, n);
+}
+
 void ReplicaLink::OnConnected() {
   spdlog::info("Non blocking connect for SYNC fired the event.");
   server_.WatchLinkSocket(fd_, EPOLLIN);
@@ -257,7 +298,8 @@ void ReplicaLink::OnConnected() {
 bool ReplicaLink::SendRaw(std::string_view bytes) {
   // Handshake commands are small and the socket's buffer is empty: a write takes them whole.
   while (!bytes.empty()) {
-    ssize_t n = write(fd_, bytes.data(), bytes.size());
+    ssize_t n =
+        tls_ ? tls_->Write(bytes.data(), bytes.size()) : write(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       spdlog::warn("Failed to write to MASTER: {}", n < 0 ? strerror(errno) : "short write");
@@ -271,7 +313,8 @@ bool ReplicaLink::SendRaw(std::string_view bytes) {
 
 void ReplicaLink::ReadHandshake() {
   char buf[kHandshakeRead];
-  ssize_t n = read(fd_, buf, sizeof(buf));
+  // A TLS record is at most 16 KB, this buffer's size: nothing decrypted stays in OpenSSL.
+  ssize_t n = LinkRead(buf, sizeof(buf));
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {
     spdlog::warn("Master closed the connection during the handshake: {}",
@@ -346,8 +389,10 @@ void ReplicaLink::SendHandshake() {
                                 : RespCommand({"AUTH", c.masteruser, c.masterauth});
     expected_replies_.push_back("auth");
   }
-  std::string port =
-      std::to_string(c.replica_announce_port != 0 ? c.replica_announce_port : server_.bound_port());
+  // A TLS replica announces the port its own replicas (and the master's INFO) should use.
+  int listening_port = c.tls_replication && c.tls_port != 0 ? c.tls_port : server_.bound_port();
+  if (c.replica_announce_port != 0) listening_port = static_cast<int>(c.replica_announce_port);
+  std::string port = std::to_string(listening_port);
   out += RespCommand({"REPLCONF", "listening-port", port});
   expected_replies_.push_back("listening-port");
   if (!c.replica_announce_ip.empty()) {
@@ -456,7 +501,7 @@ void ReplicaLink::ReadPayload() {
   size_t total = 0;
   while (state_ == State::kTransfer && total < kTransferReadPerEvent) {
     buf.resize(kTransferRead);
-    ssize_t n = read(fd_, buf.data(), buf.size());
+    ssize_t n = LinkRead(buf.data(), buf.size());
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) {
       spdlog::warn("I/O error trying to sync with MASTER: {}",
@@ -742,7 +787,7 @@ void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
 
 void ReplicaLink::BecomeConnected(std::string_view rest) {
   server_.UnwatchSocket(fd_);
-  Client& master = server_.AdoptConnection(fd_, kClientMaster | kClientNoEvict);
+  Client& master = server_.AdoptConnection(fd_, kClientMaster | kClientNoEvict, std::move(tls_));
   fd_ = -1;
   master.set_db_index(cached_db_);
   master_client_id_ = master.id();
@@ -812,6 +857,7 @@ void ReplicaLink::DropTransfer() {
 }
 
 void ReplicaLink::Drop() {
+  tls_.reset();
   if (fd_ >= 0) {
     server_.UnwatchSocket(fd_);
     // A forked child holds a copy of the socket: shut it down so the master sees us go now.

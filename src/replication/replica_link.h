@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "replication/replication.h"
 #include "replication/sync_payload.h"
+#include "security/tls.h"
 
 namespace vireo {
 
@@ -74,6 +76,10 @@ class ReplicaLink {
   int stream_db() const;
 
  private:
+  // tls-replication: the TLS handshake after the TCP connect (the link stays kConnecting).
+  void StartTls();
+  void ContinueTlsHandshake();
+  ssize_t LinkRead(void* buf, size_t n);
   void OnConnected();
   void ReadHandshake();
   bool HandleLine(const std::string& line);
@@ -110,7 +116,8 @@ class ReplicaLink {
   int port_;
   State state_ = State::kConnect;
   int fd_ = -1;
-  std::string inbuf_;  // handshake replies read so far
+  std::unique_ptr<TlsSession> tls_;  // tls-replication; handed to the master client
+  std::string inbuf_;                // handshake replies read so far
   // What the replies after PING answer, in order ("auth", "port", "ip", "capa").
   std::vector<std::string> expected_replies_;
   int64_t last_io_ms_ = 0;     // last byte from the master (handshake and transfer)

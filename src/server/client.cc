@@ -5,13 +5,19 @@
 #include <algorithm>
 #include <cstring>
 
+#include "security/tls.h"
+
 namespace vireo {
 
 Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {}
 
 Client::~Client() {
+  tls.reset();  // its close_notify goes out before the socket closes
   if (fd_ >= 0) close(fd_);
 }
+
+ssize_t Client::ReadTls(void* buf, size_t n) { return tls->Read(buf, n); }
+ssize_t Client::WriteTls(const void* buf, size_t n) { return tls->Write(buf, n); }
 
 void Client::ReadBuffer::EnsureWritable(size_t n, size_t known_total) {
   if (capacity - end >= n) return;

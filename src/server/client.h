@@ -1,6 +1,8 @@
 // A connected client: its socket, buffers, protocol state and per-connection settings.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +45,8 @@ struct QueuedCommand {
   const CommandSpec* spec;
 };
 
+class TlsSession;  // src/security/tls.h
+
 class Client {
  public:
   // Takes ownership of the socket `fd` (closed with the client); -1 for a client with no
@@ -53,6 +57,14 @@ class Client {
   uint64_t id() const { return id_; }
   Server* server() const { return server_; }
   int fd() const { return fd_; }
+  // The connection's bytes, through TLS when it has a session: read(2)/write(2) semantics
+  // (TlsSession's). One predictable branch keeps the plain path as it was.
+  ssize_t ReadSocket(void* buf, size_t n) { return tls ? ReadTls(buf, n) : ::read(fd_, buf, n); }
+  ssize_t WriteSocket(const void* buf, size_t n) {
+    return tls ? WriteTls(buf, n) : ::write(fd_, buf, n);
+  }
+  // Set for a connection on the tls-port (or an outgoing TLS link adopted as a client).
+  std::unique_ptr<TlsSession> tls;
 
   bool has(ClientFlag f) const { return (flags_ & f) != 0; }
   void set(ClientFlag f) { flags_ |= f; }
@@ -170,6 +182,9 @@ class Client {
   size_t memory_bucket_pos = 0;
 
  private:
+  ssize_t ReadTls(void* buf, size_t n);
+  ssize_t WriteTls(const void* buf, size_t n);
+
   Server* server_;
   uint64_t id_;
   int fd_;

@@ -766,6 +766,36 @@ void Config::Declare() {
   };
   o.push_back(std::move(max_clients_mem));
 
+  // TLS (src/security/tls.h): CONFIG SET of any tls-* option rebuilds the contexts, and is
+  // refused if they don't build (Server::ApplyConfigChanges).
+  o.push_back(Numeric("tls-port", "", &ServerConfig::tls_port, 0, 65535, kImmut));
+  for (auto [name, field] : {
+           std::pair{"tls-cert-file", &ServerConfig::tls_cert_file},
+           std::pair{"tls-key-file", &ServerConfig::tls_key_file},
+           std::pair{"tls-key-file-pass", &ServerConfig::tls_key_file_pass},
+           std::pair{"tls-client-cert-file", &ServerConfig::tls_client_cert_file},
+           std::pair{"tls-client-key-file", &ServerConfig::tls_client_key_file},
+           std::pair{"tls-client-key-file-pass", &ServerConfig::tls_client_key_file_pass},
+           std::pair{"tls-dh-params-file", &ServerConfig::tls_dh_params_file},
+           std::pair{"tls-ca-cert-file", &ServerConfig::tls_ca_cert_file},
+           std::pair{"tls-ca-cert-dir", &ServerConfig::tls_ca_cert_dir},
+           std::pair{"tls-protocols", &ServerConfig::tls_protocols},
+           std::pair{"tls-ciphers", &ServerConfig::tls_ciphers},
+           std::pair{"tls-ciphersuites", &ServerConfig::tls_ciphersuites},
+       }) {
+    o.push_back(String(name, field, kMut, true));
+  }
+  o.push_back(
+      Enum("tls-auth-clients", &ServerConfig::tls_auth_clients, {"no", "yes", "optional"}, kMut));
+  o.push_back(Bool("tls-prefer-server-ciphers", &ServerConfig::tls_prefer_server_ciphers, kMut));
+  o.push_back(Bool("tls-session-caching", &ServerConfig::tls_session_caching, kMut));
+  o.push_back(Numeric("tls-session-cache-size", "", &ServerConfig::tls_session_cache_size, 0,
+                      kIntMax, kMut));
+  o.push_back(Numeric("tls-session-cache-timeout", "", &ServerConfig::tls_session_cache_timeout, 0,
+                      kIntMax, kMut));
+  o.push_back(Bool("tls-replication", &ServerConfig::tls_replication, kMut));
+  o.push_back(Bool("tls-cluster", &ServerConfig::tls_cluster, kMut));
+
   const ServerConfig defaults;
   for (size_t i = 0; i < options_.size(); ++i) {
     options_[i].default_value = options_[i].get(defaults);
@@ -1052,6 +1082,15 @@ std::string Config::Set(const std::vector<std::pair<std::string, std::string>>& 
       return "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating "
              "system is not able to handle the specified number of clients, try with " +
              std::to_string(fitted);
+    }
+  }
+  if (on_apply) {
+    std::vector<std::string> names;
+    for (const Option* opt : opts) names.push_back(opt->name);
+    std::string culprit = names[0];
+    if (std::string err = on_apply(names, &culprit); !err.empty()) {
+      values_ = std::move(backup);
+      return "ERR CONFIG SET failed (possibly related to argument '" + culprit + "') - " + err;
     }
   }
   if (on_change) {

@@ -153,6 +153,27 @@ struct ServerConfig {
       {{0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}}};
   // maxmemory-clients: bytes, or -N for N% of maxmemory (stored as Redis stores it); 0 = off.
   int64_t maxmemory_clients = 0;
+  // TLS (src/security/tls.h). tls-port 0: no TLS listener.
+  int tls_port = 0;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_key_file_pass;
+  std::string tls_client_cert_file;  // outgoing links; "" = tls-cert-file
+  std::string tls_client_key_file;
+  std::string tls_client_key_file_pass;
+  std::string tls_dh_params_file;
+  std::string tls_ca_cert_file;
+  std::string tls_ca_cert_dir;
+  std::string tls_auth_clients = "yes";  // yes, no, optional
+  std::string tls_protocols;             // "" = TLSv1.2 and TLSv1.3
+  std::string tls_ciphers;
+  std::string tls_ciphersuites;
+  bool tls_prefer_server_ciphers = false;
+  bool tls_session_caching = true;
+  int64_t tls_session_cache_size = 20 * 1024;
+  int64_t tls_session_cache_timeout = 300;
+  bool tls_replication = false;  // the replica's link to its master uses TLS
+  bool tls_cluster = false;
   std::string config_file;  // absolute path of the file we started from ("" if none)
   // Redis 7's protected actions: "no" (the default: refused), "yes", or "local" (allowed from
   // loopback and unix-socket connections only). Settable only at start-up.
@@ -231,6 +252,10 @@ class Config {
   // ("ERR The server is running without a config file", "ERR Rewriting config file: ...").
   std::string Rewrite();
 
+  // Called by CONFIG SET with the options it set, before on_change: a non-empty error (the
+  // reply's reason; *culprit the option it names) undoes the whole CONFIG SET, as when new TLS
+  // certificates don't load.
+  std::function<std::string(const std::vector<std::string>& names, std::string* culprit)> on_apply;
   // Called after CONFIG SET changes an option (e.g. to re-apply limits).
   std::function<void(const std::string& name)> on_change;
 

@@ -23,6 +23,7 @@
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
+#include "security/tls.h"
 #include "server/command_context.h"
 #include "server/notify.h"
 #include "server/redaction.h"
@@ -97,12 +98,14 @@ std::string RandomHex(size_t n) {
 }  // namespace
 
 struct Server::Listener {
-  Listener(int fd, bool unix_socket) : fd(fd), unix_socket(unix_socket) {}
+  Listener(int fd, bool unix_socket, bool tls = false)
+      : fd(fd), unix_socket(unix_socket), tls(tls) {}
   ~Listener() { close(fd); }
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   int fd;
   bool unix_socket;
+  bool tls;  // the tls-port: connections start with a TLS handshake
   std::string unix_path;
 };
 
@@ -129,6 +132,9 @@ Server::Server(Config config)
   run_id_hash_ = std::hash<std::string>{}(run_id_);
   UpdateCommandTime();
   config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
+  config_.on_apply = [this](const std::vector<std::string>& names, std::string* culprit) {
+    return ApplyTlsConfig(names, culprit);
+  };
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -163,13 +169,15 @@ std::string Server::Listen() {
   // first bind decides and the rest follow it.
   int listen_port = listen_port_override_ == -2 ? c.port : listen_port_override_;
   if (listen_port == -1) listen_port = 0;
-  auto listen_tcp = [&](std::string addr, bool optional) -> std::string {
+  // tls: the tls-port, on the same addresses; it never decides bound_port_.
+  auto listen_tcp = [&](std::string addr, bool optional, bool tls) -> std::string {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
     addrinfo* res = nullptr;
-    std::string port = std::to_string(bound_port_ != 0 ? bound_port_ : listen_port);
+    int port_number = bound_port_ != 0 ? bound_port_ : listen_port;
+    std::string port = std::to_string(tls ? c.tls_port : port_number);
     if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
       return optional ? "" : fmt::format("Invalid bind address '{}'", addr);
     }
@@ -186,7 +194,7 @@ std::string Server::Listen() {
         close(fd);
         continue;
       }
-      if (bound_port_ == 0) {
+      if (bound_port_ == 0 && !tls) {
         sockaddr_storage local{};
         socklen_t len = sizeof(local);
         getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
@@ -194,21 +202,31 @@ std::string Server::Listen() {
                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
                           : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
       }
-      listeners_.push_back(std::make_unique<Listener>(fd, false));
+      listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
       error.clear();
     }
     freeaddrinfo(res);
     return optional ? "" : error;
   };
 
-  if (listen_port != 0 || listen_port_override_ == -1) {
+  auto listen_all = [&](bool tls) -> std::string {
     for (const std::string& b : c.bind) {
       // A leading '-' marks an address that may be unavailable (e.g. no IPv6).
       bool optional = !b.empty() && b[0] == '-';
-      std::string error = listen_tcp(optional ? b.substr(1) : b, optional);
+      std::string error = listen_tcp(optional ? b.substr(1) : b, optional, tls);
       if (!error.empty()) return error;
     }
-    if (listeners_.empty()) return "Failed listening on any bind address";
+    return listeners_.empty() ? "Failed listening on any bind address" : "";
+  };
+  if (listen_port != 0 || listen_port_override_ == -1) {
+    if (std::string error = listen_all(false); !error.empty()) return error;
+  }
+  // TLS: the contexts are built (and the certificates checked) before anything listens.
+  if (c.tls_port != 0 || c.tls_replication || c.tls_cluster) {
+    if (!tls_.Configure(c).empty()) return "Failed to configure TLS. Check logs for more info.";
+  }
+  if (c.tls_port != 0) {
+    if (std::string error = listen_all(true); !error.empty()) return error;
   }
   if (!c.unixsocket.empty()) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -257,9 +275,10 @@ void Server::WatchLinkSocket(int fd, uint32_t events) {
 
 void Server::UnwatchSocket(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
 
-Client& Server::AdoptConnection(int fd, uint32_t flags) {
+Client& Server::AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls) {
   uint64_t id = next_client_id_++;
   auto client = std::make_unique<Client>(this, id, fd);
+  client->tls = std::move(tls);
   client->created_ms = NowMs();
   client->last_interaction_ms = client->created_ms;
   sockaddr_storage addr{};
@@ -344,6 +363,13 @@ void Server::OnAccept(Listener& listener) {
     }
     uint64_t id = next_client_id_++;
     auto client = std::make_unique<Client>(this, id, fd);
+    if (listener.tls) {
+      client->tls = tls_.Accept(fd, c.tls_auth_clients);
+      if (!client->tls) {
+        spdlog::warn("Error accepting a TLS client connection: no TLS context");
+        continue;  // the client closes its socket
+      }
+    }
     client->created_ms = NowMs();
     client->last_interaction_ms = client->created_ms;
     if (listener.unix_socket) {
@@ -451,7 +477,11 @@ void Server::ReadFromClient(Client& client) {
   // with Redis (which reads a big argument in one go), so what CLIENT LIST and
   // maxmemory-clients see of it is current; other clients still get their turn.
   size_t budget = kMaxReadPerTurn;
-  while (ReadAndProcess(client, &budget)) {
+  // TLS: the rest of a record decrypted past what the buffer took stays inside OpenSSL, where
+  // epoll can't see it; it is read now (at most a record), or a pipeline could stall with its
+  // last commands unread.
+  while (ReadAndProcess(client, &budget) ||
+         (client.tls && !client.closed && client.tls->Pending() > 0)) {
   }
 }
 
@@ -473,9 +503,12 @@ bool Server::ReadAndProcess(Client& client, size_t* budget) {
   buf.EnsureWritable(needed > buf.size() ? std::min(want, needed - buf.size()) : want, needed);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
-  ssize_t n = read(client.fd(), buf.data.get() + buf.end, want);
+  ssize_t n = client.ReadSocket(buf.data.get() + buf.end, want);
   if (n <= 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (client.tls && client.tls->wants_write()) WaitWritable(client);
+      return false;
+    }
     CloseClient(client);
     return false;
   }
@@ -579,7 +612,7 @@ bool Server::WriteToClient(Client& client) {
   size_t written_now = 0;
   while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
     ssize_t n =
-        write(client.fd(), out.data() + client.output_written, out.size() - client.output_written);
+        client.WriteSocket(out.data() + client.output_written, out.size() - client.output_written);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -749,6 +782,7 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
   // Clients closed earlier in this batch are still allocated (they're freed in BeforeSleep).
   Client* client = FindClient(tag);
   if (client == nullptr || client->closed) return;
+  if (client->tls && !OnTlsEvent(*client, events)) return;
   if ((events & EPOLLOUT) != 0 && client->write_pending) {
     client->write_pending = false;
     epoll_event ev{};
@@ -757,7 +791,34 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, client->fd(), &ev);
     QueueWrite(*client);
   }
-  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ReadFromClient(*client);
+  // A TLS read may have waited for the socket to take a write (a key update's answer).
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 ||
+      (client->tls && client->tls->wants_write())) {
+    ReadFromClient(*client);
+  }
+}
+
+bool Server::OnTlsEvent(Client& client, uint32_t events) {
+  TlsSession& tls = *client.tls;
+  if (tls.handshake_done()) return true;
+  TlsSession::Step step = tls.Handshake();
+  if (step == TlsSession::Step::kFailed) {
+    // Plain text on the TLS port, a client certificate that doesn't verify, a peer that gave
+    // up: one line, and only this connection goes.
+    spdlog::warn("Error accepting a client connection: {} (addr={} laddr={})", tls.error(),
+                 client.addr, client.laddr);
+    CloseClient(client);
+    return false;
+  }
+  // Level-triggered: ask for writability only while the handshake waits for it.
+  if (step == TlsSession::Step::kWantWrite || (events & EPOLLOUT) != 0) {
+    epoll_event ev{};
+    ev.events = step == TlsSession::Step::kWantWrite ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+    ev.data.u64 = client.id();
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, client.fd(), &ev);
+  }
+  // Done: what the client sent after its last handshake message is read at once.
+  return step == TlsSession::Step::kDone;
 }
 
 asio::io_context& Server::io() { return loop_->io; }
@@ -1061,6 +1122,21 @@ void Server::AddToSlowlog(const Client& client, std::span<const std::string_view
 void Server::ApplyLatencyConfig() {
   latency_.set_threshold_ms(config_.values().latency_monitor_threshold);
   latency_.set_tracking(config_.values().latency_tracking);
+}
+
+std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::string* culprit) {
+  const ServerConfig& c = config_.values();
+  if (c.tls_port == 0 && !c.tls_replication && !c.tls_cluster) return "";
+  auto tls_option = std::find_if(names.begin(), names.end(),
+                                 [](const std::string& n) { return n.starts_with("tls-"); });
+  if (tls_option == names.end()) return "";
+  // New certificates (or settings) apply to connections made from now on; a context that
+  // doesn't build leaves the current one in place and the CONFIG SET undone.
+  if (!tls_.Configure(c).empty()) {
+    *culprit = *tls_option;
+    return "Unable to update TLS configuration. Check server logs.";
+  }
+  return "";
 }
 
 void Server::ApplyConfigChange(const std::string& name) {

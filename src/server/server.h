@@ -21,6 +21,7 @@
 #include "persistence/snapshot.h"
 #include "replication/propagator.h"
 #include "replication/replication.h"
+#include "security/tls.h"
 #include "server/child_processes.h"
 #include "server/client.h"
 #include "server/client_eviction.h"
@@ -307,6 +308,8 @@ class Server : public KeyspaceListener {
   RdbState& rdb_state() { return rdb_state_; }
   // Replication (src/replication/replication.h): both sides of PSYNC2, the backlog, WAIT.
   Replication& replication() { return *replication_; }
+  // TLS (src/security/tls.h): the contexts for accepted and outgoing connections.
+  TlsContext& tls() { return tls_; }
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(CommandTable::Instance(), name);
@@ -366,7 +369,7 @@ class Server : public KeyspaceListener {
   void UnwatchSocket(int fd);
   // Turns a connected socket into a client with `flags`; InjectInput then runs what already
   // arrived for it (bytes read past the RDB payload) as if read from the socket.
-  Client& AdoptConnection(int fd, uint32_t flags);
+  Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls = nullptr);
   void InjectInput(Client& client, std::string_view input);
   // How keys past their TTL look to the running command (a replica leaves expiry to its
   // master): set per command by Call, and the resting view for the cron.
@@ -387,6 +390,11 @@ class Server : public KeyspaceListener {
   int MsUntilNextTimer();
   void AcceptClient(int fd, bool unix_socket);
   void ReadFromClient(Client& client);
+  // A TLS client's socket event: drives its handshake (closing it if the handshake fails);
+  // true when the event goes on to the ordinary read and write handling.
+  bool OnTlsEvent(Client& client, uint32_t events);
+  // CONFIG SET of tls-* options: rebuilds the TLS contexts when TLS is in use.
+  std::string ApplyTlsConfig(const std::vector<std::string>& names, std::string* culprit);
   // One read and what it completes; true to read again in this turn (a big argument arriving).
   bool ReadAndProcess(Client& client, size_t* budget);
   void ProcessInput(Client& client);
@@ -483,6 +491,8 @@ class Server : public KeyspaceListener {
   bool accept_paused_ = false;
   int64_t accept_error_logged_ms_ = 0;
   uint64_t accept_errors_unlogged_ = 0;
+  // TLS contexts (tls-port, tls-replication); built by Listen and CONFIG SET.
+  TlsContext tls_;
   // Armed asio timers and their deadlines (one entry per timer).
   std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> timer_deadlines_;
   static constexpr int kTimerSafetyPollMs = 100;

@@ -1,0 +1,418 @@
+"""TLS (issue 18): tls-port beside the plain port, client certificates per tls-auth-clients,
+bad input on the TLS port, CONFIG SET reloading certificates, tls-protocols, replication over
+TLS (vireo to vireo, and with Debian's redis-server, which is built with TLS).
+
+Certificates are made at test time with the openssl CLI: a CA, server and client certificates
+signed by it, a second server certificate (for the reload), and a client certificate from a CA
+the server doesn't trust."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import ssl
+import subprocess
+from pathlib import Path
+
+import pytest
+import redis
+
+from conftest import HOST, free_port, start_server, wait_for
+from repl_helpers import REDIS_SERVER, procs, start_redis, wait_in_sync  # noqa: F401
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
+
+
+def _openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _signed(cwd, name, cn, ca="ca", extra=()):
+    _openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+             f"{name}.csr", "-subj", f"/CN={cn}", cwd=cwd)
+    ext = Path(cwd) / f"{name}.ext"
+    ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
+             "-CAcreateserial", "-days", "2", "-out", f"{name}.crt", "-extfile", str(ext), *extra,
+             cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+    for ca in ("ca", "rogue-ca"):
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-keyout",
+                 f"{ca}.key", "-out", f"{ca}.crt", "-subj", f"/CN=vireo test {ca}", cwd=d)
+    _signed(d, "server", "vireo-server-one")
+    _signed(d, "server2", "vireo-server-two")
+    _signed(d, "client", "vireo-client")
+    _signed(d, "rogue", "rogue-client", ca="rogue-ca")
+    # DH parameters (a named group: instant, unlike generating new ones).
+    _openssl("genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out",
+             "dh.pem", cwd=d)
+    # The CA in a hashed directory (tls-ca-cert-dir).
+    (d / "cadir").mkdir()
+    shutil.copy(d / "ca.crt", d / "cadir" / "ca.pem")
+    _openssl("rehash", "cadir", cwd=d)
+    # The server key again, under a pass phrase (tls-key-file-pass).
+    _openssl("pkey", "-in", "server.key", "-aes256", "-passout", "pass:s3cret", "-out",
+             "server-enc.key", cwd=d)
+    return d
+
+
+def tls_args(certs, tls_port, *extra):
+    return ["--tls-port", tls_port, "--tls-cert-file", certs / "server.crt", "--tls-key-file",
+            certs / "server.key", "--tls-ca-cert-file", certs / "ca.crt", *extra]
+
+
+@pytest.fixture
+def tls_server(certs, procs):  # noqa: F811
+    """A vireo with a plain port and a TLS port (tls-auth-clients at its default, yes)."""
+    tls_port = free_port()
+    h = start_server(tls_args(certs, tls_port))
+    procs.append(h)
+    h.tls_port = tls_port
+    return h
+
+
+def tls_client(h, certs, cert="client", **kw):
+    kw.setdefault("socket_timeout", 10)
+    if cert is not None:
+        kw.update(ssl_certfile=str(certs / f"{cert}.crt"), ssl_keyfile=str(certs / f"{cert}.key"))
+    c = redis.Redis(host=HOST, port=h.tls_port, ssl=True, ssl_ca_certs=str(certs / "ca.crt"), **kw)
+    h._clients.append(c)
+    return c
+
+
+def peer_cn(h, certs):
+    """The CN of the certificate the TLS port presents to a new connection."""
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    ctx.load_cert_chain(certs / "client.crt", certs / "client.key")
+    with socket.create_connection((HOST, h.tls_port), timeout=5) as s:
+        with ctx.wrap_socket(s, server_hostname="localhost") as t:
+            subject = dict(x[0] for x in t.getpeercert()["subject"])
+            return subject["commonName"]
+
+
+def refused(client) -> bool:
+    try:
+        client.ping()
+    except (redis.ConnectionError, redis.TimeoutError, ssl.SSLError, OSError):
+        return True
+    return False
+
+
+def test_tls_and_plain_ports_side_by_side(tls_server, certs):
+    t = tls_client(tls_server, certs)
+    assert t.ping()
+    t.set("k", "over tls")
+    plain = tls_server.client()
+    assert plain.get("k") == b"over tls"
+    plain.set("p", "plain")
+    assert t.get("p") == b"plain"
+    # Both clients are listed; the config shows the defaults Redis 7 shows.
+    assert len(plain.client_list()) == 2
+    cfg = plain.config_get("tls-*")
+    assert cfg["tls-port"] == str(tls_server.tls_port)
+    assert cfg["tls-auth-clients"] == "yes"
+    assert cfg["tls-session-caching"] == "yes"
+    assert cfg["tls-session-cache-size"] == "20480"
+    assert cfg["tls-session-cache-timeout"] == "300"
+    assert cfg["tls-replication"] == "no" and cfg["tls-cluster"] == "no"
+    assert cfg["tls-protocols"] == "" and cfg["tls-client-cert-file"] == ""
+
+
+def test_pipelines_and_big_values_over_tls(tls_server, certs):
+    t = tls_client(tls_server, certs)
+    # Many commands in few TLS records and records larger than a read: nothing may stall in
+    # OpenSSL's buffer unseen by epoll.
+    pipe = t.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(f"key:{i}", i)
+    for i in range(20000):
+        pipe.get(f"key:{i}")
+    replies = pipe.execute()
+    assert replies[20000:] == [str(i).encode() for i in range(20000)]
+    big = b"v" * (3 << 20)
+    t.set("big", big)
+    assert t.get("big") == big
+    assert t.strlen("big") == len(big)
+
+
+def test_auth_clients_yes_refuses_a_client_without_certificate(tls_server, certs):
+    good = tls_client(tls_server, certs)
+    assert refused(tls_client(tls_server, certs, cert=None))
+    assert refused(tls_client(tls_server, certs, cert="rogue"))
+    assert good.ping()
+    wait_for(lambda: "Error accepting a client connection" in tls_server.log_text(100000))
+
+
+def test_auth_clients_optional_and_no(tls_server, certs):
+    plain = tls_server.client()
+    plain.config_set("tls-auth-clients", "optional")
+    assert tls_client(tls_server, certs, cert=None).ping()
+    assert tls_client(tls_server, certs).ping()
+    # Optional still verifies a certificate that is presented.
+    assert refused(tls_client(tls_server, certs, cert="rogue"))
+    plain.config_set("tls-auth-clients", "no")
+    assert tls_client(tls_server, certs, cert=None).ping()
+    assert tls_client(tls_server, certs, cert="rogue").ping()
+    plain.config_set("tls-auth-clients", "yes")
+    assert refused(tls_client(tls_server, certs, cert=None))
+
+
+def test_redis_cli_tls(tls_server, certs):
+    out = subprocess.run(
+        ["redis-cli", "--tls", "--cacert", certs / "ca.crt", "--cert", certs / "client.crt",
+         "--key", certs / "client.key", "-h", HOST, "-p", str(tls_server.tls_port), "ECHO", "hi"],
+        capture_output=True, text=True, timeout=10)
+    assert out.stdout.strip() == "hi", out.stderr
+
+
+def test_plaintext_on_the_tls_port_is_closed_others_served(tls_server, certs):
+    t = tls_client(tls_server, certs)
+    assert t.ping()
+    with socket.create_connection((HOST, tls_server.tls_port), timeout=5) as s:
+        s.sendall(b"*1\r\n$4\r\nPING\r\n")
+        try:
+            data = s.recv(4096)
+        except ConnectionResetError:
+            data = b""
+        # No RESP reply: at most a TLS alert, then the close.
+        assert b"PONG" not in data
+        while data:
+            try:
+                data = s.recv(4096)
+            except ConnectionResetError:
+                break
+        assert t.ping()
+    wait_for(lambda: "Error accepting a client connection" in tls_server.log_text(100000))
+
+
+def test_slow_handshake_does_not_block_others(tls_server, certs):
+    plain = tls_server.client()
+    silent = [socket.create_connection((HOST, tls_server.tls_port), timeout=5) for _ in range(5)]
+    try:
+        # A client that connects and never says hello, and one that stops halfway through.
+        half = socket.create_connection((HOST, tls_server.tls_port), timeout=5)
+        half.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+        silent.append(half)
+        wait_for(lambda: len(plain.client_list()) >= 7)
+        t = tls_client(tls_server, certs)
+        for i in range(100):
+            t.set(f"s{i}", i)
+        assert t.get("s99") == b"99"
+        assert plain.ping()
+    finally:
+        for s in silent:
+            s.close()
+    wait_for(lambda: len(plain.client_list()) == 2)
+
+
+def test_config_set_reloads_certificates(tls_server, certs):
+    plain = tls_server.client()
+    old = tls_client(tls_server, certs)
+    assert old.ping()
+    assert peer_cn(tls_server, certs) == "vireo-server-one"
+    # The certificate and its key must match: setting one alone is refused and undone.
+    with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+        plain.config_set("tls-key-file", str(certs / "server2.key"))
+    assert plain.config_get("tls-key-file")["tls-key-file"] == str(certs / "server.key")
+    assert peer_cn(tls_server, certs) == "vireo-server-one"
+    plain.execute_command("CONFIG", "SET", "tls-cert-file", str(certs / "server2.crt"),
+                          "tls-key-file", str(certs / "server2.key"))
+    assert peer_cn(tls_server, certs) == "vireo-server-two"
+    # Connections made before keep working.
+    assert old.ping()
+    with pytest.raises(redis.ResponseError, match="tls-cert-file.*Unable to update"):
+        plain.config_set("tls-cert-file", "/nonexistent.crt")
+    assert peer_cn(tls_server, certs) == "vireo-server-two"
+
+
+def test_config_set_cert_mismatch_leaves_old_one(tls_server, certs):
+    plain = tls_server.client()
+    with pytest.raises(redis.ResponseError):
+        plain.config_set("tls-cert-file", str(certs / "server2.crt"))
+    assert peer_cn(tls_server, certs) == "vireo-server-one"
+
+
+def _handshake(h, certs, version):
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    ctx.load_cert_chain(certs / "client.crt", certs / "client.key")
+    ctx.minimum_version = version
+    ctx.maximum_version = version
+    try:
+        with socket.create_connection((HOST, h.tls_port), timeout=5) as s:
+            with ctx.wrap_socket(s, server_hostname="localhost") as t:
+                t.sendall(b"*1\r\n$4\r\nPING\r\n")
+                return t.recv(64) == b"+PONG\r\n"
+    except (ssl.SSLError, OSError):
+        return False
+
+
+def test_tls_protocols(tls_server, certs):
+    plain = tls_server.client()
+    assert _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_2)
+    assert _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_3)
+    plain.config_set("tls-protocols", "TLSv1.3")
+    assert not _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_2)
+    assert _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_3)
+    plain.config_set("tls-protocols", "TLSv1.2")
+    assert _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_2)
+    assert not _handshake(tls_server, certs, ssl.TLSVersion.TLSv1_3)
+    with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+        plain.config_set("tls-protocols", "TLSv9")
+    assert plain.config_get("tls-protocols")["tls-protocols"] == "TLSv1.2"
+
+
+def test_ciphers_and_key_pass_phrase(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    h = start_server(["--tls-port", tls_port, "--tls-cert-file", certs / "server.crt",
+                      "--tls-key-file", certs / "server-enc.key", "--tls-key-file-pass", "s3cret",
+                      "--tls-ca-cert-file", certs / "ca.crt", "--tls-auth-clients", "no",
+                      "--tls-dh-params-file", certs / "dh.pem",
+                      "--tls-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256",
+                      "--tls-prefer-server-ciphers", "yes", "--tls-session-caching", "no"])
+    procs.append(h)
+    h.tls_port = tls_port
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    with socket.create_connection((HOST, tls_port), timeout=5) as s:
+        with ctx.wrap_socket(s, server_hostname="localhost") as t:
+            assert t.cipher()[0] == "TLS_CHACHA20_POLY1305_SHA256"
+    assert tls_client(h, certs, cert=None).ping()
+
+
+def test_ca_cert_dir(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    h = start_server(["--tls-port", tls_port, "--tls-cert-file", certs / "server.crt",
+                      "--tls-key-file", certs / "server.key", "--tls-ca-cert-dir",
+                      certs / "cadir"])
+    procs.append(h)
+    h.tls_port = tls_port
+    assert tls_client(h, certs).ping()
+    assert refused(tls_client(h, certs, cert="rogue"))
+
+
+def test_bad_certificate_refuses_to_start(certs):
+    tls_port = free_port()
+    with pytest.raises(RuntimeError, match="Failed to configure TLS|Failed to load"):
+        start_server(["--tls-port", tls_port, "--tls-cert-file", certs / "missing.crt",
+                      "--tls-key-file", certs / "server.key", "--tls-ca-cert-file",
+                      certs / "ca.crt"])
+
+
+# ---- Replication over TLS ----------------------------------------------------------------
+
+
+def _replica_tls_args(certs):
+    return ["--tls-replication", "yes", "--tls-cert-file", certs / "client.crt", "--tls-key-file",
+            certs / "client.key", "--tls-ca-cert-file", certs / "ca.crt"]
+
+
+def _fill(r, n=2000):
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"key:{i}", f"value-{i}" * 20)
+    pipe.rpush("list", *range(500))
+    pipe.execute()
+    r.set("big", "b" * 300_000)
+
+
+def _replicate_and_check(m, r, tls_port):
+    """`r` follows `m` over TLS: the full sync, then the stream after it."""
+    r.replicaof(HOST, tls_port)
+    wait_in_sync(m, r, timeout=30)
+    assert r.dbsize() == m.dbsize()
+    assert r.get("big") == m.get("big")
+    m.set("after", "sync")
+    m.incr("counter")
+    wait_in_sync(m, r)
+    assert r.get("after") == b"sync" and r.get("counter") == b"1"
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_replication_over_tls_between_vireos(certs, procs, diskless):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port, "--repl-diskless-sync", diskless,
+                                   "--repl-diskless-sync-delay", "0"))
+    procs.append(master)
+    m = master.client()
+    _fill(m)
+    replica = start_server(_replica_tls_args(certs))
+    procs.append(replica)
+    _replicate_and_check(m, replica.client(), tls_port)
+    assert m.wait(1, 5000) == 1
+    # The replica's link is a TLS client of the master's TLS port.
+    assert any(c.get("flags") == "S" and c["laddr"].endswith(f":{tls_port}")
+               for c in m.client_list())
+
+
+def test_tls_replica_announces_its_tls_port(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port))
+    procs.append(master)
+    m = master.client()
+    replica_tls_port = free_port()
+    replica = start_server(["--tls-port", replica_tls_port, *_replica_tls_args(certs)])
+    procs.append(replica)
+    _replicate_and_check(m, replica.client(), tls_port)
+    assert m.info("replication")["slave0"]["port"] == replica_tls_port
+
+
+def test_vireo_replica_of_redis_over_tls(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    redis_master = start_redis([*map(str, tls_args(certs, tls_port)), "--save", ""])
+    try:
+        m = redis_master.client()
+        _fill(m)
+        replica = start_server(_replica_tls_args(certs))
+        procs.append(replica)
+        _replicate_and_check(m, replica.client(), tls_port)
+    finally:
+        redis_master.stop()
+        redis_master.cleanup()
+
+
+def test_replica_link_presents_the_client_certificate(certs, procs):  # noqa: F811
+    # The replica's own server certificate is one the master doesn't trust: the link must use
+    # tls-client-cert-file.
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port))
+    procs.append(master)
+    m = master.client()
+    _fill(m, 10)
+    replica = start_server(["--tls-replication", "yes", "--tls-cert-file", certs / "rogue.crt",
+                            "--tls-key-file", certs / "rogue.key", "--tls-client-cert-file",
+                            certs / "client.crt", "--tls-client-key-file", certs / "client.key",
+                            "--tls-ca-cert-file", certs / "ca.crt"])
+    procs.append(replica)
+    _replicate_and_check(m, replica.client(), tls_port)
+
+
+def test_replica_refuses_a_master_its_ca_does_not_sign(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port, "--tls-auth-clients", "no"))
+    procs.append(master)
+    replica = start_server(["--tls-replication", "yes", "--tls-cert-file", certs / "client.crt",
+                            "--tls-key-file", certs / "client.key", "--tls-ca-cert-file",
+                            certs / "rogue-ca.crt"])
+    procs.append(replica)
+    r = replica.client()
+    r.replicaof(HOST, tls_port)
+    wait_for(lambda: "TLS handshake" in replica.log_text(100000))
+    assert r.info("replication")["master_link_status"] == "down"
+    assert r.ping()
+
+
+def test_redis_replica_of_vireo_over_tls(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port))
+    procs.append(master)
+    m = master.client()
+    _fill(m)
+    redis_replica = start_redis([*map(str, _replica_tls_args(certs)), "--save", ""])
+    try:
+        _replicate_and_check(m, redis_replica.client(), tls_port)
+    finally:
+        redis_replica.stop()
+        redis_replica.cleanup()
