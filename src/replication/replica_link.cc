@@ -655,7 +655,7 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
       }
       if (payload_.state() == SyncPayloadReader::State::kDone) return 0;
       read_buf.resize(kTransferRead);
-      ssize_t n = read(fd_, read_buf.data(), read_buf.size());
+      ssize_t n = LinkRead(read_buf.data(), read_buf.size());
       if (n > 0) {
         last_io_ms_ = NowMs();
         pending.clear();
@@ -768,7 +768,8 @@ bool ReplicaLink::ServeWhileLoading(int wait_fd, int timeout_ms) {
   const int64_t now = NowMs();
   if (now - last_keepalive_ms_ >= 1000) {
     last_keepalive_ms_ = now;
-    [[maybe_unused]] ssize_t w = write(fd_, "\n", 1);
+    // A full socket just skips this one (the master has a whole repl-timeout to hear one).
+    [[maybe_unused]] ssize_t w = tls_ ? tls_->Write("\n", 1) : write(fd_, "\n", 1);
   }
   server_.ProcessEventsWhileLoading(wait_fd, timeout_ms);
   return !server_.shutting_down();

@@ -330,15 +330,17 @@ def _replicate_and_check(m, r, tls_port):
     assert r.get("after") == b"sync" and r.get("counter") == b"1"
 
 
-@pytest.mark.parametrize("diskless", ["yes", "no"])
-def test_replication_over_tls_between_vireos(certs, procs, diskless):  # noqa: F811
+@pytest.mark.parametrize("diskless,load", [("yes", "disabled"), ("no", "disabled"),
+                                           ("no", "swapdb")])
+def test_replication_over_tls_between_vireos(certs, procs, diskless, load):  # noqa: F811
     tls_port = free_port()
     master = start_server(tls_args(certs, tls_port, "--repl-diskless-sync", diskless,
                                    "--repl-diskless-sync-delay", "0"))
     procs.append(master)
     m = master.client()
     _fill(m)
-    replica = start_server(_replica_tls_args(certs))
+    # swapdb: the snapshot is parsed straight from the TLS session.
+    replica = start_server(["--repl-diskless-load", load, *_replica_tls_args(certs)])
     procs.append(replica)
     _replicate_and_check(m, replica.client(), tls_port)
     assert m.wait(1, 5000) == 1
