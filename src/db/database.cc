@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "db/lazy_free.h"
+#include "types/hash_object.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -53,7 +54,92 @@ DbEntry* Database::FindNoTouch(std::string_view key) {
         return entry;
     }
   }
+  // Field TTLs follow the key's rule: a master deletes expired fields on access; a replica
+  // waits for its master's HDELs.
+  if (entry->value.type() == ValueType::kHash && options_->expiry_view == ExpiryView::kMaster &&
+      ExpireHashFields(entry, SIZE_MAX)) {
+    return nullptr;
+  }
   return entry;
+}
+
+void Database::NoteFieldTtls(const DbEntry* entry) {
+  if (entry->value.type() != ValueType::kHash) return;
+  if (!entry->value.As<HashObject>()->has_field_ttls()) return;
+  std::string_view key = entry->key.view();
+  if (hfe_keys_.find(key) == hfe_keys_.end()) hfe_keys_.emplace(key);
+}
+
+bool Database::ExpireHashFields(DbEntry* entry) { return ExpireHashFields(entry, SIZE_MAX); }
+
+bool Database::ExpireHashFields(DbEntry* entry, size_t max) {
+  auto* hash = entry->value.As<HashObject>();
+  if (hash->NextFieldExpire() > now_ms()) return false;
+  std::vector<std::string> fields;
+  hash->ExpireFields(now_ms(), max, [&](std::string_view f) { fields.emplace_back(f); });
+  if (fields.empty()) return false;
+  std::string key(entry->key.view());
+  bool deleted = hash->empty();
+  if (deleted) DeleteEntry(entry);
+  if (listener_ != nullptr) {
+    listener_->OnHashFieldsExpired(index_, key, fields, deleted);
+    listener_->OnKeyModified(index_, key);
+  }
+  return deleted;
+}
+
+size_t Database::CountHashesWithFieldTtls() {
+  size_t n = 0;
+  for (auto it = hfe_keys_.begin(); it != hfe_keys_.end();) {
+    DbEntry* entry = table_.Find(*it);
+    if (entry == nullptr || entry->value.type() != ValueType::kHash ||
+        !entry->value.As<HashObject>()->has_field_ttls()) {
+      it = hfe_keys_.erase(it);
+    } else {
+      ++n;
+      ++it;
+    }
+  }
+  return n;
+}
+
+size_t Database::ActiveExpireFields(int64_t deadline_us) {
+  if (hfe_keys_.empty()) return 0;
+  // Bounded work: at most this many hashes visited and fields deleted between deadline checks,
+  // and a big hash gives up its turn after kFieldsPerVisit fields.
+  constexpr size_t kVisitsPerCheck = 16;
+  constexpr size_t kFieldsPerVisit = 64;
+  size_t deleted = 0;
+  size_t visits = 0;
+  size_t total = hfe_keys_.size();
+  auto it = hfe_keys_.upper_bound(hfe_cursor_);
+  for (size_t seen = 0; seen < total && !hfe_keys_.empty(); ++seen) {
+    if (it == hfe_keys_.end()) it = hfe_keys_.begin();
+    std::string key = *it;
+    hfe_cursor_ = key;
+    DbEntry* entry = table_.Find(key);
+    if (entry == nullptr || entry->value.type() != ValueType::kHash ||
+        !entry->value.As<HashObject>()->has_field_ttls()) {
+      it = hfe_keys_.erase(it);
+      continue;
+    }
+    ++it;
+    // A key that is itself expired is left to the key cycle.
+    if (entry->has_expire() && IsExpired(entry)) continue;
+    auto* hash = entry->value.As<HashObject>();
+    if (hash->NextFieldExpire() <= now_ms()) {
+      size_t before = hash->size();
+      bool gone = ExpireHashFields(entry, kFieldsPerVisit);
+      deleted += gone ? before : before - hash->size();
+      if (gone) hfe_keys_.erase(key);  // `it` is already past it
+      if (!gone && hash->NextFieldExpire() <= now_ms()) expire_backlog_ = true;
+    }
+    if (++visits % kVisitsPerCheck == 0 && MonotonicUs() >= deadline_us) {
+      expire_backlog_ = true;
+      break;
+    }
+  }
+  return deleted;
 }
 
 DbEntry* Database::Find(std::string_view key) {
@@ -72,6 +158,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   entry->value = std::move(value);
   entry->value.set_access_clock(NewKeyClock(options_->access, now_ms()));
   table_.Insert(entry);
+  NoteFieldTtls(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
     listener_->OnKeyAdded(index_, key);
@@ -82,8 +169,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
 DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return Add(key, std::move(value));
-  if (options_->lazy_server_del && options_->freer != nullptr &&
-      LazyFreer::WorthIt(entry->value)) {
+  if (options_->lazy_server_del && options_->freer != nullptr && LazyFreer::WorthIt(entry->value)) {
     Value old = std::move(entry->value);
     entry->value = std::move(value);
     options_->freer->Free(std::move(old));
@@ -91,6 +177,7 @@ DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
     entry->value = std::move(value);
   }
   if (!keep_ttl) Persist(entry);
+  NoteFieldTtls(entry);
   if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
   return entry;
 }
@@ -146,6 +233,8 @@ bool Database::Persist(DbEntry* entry) {
 void Database::Clear() {
   expires_.Clear([](ExpireEntry* e) { delete e; });
   table_.Clear([](DbEntry* e) { delete e; });
+  hfe_keys_.clear();
+  hfe_cursor_.clear();
   expire_cursor_ = 0;
   avg_ttl_ms_ = 0;
 }
@@ -154,6 +243,8 @@ void Database::SwapContents(Database& other) {
   std::swap(table_, other.table_);
   std::swap(expires_, other.expires_);
   std::swap(expire_cursor_, other.expire_cursor_);
+  std::swap(hfe_keys_, other.hfe_keys_);
+  std::swap(hfe_cursor_, other.hfe_cursor_);
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
   std::swap(expire_backlog_, other.expire_backlog_);
 }
@@ -161,8 +252,10 @@ void Database::SwapContents(Database& other) {
 size_t Database::ActiveExpireCycle(int64_t deadline_us) {
   expire_backlog_ = false;
   // A replica's keys expire only through its master's DELs.
-  if (expires_.size() == 0 || options_->expiry_view != ExpiryView::kMaster) return 0;
+  if (options_->expiry_view != ExpiryView::kMaster) return 0;
   size_t deleted = 0;
+  if (MonotonicUs() < deadline_us) ActiveExpireFields(deadline_us);
+  if (expires_.size() == 0) return deleted;
   std::vector<DbEntry*> expired;
   // A double: a handful of TTLs near the int64 limit would overflow an integer sum.
   double ttl_sum = 0;
