@@ -65,9 +65,17 @@ DbEntry* Database::FindNoTouch(std::string_view key) {
 
 void Database::NoteFieldTtls(const DbEntry* entry) {
   if (entry->value.type() != ValueType::kHash) return;
-  if (!entry->value.As<HashObject>()->has_field_ttls()) return;
-  std::string_view key = entry->key.view();
-  if (hfe_keys_.find(key) == hfe_keys_.end()) hfe_keys_.emplace(key);
+  const auto* hash = entry->value.As<HashObject>();
+  if (!hash->has_field_ttls()) return;
+  const int64_t when = hash->NextFieldExpire();
+  std::string key(entry->key.view());
+  auto [it, inserted] = hfe_noted_.try_emplace(key, when);
+  if (!inserted) {
+    if (it->second <= when) return;  // it comes due no later than needed
+    hfe_queue_.erase({it->second, key});
+    it->second = when;
+  }
+  hfe_queue_.emplace(when, std::move(key));
 }
 
 bool Database::ExpireHashFields(DbEntry* entry) { return ExpireHashFields(entry, SIZE_MAX); }
@@ -90,11 +98,12 @@ bool Database::ExpireHashFields(DbEntry* entry, size_t max) {
 
 size_t Database::CountHashesWithFieldTtls() {
   size_t n = 0;
-  for (auto it = hfe_keys_.begin(); it != hfe_keys_.end();) {
-    DbEntry* entry = table_.Find(*it);
+  for (auto it = hfe_noted_.begin(); it != hfe_noted_.end();) {
+    DbEntry* entry = table_.Find(it->first);
     if (entry == nullptr || entry->value.type() != ValueType::kHash ||
         !entry->value.As<HashObject>()->has_field_ttls()) {
-      it = hfe_keys_.erase(it);
+      hfe_queue_.erase({it->second, it->first});
+      it = hfe_noted_.erase(it);
     } else {
       ++n;
       ++it;
@@ -104,38 +113,30 @@ size_t Database::CountHashesWithFieldTtls() {
 }
 
 size_t Database::ActiveExpireFields(int64_t deadline_us) {
-  if (hfe_keys_.empty()) return 0;
-  // Bounded work: at most this many hashes visited and fields deleted between deadline checks,
-  // and a big hash gives up its turn after kFieldsPerVisit fields.
+  // Bounded work: the deadline is checked every kVisitsPerCheck hashes, and a big hash gives
+  // up its turn after kFieldsPerVisit fields (it is re-queued, still due, behind the others).
   constexpr size_t kVisitsPerCheck = 16;
   constexpr size_t kFieldsPerVisit = 64;
   size_t deleted = 0;
   size_t visits = 0;
-  size_t total = hfe_keys_.size();
-  auto it = hfe_keys_.upper_bound(hfe_cursor_);
-  for (size_t seen = 0; seen < total && !hfe_keys_.empty(); ++seen) {
-    if (it == hfe_keys_.end()) it = hfe_keys_.begin();
-    std::string key = *it;
-    hfe_cursor_ = key;
+  while (!hfe_queue_.empty() && hfe_queue_.begin()->first <= now_ms()) {
+    auto node = hfe_queue_.extract(hfe_queue_.begin());
+    const std::string& key = node.value().second;
+    hfe_noted_.erase(key);
     DbEntry* entry = table_.Find(key);
-    if (entry == nullptr || entry->value.type() != ValueType::kHash ||
-        !entry->value.As<HashObject>()->has_field_ttls()) {
-      it = hfe_keys_.erase(it);
-      continue;
-    }
-    ++it;
-    // A key that is itself expired is left to the key cycle.
-    if (entry->has_expire() && IsExpired(entry)) continue;
-    auto* hash = entry->value.As<HashObject>();
-    if (hash->NextFieldExpire() <= now_ms()) {
-      size_t before = hash->size();
-      bool gone = ExpireHashFields(entry, kFieldsPerVisit);
+    // Gone, replaced, or without TTLs now: nothing to do. A key that is itself expired is
+    // left to the key cycle.
+    if (entry != nullptr && entry->value.type() == ValueType::kHash &&
+        entry->value.As<HashObject>()->has_field_ttls() &&
+        !(entry->has_expire() && IsExpired(entry))) {
+      auto* hash = entry->value.As<HashObject>();
+      const size_t before = hash->size();
+      const bool gone = ExpireHashFields(entry, kFieldsPerVisit);
       deleted += gone ? before : before - hash->size();
-      if (gone) hfe_keys_.erase(key);  // `it` is already past it
-      if (!gone && hash->NextFieldExpire() <= now_ms()) expire_backlog_ = true;
+      if (!gone) NoteFieldTtls(entry);
     }
     if (++visits % kVisitsPerCheck == 0 && MonotonicUs() >= deadline_us) {
-      expire_backlog_ = true;
+      if (!hfe_queue_.empty() && hfe_queue_.begin()->first <= now_ms()) expire_backlog_ = true;
       break;
     }
   }
@@ -233,8 +234,8 @@ bool Database::Persist(DbEntry* entry) {
 void Database::Clear() {
   expires_.Clear([](ExpireEntry* e) { delete e; });
   table_.Clear([](DbEntry* e) { delete e; });
-  hfe_keys_.clear();
-  hfe_cursor_.clear();
+  hfe_queue_.clear();
+  hfe_noted_.clear();
   expire_cursor_ = 0;
   avg_ttl_ms_ = 0;
 }
@@ -243,8 +244,8 @@ void Database::SwapContents(Database& other) {
   std::swap(table_, other.table_);
   std::swap(expires_, other.expires_);
   std::swap(expire_cursor_, other.expire_cursor_);
-  std::swap(hfe_keys_, other.hfe_keys_);
-  std::swap(hfe_cursor_, other.hfe_cursor_);
+  std::swap(hfe_queue_, other.hfe_queue_);
+  std::swap(hfe_noted_, other.hfe_noted_);
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
   std::swap(expire_backlog_, other.expire_backlog_);
 }

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "db/access_clock.h"
 #include "db/value.h"
@@ -221,9 +223,12 @@ class Database {
   Table table_;
   ExpireTable expires_;
   uint64_t expire_cursor_ = 0;
-  // Keys whose hash has (or had) field TTLs, walked round-robin from hfe_cursor_.
-  std::set<std::string, std::less<>> hfe_keys_;
-  std::string hfe_cursor_;
+  // Hashes with field TTLs, ordered by the earliest field expiry noted for each (a noted time
+  // may be earlier than the hash's real one, never later), so the active cycle pops only the
+  // hashes that are due; hfe_noted_ maps a key to its time in the queue. Entries made stale by
+  // HPERSIST, HDEL, DEL... are dropped or re-queued when they come due.
+  std::set<std::pair<int64_t, std::string>> hfe_queue_;
+  std::unordered_map<std::string, int64_t> hfe_noted_;
   int64_t avg_ttl_ms_ = 0;
   bool expire_backlog_ = false;
 };
