@@ -14,6 +14,7 @@ void RegisterKeyCommands(CommandTable& table);          // keys.cc
 void RegisterListCommands(CommandTable& table);         // lists.cc
 void RegisterPubsubCommands(CommandTable& table);  // pubsub.cc (SUBSCRIBE, PUBLISH, PUBSUB ...)
 void RegisterHashCommands(CommandTable& table);    // hashes.cc
+void RegisterHashExpireCommands(CommandTable& table);  // hash_expire.cc (HEXPIRE, HSETEX...)
 void RegisterSetCommands(CommandTable& table);     // sets.cc
 void RegisterZsetCommands(CommandTable& table);    // zsets.cc
 void RegisterSortCommands(CommandTable& table);    // sort.cc (SORT, SORT_RO)

@@ -132,7 +132,8 @@ void HIncrByCommand(CommandContext& ctx) {
   char buf[kInt64BufSize];
   std::string_view text(buf, FormatInt64(value, buf));
   HashObject* hash = WriteHash(ctx, key).object;
-  hash->Set(field, text, Limits(ctx));
+  // An increment alters the value without replacing the field: its TTL stays (Redis 7.4).
+  hash->Set(field, text, Limits(ctx), /*keep_ttl=*/true);
   KeyWritten(ctx, key);
   Notify(ctx, kNotifyHash, "hincrby", key);
   ctx.reply.Integer(value);
@@ -164,11 +165,17 @@ void HIncrByFloatCommand(CommandContext& ctx) {
   }
   std::string text = FormatLongDouble(value);
   HashObject* hash = WriteHash(ctx, key).object;
-  hash->Set(field, text, Limits(ctx));
+  hash->Set(field, text, Limits(ctx), /*keep_ttl=*/true);
   KeyWritten(ctx, key);
   Notify(ctx, kNotifyHash, "hincrbyfloat", key);
   // Replicas and the AOF get the result, not the increment, so float formatting can't drift.
-  ctx.PropagateInstead({"HSET", std::string(key), std::string(field), text});
+  // A field with a TTL keeps it there too (HSET would drop it): HSETEX KEEPTTL, as Redis 8.
+  if (hash->FieldExpire(field) != FieldTtls::kNoTtl) {
+    ctx.PropagateInstead(
+        {"HSETEX", std::string(key), "KEEPTTL", "FIELDS", "1", std::string(field), text});
+  } else {
+    ctx.PropagateInstead({"HSET", std::string(key), std::string(field), text});
+  }
   ctx.reply.Bulk(text);
 }
 

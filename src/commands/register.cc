@@ -12,6 +12,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterListCommands(table);
   RegisterPubsubCommands(table);
   RegisterHashCommands(table);
+  RegisterHashExpireCommands(table);
   RegisterSetCommands(table);
   RegisterZsetCommands(table);
   RegisterGeoCommands(table);

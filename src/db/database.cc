@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "db/lazy_free.h"
+#include "types/hash_object.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -53,7 +54,93 @@ DbEntry* Database::FindNoTouch(std::string_view key) {
         return entry;
     }
   }
+  // Field TTLs follow the key's rule: a master deletes expired fields on access; a replica
+  // waits for its master's HDELs.
+  if (entry->value.type() == ValueType::kHash && options_->expiry_view == ExpiryView::kMaster &&
+      ExpireHashFields(entry, SIZE_MAX)) {
+    return nullptr;
+  }
   return entry;
+}
+
+void Database::NoteFieldTtls(const DbEntry* entry) {
+  if (entry->value.type() != ValueType::kHash) return;
+  const auto* hash = entry->value.As<HashObject>();
+  if (!hash->has_field_ttls()) return;
+  const int64_t when = hash->NextFieldExpire();
+  std::string key(entry->key.view());
+  auto [it, inserted] = hfe_noted_.try_emplace(key, when);
+  if (!inserted) {
+    if (it->second <= when) return;  // it comes due no later than needed
+    hfe_queue_.erase({it->second, key});
+    it->second = when;
+  }
+  hfe_queue_.emplace(when, std::move(key));
+}
+
+bool Database::ExpireHashFields(DbEntry* entry) { return ExpireHashFields(entry, SIZE_MAX); }
+
+bool Database::ExpireHashFields(DbEntry* entry, size_t max) {
+  auto* hash = entry->value.As<HashObject>();
+  if (hash->NextFieldExpire() > now_ms()) return false;
+  std::vector<std::string> fields;
+  hash->ExpireFields(now_ms(), max, [&](std::string_view f) { fields.emplace_back(f); });
+  if (fields.empty()) return false;
+  std::string key(entry->key.view());
+  bool deleted = hash->empty();
+  if (deleted) DeleteEntry(entry);
+  if (listener_ != nullptr) {
+    listener_->OnHashFieldsExpired(index_, key, fields, deleted);
+    listener_->OnKeyModified(index_, key);
+  }
+  return deleted;
+}
+
+size_t Database::CountHashesWithFieldTtls() {
+  size_t n = 0;
+  for (auto it = hfe_noted_.begin(); it != hfe_noted_.end();) {
+    DbEntry* entry = table_.Find(it->first);
+    if (entry == nullptr || entry->value.type() != ValueType::kHash ||
+        !entry->value.As<HashObject>()->has_field_ttls()) {
+      hfe_queue_.erase({it->second, it->first});
+      it = hfe_noted_.erase(it);
+    } else {
+      ++n;
+      ++it;
+    }
+  }
+  return n;
+}
+
+size_t Database::ActiveExpireFields(int64_t deadline_us) {
+  // Bounded work: the deadline is checked every kVisitsPerCheck hashes, and a big hash gives
+  // up its turn after kFieldsPerVisit fields (it is re-queued, still due, behind the others).
+  constexpr size_t kVisitsPerCheck = 16;
+  constexpr size_t kFieldsPerVisit = 64;
+  size_t deleted = 0;
+  size_t visits = 0;
+  while (!hfe_queue_.empty() && hfe_queue_.begin()->first <= now_ms()) {
+    auto node = hfe_queue_.extract(hfe_queue_.begin());
+    const std::string& key = node.value().second;
+    hfe_noted_.erase(key);
+    DbEntry* entry = table_.Find(key);
+    // Gone, replaced, or without TTLs now: nothing to do. A key that is itself expired is
+    // left to the key cycle.
+    if (entry != nullptr && entry->value.type() == ValueType::kHash &&
+        entry->value.As<HashObject>()->has_field_ttls() &&
+        !(entry->has_expire() && IsExpired(entry))) {
+      auto* hash = entry->value.As<HashObject>();
+      const size_t before = hash->size();
+      const bool gone = ExpireHashFields(entry, kFieldsPerVisit);
+      deleted += gone ? before : before - hash->size();
+      if (!gone) NoteFieldTtls(entry);
+    }
+    if (++visits % kVisitsPerCheck == 0 && MonotonicUs() >= deadline_us) {
+      if (!hfe_queue_.empty() && hfe_queue_.begin()->first <= now_ms()) expire_backlog_ = true;
+      break;
+    }
+  }
+  return deleted;
 }
 
 DbEntry* Database::Find(std::string_view key) {
@@ -72,6 +159,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   entry->value = std::move(value);
   entry->value.set_access_clock(NewKeyClock(options_->access, now_ms()));
   table_.Insert(entry);
+  NoteFieldTtls(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
     listener_->OnKeyAdded(index_, key);
@@ -82,8 +170,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
 DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return Add(key, std::move(value));
-  if (options_->lazy_server_del && options_->freer != nullptr &&
-      LazyFreer::WorthIt(entry->value)) {
+  if (options_->lazy_server_del && options_->freer != nullptr && LazyFreer::WorthIt(entry->value)) {
     Value old = std::move(entry->value);
     entry->value = std::move(value);
     options_->freer->Free(std::move(old));
@@ -91,6 +178,7 @@ DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
     entry->value = std::move(value);
   }
   if (!keep_ttl) Persist(entry);
+  NoteFieldTtls(entry);
   if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
   return entry;
 }
@@ -146,6 +234,8 @@ bool Database::Persist(DbEntry* entry) {
 void Database::Clear() {
   expires_.Clear([](ExpireEntry* e) { delete e; });
   table_.Clear([](DbEntry* e) { delete e; });
+  hfe_queue_.clear();
+  hfe_noted_.clear();
   expire_cursor_ = 0;
   avg_ttl_ms_ = 0;
 }
@@ -154,6 +244,8 @@ void Database::SwapContents(Database& other) {
   std::swap(table_, other.table_);
   std::swap(expires_, other.expires_);
   std::swap(expire_cursor_, other.expire_cursor_);
+  std::swap(hfe_queue_, other.hfe_queue_);
+  std::swap(hfe_noted_, other.hfe_noted_);
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
   std::swap(expire_backlog_, other.expire_backlog_);
 }
@@ -161,8 +253,10 @@ void Database::SwapContents(Database& other) {
 size_t Database::ActiveExpireCycle(int64_t deadline_us) {
   expire_backlog_ = false;
   // A replica's keys expire only through its master's DELs.
-  if (expires_.size() == 0 || options_->expiry_view != ExpiryView::kMaster) return 0;
+  if (options_->expiry_view != ExpiryView::kMaster) return 0;
   size_t deleted = 0;
+  if (MonotonicUs() < deadline_us) ActiveExpireFields(deadline_us);
+  if (expires_.size() == 0) return deleted;
   std::vector<DbEntry*> expired;
   // A double: a handful of TTLs near the int64 limit would overflow an integer sum.
   double ttl_sum = 0;

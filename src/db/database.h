@@ -4,7 +4,12 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <set>
+#include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "db/access_clock.h"
 #include "db/value.h"
@@ -49,6 +54,10 @@ class KeyspaceListener {
   virtual void OnKeyAdded(int db, std::string_view key) = 0;
   // A key that didn't exist was created (keyspace event "new"). Called before OnKeyAdded.
   virtual void OnKeyCreated(int db, std::string_view key) {}
+  // Fields of the hash at `key` were deleted because their TTL passed (lazily on lookup or by
+  // the active cycle); key_deleted: that emptied the hash and the key is gone.
+  virtual void OnHashFieldsExpired(int db, std::string_view key,
+                                   std::span<const std::string> fields, bool key_deleted) {}
 };
 
 class LazyFreer;
@@ -125,6 +134,16 @@ class Database {
 
   size_t size() const { return table_.size(); }
   size_t expires_size() const { return expires_.size(); }
+
+  // Hash field TTLs: a command that gave a field of the hash at `entry` a TTL registers the
+  // key here, so the active cycle visits it (keys added or replaced with such a hash through
+  // Add/Set register themselves). Stale registrations are dropped when visited.
+  void NoteFieldTtls(const DbEntry* entry);
+  // Hashes that have fields with a TTL (INFO keyspace subexpiry).
+  size_t CountHashesWithFieldTtls();
+  // Deletes the hash's expired fields now (the lookups do it on their own; RESTORE, the
+  // loaders call it after building a value). True if that deleted the key.
+  bool ExpireHashFields(DbEntry* entry);
   void Clear();
   void SwapContents(Database& other);
 
@@ -192,6 +211,10 @@ class Database {
   }
   void FreeEntry(DbEntry* entry, bool lazy = false);
   void ExpireNow(DbEntry* entry);
+  // Deletes up to `max` expired fields of the hash; true if the key went with them.
+  bool ExpireHashFields(DbEntry* entry, size_t max);
+  // The active cycle's part for hash fields; returns the fields deleted.
+  size_t ActiveExpireFields(int64_t deadline_us);
 
   int index_;
   KeyspaceListener* listener_;
@@ -200,6 +223,12 @@ class Database {
   Table table_;
   ExpireTable expires_;
   uint64_t expire_cursor_ = 0;
+  // Hashes with field TTLs, ordered by the earliest field expiry noted for each (a noted time
+  // may be earlier than the hash's real one, never later), so the active cycle pops only the
+  // hashes that are due; hfe_noted_ maps a key to its time in the queue. Entries made stale by
+  // HPERSIST, HDEL, DEL... are dropped or re-queued when they come due.
+  std::set<std::pair<int64_t, std::string>> hfe_queue_;
+  std::unordered_map<std::string, int64_t> hfe_noted_;
   int64_t avg_ttl_ms_ = 0;
   bool expire_backlog_ = false;
 };

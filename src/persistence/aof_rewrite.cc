@@ -9,9 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "persistence/rdb.h"
 #include "server/server.h"
+#include "types/hash_object.h"
 #include "types/packed_list.h"
 
 namespace vireo {
@@ -76,6 +79,36 @@ void WriteList(CommandWriter& w, std::string_view key, const PackedList& list) {
   }
 }
 
+// A hash with field TTLs: HSET batches, then one HPEXPIREAT per field with a TTL (absolute
+// times, so replaying later expires them when they would have expired anyway).
+void WriteHashWithTtls(CommandWriter& w, std::string_view key, const HashObject& hash) {
+  std::vector<std::pair<std::string_view, std::string_view>> batch;
+  auto flush = [&] {
+    w.Begin(2 + 2 * batch.size());
+    w.Arg("HSET");
+    w.Arg(key);
+    for (auto [f, v] : batch) {
+      w.Arg(f);
+      w.Arg(v);
+    }
+    batch.clear();
+  };
+  hash.ForEach([&](std::string_view f, std::string_view v) {
+    batch.emplace_back(f, v);
+    if (batch.size() == kItemsPerCommand) flush();
+  });
+  if (!batch.empty()) flush();
+  hash.ForEachFieldTtl([&](std::string_view f, int64_t when) {
+    w.Begin(6);
+    w.Arg("HPEXPIREAT");
+    w.Arg(key);
+    w.Arg(std::to_string(when));
+    w.Arg("FIELDS");
+    w.Arg("1");
+    w.Arg(f);
+  });
+}
+
 }  // namespace
 
 std::string WriteDatasetAsCommands(Server& server, int fd) {
@@ -104,6 +137,12 @@ std::string WriteDatasetAsCommands(Server& server, int fd) {
         case ValueType::kList:
           WriteList(w, key, *value.As<PackedList>());
           break;
+        case ValueType::kHash:
+          if (value.As<HashObject>()->has_field_ttls()) {
+            WriteHashWithTtls(w, key, *value.As<HashObject>());
+            break;
+          }
+          [[fallthrough]];
         default: {
           w.Begin(4);
           w.Arg("RESTORE");

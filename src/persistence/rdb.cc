@@ -16,6 +16,7 @@
 #include "scripting/scripting.h"
 #include "server/info.h"
 #include "server/server.h"
+#include "types/hash_object.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -547,6 +548,17 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (!ReadValue(r, type, server, &value, &error)) {
       return "Bad RDB value for key '" + key + "' (type " + std::to_string(type) + "): " + error;
     }
+    // Hash fields whose TTL passed are dropped on load as expired keys are (a hash left
+    // empty goes with them); a replica keeps them for its master's HDELs.
+    if (!options.keep_expired && value.type() == ValueType::kHash) {
+      auto* hash = value.As<HashObject>();
+      hash->ExpireFields(now, SIZE_MAX, [](std::string_view) {});
+      if (hash->empty()) {
+        expire = -1;
+        lru_idle = lfu_freq = -1;
+        continue;
+      }
+    }
     if (expire != -1 && !options.keep_expired && expire < now) {
       ++stats->keys_expired;
     } else {
@@ -690,7 +702,9 @@ bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::
   try {
     Value value;
     ok = r.ReadByte(&type) &&
-         !((type > kTypeStreamListpacks3 && type != kTypeStreamVireo) || type == 8) &&
+         !((type > kTypeStreamListpacks3 && type != kTypeStreamVireo && type != kTypeHashMetadata &&
+            type != kTypeHashListpackEx) ||
+           type == 8) &&
          ReadValue(r, type, server, &value, &detail);
     if (ok) *out = std::move(value);
   } catch (const std::bad_alloc&) {

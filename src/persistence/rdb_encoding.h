@@ -40,6 +40,10 @@ enum RdbType : uint8_t {
   kTypeStreamListpacks2 = 19,
   kTypeSetListpack = 20,
   kTypeStreamListpacks3 = 21,
+  // Redis 7.4 hashes with field TTLs: written only for hashes that have some, so files of
+  // data without them still load in Redis 7.0/7.2.
+  kTypeHashMetadata = 24,    // min expiry, count, then [relative ttl][field][value]...
+  kTypeHashListpackEx = 25,  // min expiry, then a listpack of field, value, ttl triplets
   // vireo's own stream type for streams with Redis 8.x state (IDMP, NACKed entries): the
   // STREAM_LISTPACKS_2 layout followed by extension sections (docs/persistence.md). Far above
   // every type number Redis uses, so Redis rejects such a file cleanly.

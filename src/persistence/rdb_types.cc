@@ -43,7 +43,25 @@ ZSet::Limits ZsetLimitsOf(Server& s) {
 
 // ---- writers ----------------------------------------------------------------------------------
 
+// RDB_TYPE_HASH_METADATA: the earliest expiry, then per field its TTL as (when - earliest + 1),
+// 0 for none, so most TTLs fit a short length encoding.
+void AppendHashWithTtls(std::string* out, const HashObject& h, bool compress) {
+  const int64_t min = h.NextFieldExpire();
+  AppendMillis(out, min);
+  AppendLength(out, h.size());
+  h.ForEach([&](std::string_view f, std::string_view v) {
+    int64_t when = h.FieldExpire(f);
+    AppendLength(out, when == FieldTtls::kNoTtl ? 0 : static_cast<uint64_t>(when - min) + 1);
+    AppendString(out, f, compress);
+    AppendString(out, v, compress);
+  });
+}
+
 void AppendHash(std::string* out, const HashObject& h, bool compress) {
+  if (h.has_field_ttls()) {
+    AppendHashWithTtls(out, h, compress);
+    return;
+  }
   if (h.is_listpack()) {
     ListpackWriter lp;
     h.ForEach([&](std::string_view f, std::string_view v) {
@@ -155,10 +173,54 @@ bool ReadPackedBlob(Reader& r, uint8_t type, std::vector<std::string>* elems) {
   }
 }
 
+// Redis caps field expiry times at 2^46 ms; anything above is corrupt.
+constexpr uint64_t kMaxFieldExpire = 0x0000FFFFFFFFFFFFULL;
+
+bool ReadHashWithTtls(Reader& r, uint8_t type, HashObject* hash, const HashLimits& limits,
+                      std::string* error) {
+  int64_t min = 0;
+  if (!r.ReadMillis(&min)) return Fail(error, "short read");
+  if (static_cast<uint64_t>(min) > kMaxFieldExpire) return Fail(error, "bad hash min expire");
+  if (type == kTypeHashListpackEx) {
+    std::vector<std::string> elems;
+    if (!ReadPackedBlob(r, kTypeHashListpack, &elems) || elems.size() % 3 != 0) {
+      return Fail(error, "bad hash blob");
+    }
+    if (elems.size() / 3 > limits.max_listpack_entries) hash->ConvertToTable();
+    for (size_t i = 0; i < elems.size(); i += 3) {
+      int64_t when = 0;
+      if (!ParseInt64(elems[i + 2], &when) || when < 0 ||
+          static_cast<uint64_t>(when) > kMaxFieldExpire) {
+        return Fail(error, "bad hash field ttl");
+      }
+      if (!hash->Set(elems[i], elems[i + 1], limits)) return Fail(error, "duplicate hash field");
+      if (when != 0) hash->SetFieldExpire(elems[i], when);
+    }
+    return true;
+  }
+  uint64_t n;
+  if (!r.ReadLength(&n)) return Fail(error, "short read");
+  if (n > limits.max_listpack_entries) hash->ConvertToTable();
+  std::string f, v;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t ttl;
+    if (!r.ReadLength(&ttl) || !r.ReadString(&f) || !r.ReadString(&v)) {
+      return Fail(error, "short read");
+    }
+    uint64_t when = ttl == 0 ? 0 : ttl + static_cast<uint64_t>(min) - 1;
+    if (when > kMaxFieldExpire) return Fail(error, "bad hash field ttl");
+    if (!hash->Set(f, v, limits)) return Fail(error, "duplicate hash field");
+    if (when != 0) hash->SetFieldExpire(f, static_cast<int64_t>(when));
+  }
+  return true;
+}
+
 bool ReadHash(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
   auto hash = std::make_unique<HashObject>();
   HashLimits limits = HashLimitsOf(server);
-  if (type == kTypeHash) {
+  if (type == kTypeHashMetadata || type == kTypeHashListpackEx) {
+    if (!ReadHashWithTtls(r, type, hash.get(), limits, error)) return false;
+  } else if (type == kTypeHash) {
     uint64_t n;
     if (!r.ReadLength(&n)) return Fail(error, "short read");
     if (n > limits.max_listpack_entries) hash->ConvertToTable();
@@ -258,8 +320,11 @@ bool ReadZset(Reader& r, uint8_t type, Server& server, Value* out, std::string* 
 
 uint8_t OtherRdbType(const Value& value) {
   switch (value.type()) {
-    case ValueType::kHash:
-      return value.As<HashObject>()->is_listpack() ? kTypeHashListpack : kTypeHash;
+    case ValueType::kHash: {
+      const auto* h = value.As<HashObject>();
+      if (h->has_field_ttls()) return kTypeHashMetadata;
+      return h->is_listpack() ? kTypeHashListpack : kTypeHash;
+    }
     case ValueType::kSet:
       return value.As<SetObject>()->encoding() == SetObject::Encoding::kIntSet ? kTypeSetIntset
                                                                                : kTypeSet;
@@ -297,6 +362,8 @@ bool ReadOtherType(Reader& r, uint8_t type, Server& server, Value* out, std::str
     case kTypeHashZipmap:
     case kTypeHashZiplist:
     case kTypeHashListpack:
+    case kTypeHashMetadata:
+    case kTypeHashListpackEx:
       return ReadHash(r, type, server, out, error);
     case kTypeSet:
     case kTypeSetIntset:

@@ -294,6 +294,7 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("sync_partial_ok", s.sync_partial_ok);
   w.Field("sync_partial_err", s.sync_partial_err);
   w.Field("expired_keys", s.expired_keys);
+  w.Field("expired_subkeys", s.expired_subkeys);
   w.Field("expired_stale_perc", "0.00");
   w.Field("expired_time_cap_reached_count", 0);
   w.Field("expire_cycle_cpu_milliseconds", 0);
@@ -428,8 +429,9 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
   for (int i = 0; i < server.db_count(); ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
-    fmt::format_to(std::back_inserter(*out), "db{}:keys={},expires={},avg_ttl={}\r\n", i, db.size(),
-                   db.expires_size(), db.avg_ttl());
+    // subexpiry: hashes with field TTLs, as Redis 7.4 reports.
+    fmt::format_to(std::back_inserter(*out), "db{}:keys={},expires={},avg_ttl={},subexpiry={}\r\n",
+                   i, db.size(), db.expires_size(), db.avg_ttl(), db.CountHashesWithFieldTtls());
   }
 }
 
@@ -547,8 +549,8 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
       pubsub.CountOf(c, PubsubKind::kChannel), pubsub.CountOf(c, PubsubKind::kPattern),
       pubsub.CountOf(c, PubsubKind::kShard),
       c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
-      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(), redir,
-      c.resp(), c.lib_name, c.lib_ver);
+      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(),
+      redir, c.resp(), c.lib_name, c.lib_ver);
 }
 
 }  // namespace vireo

@@ -969,6 +969,17 @@ void Server::OnKeyExpired(int db, std::string_view key) {
   NotifyKeyspaceEvent(*this, kNotifyExpired, "expired", key, db);
 }
 
+void Server::OnHashFieldsExpired(int db, std::string_view key, std::span<const std::string> fields,
+                                 bool key_deleted) {
+  stats_.expired_subkeys += fields.size();
+  // Replicas and the AOF see the deletion, never the expiry itself (as for keys' DELs).
+  std::vector<std::string_view> argv{"HDEL", key};
+  for (const std::string& f : fields) argv.push_back(f);
+  propagator_.Feed(db, argv);
+  NotifyKeyspaceEvent(*this, kNotifyHash, "hexpired", key, db);
+  if (key_deleted) NotifyKeyspaceEvent(*this, kNotifyGeneric, "del", key, db);
+}
+
 void Server::OnKeyCreated(int db, std::string_view key) {
   NotifyKeyspaceEvent(*this, kNotifyNew, "new", key, db);
 }

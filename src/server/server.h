@@ -75,6 +75,7 @@ struct ServerStats {
   uint64_t total_commands_processed = 0;
   uint64_t rejected_connections = 0;
   uint64_t expired_keys = 0;
+  uint64_t expired_subkeys = 0;  // hash fields deleted by their TTL
   uint64_t evicted_keys = 0;
   uint64_t total_eviction_exceeded_us = 0;  // time spent over maxmemory, finished periods
   uint64_t keyspace_hits = 0;
@@ -203,6 +204,8 @@ class Server : public KeyspaceListener {
   void OnKeyExpired(int db, std::string_view key) override;
   void OnKeyAdded(int db, std::string_view key) override;
   void OnKeyCreated(int db, std::string_view key) override;
+  void OnHashFieldsExpired(int db, std::string_view key, std::span<const std::string> fields,
+                           bool key_deleted) override;
 
   // The blocking engine (src/server/blocking_clients.cc).
   // Blocks the client running `ctx` on `keys` until one of them holds a value of `type`

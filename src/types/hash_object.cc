@@ -28,7 +28,9 @@ void HashObject::PrepareForArgs(std::span<const std::string_view> fields_and_val
   }
 }
 
-bool HashObject::Set(std::string_view field, std::string_view value, const HashLimits& limits) {
+bool HashObject::Set(std::string_view field, std::string_view value, const HashLimits& limits,
+                     bool keep_ttl) {
+  if (ttls_ && !keep_ttl) PersistField(field);
   if (!table_ &&
       (field.size() > limits.max_listpack_value || value.size() > limits.max_listpack_value)) {
     ConvertToTable();
@@ -46,10 +48,23 @@ bool HashObject::Set(std::string_view field, std::string_view value, const HashL
 }
 
 bool HashObject::Delete(std::string_view field) {
+  if (ttls_) PersistField(field);
   if (table_) return table_->Remove(field);
   size_t off = packed_.Find(field, 2);
   if (off == PackedStrings::kNpos) return false;
   packed_.Erase(off, 2);
+  return true;
+}
+
+void HashObject::SetFieldExpire(std::string_view field, int64_t when_ms) {
+  if (!ttls_) ttls_ = std::make_unique<FieldTtls>();
+  ttls_->Set(field, when_ms);
+}
+
+bool HashObject::PersistField(std::string_view field) {
+  if (!ttls_ || !ttls_->Remove(field)) return false;
+  // A hash whose last TTL went away costs nothing again.
+  if (ttls_->empty()) ttls_.reset();
   return true;
 }
 
@@ -76,7 +91,8 @@ void HashObject::ConvertToTable() {
 }
 
 size_t HashObject::MemoryUsage() const {
-  return sizeof(*this) + (table_ ? table_->MemoryUsage() : packed_.MemoryUsage());
+  return sizeof(*this) + (table_ ? table_->MemoryUsage() : packed_.MemoryUsage()) +
+         (ttls_ ? ttls_->MemoryUsage() : 0);
 }
 
 std::unique_ptr<HeapObject> HashObject::Clone() const {
@@ -87,6 +103,7 @@ std::unique_ptr<HeapObject> HashObject::Clone() const {
   } else {
     copy->packed_ = packed_;
   }
+  if (ttls_) copy->ttls_ = std::make_unique<FieldTtls>(*ttls_);
   return copy;
 }
 

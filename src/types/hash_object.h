@@ -7,6 +7,11 @@
 //  - "hashtable": a StringTable with one allocation per field.
 // A hash never converts back to listpack (as in Redis).
 //
+// Field TTLs (HEXPIRE...) live in an optional FieldTtls side structure, allocated only for a
+// hash that has at least one; the encoding (and OBJECT ENCODING) does not change with them.
+// Expired fields are removed by ExpireFields, which the keyspace calls on lookup and from its
+// active expiry cycle; until then they are ordinary fields here.
+//
 // Public read API for other families (SORT BY/GET hash fields): Find(field).
 #pragma once
 
@@ -17,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "types/field_ttl.h"
 #include "types/object.h"
 #include "types/packed_strings.h"
 #include "types/string_table.h"
@@ -45,10 +51,42 @@ class HashObject : public HeapObject {
   void PrepareForArgs(std::span<const std::string_view> fields_and_values,
                       const HashLimits& limits);
   // Sets field to value; true if the field is new. Converts when the field or value is too
-  // long for a listpack, or when the listpack grows past max entries.
-  bool Set(std::string_view field, std::string_view value, const HashLimits& limits);
-  // False if the field was absent.
+  // long for a listpack, or when the listpack grows past max entries. An overwritten field
+  // loses its TTL unless keep_ttl (HINCRBY, HSETEX KEEPTTL).
+  bool Set(std::string_view field, std::string_view value, const HashLimits& limits,
+           bool keep_ttl = false);
+  // False if the field was absent. The field's TTL goes with it.
   bool Delete(std::string_view field);
+
+  // ---- field TTLs (unix ms) ----
+  bool has_field_ttls() const { return ttls_ != nullptr; }
+  size_t field_ttl_count() const { return ttls_ ? ttls_->size() : 0; }
+  // FieldTtls::kNoTtl when the field has none (or doesn't exist).
+  int64_t FieldExpire(std::string_view field) const {
+    return ttls_ ? ttls_->Get(field) : FieldTtls::kNoTtl;
+  }
+  // The field must exist.
+  void SetFieldExpire(std::string_view field, int64_t when_ms);
+  // False if the field had no TTL.
+  bool PersistField(std::string_view field);
+  // The earliest field expiry, FieldTtls::kNever when no field has a TTL.
+  int64_t NextFieldExpire() const { return ttls_ ? ttls_->Earliest() : FieldTtls::kNever; }
+  // Deletes up to `max` fields whose TTL is at or before now_ms; fn(field) for each.
+  template <typename F>
+  size_t ExpireFields(int64_t now_ms, size_t max, F&& fn) {
+    if (!ttls_) return 0;
+    size_t n = ttls_->PopExpired(now_ms, max, [&](std::string_view field) {
+      fn(field);
+      Delete(field);
+    });
+    if (ttls_->empty()) ttls_.reset();
+    return n;
+  }
+  // fn(field, when_ms) for each field with a TTL, earliest first.
+  template <typename F>
+  void ForEachFieldTtl(F&& fn) const {
+    if (ttls_) ttls_->ForEach(fn);
+  }
 
   // fn(field, value) for every field; fn returns nothing.
   template <typename F>
@@ -88,6 +126,7 @@ class HashObject : public HeapObject {
  private:
   PackedStrings packed_;
   std::unique_ptr<StringTable> table_;
+  std::unique_ptr<FieldTtls> ttls_;
 };
 
 }  // namespace vireo

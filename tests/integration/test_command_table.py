@@ -93,7 +93,18 @@ KNOWN_72_CHANGES = {
 # additions. Key specs are given by their flags (all of these take one key at argv[1]).
 RW_UPDATE = [["RW", "update"]]
 RW_DELETE = [["RW", "delete"]]
+HASH_W = ["@fast", "@hash", "@write"]
+HASH_R = ["@fast", "@hash", "@read"]
 EXPECTED_EXTRA = {
+    # Redis 7.4 hash field expiration and the 8.0 HGETEX/HSETEX/HGETDEL.
+    **{c: (-6, ["denyoom", "fast", "write"], 1, 1, 1, HASH_W, RW_UPDATE)
+       for c in ("hexpire", "hpexpire", "hexpireat", "hpexpireat")},
+    **{c: (-5, ["fast", "readonly"], 1, 1, 1, HASH_R, [["RO", "access"]])
+       for c in ("httl", "hpttl", "hexpiretime", "hpexpiretime")},
+    "hpersist": (-5, ["fast", "write"], 1, 1, 1, HASH_W, RW_UPDATE),
+    "hgetdel": (-5, ["fast", "write"], 1, 1, 1, HASH_W, [["RW", "access", "delete"]]),
+    "hgetex": (-5, ["fast", "write"], 1, 1, 1, HASH_W, [["RW", "access", "update"]]),
+    "hsetex": (-6, ["denyoom", "fast", "write"], 1, 1, 1, HASH_W, RW_UPDATE),
     "client|no-touch": (3, ["loading", "noscript", "stale"], 0, 0, 0, ["@connection", "@slow"], []),
     "client|setinfo": (4, ["loading", "noscript", "stale"], 0, 0, 0, ["@connection", "@slow"], []),
     "waitaof": (4, ["noscript"], 0, 0, 0, ["@connection", "@slow"], []),

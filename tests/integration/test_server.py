@@ -210,8 +210,8 @@ def test_info_keyspace(r):
     info = r.info("keyspace")
     assert info["db0"]["keys"] == 2 and info["db0"]["expires"] == 1
     assert 0 <= info["db0"]["avg_ttl"] <= 100000
-    assert info["db5"] == {"keys": 1, "expires": 0, "avg_ttl": 0}
-    assert re.search(r"\r\ndb0:keys=2,expires=1,avg_ttl=\d+\r\n", info_text(r, "keyspace"))
+    assert info["db5"] == {"keys": 1, "expires": 0, "avg_ttl": 0, "subexpiry": 0}
+    assert re.search(r"\r\ndb0:keys=2,expires=1,avg_ttl=\d+,subexpiry=0\r\n", info_text(r, "keyspace"))
 
 
 def test_info_commandstats(r):
