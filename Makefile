@@ -1,7 +1,7 @@
 # vireo: `make run` and `make test` do everything on a fresh Debian machine.
 PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
             libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest \
-            liblua5.1-0-dev
+            liblua5.1-0-dev libssl-dev
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
