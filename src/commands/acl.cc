@@ -23,6 +23,14 @@ bool HasSpaceOrNul(std::string_view s) {
   return false;
 }
 
+// Redis's addReplySubcommandSyntaxError: names the subcommand as typed.
+void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  ctx.reply.Error(
+      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try "
+                  "ACL HELP.",
+                  ctx.arg(1).substr(0, 128)));
+}
+
 void AclSetuserCommand(CommandContext& ctx) {
   std::string_view name = ctx.arg(2);
   if (HasSpaceOrNul(name)) {
@@ -164,7 +172,7 @@ void AclCatCommand(CommandContext& ctx) {
     return;
   }
   if (ctx.argc() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'cat'. Try ACL HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   uint32_t mask = AclCategoryByName(ctx.arg(2));
@@ -187,8 +195,7 @@ void AclGenpassCommand(CommandContext& ctx) {
   constexpr int64_t kMaxBits = 4096;
   int64_t bits = 256;
   if (ctx.argc() > 3) {
-    ctx.reply.Error(
-        "ERR unknown subcommand or wrong number of arguments for 'genpass'. Try ACL HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argc() == 3 && !ParseInt64(ctx.arg(2), &bits)) {
@@ -233,7 +240,7 @@ void AclLogCommand(CommandContext& ctx) {
   AclRegistry& acl = ctx.server.acl();
   int64_t count = 10;
   if (ctx.argc() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argc() == 3) {
@@ -374,10 +381,10 @@ void RegisterAclCommands(CommandTable& table) {
   table.AddSubcommand("acl", {"whoami", 2, kUser, Keys(), 0, kGroup, "6.0.0",
                               "Returns the authenticated username of the current connection.", "",
                               AclWhoamiCommand, "O(1)"});
-  table.AddSubcommand("acl",
-                      {"cat", -2, kUser, Keys(), 0, kGroup, "6.0.0",
-                       "Lists the ACL categories, or the commands inside a category.", "[category]",
-                       AclCatCommand, "O(1) since the categories and commands are a fixed set."});
+  table.AddSubcommand(
+      "acl", {"cat", -2, kUser, Keys(), 0, kGroup, "6.0.0",
+              "Lists the ACL categories, or the commands inside a category.", "[categoryname]",
+              AclCatCommand, "O(1) since the categories and commands are a fixed set."});
   table.AddSubcommand("acl", {"genpass", -2, kUser, Keys(), 0, kGroup, "6.0.0",
                               "Generates a pseudorandom, secure password that can be used to "
                               "identify ACL users.",
