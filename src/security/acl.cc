@@ -431,6 +431,16 @@ AclResult AclSelector::Check(const CommandSpec& spec, std::span<const std::strin
     if (!match) return AclResult::kDeniedCmd;
   }
   if (!all_keys_ && spec.HasKeys()) {
+    // One key at a fixed position (GET, SET, INCR...): no key list to build.
+    if (spec.key_specs.size() == 1 && spec.key_flags == nullptr && spec.key_finder == nullptr) {
+      const KeySpec& ks = spec.key_specs[0];
+      if (ks.begin == KeySpec::Begin::kIndex && ks.find == KeySpec::Find::kRange && ks.a == 0 &&
+          !(ks.flags & kKeyNotKey) && ks.index > 0 && static_cast<size_t>(ks.index) < argv.size()) {
+        if (KeyAllowed(argv[ks.index], ks.flags)) return ChannelCheck(spec, argv, pos);
+        *pos = static_cast<size_t>(ks.index);
+        return AclResult::kDeniedKey;
+      }
+    }
     if (!*keys_ready) {
       spec.GetKeys(argv, keys);
       *keys_ready = true;
@@ -442,7 +452,12 @@ AclResult AclSelector::Check(const CommandSpec& spec, std::span<const std::strin
       }
     }
   }
-  // The commands that publish to or subscribe to channels (not UNSUBSCRIBE, not PUBSUB).
+  return ChannelCheck(spec, argv, pos);
+}
+
+// The commands that publish to or subscribe to channels (not UNSUBSCRIBE, not PUBSUB).
+AclResult AclSelector::ChannelCheck(const CommandSpec& spec, std::span<const std::string_view> argv,
+                                    size_t* pos) const {
   if (!all_channels_ && spec.has(kCmdPubsub)) {
     const std::string& n = spec.name;
     size_t first = 1, last = 0;

@@ -108,6 +108,8 @@ class AclSelector {
   void AddRule(std::string rule, bool allow);
   void ResetCommands(bool allow);
   AclRuleError ApplyCommandRule(std::string_view op);
+  AclResult ChannelCheck(const CommandSpec& spec, std::span<const std::string_view> argv,
+                         size_t* pos) const;
 
   bool all_keys_ = false;
   bool all_channels_ = false;

@@ -1177,7 +1177,7 @@ std::string Config::Rewrite() {
     std::vector<std::string> argv = SplitArgs(line, &ok);
     std::string name = ok && !argv.empty() ? ToLower(argv[0]) : "";
     const Option* opt = Find(name);
-    if (opt == nullptr && name != "include") {
+    if (opt == nullptr && name != "include" && name != "user") {
       // Like Redis: lines we cannot parse or no longer know stay visible but inert.
       st.lines.push_back("# ??? " + line);
       continue;
