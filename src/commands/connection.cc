@@ -4,6 +4,7 @@
 #include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "security/acl_server.h"
 #include "server/command_table.h"
 #include "server/info.h"
 #include "server/server.h"
@@ -38,12 +39,8 @@ void QuitCommand(CommandContext& ctx) {
   ctx.server.CloseAfterReply(ctx.client);
 }
 
-// AUTH's and HELLO's check. The only user is "default" (names are case-sensitive, as Redis's
-// ACL user names are); without requirepass it accepts any password.
-bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.server.cfg().requirepass;
-  return user == "default" && (required.empty() || pass == required);
-}
+constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
 
 void AuthCommand(CommandContext& ctx) {
   if (ctx.argc() > 3) {
@@ -52,17 +49,16 @@ void AuthCommand(CommandContext& ctx) {
   }
   std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
   std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
-  if (ctx.argc() == 2 && ctx.server.cfg().requirepass.empty()) {
+  if (ctx.argc() == 2 && ctx.server.acl().default_user()->nopass()) {
     ctx.reply.Error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
         "you sure your configuration is correct?");
     return;
   }
-  if (!Authenticate(ctx, user, pass)) {
-    ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
+  if (!AclAuthenticate(ctx.server, ctx.client, user, pass)) {
+    ctx.reply.Error(kWrongPass);
     return;
   }
-  ctx.client.set_authenticated(true);
   ctx.reply.Ok();
 }
 
@@ -101,12 +97,9 @@ void HelloCommand(CommandContext& ctx) {
     }
   }
   if (!args.Check()) return;
-  if (has_auth) {
-    if (!Authenticate(ctx, auth_user, auth_pass)) {
-      ctx.reply.Error("WRONGPASS invalid username-password pair or user is disabled.");
-      return;
-    }
-    ctx.client.set_authenticated(true);
+  if (has_auth && !AclAuthenticate(ctx.server, ctx.client, auth_user, auth_pass)) {
+    ctx.reply.Error(kWrongPass);
+    return;
   }
   if (!ctx.client.authenticated()) {
     ctx.reply.Error(
@@ -163,7 +156,9 @@ void ResetCommand(CommandContext& ctx) {
   c.clear(kClientReplySkip);
   c.clear(kClientReplySkipNext);
   ctx.server.ResetClientState(c);
-  c.set_authenticated(ctx.server.cfg().requirepass.empty());
+  // Back to the default user, authenticated only if it needs no password (as a new connection).
+  c.set_acl_user(ctx.server.acl().default_user());
+  c.set_authenticated(AclDefaultUserNoAuth(ctx.server));
   ctx.reply.Raw("+RESET\r\n");
 }
 

@@ -30,5 +30,6 @@ void RegisterIntrospectionCommands(
 void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, STATS...)
 void RegisterGeoCommands(CommandTable& table);     // geo.cc
 void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
+void RegisterAclCommands(CommandTable& table);      // acl.cc (ACL ...)
 
 }  // namespace vireo

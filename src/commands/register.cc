@@ -25,6 +25,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterIntrospectionCommands(table);
   RegisterMemoryCommands(table);
   RegisterLatencyCommands(table);
+  RegisterAclCommands(table);
   RegisterReplicationCommands(table);
 }
 

@@ -1,6 +1,7 @@
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "security/acl_server.h"
 #include "server/command_table.h"
 #include "server/server.h"
 
@@ -49,6 +50,12 @@ void ExecCommand(CommandContext& ctx) {
   std::vector<std::string_view> argv;
   for (const QueuedCommand& cmd : queue) {
     argv.assign(cmd.argv.begin(), cmd.argv.end());
+    // Permissions may have changed since the command was queued.
+    if (std::string denied; !AclCheckCommand(ctx.server, client, *cmd.spec, argv,
+                                             AclContext::kExec, &denied, client.acl_user())) {
+      ctx.reply.Error(denied);
+      continue;
+    }
     ctx.server.Call(client, *cmd.spec, argv, true);
   }
   client.clear(kClientDirtyCas);

@@ -14,6 +14,7 @@
 #include "scripting/lua_patterns.h"
 #include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
+#include "security/acl_server.h"
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/info.h"
@@ -694,6 +695,13 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     return fail("Wrong number of args calling Redis command from script");
   }
   if (spec->has(kCmdNoScript)) return fail("This Redis command is not allowed from script");
+  // ACL: the script's commands are checked against the calling client's user.
+  if (run_->caller != nullptr) {
+    if (std::string denied; !AclCheckCommand(server_, *client_, *spec, argv_, AclContext::kLua,
+                                             &denied, run_->caller->acl_user())) {
+      return fail(denied.c_str());
+    }
+  }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
   if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "security/acl_server.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "server/server_loop.h"
@@ -151,8 +152,15 @@ void Server::RunBlockedCommandAgain(Client& client, bool may_block) {
   size_t mark = client.output().size();
   const int64_t offset_before = replication_->master_repl_offset();
   reprocessing_ = true;
-  // Not blocking is how a command runs inside EXEC: it replies with what it has.
-  Call(client, *cmd.spec, argv, /*in_exec=*/!may_block);
+  // Not blocking is how a command runs inside EXEC: it replies with what it has. Permissions
+  // may have changed while it waited: they are checked again, as for a new command.
+  if (std::string denied; !AclCheckCommand(*this, client, *cmd.spec, argv, AclContext::kToplevel,
+                                           &denied, client.acl_user())) {
+    ++command_stats(*cmd.spec).rejected_calls;
+    client.reply().Error(denied);
+  } else {
+    Call(client, *cmd.spec, argv, /*in_exec=*/!may_block);
+  }
   reprocessing_ = false;
   reblock_deadline_ = 0;
   // WAIT waits for the stream up to this client's last write that reached it.

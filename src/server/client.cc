@@ -5,9 +5,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "security/acl.h"
 #include "security/tls.h"
 
 namespace vireo {
+
+const std::string& Client::user() const {
+  static const std::string kDefault = "default";
+  return acl_user_ != nullptr ? acl_user_->name() : kDefault;
+}
 
 Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {}
 

@@ -16,6 +16,7 @@
 namespace vireo {
 
 class Server;
+class AclUser;
 struct CommandSpec;
 
 enum ClientFlag : uint32_t {
@@ -88,7 +89,11 @@ class Client {
     authenticated_ = a;
     parser_.set_authenticated(a);
   }
-  const std::string& user() const { return user_; }
+  // The ACL user (src/security/acl.h); nullptr for internal clients (scripts' own client,
+  // the AOF loader), which run anything, as Redis's user-less clients do.
+  const std::string& user() const;
+  AclUser* acl_user() const { return acl_user_; }
+  void set_acl_user(AclUser* user) { acl_user_ = user; }
 
   std::string name;
   std::string lib_name;
@@ -197,7 +202,7 @@ class Client {
   int resp_ = 2;
   int db_index_ = 0;
   bool authenticated_ = true;
-  std::string user_ = "default";
+  AclUser* acl_user_ = nullptr;
 };
 
 }  // namespace vireo

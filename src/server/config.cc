@@ -481,6 +481,11 @@ void Config::Declare() {
                    kImmut));
   o.push_back(Bool("protected-mode", &ServerConfig::protected_mode, kMut));
   o.push_back(String("requirepass", &ServerConfig::requirepass, kMut, true));
+  // ACL (src/security/): `user` lines are collected by LoadText, not declared here.
+  o.push_back(String("aclfile", &ServerConfig::aclfile, kImmut, true));
+  o.push_back(Enum("acl-pubsub-default", &ServerConfig::acl_pubsub_default,
+                   {"allchannels", "resetchannels"}, kMut));
+  o.push_back(Numeric("acllog-max-len", "", &ServerConfig::acllog_max_len, 0, kLongMax, kMut));
   o.push_back(Numeric("databases", "", &ServerConfig::databases, 1, kIntMax, kImmut));
   // "nothing" is new in Redis 7.2.
   o.push_back(Enum("loglevel", &ServerConfig::loglevel,
@@ -877,6 +882,9 @@ std::string Config::LoadText(const std::string& text, const std::string& origin,
       }
     } else if (IsDeprecatedDirective(name, argv.size())) {
       continue;
+    } else if (name == "user" && argv.size() >= 2) {
+      // ACL users: validated and created at start-up (src/security/acl_server.cc).
+      values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
     } else if (name == "include" && argv.size() == 2) {
       if (depth + 1 > kMaxIncludeDepth) {
         err = FatalError(Where(linenum, line) + "Too many nested includes");
@@ -1212,7 +1220,7 @@ std::string Config::Rewrite() {
     std::vector<std::string> argv = SplitArgs(line, &ok);
     std::string name = ok && !argv.empty() ? ToLower(argv[0]) : "";
     const Option* opt = Find(name);
-    if (opt == nullptr && name != "include") {
+    if (opt == nullptr && name != "include" && name != "user") {
       // Like Redis: lines we cannot parse or no longer know stay visible but inert.
       st.lines.push_back("# ??? " + line);
       continue;

@@ -57,6 +57,12 @@ struct ServerConfig {
   int maxclients = 10000;
   bool protected_mode = true;
   std::string requirepass;
+  // ACL: the users file, `user` lines of the config file (name then rules), the channels new
+  // users get, and the ACL LOG length.
+  std::string aclfile;
+  std::vector<std::vector<std::string>> acl_users;
+  std::string acl_pubsub_default = "resetchannels";
+  int64_t acllog_max_len = 128;
   int databases = 16;
   std::string loglevel = "notice";
   std::string logfile;

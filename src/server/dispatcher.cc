@@ -7,6 +7,7 @@
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
+#include "security/acl_server.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -172,6 +173,14 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   if (!client.authenticated() && !spec->has(kCmdNoAuth)) {
     ++command_stats(*spec).rejected_calls;
     reject("NOAUTH Authentication required.");
+    return;
+  }
+  if (std::string denied; !AclCheckCommand(
+          *this, client, *spec, argv,
+          client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, &denied,
+          client.acl_user())) {
+    ++command_stats(*spec).rejected_calls;
+    reject(denied);
     return;
   }
   if (client.has(kClientPubsub) && client.resp() == 2 && !AllowedWhileSubscribed(*spec)) {

@@ -337,10 +337,11 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("eventloop_duration_cmd_sum", 0);
   w.Field("instantaneous_eventloop_cycles_per_sec", 0);
   w.Field("instantaneous_eventloop_duration_usec", 0);
-  w.Field("acl_access_denied_auth", 0);
-  w.Field("acl_access_denied_cmd", 0);
-  w.Field("acl_access_denied_key", 0);
-  w.Field("acl_access_denied_channel", 0);
+  const AclRegistry& acl = server.acl();
+  w.Field("acl_access_denied_auth", acl.denied_auth);
+  w.Field("acl_access_denied_cmd", acl.denied_cmd);
+  w.Field("acl_access_denied_key", acl.denied_key);
+  w.Field("acl_access_denied_channel", acl.denied_channel);
 }
 
 void ReplicationSection(Server& server, InfoWriter& w) {

@@ -23,6 +23,7 @@
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
+#include "security/acl_server.h"
 #include "security/tls.h"
 #include "server/command_context.h"
 #include "server/notify.h"
@@ -165,6 +166,8 @@ void Server::UpdateCommandTime() { keyspace_options_.now_ms = FastNowMs(); }
 
 std::string Server::Listen() {
   const ServerConfig& c = config_.values();
+  // Users before the first client: requirepass, then the `user` lines or the aclfile.
+  if (std::string err = AclLoadAtStartup(*this); !err.empty()) return err;
   // Every address listens on the same port: with "pick a free one" (0 to the kernel), the
   // first bind decides and the rest follow it.
   int listen_port = listen_port_override_ == -2 ? c.port : listen_port_override_;
@@ -340,7 +343,7 @@ void Server::OnAccept(Listener& listener) {
       RejectMaxClients(fd);
       continue;
     }
-    if (c.protected_mode && c.requirepass.empty() && !listener.unix_socket &&
+    if (c.protected_mode && acl_.default_user()->nopass() && !listener.unix_socket &&
         !IsLoopbackPeer(peer)) {
       [[maybe_unused]] ssize_t n =
           write(fd, kProtectedModeError.data(), kProtectedModeError.size());
@@ -384,7 +387,8 @@ void Server::OnAccept(Listener& listener) {
       client->laddr = FormatPeer(local);
     }
     client->local = listener.unix_socket || IsLoopbackPeer(peer);
-    client->set_authenticated(c.requirepass.empty());
+    client->set_acl_user(acl_.default_user());
+    client->set_authenticated(AclDefaultUserNoAuth(*this));
     ParserLimits limits;
     limits.max_bulk_len = c.proto_max_bulk_len;
     client->parser().set_limits(limits);
@@ -1152,6 +1156,11 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
 
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
+  if (name == "requirepass") AclApplyRequirepass(*this);
+  if (name == "acl-pubsub-default") {
+    acl_.set_pubsub_all_default(config_.values().acl_pubsub_default == "allchannels");
+  }
+  if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));
   if (name == "repl-backlog-size") {
     replication_->backlog().Resize(replication_->BacklogCapacity());
   }

@@ -20,6 +20,7 @@
 #include "db/lazy_free.h"
 #include "persistence/snapshot.h"
 #include "replication/propagator.h"
+#include "security/acl.h"
 #include "replication/replication.h"
 #include "security/tls.h"
 #include "server/child_processes.h"
@@ -182,6 +183,10 @@ class Server : public KeyspaceListener {
   void ResetClientState(Client& client);
   // MONITOR support.
   void AddMonitor(Client& client);
+  // ACL users and the ACL log (src/security/acl.h, acl_server.h).
+  AclRegistry& acl() { return acl_; }
+  // The client whose request is running (nullptr between requests).
+  Client* current_client() const { return current_client_; }
   // Pub/sub (src/server/pubsub.h): subscriptions and message delivery.
   PubsubEngine& pubsub() { return pubsub_; }
   // maxmemory-clients (src/server/client_eviction.h).
@@ -468,6 +473,7 @@ class Server : public KeyspaceListener {
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
   std::vector<Client*> monitors_;
   PubsubEngine pubsub_{this};
+  AclRegistry acl_;
   ClientEviction client_eviction_{*this};
   // Per database: key -> clients watching it.
   std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;

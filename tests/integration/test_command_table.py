@@ -243,6 +243,8 @@ KNOWN_DOCS_DIFFERENCES = {
     "bitcount", "bitfield", "bitfield_ro", "bitop", "bitpos", "geoadd", "geodist", "geohash",
     "geopos", "georadius", "georadius_ro", "georadiusbymember", "georadiusbymember_ro",
     "geosearch", "geosearchstore", "pfmerge", "setbit", "client|caching", "client|tracking",
+    # ACL GENPASS (bits: an integer) and ACL LOG (a oneof named "operation").
+    "acl|genpass", "acl|log",
 }
 
 

@@ -1,0 +1,258 @@
+// The server side of ACL (see acl_server.h).
+#include "security/acl_server.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "server/command_table.h"
+#include "server/info.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+namespace {
+
+std::string_view ContextName(AclContext context) {
+  switch (context) {
+    case AclContext::kQueued:
+    case AclContext::kExec:
+      return "multi";
+    case AclContext::kLua:
+      return "lua";
+    case AclContext::kToplevel:
+      break;
+  }
+  return "toplevel";
+}
+
+bool ReadFile(const std::string& path, std::string* out, int* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = errno;
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+void DisconnectDropped(Server& server, std::vector<std::unique_ptr<AclUser>>& dropped) {
+  for (const auto& user : dropped) AclDisconnectUser(server, user.get());
+}
+
+}  // namespace
+
+void AclLog(Server& server, Client& client, AclResult reason, AclContext context,
+            std::string_view object, std::string_view username) {
+  AclRegistry::LogEntry entry;
+  entry.reason = reason;
+  entry.context = std::string(ContextName(context));
+  entry.object = std::string(object);
+  entry.username = std::string(username);
+  entry.ctime_ms = NowMs();
+  // A script's commands run on the script's own client: the log names the caller.
+  Client* real = server.current_client() != nullptr ? server.current_client() : &client;
+  entry.client_info = ClientInfoLine(server, *real);
+  server.acl().AddLog(std::move(entry), static_cast<size_t>(server.cfg().acllog_max_len));
+}
+
+bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
+                         const CommandSpec& spec, std::span<const std::string_view> argv,
+                         AclContext context, std::string* error) {
+  size_t pos = 0;
+  AclResult result = user.Check(spec, argv, &pos);
+  if (result == AclResult::kOk) return true;
+  std::string_view object =
+      result == AclResult::kDeniedCmd ? std::string_view(spec.name) : argv[pos];
+  AclLog(server, client, result, context, object, user.name());
+  std::string msg = AclErrorMessage(result, user.name(), spec, argv[pos], false);
+  switch (context) {
+    case AclContext::kToplevel:
+    case AclContext::kQueued:
+      *error = "NOPERM " + msg;
+      break;
+    case AclContext::kLua:
+      *error = "ACL failure in script: " + msg;
+      break;
+    case AclContext::kExec: {
+      std::string_view reason =
+          result == AclResult::kDeniedCmd   ? "no permission to execute the command or subcommand"
+          : result == AclResult::kDeniedKey ? "no permission to touch the specified keys"
+                                            : "no permission to access one of the channels used "
+                                              "as arguments";
+      *error =
+          "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+          "EXEC call. This command is no longer allowed for the following reason: " +
+          std::string(reason);
+      break;
+    }
+  }
+  return false;
+}
+
+bool AclAuthenticate(Server& server, Client& client, std::string_view username,
+                     std::string_view password) {
+  AclUser* user = server.acl().Find(username);
+  if (user != nullptr && user->CheckPassword(password)) {
+    client.set_acl_user(user);
+    client.set_authenticated(true);
+    return true;
+  }
+  AclLog(server, client, AclResult::kDeniedAuth,
+         client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, "AUTH", username);
+  return false;
+}
+
+void AclDisconnectUser(Server& server, const AclUser* user) {
+  for (const auto& [id, client] : server.clients()) {
+    if (client->acl_user() != user || client->closed) continue;
+    client->set_acl_user(server.acl().default_user());
+    client->set_authenticated(false);
+    if (client.get() == server.current_client()) {
+      server.CloseAfterReply(*client);
+    } else {
+      server.CloseClient(*client);
+    }
+  }
+}
+
+void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
+  PubsubEngine& pubsub = server.pubsub();
+  for (const auto& [id, client] : server.clients()) {
+    if (client->acl_user() != user || client->closed || !client->has(kClientPubsub)) continue;
+    bool revoked = false;
+    for (PubsubKind kind : {PubsubKind::kPattern, PubsubKind::kChannel, PubsubKind::kShard}) {
+      for (const std::string& name : pubsub.SubscriptionsOf(*client, kind)) {
+        if (!user->ChannelAllowed(name, kind == PubsubKind::kPattern)) {
+          revoked = true;
+          break;
+        }
+      }
+      if (revoked) break;
+    }
+    if (!revoked) continue;
+    if (client.get() == server.current_client()) {
+      server.CloseAfterReply(*client);
+    } else {
+      server.CloseClient(*client);
+    }
+  }
+}
+
+void AclApplyRequirepass(Server& server) {
+  AclUser* user = server.acl().default_user();
+  user->Apply("resetpass");
+  const std::string& pass = server.cfg().requirepass;
+  if (pass.empty()) {
+    user->Apply("nopass");
+  } else {
+    user->Apply(">" + pass);
+  }
+}
+
+bool AclDefaultUserNoAuth(Server& server) {
+  const AclUser* user = server.acl().default_user();
+  return user->nopass() && user->enabled();
+}
+
+std::string AclLoadAtStartup(Server& server) {
+  const ServerConfig& c = server.cfg();
+  server.acl().set_pubsub_all_default(c.acl_pubsub_default == "allchannels");
+  AclApplyRequirepass(server);
+  if (!c.aclfile.empty() && !c.acl_users.empty()) {
+    return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
+           "file path is invalid. This setup is very likely to lead to configuration errors and "
+           "security holes, please define either an ACL file or declare users directly in your "
+           "redis.conf, but not both.";
+  }
+  AclRegistry& acl = server.acl();
+  for (const std::vector<std::string>& line : c.acl_users) {
+    if (line.empty()) continue;
+    const std::string& name = line[0];
+    AclUser* user = acl.Find(name);
+    if (user == nullptr) {
+      user = acl.Create(name);
+    } else {
+      user->Apply("reset");  // only "default" can already exist
+    }
+    std::vector<std::string> rules(line.begin() + 1, line.end());
+    std::string error;
+    if (!user->ApplyAll(rules, &error)) {
+      return fmt::format("Error in user declaration '{}': {}", name, error);
+    }
+  }
+  if (!c.aclfile.empty()) {
+    std::string text;
+    int err = 0;
+    if (!ReadFile(c.aclfile, &text, &err)) {
+      return fmt::format(
+          "Aborting Redis startup because of ACL errors: Error loading ACLs, opening file "
+          "'{}': {}",
+          c.aclfile, strerror(err));
+    }
+    std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users;
+    std::string errors = acl.Parse(text, c.aclfile, &users);
+    if (!errors.empty()) return "Aborting Redis startup because of ACL errors: " + errors;
+    acl.Replace(std::move(users));
+  }
+  return "";
+}
+
+std::string AclLoadFile(Server& server) {
+  const std::string& path = server.cfg().aclfile;
+  std::string text;
+  int err = 0;
+  if (!ReadFile(path, &text, &err)) {
+    return fmt::format("Error loading ACLs, opening file '{}': {}", path, strerror(err));
+  }
+  std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users;
+  std::string errors = server.acl().Parse(text, path, &users);
+  if (!errors.empty()) return errors;
+  std::vector<std::unique_ptr<AclUser>> dropped = server.acl().Replace(std::move(users));
+  DisconnectDropped(server, dropped);
+  return "";
+}
+
+bool AclSaveFile(Server& server) {
+  const std::string& path = server.cfg().aclfile;
+  std::string content;
+  for (const std::string& line : server.acl().ListLines()) content += line + "\n";
+  std::string tmp = fmt::format("{}.tmp-{}-{}", path, getpid(), NowMs());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    spdlog::warn("Opening temp ACL file for ACL SAVE: {}", strerror(errno));
+    return false;
+  }
+  size_t off = 0;
+  bool ok = true;
+  while (off < content.size()) {
+    ssize_t n = write(fd, content.data() + off, content.size() - off);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      spdlog::warn("Writing ACL file for ACL SAVE: {}", strerror(errno));
+      ok = false;
+      break;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (ok && fsync(fd) != 0) {
+    spdlog::warn("Syncing ACL file for ACL SAVE: {}", strerror(errno));
+    ok = false;
+  }
+  close(fd);
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    spdlog::warn("Renaming ACL file for ACL SAVE: {}", strerror(errno));
+    ok = false;
+  }
+  if (!ok) unlink(tmp.c_str());
+  return ok;
+}
+
+}  // namespace vireo

@@ -1,0 +1,64 @@
+// Where ACL meets the server: the permission hook every command path calls (direct, EXEC,
+// scripts), authentication, the ACL log, dropping clients whose user went away, and loading
+// users at start-up.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "security/acl.h"
+
+namespace vireo {
+
+class Client;
+class Server;
+struct CommandSpec;
+
+// Where the command runs: a request (kQueued: being queued in MULTI, logged as "multi"),
+// a command EXEC runs, a script's redis.call.
+enum class AclContext { kToplevel, kQueued, kExec, kLua };
+
+// Whether `client`'s user may run the call. On a denial the ACL log gets an entry and
+// `*error` the NOPERM reply (without the leading '-') in the wording of `context`'s path.
+// Clients without a user (internal ones) run anything. Inline fast path: the unrestricted user
+// costs a pointer test and a flag.
+bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
+                         const CommandSpec& spec, std::span<const std::string_view> argv,
+                         AclContext context, std::string* error);
+inline bool AclCheckCommand(Server& server, Client& client, const CommandSpec& spec,
+                            std::span<const std::string_view> argv, AclContext context,
+                            std::string* error, const AclUser* user) {
+  if (user == nullptr || user->unrestricted()) return true;
+  return AclCheckCommandSlow(server, client, *user, spec, argv, context, error);
+}
+
+// AUTH / HELLO AUTH: logs a failure (reason auth). On success the client is authenticated
+// as the user.
+bool AclAuthenticate(Server& server, Client& client, std::string_view username,
+                     std::string_view password);
+
+// Appends an ACL log entry for `client` (the running client's info, as Redis).
+void AclLog(Server& server, Client& client, AclResult reason, AclContext context,
+            std::string_view object, std::string_view username);
+
+// A user was deleted (or replaced by ACL LOAD): its clients become unauthenticated default
+// clients and are closed (after the reply, for the one running this command).
+void AclDisconnectUser(Server& server, const AclUser* user);
+// After a user's channel permissions changed: closes its subscribers holding a subscription
+// the user may no longer make.
+void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user);
+
+// The users from the config file's `user` lines or the aclfile (not both), at start-up.
+// Returns "" or the error to exit with.
+std::string AclLoadAtStartup(Server& server);
+// ACL LOAD: "" or the error reply text.
+std::string AclLoadFile(Server& server);
+// ACL SAVE: false on an I/O error (logged).
+bool AclSaveFile(Server& server);
+// requirepass: the default user's only password, or nopass when empty.
+void AclApplyRequirepass(Server& server);
+// New connections are authenticated at once when the default user needs no password.
+bool AclDefaultUserNoAuth(Server& server);
+
+}  // namespace vireo
