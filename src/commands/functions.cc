@@ -20,6 +20,8 @@ void KillRunningScript(CommandContext& ctx, bool eval);  // scripting.cc
 namespace {
 
 void FcallGeneric(CommandContext& ctx, bool ro) {
+  // FCALL has skip_monitor: fed first, so the commands the function runs follow it.
+  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   Scripting& scripting = ctx.server.scripting();
   FunctionInfo* fn = scripting.FindFunction(ctx.arg(1));
   if (fn == nullptr) {
@@ -29,7 +31,6 @@ void FcallGeneric(CommandContext& ctx, bool ro) {
   ArgParser args(ctx, 2);
   const size_t numkeys = ReadScriptNumkeys(args, "ERR Bad number of keys provided");
   if (!args.Check()) return;
-  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys, 3);
 }
 

@@ -68,6 +68,9 @@ std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOp
 struct RdbLoadOptions {
   bool keep_expired = false;   // load keys whose TTL has passed (AOF preamble)
   bool deep_sanitize = false;  // sanitize-dump-payload yes: deep structural validation
+  // A key or function library already in memory is replaced instead of failing the load
+  // (DEBUG RELOAD MERGE).
+  bool allow_duplicates = false;
 };
 
 struct RdbLoadStats {

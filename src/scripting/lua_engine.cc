@@ -693,7 +693,9 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (!spec->ArityOk(argv_.size())) {
     return fail("Wrong number of args calling Redis command from script");
   }
-  if (spec->has(kCmdNoScript)) return fail("This Redis command is not allowed from script");
+  if (spec->has(kCmdNoScript) && !server_.debug_settings().disable_deny_scripts) {
+    return fail("This Redis command is not allowed from script");
+  }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
   if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&

@@ -9,6 +9,7 @@
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/strings.h"
 
 namespace vireo {
 namespace {
@@ -133,7 +134,9 @@ LuaEngine& Scripting::function_engine() {
 }
 
 FunctionInfo* Scripting::FindFunction(std::string_view name) {
-  auto it = functions_.find(name);
+  // Function names are case-insensitive (Redis's function dict compares without case);
+  // library names are not.
+  auto it = functions_.find(ToLower(name));
   return it == functions_.end() ? nullptr : it->second;
 }
 
@@ -216,7 +219,7 @@ std::string Scripting::LoadLibrary(std::string_view code, bool replace, std::str
     fn->flags = r.flags;
     fn->description = r.description;
     fn->library = lib.get();
-    functions_[fn->name] = fn.get();
+    functions_[ToLower(fn->name)] = fn.get();
     lib->functions.push_back(std::move(fn));
   }
   libraries_[name] = std::move(lib);
@@ -227,7 +230,7 @@ bool Scripting::DeleteLibrary(std::string_view name) {
   auto it = libraries_.find(std::string(name));
   if (it == libraries_.end()) return false;
   for (auto& fn : it->second->functions) {
-    functions_.erase(fn->name);
+    functions_.erase(ToLower(fn->name));
     function_engine().Unref(fn->ref);
   }
   libraries_.erase(it);

@@ -149,6 +149,14 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
+  // While a command of this client runs: byte ranges of output_ that are pushes ((un)subscribe
+  // confirmations, messages). CLIENT REPLY OFF/SKIP drops the command's replies but keeps
+  // these, as Redis's CLIENT_PUSHING does. Collected only while `collect_pushes` is set.
+  bool collect_pushes = false;
+  std::vector<std::pair<size_t, size_t>> pushes_in_command;
+  void NotePush(size_t begin) {
+    if (collect_pushes && output_.size() > begin) pushes_in_command.emplace_back(begin, output_.size());
+  }
   bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
   size_t read_chunk =
       1024;  // next read size; grows while reads fill it, so idle clients stay small

@@ -17,7 +17,9 @@ constexpr int64_t kUnauthenticatedOutputLimit = 16 * 1024 + 1024;
 void Server::PushToClient(Client& client, std::string_view bytes) {
   // A client scheduled to close gets nothing more: its buffer is what we are protecting.
   if (client.closed || client.has(kClientCloseAsap)) return;
+  const size_t begin = client.output().size();
   client.output().append(bytes);
+  client.NotePush(begin);
   QueueWrite(client);
 }
 

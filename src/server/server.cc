@@ -1089,5 +1089,67 @@ void Server::ApplyConfigChange(const std::string& name) {
   }
 }
 
+// CONFIG SET bind / port (src/commands/server_commands.cc): the TCP listeners are replaced by
+// ones on the configured addresses and port, as Redis does: the old ones close first (the new
+// set may reuse their address and port), and if any new address fails the ones opened are
+// closed again and the error returned; the caller then restores the old values and calls
+// this again. Port 0 leaves no TCP listener. Unix-socket listeners stay.
+std::string Server::RebindTcp() {
+  const ServerConfig& c = config_.values();
+  // The listeners' epoll tags are their indexes: take them all out, rebuild, put them back.
+  for (const auto& l : listeners_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l->fd, nullptr);
+  std::erase_if(listeners_, [](const std::unique_ptr<Listener>& l) { return !l->unix_socket; });
+  std::string error;
+  bound_port_ = c.port;
+  if (c.port != 0) {
+    const std::string port = std::to_string(c.port);
+    for (const std::string& entry : c.bind) {
+      const bool optional = !entry.empty() && entry[0] == '-';
+      const std::string addr = optional ? entry.substr(1) : entry;
+      addrinfo hints{};
+      hints.ai_family = AF_UNSPEC;
+      hints.ai_socktype = SOCK_STREAM;
+      hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+      addrinfo* res = nullptr;
+      if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
+        if (!optional) error = fmt::format("Invalid bind address '{}'", addr);
+        if (!optional) break;
+        continue;
+      }
+      bool opened = false;
+      std::string last;
+      for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (ai->ai_family == AF_INET6) {
+          setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        }
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
+          last = fmt::format("Could not create server TCP listening socket {}:{}: {}", addr, port,
+                             strerror(errno));
+          close(fd);
+          continue;
+        }
+        listeners_.push_back(std::make_unique<Listener>(fd, false));
+        opened = true;
+      }
+      freeaddrinfo(res);
+      if (!opened && !optional) {
+        error = last.empty() ? fmt::format("Invalid bind address '{}'", addr) : last;
+        break;
+      }
+    }
+  }
+  if (!error.empty()) {
+    spdlog::warn("{}", error);
+    std::erase_if(listeners_, [](const std::unique_ptr<Listener>& l) { return !l->unix_socket; });
+  }
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
+  }
+  return error;
+}
 
 }  // namespace vireo

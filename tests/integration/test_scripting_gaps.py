@@ -1,0 +1,36 @@
+"""Scripting details from Redis 7.2's unit/scripting and unit/functions."""
+
+import pytest
+import redis
+
+LIB = "#!lua name=mylib\nredis.register_function('MyFunc', function() return 'hello' end)"
+
+
+def test_function_names_are_case_insensitive(r):
+    r.function_load(LIB, replace=True)
+    for name in ("MyFunc", "myfunc", "MYFUNC"):
+        assert r.fcall(name, 0) == b"hello"
+    # Library names are not: another library may not take the same function under another case.
+    with pytest.raises(redis.ResponseError, match="already exists"):
+        r.function_load("#!lua name=other\n"
+                        "redis.register_function('myfunc', function() return 1 end)")
+    # Deleting the library removes the function under every spelling.
+    r.function_delete("mylib")
+    with pytest.raises(redis.ResponseError, match="Function not found"):
+        r.fcall("myfunc", 0)
+
+
+def test_xread_block_error_names_the_command_as_called(r):
+    r.xadd("s", {"a": 1})
+    with pytest.raises(redis.ResponseError) as e:
+        r.eval("return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')", 1, "s")
+    assert str(e.value).startswith("xread command is not allowed with BLOCK option from scripts")
+
+
+def test_wait_from_a_script_does_not_block(r):
+    assert r.eval("return redis.pcall('wait','1','0')", 0) == 0
+
+
+def test_role_is_not_allowed_from_scripts(r):
+    with pytest.raises(redis.ResponseError, match="not allowed from script"):
+        r.eval("return redis.call('role')", 0)
