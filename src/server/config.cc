@@ -531,7 +531,7 @@ void Config::Declare() {
 
   // RDB snapshots (src/persistence/).
   o.push_back(Bool("rdbcompression", &ServerConfig::rdbcompression, kMut));
-  o.push_back(Bool("rdbchecksum", &ServerConfig::rdbchecksum, kMut));
+  o.push_back(Bool("rdbchecksum", &ServerConfig::rdbchecksum, kImmut));
   o.push_back(
       Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, kMut));
   o.push_back(Bool("rdb-del-sync-files", &ServerConfig::rdb_del_sync_files, kMut));

@@ -54,19 +54,26 @@ class ReplySuppressor {
   }
   ~ReplySuppressor() {
     client_.collect_pushes = false;
+    Suppress();
+    client_.pushes_in_command.clear();
+    // Messages this client published to itself follow the reply (and pass REPLY OFF).
+    if (!client_.deferred_pushes.empty()) {
+      client_.output() += client_.deferred_pushes;
+      client_.deferred_pushes.clear();
+    }
+  }
+
+ private:
+  void Suppress() {
     // Our master gets no replies (REPLCONF GETACK is answered by the link itself).
     constexpr uint32_t kAny =
         kClientReplyOff | kClientReplySkip | kClientReplySkipNext | kClientMaster;
-    if ((client_.flags() & kAny) == 0) {
-      client_.pushes_in_command.clear();
-      return;
-    }
+    if ((client_.flags() & kAny) == 0) return;
     if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip)) {
       DropRepliesKeepPushes(std::max(mark_, client_.output_written));
     } else if (client_.has(kClientMaster)) {
       client_.output().resize(std::max(mark_, client_.output_written));
     }
-    client_.pushes_in_command.clear();
     client_.clear(kClientReplySkip);
     if (client_.has(kClientReplySkipNext)) {
       client_.clear(kClientReplySkipNext);
@@ -74,7 +81,6 @@ class ReplySuppressor {
     }
   }
 
- private:
   // Truncates the output at `cut`, then puts back the pushes the command wrote after it.
   void DropRepliesKeepPushes(size_t cut) {
     std::string& out = client_.output();

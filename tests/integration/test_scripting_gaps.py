@@ -34,3 +34,28 @@ def test_wait_from_a_script_does_not_block(r):
 def test_role_is_not_allowed_from_scripts(r):
     with pytest.raises(redis.ResponseError, match="not allowed from script"):
         r.eval("return redis.call('role')", 0)
+
+
+def test_function_subcommand_syntax_errors(r):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("FUNCTION", "FLUSH", "SYNC", "extra")
+    assert str(e.value) == ("unknown subcommand or wrong number of arguments for 'FLUSH'. "
+                            "Try FUNCTION HELP.")
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("FUNCTION", "restore", "a", "b", "c")
+    assert str(e.value) == ("unknown subcommand or wrong number of arguments for 'restore'. "
+                            "Try FUNCTION HELP.")
+    with pytest.raises(redis.ResponseError, match="only supports SYNC|ASYNC"):
+        r.execute_command("FUNCTION", "FLUSH", "bad")
+
+
+def test_function_restore_clash_wording(r):
+    r.function_flush()
+    r.function_load(LIB, replace=True)
+    dump = r.function_dump()
+    with pytest.raises(redis.ResponseError) as e:
+        r.function_restore(dump)
+    assert str(e.value) == "Library mylib already exists"
+    with pytest.raises(redis.ResponseError) as e:
+        r.function_load(LIB)
+    assert str(e.value) == "Library 'mylib' already exists"
