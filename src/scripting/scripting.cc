@@ -150,7 +150,15 @@ std::string Scripting::LoadLibrary(std::string_view code, bool replace, std::str
   bool has_name = false;
   for (const std::string& option : shebang.options) {
     if (option.starts_with("name=")) {
+      if (has_name) {
+        *error = "ERR Invalid metadata value, name argument was given multiple times";
+        return "";
+      }
       name = option.substr(5);
+      // Redis splits the shebang like a command line, so name="foo" names foo.
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+        name = name.substr(1, name.size() - 2);
+      }
       has_name = true;
     } else {
       *error = "ERR Invalid metadata value given: " + option;

@@ -59,3 +59,13 @@ def test_function_restore_clash_wording(r):
     with pytest.raises(redis.ResponseError) as e:
         r.function_load(LIB)
     assert str(e.value) == "Library 'mylib' already exists"
+
+
+def test_shebang_name_rules(r):
+    with pytest.raises(redis.ResponseError) as e:
+        r.function_load("#!lua name=foo name=bar\n"
+                        "redis.register_function('foo', function() return 1 end)", replace=True)
+    assert str(e.value) == "Invalid metadata value, name argument was given multiple times"
+    assert r.function_load('#!lua name="quoted"\n'
+                           "redis.register_function('qf', function() return 1 end)",
+                           replace=True) == b"quoted"
