@@ -25,6 +25,9 @@ void RegisterScriptingCommands(
 void RegisterPersistenceCommands(
     CommandTable& table);  // persistence.cc (SAVE, BGSAVE, BGREWRITEAOF, DUMP, RESTORE)
 void RegisterServerCommands(CommandTable& table);  // server_commands.cc
+void RegisterDebugCommands(CommandTable& table);   // debug.cc
+void RegisterModuleCommands(CommandTable& table);  // modules.cc (MODULE, no module support)
+void RegisterLolwutCommands(CommandTable& table);  // lolwut.cc
 void RegisterIntrospectionCommands(
     CommandTable& table);                          // introspection.cc (COMMAND, CLIENT, INFO...)
 void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, STATS...)

@@ -20,6 +20,8 @@ void KillRunningScript(CommandContext& ctx, bool eval);  // scripting.cc
 namespace {
 
 void FcallGeneric(CommandContext& ctx, bool ro) {
+  // FCALL has skip_monitor: fed first, so the commands the function runs follow it.
+  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   Scripting& scripting = ctx.server.scripting();
   FunctionInfo* fn = scripting.FindFunction(ctx.arg(1));
   if (fn == nullptr) {
@@ -29,7 +31,6 @@ void FcallGeneric(CommandContext& ctx, bool ro) {
   ArgParser args(ctx, 2);
   const size_t numkeys = ReadScriptNumkeys(args, "ERR Bad number of keys provided");
   if (!args.Check()) return;
-  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys, 3);
 }
 
@@ -61,6 +62,13 @@ void FunctionLoadCommand(CommandContext& ctx) {
   ctx.reply.Bulk(name);
 }
 
+// Redis's reply for a subcommand given too many arguments (addReplySubcommandSyntaxError).
+void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  ctx.reply.Error(fmt::format(
+      "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+      ctx.arg(1).substr(0, 128)));
+}
+
 void FunctionDeleteCommand(CommandContext& ctx) {
   if (!ctx.server.scripting().DeleteLibrary(ctx.arg(2))) {
     ctx.reply.Error("ERR Library not found");
@@ -71,8 +79,11 @@ void FunctionDeleteCommand(CommandContext& ctx) {
 }
 
 void FunctionFlushCommand(CommandContext& ctx) {
-  if (ctx.argc() > 3 ||
-      (ctx.argc() == 3 && !IsArg(ctx.arg(2), "SYNC") && !IsArg(ctx.arg(2), "ASYNC"))) {
+  if (ctx.argc() > 3) {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  if (ctx.argc() == 3 && !IsArg(ctx.arg(2), "SYNC") && !IsArg(ctx.arg(2), "ASYNC")) {
     ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     return;
   }
@@ -254,7 +265,7 @@ bool ReadRdbString(std::string_view in, size_t* pos, std::string* out) {
 void FunctionRestoreCommand(CommandContext& ctx) {
   enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
   if (ctx.argc() > 4) {
-    ctx.reply.Error(errors::kSyntax);
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argc() == 4) {
@@ -313,6 +324,13 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     scripting.FlushLibraries();
     std::string ignored;
     for (const auto& [name, code] : before) scripting.LoadLibrary(code, false, &ignored);
+    // Redis words a clash found by RESTORE without the quotes FUNCTION LOAD puts around the name.
+    constexpr std::string_view kPrefix = "ERR Library '", kSuffix = "' already exists";
+    if (error.starts_with(kPrefix) && error.ends_with(kSuffix)) {
+      error = "ERR Library " +
+              error.substr(kPrefix.size(), error.size() - kPrefix.size() - kSuffix.size()) +
+              " already exists";
+    }
     ctx.reply.Error(error);
     return;
   }

@@ -14,6 +14,7 @@
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "persistence/snapshot.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "util/glob.h"
@@ -546,6 +547,8 @@ void FlushAllCommand(CommandContext& ctx) {
   if (!ParseFlushMode(ctx, &async)) return;
   size_t removed = 0;
   for (int i = 0; i < ctx.server.db_count(); ++i) removed += EmptyDb(ctx.server, i, async);
+  // A snapshot in progress would save data that no longer exists: Redis stops it.
+  RdbKillChild(ctx.server);
   // Redis counts one more change for FLUSHALL itself (it also resets the snapshot).
   ctx.server.AddDirty(removed + 1);
   ctx.reply.Ok();

@@ -33,6 +33,7 @@ int64_t ConfirmationCount(CommandContext& ctx, PubsubKind kind) {
 // Confirmations are pushes in RESP3 and arrays in RESP2, one per name, even for duplicates.
 void ReplyConfirmation(CommandContext& ctx, std::string_view what, const std::string_view* name,
                        PubsubKind kind) {
+  const size_t begin = ctx.client.output().size();
   ctx.reply.Push(3);
   ctx.reply.Bulk(what);
   if (name == nullptr) {
@@ -41,6 +42,8 @@ void ReplyConfirmation(CommandContext& ctx, std::string_view what, const std::st
     ctx.reply.Bulk(*name);
   }
   ctx.reply.Integer(ConfirmationCount(ctx, kind));
+  // A push even in RESP2: CLIENT REPLY OFF/SKIP doesn't drop it.
+  ctx.client.NotePush(begin);
 }
 
 void SubscribeGeneric(CommandContext& ctx, const KindNames& names) {

@@ -22,6 +22,9 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterScriptingCommands(table);
   RegisterPersistenceCommands(table);
   RegisterServerCommands(table);
+  RegisterDebugCommands(table);
+  RegisterModuleCommands(table);
+  RegisterLolwutCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterMemoryCommands(table);
   RegisterLatencyCommands(table);

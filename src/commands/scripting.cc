@@ -26,6 +26,9 @@ bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
 }
 
 void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
+  // EVAL has skip_monitor: it is fed here, first (also when the script is unknown or fails to
+  // compile, as in Redis), so the commands its script runs follow it.
+  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
   // looks at numkeys.
   if (by_sha && ctx.arg(1).size() != 40) {
@@ -51,8 +54,6 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
       return;
     }
   }
-  // EVAL has skip_monitor: it is fed here, before the commands its script runs.
-  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
   RunScript(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha, numkeys, 3);
 }
 

@@ -1,4 +1,4 @@
-// Server commands: CONFIG, TIME, LASTSAVE, DEBUG, SHUTDOWN.
+// Server commands: CONFIG, TIME, LASTSAVE, SHUTDOWN (DEBUG is in debug.cc).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <time.h>
@@ -35,6 +35,15 @@ void ConfigGetCommand(CommandContext& ctx) {
   }
 }
 
+// Puts back the values the options of `pairs` had before a CONFIG SET that must be undone.
+// `old_values` are their CONFIG GET texts, read before the change.
+void RestoreOptions(Config& config,
+                    const std::vector<std::pair<std::string, std::string>>& old_values) {
+  if (std::string err = config.Set(old_values, true); !err.empty()) {
+    spdlog::warn("Restoring the configuration after a failed CONFIG SET: {}", err);
+  }
+}
+
 void ConfigSetCommand(CommandContext& ctx) {
   if ((ctx.argc() - 2) % 2 != 0) {
     ctx.reply.Error(errors::kSyntax);
@@ -44,11 +53,32 @@ void ConfigSetCommand(CommandContext& ctx) {
   for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
     pairs.emplace_back(std::string(ctx.arg(i)), std::string(ctx.arg(i + 1)));
   }
+  Config& config = ctx.server.config();
+  const int old_port = config.values().port;
+  const std::vector<std::string> old_bind = config.values().bind;
+  std::vector<std::string> names;
+  for (const auto& [name, value] : pairs) names.push_back(name);
+  const std::vector<std::pair<std::string, std::string>> old_values = config.Get(names);
   // Config::Set applies all or nothing and notifies the server of each changed option.
-  std::string error = ctx.server.config().Set(pairs, ctx.client.local);
+  std::string error = config.Set(pairs, ctx.client.local);
   if (!error.empty()) {
     ctx.reply.Error(error);
     return;
+  }
+  // New listeners can fail to open (address in use, not local): then, as in Redis, the whole
+  // CONFIG SET is undone and the old listeners come back.
+  const ServerConfig& now = config.values();
+  if (now.port != old_port || now.bind != old_bind) {
+    if (std::string err = ctx.server.RebindTcp(); !err.empty()) {
+      const bool port_failed = now.port != old_port;
+      RestoreOptions(config, old_values);
+      ctx.server.RebindTcp();
+      ctx.reply.Error(fmt::format("ERR CONFIG SET failed (possibly related to argument '{}') - {}",
+                                  port_failed ? "port" : "bind",
+                                  port_failed ? "Unable to listen on this port. Check server logs."
+                                              : "Failed to bind to specified addresses."));
+      return;
+    }
   }
   ctx.reply.Ok();
 }
@@ -89,162 +119,6 @@ void TimeCommand(CommandContext& ctx) {
 }
 
 void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.server.lastsave()); }
-
-// ---------------------------------------------------------------------------------------------
-// DEBUG
-
-void DebugSleep(CommandContext& ctx) {
-  // Like Redis: strtod's reading of the argument, so "abc" sleeps 0 seconds; the whole server
-  // stops meanwhile, which is the point (tests use it to simulate a busy server).
-  std::string text(ctx.arg(2));
-  double seconds = std::strtod(text.c_str(), nullptr);
-  auto micros = static_cast<int64_t>(seconds * 1000000);
-  if (micros > 0) {
-    timespec ts{static_cast<time_t>(micros / 1000000), static_cast<long>(micros % 1000000) * 1000};
-    nanosleep(&ts, nullptr);
-  }
-  ctx.reply.Ok();
-}
-
-void DebugProtocol(CommandContext& ctx) {
-  ReplyBuilder& r = ctx.reply;
-  std::string_view type = ctx.arg(2);
-  if (IsArg(type, "STRING")) {
-    r.Bulk("Hello World");
-  } else if (IsArg(type, "INTEGER")) {
-    r.Integer(12345);
-  } else if (IsArg(type, "DOUBLE")) {
-    r.Double(3.141);
-  } else if (IsArg(type, "BIGNUM")) {
-    r.BigNumber("1234567999999999999999999999999999999");
-  } else if (IsArg(type, "NULL")) {
-    r.Null();
-  } else if (IsArg(type, "ARRAY") || IsArg(type, "SET")) {
-    if (IsArg(type, "ARRAY")) {
-      r.Array(3);
-    } else {
-      r.Set(3);
-    }
-    for (int i = 0; i < 3; ++i) r.Integer(i);
-  } else if (IsArg(type, "MAP")) {
-    r.Map(3);
-    for (int i = 0; i < 3; ++i) {
-      r.Integer(i);
-      r.Bool(i == 1);
-    }
-  } else if (IsArg(type, "ATTRIB")) {
-    if (ctx.client.resp() >= 3) {
-      r.Raw("|1\r\n");
-      r.Bulk("key-popularity");
-      r.Array(2);
-      r.Bulk("key:123");
-      r.Integer(90);
-    }
-    // An attribute only decorates a reply, so a real one follows.
-    r.Bulk("Some real reply following the attribute");
-  } else if (IsArg(type, "PUSH")) {
-    if (ctx.client.resp() < 3) {
-      r.Error("ERR RESP2 is not supported by this command");
-      return;
-    }
-    r.Push(2);
-    r.Bulk("server-cpu-usage");
-    r.Integer(42);
-    // Push data is out of band; a normal reply lets a client waiting for one carry on.
-    r.Bulk("Some real reply following the push reply");
-  } else if (IsArg(type, "TRUE") || IsArg(type, "FALSE")) {
-    r.Bool(IsArg(type, "TRUE"));
-  } else if (IsArg(type, "VERBATIM")) {
-    r.Verbatim("This is a verbatim\nstring");
-  } else {
-    r.Error(
-        "ERR Wrong protocol type name. Please use one of the following: "
-        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
-  }
-}
-
-// DEBUG OBJECT <key>: Redis's one-line status of low-level details. The key is looked up
-// without expiring or touching it. lru is the raw 24-bit access clock (an LFU clock under an
-// LFU policy, as in Redis); lru_seconds_idle always reads it as an LRU clock.
-void DebugObject(CommandContext& ctx) {
-  DbEntry* entry = ctx.db.Peek(ctx.arg(2));
-  if (entry == nullptr) {
-    ctx.reply.Error(errors::kNoSuchKey);
-    return;
-  }
-  const Value& v = entry->value;
-  std::string extra;
-  if (v.type() == ValueType::kList && v.EncodingName() == std::string_view("quicklist")) {
-    const PackedList& ql = *v.As<PackedList>();
-    const size_t nodes = ql.node_count();
-    extra = fmt::format(
-        " ql_nodes:{} ql_avg_node:{:.2f} ql_listpack_max:{} ql_compressed:{} "
-        "ql_uncompressed_size:{}",
-        nodes, static_cast<double>(ql.size()) / static_cast<double>(nodes), ql.max_listpack_size(),
-        ql.compress_depth() != 0 ? 1 : 0, ql.ListpackBytes());
-  }
-  const int refcount = IsSharedInteger(ctx.server.cfg(), v) ? INT_MAX : 1;
-  const uint32_t clock = v.access_clock();
-  ctx.reply.SimpleString(fmt::format(
-      "Value at:{} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{}",
-      static_cast<const void*>(&v), refcount, v.EncodingName(),
-      RdbSerializedLength(v, ctx.server.cfg().rdbcompression), clock,
-      LruIdleMs(clock, ctx.db.now_ms()) / 1000, extra));
-}
-
-void DebugHelp(CommandContext& ctx) {
-  ReplyHelp(
-      ctx, "DEBUG",
-      {"ERROR <string>",
-       "    Return a Redis protocol error with <string> as message. Useful for clients",
-       "    unit tests to simulate Redis errors.", "LOG <message>",
-       "    Write <message> to the server log.", "PROTOCOL <type>",
-       "    Reply with a test value of the specified type. <type> can be: string,",
-       "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
-       "    true, false.", "OBJECT <key>",
-       "    Show low level info about `key` and associated value.", "SET-ACTIVE-EXPIRE <0|1>",
-       "    Setting it to 0 disables expiring keys in background when they are not",
-       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-       "    default.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."});
-}
-
-void DebugCommand(CommandContext& ctx) {
-  std::string_view sub = ctx.arg(1);
-  size_t argc = ctx.argc();
-  if (IsArg(sub, "HELP") && argc == 2) {
-    DebugHelp(ctx);
-  } else if (IsArg(sub, "SLEEP") && argc == 3) {
-    DebugSleep(ctx);
-  } else if (IsArg(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
-    // atoi, as Redis: anything that doesn't read as 0 enables it.
-    ctx.server.set_active_expire_enabled(std::atoi(std::string(ctx.arg(2)).c_str()) != 0);
-    ctx.reply.Ok();
-  } else if (IsArg(sub, "ERROR") && argc == 3) {
-    // Written raw, as Redis does: no "ERR " prefix added, and not counted in errorstats.
-    std::string line = "-";
-    for (char c : ctx.arg(2)) line.push_back(c == '\r' || c == '\n' ? ' ' : c);
-    line += "\r\n";
-    ctx.reply.Raw(line);
-  } else if (IsArg(sub, "LOG") && argc == 3) {
-    spdlog::warn("DEBUG LOG: {}", ctx.arg(2));
-    ctx.reply.Ok();
-  } else if (IsArg(sub, "RELOAD")) {
-    // Save, empty every database, load the dump again (src/persistence/snapshot.h).
-    if (std::string err = RdbDebugReload(ctx.server); !err.empty()) {
-      ctx.reply.Error(err);
-    } else {
-      ctx.reply.Ok();
-    }
-  } else if (IsArg(sub, "OBJECT") && argc == 3) {
-    DebugObject(ctx);
-  } else if (IsArg(sub, "PROTOCOL") && argc == 3) {
-    DebugProtocol(ctx);
-  } else {
-    ctx.reply.Error(
-        fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-                    sub.substr(0, 128)));
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // SHUTDOWN
@@ -320,9 +194,6 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclAdmin | kAclDangerous,
              "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.",
              "", LastsaveCommand, "O(1)"});
-  table.Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected,
-             Keys(), 0, "server", "1.0.0", "A container for debugging commands.", "", DebugCommand,
-             "Depends on subcommand."});
   table.Add({"shutdown", -1,
              kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdAllowBusy,
              Keys(), 0, "server", "1.0.0",

@@ -44,8 +44,9 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
     if (p.OptionName("BLOCK")) {
       // Redis 7.2 refuses BLOCK from scripts (7.4 lets it run non-blocking).
       if (ctx.server.scripting().running() != nullptr) {
+        // The name as the script spelled it, as Redis prints argv[0].
         p.Fail(fmt::format("ERR {} command is not allowed with BLOCK option from scripts",
-                           group_mode ? "XREADGROUP" : "XREAD"));
+                           ctx.arg(0)));
       }
       args->timeout_ms = p.TimeoutMs(ctx.db.now_ms());
     } else if (p.OptionName("COUNT")) {

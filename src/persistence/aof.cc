@@ -22,6 +22,7 @@
 #include "persistence/rdb.h"
 #include "server/command_context.h"
 #include "server/command_table.h"
+#include "scripting/scripting.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -312,6 +313,31 @@ void Aof::DeleteHistory() {
     bio_->Unlink(PathOf(info.name));
   }
   manifest_.history.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// DEBUG LOADAOF
+
+std::string Aof::DebugReload() {
+  if (fd_ >= 0) FlushAndSync();
+  for (int i = 0; i < server_.db_count(); ++i) server_.db(i).Clear();
+  server_.scripting().FlushLibraries();
+  const std::string dir = DirPath();
+  const std::string path = PathOf(AofManifestName(server_.cfg().appendfilename));
+  if (!PathExists(path)) return "";  // nothing to load: an empty dataset, as Redis's AOF_EMPTY
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  AofManifest manifest;
+  int line = 0;
+  if (std::string err = manifest.Parse(text.str(), &line); !err.empty()) return err;
+  loading_ = true;
+  AofLoadOptions options;
+  options.load_truncated = server_.cfg().aof_load_truncated;
+  bool loaded_any = false;
+  std::string err = LoadAofFiles(server_, dir, manifest, options, &loaded_any);
+  loading_ = false;
+  return err;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -77,6 +77,9 @@ class Aof : public EffectSink {
   void ApplyConfigChange(const std::string& name);
   // Writes and fsyncs everything buffered (SHUTDOWN, exit).
   void FlushAndSync();
+  // DEBUG LOADAOF: writes what is buffered, empties every database and replays the files the
+  // manifest on disk lists. Returns "" or why loading failed.
+  std::string DebugReload();
   // WAITAOF: the replication offset up to which every effect is fsynced to the AOF, or -1
   // while the AOF is off (Redis's fsynced_reploff). Moves in BeforeSleep.
   int64_t fsynced_reploff() const { return fsynced_reploff_; }

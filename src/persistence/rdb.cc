@@ -360,6 +360,21 @@ void AppendAccessHint(std::string* out, uint32_t clock, const AccessHintMode& mo
 
 }  // namespace
 
+namespace {
+
+// rdb-key-save-delay / key-load-delay: sleep `usec` per key; a negative value -n sleeps one
+// microsecond every n keys (a delay shorter than any sleep, as Redis's debugDelay averages it).
+void TestDelay(int64_t usec, uint64_t* calls) {
+  if (usec == 0) return;
+  if (usec < 0) {
+    if (++*calls % static_cast<uint64_t>(-usec) != 0) return;
+    usec = 1;
+  }
+  usleep(static_cast<useconds_t>(usec));
+}
+
+}  // namespace
+
 std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
   Writer w(fd, options.checksum, options.sink);
   std::string& b = w.buf();
@@ -388,6 +403,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
   const AccessHintMode access = AccessHintModeOf(server);
   // A big stream goes out node by node rather than whole.
   const rdb::Spill spill = [&w] { w.MaybeFlush(); };
+  uint64_t delay_calls = 0;
   for (int i = 0; i < server.db_count() && !options.functions_only; ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
@@ -409,6 +425,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
       AppendString(&b, e.key.view(), options.compress);
       AppendValue(&b, e.value, options.compress, spill);
       ok = w.MaybeFlush();
+      TestDelay(server.cfg().rdb_key_save_delay, &delay_calls);
     });
     if (!ok) return w.error();
   }
@@ -451,6 +468,7 @@ void ReadReplicationAux(std::string_view key, std::string_view value, RdbReplica
 std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
                       RdbLoadStats* stats) {
   const std::string kShort = kShortReadOrOom;
+  uint64_t delay_calls = 0;
   char magic[9];
   if (!r.Read(magic, 9)) return kShort;
   if (memcmp(magic, "REDIS", 5) != 0) return "Wrong signature trying to load DB from file";
@@ -536,7 +554,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
         continue;
       }
       std::string err;
-      if (server.scripting().LoadLibrary(code, false, &err).empty()) {
+      if (server.scripting().LoadLibrary(code, options.allow_duplicates, &err).empty()) {
         return "Failed loading library: " + err;
       }
       continue;
@@ -563,9 +581,13 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
       ++stats->keys_expired;
     } else {
       Database& db = target_db(dbid);
-      if (db.Peek(key) != nullptr) return "RDB has duplicated key '" + key + "'";
+      if (db.Peek(key) != nullptr) {
+        if (!options.allow_duplicates) return "RDB has duplicated key '" + key + "'";
+        db.Delete(key);
+      }
       DbEntry* entry = db.Add(key, std::move(value));
       if (expire != -1) db.SetExpire(entry, expire);
+      TestDelay(server.cfg().key_load_delay, &delay_calls);
       uint32_t clock;
       if (ClockFromHints(server.keyspace_options().access, lfu_freq, lru_idle, now, &clock)) {
         entry->value.set_access_clock(clock);

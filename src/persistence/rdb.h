@@ -85,6 +85,9 @@ struct RdbLoadOptions {
   // false aborts the load.
   std::function<bool(int64_t bytes_read)> progress;
   int64_t progress_interval = 2 * 1024 * 1024;
+  // A key or function library already in memory is replaced instead of failing the load
+  // (DEBUG RELOAD MERGE).
+  bool allow_duplicates = false;
 };
 
 struct RdbLoadStats {

@@ -167,12 +167,16 @@ std::string RdbSaveOnShutdown(Server& server, bool save, bool nosave) {
   return err;
 }
 
-std::string RdbDebugReload(Server& server) {
-  if (!RdbSaveNow(server).empty()) return "ERR Error trying to save the DB";
-  for (int i = 0; i < server.db_count(); ++i) server.db(i).Clear();
-  server.scripting().FlushLibraries();
+std::string RdbDebugReload(Server& server, const RdbReloadOptions& options) {
+  if (options.save && !RdbSaveNow(server).empty()) return "ERR Error trying to save the DB";
+  if (options.flush) {
+    for (int i = 0; i < server.db_count(); ++i) server.db(i).Clear();
+    server.scripting().FlushLibraries();
+  }
   RdbLoadStats stats;
-  std::string err = RdbLoadFile(server, RdbPath(server), {}, &stats);
+  RdbLoadOptions load;
+  load.allow_duplicates = options.merge;
+  std::string err = RdbLoadFile(server, RdbPath(server), load, &stats);
   if (!err.empty()) {
     spdlog::warn("Error trying to load the RDB dump: {}", err);
     return "ERR Error trying to load the RDB dump, check server logs.";

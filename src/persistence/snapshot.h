@@ -62,8 +62,15 @@ std::string RdbLoadAtStartup(Server& server);
 // `nosave`. Returns "" or the error that must stop the shutdown.
 std::string RdbSaveOnShutdown(Server& server, bool save, bool nosave);
 
+// DEBUG RELOAD's options (Redis's MERGE, NOFLUSH, NOSAVE).
+struct RdbReloadOptions {
+  bool save = true;    // save the dataset first (NOSAVE: load the file as it is)
+  bool flush = true;   // empty every database first (NOFLUSH keeps what is there)
+  bool merge = false;  // a key (or function library) in the file replaces one in memory
+};
+
 // DEBUG RELOAD: SAVE, empty every database, load the file again. Returns "" or the error reply.
-std::string RdbDebugReload(Server& server);
+std::string RdbDebugReload(Server& server, const RdbReloadOptions& options = {});
 
 // The -MISCONF refusal for write commands after a failed background save, or "".
 std::string RdbWriteError(Server& server);

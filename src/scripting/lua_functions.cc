@@ -34,7 +34,9 @@ int LuaEngine::LuaRegisterFunction(lua_State* L) {
         if (lua_type(L, -1) != LUA_TSTRING) {
           return fail("function_name argument given to redis.register_function must be a string");
         }
-        reg.name = lua_tostring(L, -1);
+        size_t len = 0;
+        const char* name = lua_tolstring(L, -1, &len);
+        reg.name.assign(name, len);
         has_name = true;
       } else if (strcmp(key, "description") == 0) {
         if (lua_type(L, -1) != LUA_TSTRING) {
@@ -80,7 +82,9 @@ int LuaEngine::LuaRegisterFunction(lua_State* L) {
     if (!lua_isfunction(L, 2)) {
       return fail("second argument to redis.register_function must be a function");
     }
-    reg.name = lua_tostring(L, 1);
+    size_t len = 0;
+    const char* name = lua_tolstring(L, 1, &len);
+    reg.name.assign(name, len);  // all of it: an embedded NUL makes the name invalid
     has_name = true;
     lua_pushvalue(L, 2);
     reg.ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -100,7 +104,8 @@ int LuaEngine::LuaRegisterFunction(lua_State* L) {
   if (!valid) {
     luaL_unref(L, LUA_REGISTRYINDEX, reg.ref);
     return fail(
-        "Function names can only contain letters, numbers, or underscores(_) and must be at "
+        // Redis 7.2 says "Library names" here too.
+        "Library names can only contain letters, numbers, or underscores(_) and must be at "
         "least one character long");
   }
   for (const Registration& r : *registrations_) {

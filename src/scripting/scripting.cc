@@ -9,6 +9,7 @@
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/strings.h"
 
 namespace vireo {
 namespace {
@@ -133,7 +134,9 @@ LuaEngine& Scripting::function_engine() {
 }
 
 FunctionInfo* Scripting::FindFunction(std::string_view name) {
-  auto it = functions_.find(name);
+  // Function names are case-insensitive (Redis's function dict compares without case);
+  // library names are not.
+  auto it = functions_.find(ToLower(name));
   return it == functions_.end() ? nullptr : it->second;
 }
 
@@ -147,7 +150,15 @@ std::string Scripting::LoadLibrary(std::string_view code, bool replace, std::str
   bool has_name = false;
   for (const std::string& option : shebang.options) {
     if (option.starts_with("name=")) {
+      if (has_name) {
+        *error = "ERR Invalid metadata value, name argument was given multiple times";
+        return "";
+      }
       name = option.substr(5);
+      // Redis splits the shebang like a command line, so name="foo" names foo.
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+        name = name.substr(1, name.size() - 2);
+      }
       has_name = true;
     } else {
       *error = "ERR Invalid metadata value given: " + option;
@@ -216,7 +227,7 @@ std::string Scripting::LoadLibrary(std::string_view code, bool replace, std::str
     fn->flags = r.flags;
     fn->description = r.description;
     fn->library = lib.get();
-    functions_[fn->name] = fn.get();
+    functions_[ToLower(fn->name)] = fn.get();
     lib->functions.push_back(std::move(fn));
   }
   libraries_[name] = std::move(lib);
@@ -227,7 +238,7 @@ bool Scripting::DeleteLibrary(std::string_view name) {
   auto it = libraries_.find(std::string(name));
   if (it == libraries_.end()) return false;
   for (auto& fn : it->second->functions) {
-    functions_.erase(fn->name);
+    functions_.erase(ToLower(fn->name));
     function_engine().Unref(fn->ref);
   }
   libraries_.erase(it);

@@ -166,6 +166,16 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
+  // While a command of this client runs (`collect_pushes`): byte ranges of output_ that are
+  // (un)subscribe confirmations, which CLIENT REPLY OFF/SKIP keeps as Redis's CLIENT_PUSHING
+  // does; and messages pushed to this client meanwhile (it published to itself), which follow
+  // the command's reply, as in Redis 7.2, instead of landing inside it.
+  bool collect_pushes = false;
+  std::vector<std::pair<size_t, size_t>> pushes_in_command;
+  std::string deferred_pushes;
+  void NotePush(size_t begin) {
+    if (collect_pushes && output_.size() > begin) pushes_in_command.emplace_back(begin, output_.size());
+  }
   bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
   size_t read_chunk =
       1024;  // next read size; grows while reads fill it, so idle clients stay small

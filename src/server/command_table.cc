@@ -26,6 +26,7 @@ std::string InferArgType(std::string_view name) {
              "db",        "cursor",        "len",         "rank",      "maxlen",
              "client-id", "min-match-len", "numreplicas", "numlocal",  "protover",
              "port",      "bit",           "pivot",       "numsub",    "microseconds",
+             "version",
          }) {
       m.emplace(n, "integer");
     }

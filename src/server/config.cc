@@ -439,9 +439,9 @@ void Config::Declare() {
   constexpr bool kMut = true, kImmut = false;
   auto& o = options_;
 
-  // bind and port are mutable in Redis 7 (the listeners are rebuilt); vireo does not re-bind
-  // at run time yet, so CONFIG SET refuses them as immutable.
-  Option bind = Special("bind", Type::kList, kImmut);
+  // bind and port are mutable, as in Redis 7: CONFIG SET rebuilds the TCP listeners
+  // (Server::RebindTcp, called from the CONFIG SET command).
+  Option bind = Special("bind", Type::kList, kMut);
   bind.get = [](const ServerConfig& c) {
     std::string out;
     for (const std::string& a : c.bind) {
@@ -461,7 +461,7 @@ void Config::Declare() {
     return std::string();
   };
   o.push_back(std::move(bind));
-  o.push_back(Numeric("port", "", &ServerConfig::port, 0, 65535, kImmut));
+  o.push_back(Numeric("port", "", &ServerConfig::port, 0, 65535, kMut));
   o.push_back(String("unixsocket", &ServerConfig::unixsocket, kImmut, true));
   o.push_back(
       Numeric("unixsocketperm", "", &ServerConfig::unixsocketperm, 0, 0777, kImmut, Type::kOctal));
@@ -536,10 +536,16 @@ void Config::Declare() {
 
   // RDB snapshots (src/persistence/).
   o.push_back(Bool("rdbcompression", &ServerConfig::rdbcompression, kMut));
-  o.push_back(Bool("rdbchecksum", &ServerConfig::rdbchecksum, kMut));
+  o.push_back(Bool("rdbchecksum", &ServerConfig::rdbchecksum, kImmut));
   o.push_back(
       Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, kMut));
   o.push_back(Bool("rdb-del-sync-files", &ServerConfig::rdb_del_sync_files, kMut));
+  for (auto [name, field] : {std::pair{"rdb-key-save-delay", &ServerConfig::rdb_key_save_delay},
+                             std::pair{"key-load-delay", &ServerConfig::key_load_delay}}) {
+    Option delay = Numeric(name, "", field, INT32_MIN, INT32_MAX, kMut);
+    delay.hidden = true;
+    o.push_back(std::move(delay));
+  }
   o.push_back(Bool("rdb-save-incremental-fsync", &ServerConfig::rdb_save_incremental_fsync, kMut));
   o.push_back(Enum("sanitize-dump-payload", &ServerConfig::sanitize_dump_payload,
                    {"no", "yes", "clients"}, kMut));
@@ -1125,6 +1131,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
       continue;
     }
     for (const Option& opt : options_) {
+      if (opt.hidden) continue;
       for (const std::string* name : {&opt.name, &opt.alias}) {
         if (name->empty() || seen.count(*name)) continue;
         if (GlobMatch(pattern, *name, true)) {

@@ -94,6 +94,10 @@ struct ServerConfig {
   bool stop_writes_on_bgsave_error = true;
   bool rdb_del_sync_files = false;
   bool rdb_save_incremental_fsync = true;
+  // Hidden test knobs (Redis's rdb-key-save-delay / key-load-delay): microseconds to sleep per
+  // key while saving / loading an RDB, so tests can catch a save or load in progress.
+  int64_t rdb_key_save_delay = 0;
+  int64_t key_load_delay = 0;
   std::string sanitize_dump_payload = "no";
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
@@ -207,6 +211,8 @@ class Config {
     bool protected_config = false;
     // An empty value means "unset": CONFIG REWRITE then removes the directive (requirepass...).
     bool empty_is_null = false;
+    // Redis's HIDDEN_CONFIG: only an exact name reaches it (CONFIG GET globs skip it).
+    bool hidden = false;
     std::string default_value;             // the CONFIG GET text of the built-in default
     std::vector<std::string> enum_values;  // kEnum
     int64_t min = INT64_MIN;

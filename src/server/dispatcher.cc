@@ -50,14 +50,29 @@ bool AllowedWhileSubscribed(const CommandSpec& spec) {
 // covers exactly the command after CLIENT REPLY SKIP, so the flags advance once per command.
 class ReplySuppressor {
  public:
-  explicit ReplySuppressor(Client& client) : client_(client), mark_(client.output().size()) {}
+  explicit ReplySuppressor(Client& client) : client_(client), mark_(client.output().size()) {
+    client_.collect_pushes = true;
+  }
   ~ReplySuppressor() {
+    client_.collect_pushes = false;
+    Suppress();
+    client_.pushes_in_command.clear();
+    // Messages this client published to itself follow the reply (and pass REPLY OFF).
+    if (!client_.deferred_pushes.empty()) {
+      client_.output() += client_.deferred_pushes;
+      client_.deferred_pushes.clear();
+    }
+  }
+
+ private:
+  void Suppress() {
     // Our master gets no replies (REPLCONF GETACK is answered by the link itself).
     constexpr uint32_t kAny =
         kClientReplyOff | kClientReplySkip | kClientReplySkipNext | kClientMaster;
     if ((client_.flags() & kAny) == 0) return;
-    if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip) ||
-        client_.has(kClientMaster)) {
+    if (client_.has(kClientReplyOff) || client_.has(kClientReplySkip)) {
+      DropRepliesKeepPushes(std::max(mark_, client_.output_written));
+    } else if (client_.has(kClientMaster)) {
       client_.output().resize(std::max(mark_, client_.output_written));
     }
     client_.clear(kClientReplySkip);
@@ -67,7 +82,17 @@ class ReplySuppressor {
     }
   }
 
- private:
+  // Truncates the output at `cut`, then puts back the pushes the command wrote after it.
+  void DropRepliesKeepPushes(size_t cut) {
+    std::string& out = client_.output();
+    std::string kept;
+    for (const auto& [begin, end] : client_.pushes_in_command) {
+      if (begin >= cut && end <= out.size()) kept.append(out, begin, end - begin);
+    }
+    out.resize(cut);
+    out += kept;
+  }
+
   Client& client_;
   size_t mark_;
 };
@@ -124,6 +149,8 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       std::string_view reason = message;
       if (reason.starts_with("ERR ")) reason.remove_prefix(4);
       reply.Error(fmt::format("EXECABORT Transaction discarded because of: {}", reason));
+      // MONITOR saw the MULTI: the EXEC shows the transaction is over.
+      if (!monitors_.empty()) FeedMonitors(client, argv);
       return;
     }
     if (client.has(kClientMulti)) client.set(kClientDirtyExec);
@@ -155,8 +182,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
     return;
   }
-  // DEBUG and MODULE are protected actions in Redis 7: refused unless enabled at start-up.
-  if (top->name == "debug" || top->name == "module") {
+  // DEBUG and MODULE LOAD/LOADEX/UNLOAD are protected actions in Redis 7: refused unless
+  // enabled at start-up (MODULE LIST and HELP are not protected).
+  if (spec->has(kCmdProtected) && (top->name == "debug" || top->name == "module")) {
     const ServerConfig& c = config_.values();
     bool debug = top->name == "debug";
     if (!ProtectedActionAllowed(debug ? c.enable_debug_command : c.enable_module_command,
@@ -319,9 +347,6 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
 
 void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
                   bool in_exec) {
-  if (!monitors_.empty() && !reprocessing_ && !spec.has(kCmdSkipMonitor) && !spec.has(kCmdAdmin)) {
-    FeedMonitors(client, argv);
-  }
   // Time stands still inside EXEC (and scripts): every command there sees the same clock.
   if (!in_exec) UpdateCommandTime();
   Database& db = *dbs_[client.db_index()];
@@ -347,6 +372,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   ++executing_depth_;
   spec.handler(ctx);
   --executing_depth_;
+  // MONITOR sees a command once it has run, as Redis feeds it from call(): so EXEC follows the
+  // commands it ran (MULTI, SET, EXEC). A blocked command is shown when it blocks, not again
+  // when it is served.
+  if (!monitors_.empty() && !reprocessing_ && !spec.has(kCmdSkipMonitor) && !spec.has(kCmdAdmin)) {
+    FeedMonitors(client, argv);
+  }
   // Client-side caching: what a read-only command read (also inside EXEC or a script, for the
   // client that sent it; not the read-only scripts themselves, only what they run).
   if (caller != nullptr && caller->has(kClientTracking) && spec.has(kCmdReadonly) &&

@@ -17,6 +17,13 @@ constexpr int64_t kUnauthenticatedOutputLimit = 16 * 1024 + 1024;
 void Server::PushToClient(Client& client, std::string_view bytes) {
   // A client scheduled to close gets nothing more: its buffer is what we are protecting.
   if (client.closed || client.has(kClientCloseAsap)) return;
+  // The client's own command is running (its handler, not the checks before it, which may
+  // evict and invalidate): its reply comes first, as Redis 7.2 defers pushes to the executing
+  // client.
+  if (client.collect_pushes && executing_depth_ > 0) {
+    client.deferred_pushes.append(bytes);
+    return;
+  }
   client.output().append(bytes);
   QueueWrite(client);
 }

@@ -164,6 +164,48 @@ Server::~Server() {
 
 void Server::UpdateCommandTime() { keyspace_options_.now_ms = FastNowMs(); }
 
+// Listens on every address `addr` resolves to. The first plain listener on port 0 (a free
+// port) decides bound_port_; the tls-port never does. Returns "" or the error of a
+// non-optional address.
+std::string Server::ListenTcp(const std::string& addr, bool optional, int port_number, bool tls) {
+  const ServerConfig& c = config_.values();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  std::string port = std::to_string(port_number);
+  if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
+    return optional ? "" : fmt::format("Invalid bind address '{}'", addr);
+  }
+  std::string error;
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
+      error = fmt::format("Could not create server TCP listening socket {}:{}: {}", addr, port,
+                          strerror(errno));
+      close(fd);
+      continue;
+    }
+    if (bound_port_ == 0 && !tls) {
+      sockaddr_storage local{};
+      socklen_t len = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+      bound_port_ = local.ss_family == AF_INET6
+                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                        : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    }
+    listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
+    error.clear();
+  }
+  freeaddrinfo(res);
+  return optional ? "" : error;
+}
+
 std::string Server::Listen() {
   const ServerConfig& c = config_.values();
   // Users before the first client: requirepass, then the `user` lines or the aclfile.
@@ -172,51 +214,12 @@ std::string Server::Listen() {
   // first bind decides and the rest follow it.
   int listen_port = listen_port_override_ == -2 ? c.port : listen_port_override_;
   if (listen_port == -1) listen_port = 0;
-  // tls: the tls-port, on the same addresses; it never decides bound_port_.
-  auto listen_tcp = [&](std::string addr, bool optional, bool tls) -> std::string {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    addrinfo* res = nullptr;
-    int port_number = bound_port_ != 0 ? bound_port_ : listen_port;
-    std::string port = std::to_string(tls ? c.tls_port : port_number);
-    if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
-      return optional ? "" : fmt::format("Invalid bind address '{}'", addr);
-    }
-    std::string error;
-    for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-      int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-      if (fd < 0) continue;
-      int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-      if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-      if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
-        error = fmt::format("Could not create server TCP listening socket {}:{}: {}", addr, port,
-                            strerror(errno));
-        close(fd);
-        continue;
-      }
-      if (bound_port_ == 0 && !tls) {
-        sockaddr_storage local{};
-        socklen_t len = sizeof(local);
-        getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-        bound_port_ = local.ss_family == AF_INET6
-                          ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                          : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-      }
-      listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
-      error.clear();
-    }
-    freeaddrinfo(res);
-    return optional ? "" : error;
-  };
-
   auto listen_all = [&](bool tls) -> std::string {
     for (const std::string& b : c.bind) {
       // A leading '-' marks an address that may be unavailable (e.g. no IPv6).
       bool optional = !b.empty() && b[0] == '-';
-      std::string error = listen_tcp(optional ? b.substr(1) : b, optional, tls);
+      const int port = tls ? c.tls_port : (bound_port_ != 0 ? bound_port_ : listen_port);
+      std::string error = ListenTcp(optional ? b.substr(1) : b, optional, port, tls);
       if (!error.empty()) return error;
     }
     return listeners_.empty() ? "Failed listening on any bind address" : "";
@@ -1194,5 +1197,35 @@ void Server::ApplyConfigChange(const std::string& name) {
   }
 }
 
+// CONFIG SET bind / port (src/commands/server_commands.cc): the TCP listeners are replaced by
+// ones on the configured addresses and port, as Redis does: the old ones close first (the new
+// set may reuse their address and port), and if any new address fails the ones opened are
+// closed again and the error returned; the caller then restores the old values and calls
+// this again. Port 0 leaves no TCP listener. Unix-socket listeners stay.
+std::string Server::RebindTcp() {
+  const ServerConfig& c = config_.values();
+  // The listeners' epoll tags are their indexes: take them all out, rebuild the plain TCP ones
+  // (the unix socket and the tls-port stay), put them back.
+  auto plain_tcp = [](const std::unique_ptr<Listener>& l) { return !l->unix_socket && !l->tls; };
+  for (const auto& l : listeners_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l->fd, nullptr);
+  std::erase_if(listeners_, plain_tcp);
+  std::string error;
+  bound_port_ = c.port;
+  if (c.port != 0) {
+    for (const std::string& entry : c.bind) {
+      const bool optional = !entry.empty() && entry[0] == '-';
+      error = ListenTcp(optional ? entry.substr(1) : entry, optional, c.port, false);
+      if (!error.empty()) break;
+    }
+  }
+  if (!error.empty()) {
+    spdlog::warn("{}", error);
+    std::erase_if(listeners_, plain_tcp);
+  }
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
+  }
+  return error;
+}
 
 }  // namespace vireo

@@ -105,6 +105,18 @@ struct ServerStats {
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
 
+// What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
+// produce otherwise. Only disable_deny_scripts changes behaviour (scripts may then call
+// no-script commands); the others are accepted for the test suite and recorded.
+struct DebugSettings {
+  bool disable_deny_scripts = false;      // SET-DISABLE-DENY-SCRIPTS
+  bool skip_checksum_validation = false;  // SET-SKIP-CHECKSUM-VALIDATION
+  bool pause_cron = false;                // PAUSE-CRON
+  int aof_flush_sleep_us = 0;             // AOF-FLUSH-SLEEP
+  int64_t reply_buffer_peak_reset_ms = 5000;  // REPLYBUFFER PEAK-RESET-TIME
+  bool reply_buffer_resizing = true;          // REPLYBUFFER RESIZING
+};
+
 struct SlowlogEntry {
   uint64_t id;
   int64_t timestamp;  // unix seconds
@@ -135,6 +147,10 @@ class Server : public KeyspaceListener {
   // Thread-safe request to stop the loop (signals, embedding API).
   void RequestShutdown();
   int bound_port() const { return bound_port_; }
+  // CONFIG SET bind/port: replaces the TCP listeners with ones for the configured bind
+  // addresses and port. Returns "" or the error (then no TCP listener is left open: the caller
+  // restores the old configuration and calls it again).
+  std::string RebindTcp();
   // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
   void set_listen_port(int port) { listen_port_override_ = port; }
 
@@ -282,6 +298,8 @@ class Server : public KeyspaceListener {
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys nobody touches.
   bool active_expire_enabled() const { return active_expire_enabled_; }
   void set_active_expire_enabled(bool enabled) { active_expire_enabled_ = enabled; }
+  // The other switches DEBUG flips for tests (src/commands/debug.cc).
+  DebugSettings& debug_settings() { return debug_settings_; }
 
   // Shutdown bookkeeping.
   bool shutting_down() const { return shutdown_requested_; }
@@ -385,6 +403,7 @@ class Server : public KeyspaceListener {
 
  private:
   struct Listener;
+  std::string ListenTcp(const std::string& addr, bool optional, int port, bool tls);
   void OnAccept(Listener& listener);
   // Descriptor exhaustion in OnAccept: answer with the spare descriptor, or stop listening
   // briefly; log at most once a second.
@@ -494,6 +513,7 @@ class Server : public KeyspaceListener {
   Tracking tracking_{*this};
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   bool active_expire_enabled_ = true;
+  DebugSettings debug_settings_;
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered
   int wake_fd_ = -1;   // eventfd: another thread posted work to io_
   int spare_fd_ = -1;  // /dev/null, closed to make room for refusing a client on EMFILE

@@ -223,6 +223,8 @@ KNOWN_DOCS_DIFFERENCES = {
     # XREADGROUP's min-idle-time (8.x), XINFO STREAM, XCLAIM.
     "command|getkeys", "command|getkeysandflags", "zrank", "zrevrank", "client|kill", "xadd",
     "xtrim", "xreadgroup",
+    # MODULE LOADEX's ARGS became a plain repeated string in 7.2 (a block in 7.0).
+    "module|loadex",
     # vireo's own gaps, to shrink: group names the syntax mini-language infers ("left-right"
     # where Redis says "wherefrom"), integer/double types it cannot infer from a name, and a few
     # argument layouts (XREAD's STREAMS block, REPLICAOF's host/port).

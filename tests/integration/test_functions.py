@@ -58,7 +58,12 @@ def test_load_errors(r):
         "Error registering functions: ERR user_function:2: Script attempted to access "
         "nonexistent global variable 'call'")
     assert error_of(r, "FUNCTION", "LOAD", "#!lua name=a\nredis.register_function('f-1', function() end)") == (
-        "Error registering functions: ERR Function names can only contain letters, numbers, or "
+        "Error registering functions: ERR Library names can only contain letters, numbers, or "
+        "underscores(_) and must be at least one character long")
+    # The whole name counts: an embedded NUL makes it invalid (Redis 7.2 unit/functions).
+    assert error_of(r, "FUNCTION", "LOAD",
+                    "#!lua name=a\nredis.register_function('ok\\0bad', function() end)") == (
+        "Error registering functions: ERR Library names can only contain letters, numbers, or "
         "underscores(_) and must be at least one character long")
     assert "wrong number of arguments to redis.register_function" in error_of(
         r, "FUNCTION", "LOAD", "#!lua name=a\nredis.register_function()")

@@ -133,7 +133,7 @@ RESP3_STEPS = [
     (1, "SUBSCRIBE", "a"),
     (1, "PSUBSCRIBE", "a*"),
     (1, "SSUBSCRIBE", "a"),
-    (3, "PUBLISH", "a", "x"),  # our own message and pmessage as pushes, then the reply
+    (3, "PUBLISH", "a", "x"),  # the reply, then our own message and pmessage as pushes
     (2, "@other", "PUBLISH", "a", "y"),
     (1, "@other", "SPUBLISH", "a", "z"),
     (1, "SPUBLISH", "nobody", "z"),
@@ -157,9 +157,9 @@ RESP3_EXPECTED = [
     b">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n",
     b">3\r\n$10\r\npsubscribe\r\n$2\r\na*\r\n:2\r\n",
     b">3\r\n$10\r\nssubscribe\r\n$1\r\na\r\n:1\r\n",
+    b":2\r\n",
     b">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$1\r\nx\r\n",
     b">4\r\n$8\r\npmessage\r\n$2\r\na*\r\n$1\r\na\r\n$1\r\nx\r\n",
-    b":2\r\n",
     b">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$1\r\ny\r\n",
     b">4\r\n$8\r\npmessage\r\n$2\r\na*\r\n$1\r\na\r\n$1\r\ny\r\n",
     b">3\r\n$8\r\nsmessage\r\n$1\r\na\r\n$1\r\nz\r\n",
@@ -186,8 +186,13 @@ def test_resp3_transcript(server, ref, which):
     if handle is None:
         pytest.skip("redis-server not installed")
     replies = transcript(handle, RESP3_STEPS)
-    assert len(replies) == len(RESP3_EXPECTED)
-    for got, want in zip(replies, RESP3_EXPECTED):
+    expected = list(RESP3_EXPECTED)
+    if which == "redis":
+        # Redis 7.0 wrote messages published to oneself before the PUBLISH reply; 7.2 (and
+        # vireo) defer them until after it.
+        expected[4:7] = [expected[5], expected[6], expected[4]]
+    assert len(replies) == len(expected)
+    for got, want in zip(replies, expected):
         if want is not None:
             assert got == want
 

@@ -153,8 +153,11 @@ def test_config_options(server_factory, datadir):
                           ("stop-writes-on-bgsave-error", "yes"), ("dbfilename", "dump.rdb"),
                           ("rdb-del-sync-files", "no")):
         assert r.config_get(name) == {name: default}
+    # rdbchecksum is settable only at start-up, as in Redis 7.
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        r.config_set("rdbchecksum", "no")
+    r = vireo(server_factory, datadir, "--rdbchecksum", "no").client()
     r.config_set("rdbcompression", "no")
-    r.config_set("rdbchecksum", "no")
     r.set("k", "a" * 1000)
     r.save()
     data = (datadir / "dump.rdb").read_bytes()

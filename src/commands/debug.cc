@@ -1,0 +1,562 @@
+// DEBUG: the test-suite tools Redis exposes behind enable-debug-command (the dispatcher does
+// the gating: DEBUG is a protected command).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <time.h>
+
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "commands/arg_parser.h"
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "persistence/aof.h"
+#include "persistence/rdb.h"
+#include "persistence/snapshot.h"
+#include "replication/replication.h"
+#include "scripting/sha1.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "server/server.h"
+#include "types/hash_object.h"
+#include "types/packed_list.h"
+#include "types/set_object.h"
+#include "types/zset.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// DIGEST: a 160-bit summary of the dataset that depends only on its logical content (not on
+// encodings, hash-table layouts or insertion order of unordered types), so two servers holding
+// the same data agree, and so does one server before and after DEBUG RELOAD.
+
+using Digest = std::array<uint8_t, 20>;
+
+// Chains `data` into `d`: order-dependent (d = SHA1(d || len || data)). The length prefix keeps
+// ("ab","c") and ("a","bc") apart.
+void Mix(Digest& d, std::string_view data) {
+  std::string buf(reinterpret_cast<const char*>(d.data()), d.size());
+  buf += std::to_string(data.size());
+  buf.push_back(':');
+  buf.append(data);
+  d = Sha1(buf);
+}
+
+// Folds `data`'s own digest into `d`: order-independent (XOR), for set members and hash fields.
+void Fold(Digest& d, const Digest& item) {
+  for (size_t i = 0; i < d.size(); ++i) d[i] ^= item[i];
+}
+
+Digest PairDigest(std::string_view a, std::string_view b) {
+  Digest d{};
+  Mix(d, a);
+  Mix(d, b);
+  return d;
+}
+
+std::string Hex(const Digest& d) {
+  std::string out;
+  out.reserve(40);
+  for (uint8_t b : d) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+// The digest of one value with its expire time (-1: none); the key's name is not part of it, so
+// DEBUG DIGEST-VALUE of a copy equals that of the original.
+Digest ValueDigest(const Value& v, int64_t expire_ms) {
+  Digest d{};
+  Mix(d, ValueTypeName(v.type()));
+  switch (v.type()) {
+    case ValueType::kString: {
+      char scratch[24];
+      Mix(d, v.StringView(scratch));
+      break;
+    }
+    case ValueType::kList: {
+      const PackedList& list = *v.As<PackedList>();
+      list.ForRange(0, static_cast<int64_t>(list.size()) - 1, [&](std::string_view e) {
+        Mix(d, e);
+        return true;
+      });
+      break;
+    }
+    case ValueType::kSet: {
+      Digest acc{};
+      v.As<SetObject>()->ForEach([&](std::string_view m) { Fold(acc, Sha1(m)); });
+      Mix(d, std::string_view(reinterpret_cast<const char*>(acc.data()), acc.size()));
+      break;
+    }
+    case ValueType::kHash: {
+      Digest acc{};
+      v.As<HashObject>()->ForEach(
+          [&](std::string_view f, std::string_view val) { Fold(acc, PairDigest(f, val)); });
+      Mix(d, std::string_view(reinterpret_cast<const char*>(acc.data()), acc.size()));
+      break;
+    }
+    case ValueType::kZSet:
+      // Members come in score order, so chaining is already layout-independent.
+      v.As<ZSet>()->ForEach([&](std::string_view m, double score) {
+        Mix(d, m);
+        Mix(d, fmt::format("{:.17g}", score));
+      });
+      break;
+    case ValueType::kStream:
+      // A stream's serialization has one form (entries by ID, groups and consumers by name).
+      Mix(d, RdbDumpValue(v, false));
+      break;
+  }
+  if (expire_ms >= 0) Mix(d, "expire:" + std::to_string(expire_ms));
+  return d;
+}
+
+Digest DatasetDigest(Server& server) {
+  Digest total{};
+  for (int i = 0; i < server.db_count(); ++i) {
+    Database& db = server.db(i);
+    if (db.size() == 0) continue;
+    Digest keys{};
+    db.ForEach([&](DbEntry* e) {
+      Digest kd = ValueDigest(e->value, db.GetExpire(e));
+      Mix(kd, e->key.view());
+      Fold(keys, kd);
+    });
+    Digest dbd{};
+    Mix(dbd, std::to_string(i));
+    Mix(dbd, std::string_view(reinterpret_cast<const char*>(keys.data()), keys.size()));
+    Fold(total, dbd);
+  }
+  return total;
+}
+
+void DebugDigest(CommandContext& ctx) {
+  // An empty dataset digests to zeros, as in Redis.
+  ctx.reply.SimpleString(Hex(DatasetDigest(ctx.server)));
+}
+
+void DebugDigestValue(CommandContext& ctx) {
+  ctx.reply.Array(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    // Peek: logically expired keys still have a value to digest.
+    DbEntry* e = ctx.db.Peek(ctx.arg(i));
+    ctx.reply.SimpleString(
+        Hex(e == nullptr ? Digest{} : ValueDigest(e->value, ctx.db.GetExpire(e))));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SLEEP, PROTOCOL, OBJECT
+
+void DebugSleep(CommandContext& ctx) {
+  // Like Redis: strtod's reading of the argument, so "abc" sleeps 0 seconds; the whole server
+  // stops meanwhile, which is the point (tests use it to simulate a busy server).
+  std::string text(ctx.arg(2));
+  double seconds = std::strtod(text.c_str(), nullptr);
+  auto micros = static_cast<int64_t>(seconds * 1000000);
+  if (micros > 0) {
+    timespec ts{static_cast<time_t>(micros / 1000000), static_cast<long>(micros % 1000000) * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  ctx.reply.Ok();
+}
+
+void DebugProtocol(CommandContext& ctx) {
+  ReplyBuilder& r = ctx.reply;
+  std::string_view type = ctx.arg(2);
+  if (IsArg(type, "STRING")) {
+    r.Bulk("Hello World");
+  } else if (IsArg(type, "INTEGER")) {
+    r.Integer(12345);
+  } else if (IsArg(type, "DOUBLE")) {
+    r.Double(3.141);
+  } else if (IsArg(type, "BIGNUM")) {
+    r.BigNumber("1234567999999999999999999999999999999");
+  } else if (IsArg(type, "NULL")) {
+    r.Null();
+  } else if (IsArg(type, "ARRAY") || IsArg(type, "SET")) {
+    if (IsArg(type, "ARRAY")) {
+      r.Array(3);
+    } else {
+      r.Set(3);
+    }
+    for (int i = 0; i < 3; ++i) r.Integer(i);
+  } else if (IsArg(type, "MAP")) {
+    r.Map(3);
+    for (int i = 0; i < 3; ++i) {
+      r.Integer(i);
+      r.Bool(i == 1);
+    }
+  } else if (IsArg(type, "ATTRIB")) {
+    if (ctx.client.resp() >= 3) {
+      r.Raw("|1\r\n");
+      r.Bulk("key-popularity");
+      r.Array(2);
+      r.Bulk("key:123");
+      r.Integer(90);
+    }
+    // An attribute only decorates a reply, so a real one follows.
+    r.Bulk("Some real reply following the attribute");
+  } else if (IsArg(type, "PUSH")) {
+    if (ctx.client.resp() < 3) {
+      r.Error("ERR RESP2 is not supported by this command");
+      return;
+    }
+    r.Push(2);
+    r.Bulk("server-cpu-usage");
+    r.Integer(42);
+    // Push data is out of band; a normal reply lets a client waiting for one carry on.
+    r.Bulk("Some real reply following the push reply");
+  } else if (IsArg(type, "TRUE") || IsArg(type, "FALSE")) {
+    r.Bool(IsArg(type, "TRUE"));
+  } else if (IsArg(type, "VERBATIM")) {
+    r.Verbatim("This is a verbatim\nstring");
+  } else {
+    r.Error(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
+// DEBUG OBJECT <key>: Redis's one-line status of low-level details. The key is looked up
+// without expiring or touching it. lru is the raw 24-bit access clock (an LFU clock under an
+// LFU policy, as in Redis); lru_seconds_idle always reads it as an LRU clock.
+void DebugObject(CommandContext& ctx) {
+  DbEntry* entry = ctx.db.Peek(ctx.arg(2));
+  if (entry == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  const Value& v = entry->value;
+  std::string extra;
+  if (v.type() == ValueType::kList && v.EncodingName() == std::string_view("quicklist")) {
+    const PackedList& ql = *v.As<PackedList>();
+    const size_t nodes = ql.node_count();
+    extra = fmt::format(
+        " ql_nodes:{} ql_avg_node:{:.2f} ql_listpack_max:{} ql_compressed:{} "
+        "ql_uncompressed_size:{}",
+        nodes, static_cast<double>(ql.size()) / static_cast<double>(nodes), ql.max_listpack_size(),
+        ql.compress_depth() != 0 ? 1 : 0, ql.ListpackBytes());
+  }
+  const int refcount = IsSharedInteger(ctx.server.cfg(), v) ? INT_MAX : 1;
+  const uint32_t clock = v.access_clock();
+  ctx.reply.SimpleString(fmt::format(
+      "Value at:{} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{}",
+      static_cast<const void*>(&v), refcount, v.EncodingName(),
+      RdbSerializedLength(v, ctx.server.cfg().rdbcompression), clock,
+      LruIdleMs(clock, ctx.db.now_ms()) / 1000, extra));
+}
+
+// DEBUG LISTPACK / QUICKLIST <key>: Redis dumps the structure to stdout; vireo logs a summary.
+void DebugStructure(CommandContext& ctx, bool quicklist) {
+  DbEntry* entry = LookupRead(ctx, ctx.db, ctx.arg(2), false);
+  if (entry == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  std::string_view encoding = entry->value.EncodingName();
+  if (quicklist ? encoding != "quicklist" : encoding != "listpack") {
+    ctx.reply.Error(quicklist ? "ERR Not a quicklist encoded object."
+                              : "ERR Not a listpack encoded object.");
+    return;
+  }
+  spdlog::info("DEBUG {}: key '{}' encoding {}", quicklist ? "QUICKLIST" : "LISTPACK", ctx.arg(2),
+               encoding);
+  ctx.reply.SimpleString(quicklist ? "Quicklist structure printed on stdout"
+                                   : "Listpack structure printed on stdout");
+}
+
+// ---------------------------------------------------------------------------------------------
+// RELOAD, LOADAOF, POPULATE
+
+void DebugReload(CommandContext& ctx) {
+  RdbReloadOptions opts;
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    if (IsArg(opt, "MERGE")) {
+      opts.merge = true;
+    } else if (IsArg(opt, "NOFLUSH")) {
+      opts.flush = false;
+    } else if (IsArg(opt, "NOSAVE")) {
+      opts.save = false;
+    } else {
+      ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      return;
+    }
+  }
+  // Save, empty every database, load the dump again (src/persistence/snapshot.h).
+  if (std::string err = RdbDebugReload(ctx.server, opts); !err.empty()) {
+    ctx.reply.Error(err);
+    return;
+  }
+  spdlog::info("DB reloaded by DEBUG RELOAD");
+  ctx.reply.Ok();
+}
+
+void DebugLoadAof(CommandContext& ctx) {
+  if (std::string err = ctx.server.aof().DebugReload(); !err.empty()) {
+    spdlog::warn("DEBUG LOADAOF: {}", err);
+    ctx.reply.Error("ERR Error trying to load the AOF files, check server logs.");
+    return;
+  }
+  spdlog::info("Append Only File loaded by DEBUG LOADAOF");
+  ctx.reply.Ok();
+}
+
+// DEBUG POPULATE <count> [prefix] [size]: keys prefix:0..count-1 holding "value:<i>" (cut or
+// zero-padded to `size` bytes when given); existing keys are left alone.
+void DebugPopulate(CommandContext& ctx) {
+  ArgParser args(ctx, 2);
+  int64_t count = args.NonNegative();
+  std::string prefix = ctx.argc() >= 4 ? std::string(ctx.arg(3)) : "key";
+  int64_t size = 0;
+  if (ctx.argc() == 5) {
+    args.Seek(4);
+    size = args.NonNegative();
+  }
+  if (!args.Check()) return;
+  for (int64_t i = 0; i < count; ++i) {
+    std::string key = fmt::format("{}:{}", prefix, i);
+    if (ctx.db.Peek(key) != nullptr) continue;
+    std::string value = fmt::format("value:{}", i);
+    if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+    ctx.db.Add(key, size > 0 ? Value::RawString(std::move(value)) : Value::String(value));
+    KeyWritten(ctx, key);
+  }
+  ctx.reply.Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings the test suite flips
+
+// atoi, as Redis: anything that doesn't read as a number is 0.
+int AtoiArg(std::string_view arg) { return std::atoi(std::string(arg).c_str()); }
+
+void DebugQuicklistPackedThreshold(CommandContext& ctx) {
+  // Redis's limit for a "plain" (single huge element) node. vireo has no plain nodes, so the
+  // value is only validated.
+  int64_t bytes = 0;
+  if (!ParseMemory(ctx.arg(2), &bytes) || bytes <= 1 || bytes >= (int64_t{1} << 32)) {
+    ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void DebugReplyBuffer(CommandContext& ctx) {
+  DebugSettings& s = ctx.server.debug_settings();
+  std::string_view what = ctx.arg(2);
+  std::string_view value = ctx.arg(3);
+  if (IsArg(what, "PEAK-RESET-TIME")) {
+    if (IsArg(value, "NEVER")) {
+      s.reply_buffer_peak_reset_ms = -1;
+    } else if (IsArg(value, "RESET")) {
+      s.reply_buffer_peak_reset_ms = DebugSettings{}.reply_buffer_peak_reset_ms;
+    } else {
+      ArgParser args(ctx, 3);
+      int64_t ms = args.Int(errors::kNotInteger);
+      if (!args.Check()) return;
+      s.reply_buffer_peak_reset_ms = ms;
+    }
+  } else if (IsArg(what, "RESIZING")) {
+    s.reply_buffer_resizing = AtoiArg(value) != 0;
+  } else {
+    ctx.reply.Error(
+        fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                    ctx.arg(1).substr(0, 128)));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void DebugHtstats(CommandContext& ctx) {
+  ArgParser args(ctx, 2);
+  int64_t dbid = args.Int(errors::kNotInteger);
+  if (!args.Check()) return;
+  if (dbid < 0 || dbid >= ctx.server.db_count()) {
+    ctx.reply.Error("ERR Out of range database");
+    return;
+  }
+  Database& db = ctx.server.db(static_cast<int>(dbid));
+  ctx.reply.Verbatim(fmt::format(
+      "[Dictionary HT]\nHash table 0 stats (main hash table):\n table size: {}\n number of "
+      "elements: {}\n[Expires HT]\nHash table 0 stats (main hash table):\n table size: {}\n "
+      "number of elements: {}\n",
+      db.size(), db.size(), db.expires_size(), db.expires_size()));
+}
+
+void DebugHelp(CommandContext& ctx) {
+  ReplyHelp(
+      ctx, "DEBUG",
+      {"AOF-FLUSH-SLEEP <microsec>",
+       "    Server will sleep before flushing the AOF, this is used for testing.",
+       "ASSERT",
+       "    Crash by assertion failed (not supported by vireo).",
+       "CHANGE-REPL-ID",
+       "    Change the replication IDs of the instance.",
+       "    Dangerous: should be used only for testing the replication subsystem.",
+       "CONFIG-REWRITE-FORCE-ALL",
+       "    Like CONFIG REWRITE but writes all configuration options, including",
+       "    keywords not listed in original configuration file or default values.",
+       "DIGEST",
+       "    Output a hex signature representing the current DB content.",
+       "DIGEST-VALUE <key> [<key> ...]",
+       "    Output a hex signature of the values of all the specified keys.",
+       "ERROR <string>",
+       "    Return a Redis protocol error with <string> as message. Useful for clients",
+       "    unit tests to simulate Redis errors.",
+       "LOG <message>",
+       "    Write <message> to the server log.",
+       "HTSTATS <dbid> [full]",
+       "    Return hash table statistics of the specified Redis database.",
+       "HTSTATS-KEY <key> [full]",
+       "    Like HTSTATS but for the hash table stored at <key>'s value.",
+       "LOADAOF",
+       "    Flush the AOF buffers on disk and reload the AOF in memory.",
+       "LISTPACK <key>",
+       "    Show low level info about the listpack encoding of <key>.",
+       "QUICKLIST <key> [<0|1>]",
+       "    Show low level info about the quicklist encoding of <key>.",
+       "    The 2nd optional argument specifies if to print the listpack contents.",
+       "OBJECT <key>",
+       "    Show low level info about `key` and associated value.",
+       "PAUSE-CRON <0|1>",
+       "    Stop periodic cron job processing.",
+       "POPULATE <count> [<prefix>] [<size>]",
+       "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+       "    it is used instead of the 'key' prefix. These are not propagated to",
+       "    replicas. Cluster slots are not respected so keys not belonging to the",
+       "    current node can be created in cluster mode.",
+       "PROTOCOL <type>",
+       "    Reply with a test value of the specified type. <type> can be: string,",
+       "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+       "    true, false.",
+       "RELOAD [option ...]",
+       "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+       "    * MERGE: conflicting keys will be loaded from RDB.",
+       "    * NOFLUSH: the existing database will not be removed before load, but",
+       "      conflicting keys will generate an exception and kill the server.",
+       "    * NOSAVE: the database will be loaded from an existing RDB file.",
+       "    Examples:",
+       "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+       "      the database.",
+       "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+       "      existing RDB file.",
+       "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+       "      file to the database.",
+       "SET-ACTIVE-EXPIRE <0|1>",
+       "    Setting it to 0 disables expiring keys in background when they are not",
+       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+       "    default.",
+       "QUICKLIST-PACKED-THRESHOLD <size>",
+       "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+       "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+       "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+       "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
+       "SET-DISABLE-DENY-SCRIPTS <0|1>",
+       "    Enables or disables the ability to call commands flagged as no-script from scripts.",
+       "SLEEP <seconds>",
+       "    Stop the server for <seconds>. Decimals allowed.",
+       "STRINGMATCH-TEST",
+       "    Run a fuzz tester against the stringmatchlen() function.",
+       "STRUCTSIZE",
+       "    Return the size of different Redis core C structures.",
+       "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+       "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+       "    In case NEVER is provided the last observed peak will never be reset",
+       "    In case RESET is provided the peak reset time will be restored to the default value",
+       "REPLYBUFFER RESIZING <0|1>",
+       "    Enable or disable the reply buffer resize cron job"});
+}
+
+void DebugCommand(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  const size_t argc = ctx.argc();
+  DebugSettings& settings = ctx.server.debug_settings();
+  if (IsArg(sub, "HELP") && argc == 2) {
+    DebugHelp(ctx);
+  } else if (IsArg(sub, "SLEEP") && argc == 3) {
+    DebugSleep(ctx);
+  } else if (IsArg(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
+    ctx.server.set_active_expire_enabled(AtoiArg(ctx.arg(2)) != 0);
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "ERROR") && argc == 3) {
+    // Written raw, as Redis does: no "ERR " prefix added, and not counted in errorstats.
+    std::string line = "-";
+    for (char c : ctx.arg(2)) line.push_back(c == '\r' || c == '\n' ? ' ' : c);
+    line += "\r\n";
+    ctx.reply.Raw(line);
+  } else if (IsArg(sub, "LOG") && argc == 3) {
+    spdlog::warn("DEBUG LOG: {}", ctx.arg(2));
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "RELOAD")) {
+    DebugReload(ctx);
+  } else if (IsArg(sub, "LOADAOF")) {
+    DebugLoadAof(ctx);
+  } else if (IsArg(sub, "OBJECT") && argc == 3) {
+    DebugObject(ctx);
+  } else if (IsArg(sub, "LISTPACK") && argc == 3) {
+    DebugStructure(ctx, false);
+  } else if (IsArg(sub, "QUICKLIST") && (argc == 3 || argc == 4)) {
+    DebugStructure(ctx, true);
+  } else if (IsArg(sub, "POPULATE") && argc >= 3 && argc <= 5) {
+    DebugPopulate(ctx);
+  } else if (IsArg(sub, "DIGEST") && argc == 2) {
+    DebugDigest(ctx);
+  } else if (IsArg(sub, "DIGEST-VALUE")) {
+    DebugDigestValue(ctx);
+  } else if (IsArg(sub, "PROTOCOL") && argc == 3) {
+    DebugProtocol(ctx);
+  } else if (IsArg(sub, "QUICKLIST-PACKED-THRESHOLD") && argc == 3) {
+    DebugQuicklistPackedThreshold(ctx);
+  } else if (IsArg(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3) {
+    settings.skip_checksum_validation = AtoiArg(ctx.arg(2)) != 0;
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "AOF-FLUSH-SLEEP") && argc == 3) {
+    settings.aof_flush_sleep_us = AtoiArg(ctx.arg(2));
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "SET-DISABLE-DENY-SCRIPTS") && argc == 3) {
+    settings.disable_deny_scripts = AtoiArg(ctx.arg(2)) != 0;
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "PAUSE-CRON") && argc == 3) {
+    settings.pause_cron = AtoiArg(ctx.arg(2)) != 0;
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "REPLYBUFFER") && argc == 4) {
+    DebugReplyBuffer(ctx);
+  } else if (IsArg(sub, "CHANGE-REPL-ID") && argc == 2) {
+    spdlog::info("Changing replication IDs after receiving DEBUG change-repl-id");
+    ctx.server.replication().ChangeReplicationId();
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "STRINGMATCH-TEST") && argc == 2) {
+    // Redis fuzzes its glob matcher here; vireo's is covered by its unit tests.
+    ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
+  } else if (IsArg(sub, "STRUCTSIZE") && argc == 2) {
+    ctx.reply.Bulk(fmt::format("bits:{} value:{} ", sizeof(void*) * 8, sizeof(Value)));
+  } else if (IsArg(sub, "HTSTATS") && argc >= 3) {
+    DebugHtstats(ctx);
+  } else if (IsArg(sub, "CONFIG-REWRITE-FORCE-ALL") && argc == 2) {
+    if (std::string err = ctx.server.config().Rewrite(); !err.empty()) {
+      ctx.reply.Error(fmt::format("ERR CONFIG-REWRITE-FORCE-ALL failed: {}", err));
+      return;
+    }
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Error(
+        fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                    sub.substr(0, 128)));
+  }
+}
+
+}  // namespace
+
+void RegisterDebugCommands(CommandTable& table) {
+  table.Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected,
+             Keys(), 0, "server", "1.0.0", "A container for debugging commands.", "", DebugCommand,
+             "Depends on subcommand."});
+}
+
+}  // namespace vireo

@@ -1,0 +1,186 @@
+"""DEBUG subcommands the Redis test suite uses (src/commands/debug.cc)."""
+
+import pytest
+import redis
+
+ZERO_DIGEST = "0" * 40
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def digest(r):
+    return text(r.execute_command("DEBUG", "DIGEST"))
+
+
+def fill(r, order):
+    """The same logical dataset, written in a given order (and so with other layouts)."""
+    members = [f"m{i}" for i in range(200)]
+    if order:
+        members.reverse()
+    r.set("s", "v")
+    r.set("n", 12345)
+    for m in members:
+        r.sadd("set", m)
+        r.hset("hash", m, m.upper())
+        r.zadd("zset", {m: len(m)})
+    r.rpush("list", *range(10))
+    r.sadd("small", "a", "b", "c")
+    r.hset("smallhash", mapping={"f1": "1", "f2": "2"} if not order else {"f2": "2", "f1": "1"})
+    r.xadd("stream", {"a": "1"}, id="1-1")
+    r.pexpireat("s", 4102444800000)
+
+
+def test_digest_empty_is_zero(r):
+    assert digest(r) == ZERO_DIGEST
+
+
+def test_digest_depends_only_on_content(server_factory):
+    a = server_factory().client(decode_responses=True)
+    b = server_factory().client(decode_responses=True)
+    fill(a, False)
+    fill(b, True)
+    da = digest(a)
+    assert len(da) == 40 and da != ZERO_DIGEST
+    assert da == digest(b)
+    # Encodings differ (listpack vs hashtable after conversion) but content decides.
+    a.delete("small")
+    a.sadd("small", "c", "b", "a", *[f"x{i}" for i in range(300)])
+    a.srem("small", *[f"x{i}" for i in range(300)])
+    assert a.object("encoding", "small") != b.object("encoding", "small")
+    assert digest(a) == digest(b)
+    # Any change shows: a value, a TTL, a key in another database.
+    a.set("s", "w")
+    assert digest(a) != da
+    a.set("s", "v", pxat=4102444800000)
+    assert digest(a) == da
+    a.persist("s")
+    assert digest(a) != da
+
+
+def test_digest_survives_reload(r):
+    fill(r, False)
+    before = digest(r)
+    assert r.execute_command("DEBUG", "RELOAD") in (b"OK", "OK")
+    assert digest(r) == before
+
+
+def test_digest_value(r):
+    r.rpush("a", 1, 2, 3)
+    r.copy("a", "b")
+    r.rpush("c", 3, 2, 1)
+    da, db, dc, missing = r.execute_command("DEBUG", "DIGEST-VALUE", "a", "b", "c", "nokey")
+    assert da == db != dc
+    assert text(missing) == ZERO_DIGEST
+    assert r.execute_command("DEBUG", "DIGEST-VALUE") == []
+
+
+def test_reload_options(r):
+    r.set("k", "saved")
+    r.save()
+    r.set("k", "memory")
+    r.set("only-in-memory", "1")
+    # NOSAVE loads the file as it is; by default memory is emptied first.
+    assert r.execute_command("DEBUG", "RELOAD", "NOSAVE") == b"OK"
+    assert r.get("k") == b"saved" and not r.exists("only-in-memory")
+    r.set("k", "memory")
+    r.set("only-in-memory", "1")
+    # NOFLUSH without MERGE: a key in both is an error.
+    with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
+        r.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+    r.set("k", "memory")
+    r.set("only-in-memory", "1")
+    assert r.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") == b"OK"
+    assert r.get("k") == b"saved" and r.get("only-in-memory") == b"1"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("DEBUG", "RELOAD", "bogus")
+    assert str(e.value) == "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+
+
+def test_loadaof(server_factory):
+    srv = server_factory(["--appendonly", "yes"])
+    r = srv.client()
+    r.set("a", "1")
+    r.rpush("l", "x", "y")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.get("a") == b"1" and r.lrange("l", 0, -1) == [b"x", b"y"]
+    # The replay is not logged again: one more load gives the same data.
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.lrange("l", 0, -1) == [b"x", b"y"]
+
+
+def test_populate(r):
+    r.set("key:1", "mine")
+    assert r.execute_command("DEBUG", "POPULATE", 3) == b"OK"
+    assert r.mget("key:0", "key:1", "key:2") == [b"value:0", b"mine", b"value:2"]
+    assert r.execute_command("DEBUG", "POPULATE", 2, "p", 10) == b"OK"
+    assert r.get("p:1") == b"value:1\x00\x00\x00"
+    assert r.execute_command("DEBUG", "POPULATE", 1, "q", 3) == b"OK"
+    assert r.get("q:0") == b"val"
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("DEBUG", "POPULATE", -1)
+
+
+def test_structure_and_settings(r):
+    r.rpush("l", "a")
+    r.set("s", "x")
+    assert r.execute_command("DEBUG", "LISTPACK", "l") == b"Listpack structure printed on stdout"
+    with pytest.raises(redis.ResponseError, match="^Not a listpack encoded object.$"):
+        r.execute_command("DEBUG", "LISTPACK", "s")
+    with pytest.raises(redis.ResponseError, match="^Not a quicklist encoded object.$"):
+        r.execute_command("DEBUG", "QUICKLIST", "l")
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        r.execute_command("DEBUG", "LISTPACK", "missing")
+    assert r.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100mb") == b"OK"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb")
+    assert str(e.value) == "argument must be a memory value bigger than 1 and smaller than 4gb"
+    for args in (("SET-SKIP-CHECKSUM-VALIDATION", 1), ("AOF-FLUSH-SLEEP", 0),
+                 ("PAUSE-CRON", 0), ("REPLYBUFFER", "PEAK-RESET-TIME", "never"),
+                 ("REPLYBUFFER", "PEAK-RESET-TIME", "reset"), ("REPLYBUFFER", "RESIZING", 1),
+                 ("CHANGE-REPL-ID",)):
+        assert r.execute_command("DEBUG", *args) == b"OK", args
+    with pytest.raises(redis.ResponseError, match="unknown subcommand"):
+        r.execute_command("DEBUG", "REPLYBUFFER", "bogus", 1)
+    assert r.execute_command("DEBUG", "STRINGMATCH-TEST") == (
+        b"Apparently Redis did not crash: test passed")
+    assert b"[Dictionary HT]" in r.execute_command("DEBUG", "HTSTATS", 0)
+    with pytest.raises(redis.ResponseError, match="Out of range database"):
+        r.execute_command("DEBUG", "HTSTATS", 99)
+    with pytest.raises(redis.ResponseError, match="unknown subcommand"):
+        r.execute_command("DEBUG", "NO-SUCH-THING")
+    help_lines = r.execute_command("DEBUG", "HELP")
+    assert help_lines[0].startswith(b"DEBUG <subcommand>")
+    assert b"DIGEST-VALUE <key> [<key> ...]" in help_lines
+
+
+def test_change_repl_id(r):
+    before = r.info("replication")["master_replid"]
+    r.execute_command("DEBUG", "CHANGE-REPL-ID")
+    assert r.info("replication")["master_replid"] != before
+
+
+def test_disable_deny_scripts(r):
+    script = "return redis.call('debug', 'sleep', '0')"
+    with pytest.raises(redis.ResponseError, match="not allowed from script"):
+        r.eval(script, 0)
+    r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", 1)
+    try:
+        assert r.eval(script, 0) == b"OK"
+    finally:
+        r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", 0)
+
+
+def test_rdb_key_save_delay_is_hidden_and_kills_with_flushall(r):
+    assert r.config_get("rdb-key-save-delay") == {"rdb-key-save-delay": "0"}
+    # Hidden: globs don't list it.
+    assert "rdb-key-save-delay" not in r.config_get("*")
+    r.set("k", "v")
+    r.config_set("rdb-key-save-delay", 10000000)
+    r.bgsave()
+    assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    r.config_set("rdb-key-save-delay", 0)
+    r.flushall()
+    from conftest import wait_for
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0)
