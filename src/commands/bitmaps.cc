@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/families.h"
 #include "commands/arg_parser.h"
+#include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -446,6 +446,23 @@ void BitfieldGeneric(CommandContext& ctx, bool read_only_command) {
   }
 }
 
+// BITFIELD with only GET (and OVERFLOW) operations reads its key, as Redis's key-flags
+// procedure says (ACL: a read-only user may run it); anything else, a malformed call included,
+// may write it.
+uint32_t BitfieldKeyFlags(std::span<const std::string_view> argv, const KeyRef&) {
+  for (size_t i = 2; i < argv.size(); ++i) {
+    const size_t rest = argv.size() - i - 1;
+    if (EqualsIgnoreCase(argv[i], "get") && rest >= 2) {
+      i += 2;
+    } else if (EqualsIgnoreCase(argv[i], "overflow") && rest >= 1) {
+      i += 1;
+    } else {
+      return kKeyRW | kKeyAccess | kKeyUpdate;
+    }
+  }
+  return kKeyRO | kKeyAccess;
+}
+
 void BitfieldCommand(CommandContext& ctx) { BitfieldGeneric(ctx, false); }
 void BitfieldRoCommand(CommandContext& ctx) { BitfieldGeneric(ctx, true); }
 
@@ -468,8 +485,8 @@ void RegisterBitmapCommands(CommandTable& table) {
              "Finds the first set (1) or clear (0) bit in a string.",
              "key bit [start [end [BYTE | BIT]]]", BitposCommand, "O(N)"});
   table.Add({"bitop", -4, kWriteOom,
-             Keys(KeyAt(2, kKeyOW | kKeyUpdate), KeysAt(3, -1, 1, kKeyRO | kKeyAccess)),
-             kAclBitmap, "bitmap", "2.6.0",
+             Keys(KeyAt(2, kKeyOW | kKeyUpdate), KeysAt(3, -1, 1, kKeyRO | kKeyAccess)), kAclBitmap,
+             "bitmap", "2.6.0",
              "Performs bitwise operations on multiple strings, and stores the result.",
              "<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]",
              BitopCommand, "O(N)"});
@@ -480,7 +497,7 @@ void RegisterBitmapCommands(CommandTable& table) {
        kAclBitmap, "bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings.",
        "key [(GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | "
        "INCRBY encoding offset increment>) ...]",
-       BitfieldCommand, "O(1) for each subcommand specified"});
+       BitfieldCommand, "O(1) for each subcommand specified", nullptr, BitfieldKeyFlags});
   table.Add({"bitfield_ro", -2, kCmdReadonly | kCmdFast, read_key, kAclBitmap, "bitmap", "6.0.0",
              "Performs arbitrary read-only bitfield integer operations on strings.",
              "key [GET encoding offset [GET encoding offset ...]]", BitfieldRoCommand,

@@ -1,5 +1,4 @@
 #include "server/server.h"
-#include "server/server_loop.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -28,6 +27,7 @@
 #include "server/command_context.h"
 #include "server/notify.h"
 #include "server/redaction.h"
+#include "server/server_loop.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -116,8 +116,7 @@ constexpr uint64_t kListenerTag = 1ull << 63;  // | index into listeners_
 constexpr uint64_t kWakeTag = 1ull << 62;
 }  // namespace
 
-Server::Server(Config config)
-    : config_(std::move(config)), loop_(std::make_unique<ServerLoop>()) {
+Server::Server(Config config) : config_(std::move(config)), loop_(std::make_unique<ServerLoop>()) {
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   ApplyMemoryConfig();

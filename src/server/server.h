@@ -20,8 +20,8 @@
 #include "db/lazy_free.h"
 #include "persistence/snapshot.h"
 #include "replication/propagator.h"
-#include "security/acl.h"
 #include "replication/replication.h"
+#include "security/acl.h"
 #include "security/tls.h"
 #include "server/child_processes.h"
 #include "server/client.h"
@@ -109,10 +109,10 @@ class Aof;        // src/persistence/aof.h
 // produce otherwise. Only disable_deny_scripts changes behaviour (scripts may then call
 // no-script commands); the others are accepted for the test suite and recorded.
 struct DebugSettings {
-  bool disable_deny_scripts = false;      // SET-DISABLE-DENY-SCRIPTS
-  bool skip_checksum_validation = false;  // SET-SKIP-CHECKSUM-VALIDATION
-  bool pause_cron = false;                // PAUSE-CRON
-  int aof_flush_sleep_us = 0;             // AOF-FLUSH-SLEEP
+  bool disable_deny_scripts = false;          // SET-DISABLE-DENY-SCRIPTS
+  bool skip_checksum_validation = false;      // SET-SKIP-CHECKSUM-VALIDATION
+  bool pause_cron = false;                    // PAUSE-CRON
+  int aof_flush_sleep_us = 0;                 // AOF-FLUSH-SLEEP
   int64_t reply_buffer_peak_reset_ms = 5000;  // REPLYBUFFER PEAK-RESET-TIME
   bool reply_buffer_resizing = true;          // REPLYBUFFER RESIZING
 };

@@ -135,6 +135,18 @@ def test_command_key_channel_denials(server, acl):
     assert call_error(c, "ACL", "DRYRUN", "nobody", "GET", "x") == "User 'nobody' not found"
 
 
+def test_bitfield_reads_need_only_read_permission(server, acl):
+    # BITFIELD with only GET (and OVERFLOW) reads its key; SET or INCRBY writes it.
+    c = server.client(decode_responses=True)
+    call(c, "ACL", "SETUSER", "bits", "on", ">pw", "%R~bits:*", "+bitfield")
+    c.setbit("bits:1", 3, 1)
+    u = user_client(server, "bits")
+    assert call(u, "BITFIELD", "bits:1", "GET", "u8", "0") == [16]
+    assert call(u, "BITFIELD", "bits:1", "OVERFLOW", "SAT", "GET", "u4", "0") == [1]
+    for op in (["SET", "u8", "0", "1"], ["INCRBY", "u8", "0", "1"], ["GET", "u8"]):
+        assert call_error(u, "BITFIELD", "bits:1", *op) == "No permissions to access a key"
+
+
 def test_multi_exec_checks(server, acl):
     c = server.client(decode_responses=True)
     call(c, "ACL", "SETUSER", "tx", "on", ">pw", "~*", "+@all", "-flushall")

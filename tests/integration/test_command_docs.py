@@ -311,7 +311,10 @@ def test_getkeys_arity(raw):
 
 
 # Commands of later Redis versions that an issue asks for (issue 7: Redis 8.2-8.8 streams).
-REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord"}
+# Newer than 7.2: the 8.x stream commands and hash field expiration (7.4 / 8.0).
+REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hexpire",
+                    "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime",
+                    "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel"}
 
 
 def test_every_command_is_a_redis_command(r):

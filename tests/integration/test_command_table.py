@@ -145,7 +145,8 @@ def test_commands_redis_70_lacks(pair):
 # One call per shape of key spec (index, keyword, keynum, negative last key, limit, unknown,
 # not_key, variable flags), plus malformed ones: COMMAND GETKEYSANDFLAGS must agree.
 GETKEYS_CALLS = [
-    "GET k", "SET k v", "SET k v GET", "MSET a 1 b 2", "MGET a b c", "DEL a b", "RENAME a b",
+    "GET k", "SET k v", "SET k v GET", "BITFIELD k GET u8 0", "BITFIELD k OVERFLOW SAT GET u8 0",
+    "BITFIELD k GET u8 0 SET u8 0 1", "BITFIELD k GET u8", "MSET a 1 b 2", "MGET a b c", "DEL a b", "RENAME a b",
     "COPY a b", "LMOVE a b LEFT RIGHT", "BLPOP a b 0", "BLMPOP 0 2 a b LEFT", "LMPOP 2 a b LEFT",
     "SINTERCARD 2 a b", "SINTERSTORE d a b", "SMOVE a b m", "ZUNIONSTORE d 2 a b",
     "ZUNION 2 a b", "ZINTERCARD 2 a b LIMIT 1", "ZRANGESTORE d s 0 1", "ZMPOP 1 a MIN",
