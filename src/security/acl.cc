@@ -431,12 +431,16 @@ AclResult AclSelector::Check(const CommandSpec& spec, std::span<const std::strin
     if (!match) return AclResult::kDeniedCmd;
   }
   if (!all_keys_ && spec.HasKeys()) {
-    // One key at a fixed position (GET, SET, INCR...): no key list to build.
-    if (spec.key_specs.size() == 1 && spec.key_flags == nullptr && spec.key_finder == nullptr) {
+    // One key at a fixed position (GET, SET, INCR...): no key list to build (with variable
+    // key flags, SET's, the flags come from the command's function, as GetKeys would have).
+    if (spec.key_specs.size() == 1 && spec.key_finder == nullptr) {
       const KeySpec& ks = spec.key_specs[0];
       if (ks.begin == KeySpec::Begin::kIndex && ks.find == KeySpec::Find::kRange && ks.a == 0 &&
           !(ks.flags & kKeyNotKey) && ks.index > 0 && static_cast<size_t>(ks.index) < argv.size()) {
-        if (KeyAllowed(argv[ks.index], ks.flags)) return ChannelCheck(spec, argv, pos);
+        const size_t at = static_cast<size_t>(ks.index);
+        const uint32_t flags =
+            spec.key_flags != nullptr ? spec.key_flags(argv, KeyRef{at, ks.flags}) : ks.flags;
+        if (KeyAllowed(argv[at], flags)) return ChannelCheck(spec, argv, pos);
         *pos = static_cast<size_t>(ks.index);
         return AclResult::kDeniedKey;
       }

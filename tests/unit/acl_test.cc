@@ -138,6 +138,12 @@ TEST(AclTest, KeyPermissionsFollowKeySpecs) {
   EXPECT_EQ(Check(user, {"get", "w:1"}), AclResult::kDeniedKey);
   EXPECT_EQ(Check(user, {"incr", "w:1"}), AclResult::kDeniedKey);  // reads and writes
   EXPECT_EQ(Check(user, {"incr", "rw:1"}), AclResult::kOk);
+  // Variable key flags on the single-key path: SET ... GET reads the old value too, and
+  // BITFIELD with only GET reads.
+  EXPECT_EQ(Check(user, {"set", "w:1", "v", "GET"}), AclResult::kDeniedKey);
+  EXPECT_EQ(Check(user, {"set", "rw:1", "v", "GET"}), AclResult::kOk);
+  EXPECT_EQ(Check(user, {"bitfield", "r:1", "GET", "u8", "0"}), AclResult::kOk);
+  EXPECT_EQ(Check(user, {"bitfield", "r:1", "SET", "u8", "0", "1"}), AclResult::kDeniedKey);
   size_t pos = 0;
   EXPECT_EQ(Check(user, {"copy", "r:1", "r:2"}, &pos), AclResult::kDeniedKey);
   EXPECT_EQ(pos, 2u);
