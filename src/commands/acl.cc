@@ -16,13 +16,6 @@
 namespace vireo {
 namespace {
 
-bool HasSpaceOrNul(std::string_view s) {
-  for (char c : s) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
-  }
-  return false;
-}
-
 // Redis's addReplySubcommandSyntaxError: names the subcommand as typed.
 void ReplySubcommandSyntaxError(CommandContext& ctx) {
   ctx.reply.Error(
@@ -33,7 +26,7 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
 
 void AclSetuserCommand(CommandContext& ctx) {
   std::string_view name = ctx.arg(2);
-  if (HasSpaceOrNul(name)) {
+  if (AclHasSpaceOrNul(name)) {
     ctx.reply.Error("ERR Usernames can't contain spaces or null characters");
     return;
   }

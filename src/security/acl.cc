@@ -14,13 +14,6 @@
 namespace vireo {
 namespace {
 
-bool HasSpaces(std::string_view s) {
-  for (char c : s) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
-  }
-  return false;
-}
-
 std::string_view TrimChars(std::string_view s, std::string_view chars) {
   size_t b = s.find_first_not_of(chars);
   if (b == std::string_view::npos) return {};
@@ -146,6 +139,13 @@ std::string_view AclRuleErrorText(AclRuleError error) {
       break;
   }
   return "Wrong format";
+}
+
+bool AclHasSpaceOrNul(std::string_view s) {
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
+  }
+  return false;
 }
 
 std::string AclHashPassword(std::string_view password) {
@@ -336,7 +336,7 @@ AclRuleError AclSelector::Apply(std::string_view op) {
       perms = kAclPermAll;
     }
     std::string_view pattern = op.substr(std::min(offset, op.size()));
-    if (HasSpaces(pattern)) return AclRuleError::kSyntax;
+    if (AclHasSpaceOrNul(pattern)) return AclRuleError::kSyntax;
     auto it = std::find_if(keys_.begin(), keys_.end(),
                            [&](const KeyPattern& k) { return k.glob.text() == pattern; });
     if (it == keys_.end()) {
@@ -347,7 +347,7 @@ AclRuleError AclSelector::Apply(std::string_view op) {
   } else if (op[0] == '&') {
     if (all_channels_) return AclRuleError::kChannelAfterAll;
     std::string_view channel = op.substr(1);
-    if (HasSpaces(channel)) return AclRuleError::kSyntax;
+    if (AclHasSpaceOrNul(channel)) return AclRuleError::kSyntax;
     if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end()) {
       channels_.emplace_back(channel);
       channel_globs_.emplace_back(std::string(channel));
@@ -717,7 +717,7 @@ std::string AclRegistry::Parse(
                             filename, linenum);
       continue;
     }
-    if (HasSpaces(argv[1])) {
+    if (AclHasSpaceOrNul(argv[1])) {
       errors += fmt::format("'{}:{}: username '{}' contains invalid characters. ", filename,
                             linenum, argv[1]);
       continue;

@@ -46,6 +46,9 @@ enum class AclRuleError {
 };
 std::string_view AclRuleErrorText(AclRuleError error);
 
+// User names, key patterns and channels can't hold spaces or NUL bytes (the ACL file format).
+bool AclHasSpaceOrNul(std::string_view s);
+
 // SHA-256 of a password, as 64 lower-case hex digits (how passwords are kept and shown).
 std::string AclHashPassword(std::string_view password);
 
