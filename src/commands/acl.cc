@@ -205,12 +205,9 @@ void AclGenpassCommand(CommandContext& ctx) {
   const size_t chars = static_cast<size_t>((bits + 3) / 4);
   unsigned char random[kMaxBits / 8];
   RAND_bytes(random, static_cast<int>((chars + 1) / 2));
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(chars, '0');
-  for (size_t i = 0; i < chars; ++i) {
-    unsigned char byte = random[i / 2];
-    out[i] = kHex[i % 2 == 0 ? byte >> 4 : byte & 0xf];
-  }
+  // An odd number of hex digits drops the last byte's low nibble.
+  std::string out = HexEncode(random, (chars + 1) / 2);
+  out.resize(chars);
   ctx.reply.Bulk(out);
 }
 

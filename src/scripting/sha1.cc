@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "util/strings.h"
+
 namespace vireo {
 namespace {
 
@@ -73,14 +75,8 @@ std::array<uint8_t, 20> Sha1(std::string_view data) {
 }
 
 std::string Sha1Hex(std::string_view data) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::array<uint8_t, 20> digest = Sha1(data);
-  std::string out(40, '0');
-  for (int i = 0; i < 20; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return out;
+  return HexEncode(digest.data(), digest.size());
 }
 
 }  // namespace vireo

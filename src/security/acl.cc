@@ -152,13 +152,7 @@ std::string AclHashPassword(std::string_view password) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(password.data(), password.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (unsigned int i = 0; i < len; ++i) {
-    out[i * 2] = kHex[digest[i] >> 4];
-    out[i * 2 + 1] = kHex[digest[i] & 0xf];
-  }
-  return out;
+  return HexEncode(digest, len);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -461,6 +461,16 @@ std::string FormatDoubleG17(double v) {
   return std::string(buf, len);
 }
 
+std::string HexEncode(const uint8_t* bytes, size_t size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(size * 2, '0');
+  for (size_t i = 0; i < size; ++i) {
+    out[i * 2] = kHex[bytes[i] >> 4];
+    out[i * 2 + 1] = kHex[bytes[i] & 0xf];
+  }
+  return out;
+}
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {

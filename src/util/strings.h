@@ -72,6 +72,8 @@ std::string FormatDoubleG17(double v);
 // make matching depend on the environment.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);
+// Lower-case hex of `size` bytes, two digits per byte, high nibble first (digests, passwords).
+std::string HexEncode(const uint8_t* bytes, size_t size);
 std::string ToUpper(std::string_view s);
 
 // Splits an inline command or config line like Redis's sdssplitargs: tokens separated by spaces,
