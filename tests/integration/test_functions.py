@@ -150,8 +150,9 @@ def test_restore_payload_from_redis(r):
     port = free_port()
     # In an empty directory: a dump.rdb where the tests run (vireo's, maybe with types Redis
     # can't load) must not stop the reference server from starting.
+    workdir = tempfile.TemporaryDirectory(prefix="ref-redis-")
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, cwd=tempfile.mkdtemp(prefix="ref-redis-"))
+                            stdout=subprocess.DEVNULL, cwd=workdir.name)
     try:
         ref = redis.Redis(port=port)
         wait_for(lambda: _ping(ref), timeout=5)
@@ -165,6 +166,7 @@ def test_restore_payload_from_redis(r):
     finally:
         proc.terminate()
         proc.wait()
+        workdir.cleanup()
 
 
 def _ping(c):

@@ -121,8 +121,9 @@ def reference_redis():
     port = free_port()
     # In an empty directory: a dump.rdb where the tests run (vireo's, maybe with types Redis
     # can't load) must not stop the reference server from starting.
+    workdir = tempfile.TemporaryDirectory(prefix="ref-redis-")
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, cwd=tempfile.mkdtemp(prefix="ref-redis-"))
+                            stdout=subprocess.DEVNULL, cwd=workdir.name)
     client = redis.Redis(port=port)
 
     def up():
@@ -135,6 +136,7 @@ def reference_redis():
     yield client
     proc.terminate()
     proc.wait()
+    workdir.cleanup()
 
 
 def scenario(client):
