@@ -807,6 +807,9 @@ void Config::Declare() {
   o.push_back(Bool("tls-replication", &ServerConfig::tls_replication, kMut));
   o.push_back(Bool("tls-cluster", &ServerConfig::tls_cluster, kMut));
 
+  // Redis Cluster (src/cluster/).
+  o.push_back(Bool("cluster-enabled", &ServerConfig::cluster_enabled, kImmut));
+
   const ServerConfig defaults;
   for (size_t i = 0; i < options_.size(); ++i) {
     options_[i].default_value = options_[i].get(defaults);

@@ -184,6 +184,9 @@ struct ServerConfig {
   int64_t tls_session_cache_timeout = 300;
   bool tls_replication = false;  // the replica's link to its master uses TLS
   bool tls_cluster = false;
+
+  // Redis Cluster.
+  bool cluster_enabled = false;
   std::string config_file;  // absolute path of the file we started from ("" if none)
   // Redis 7's protected actions: "no" (the default: refused), "yes", or "local" (allowed from
   // loopback and unix-socket connections only). Settable only at start-up.
