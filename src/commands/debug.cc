@@ -340,7 +340,8 @@ void DebugQuicklistPackedThreshold(CommandContext& ctx) {
   // Redis's limit for a "plain" (single huge element) node. vireo has no plain nodes, so the
   // value is only validated.
   int64_t bytes = 0;
-  if (!ParseMemory(ctx.arg(2), &bytes) || bytes <= 1 || bytes >= (int64_t{1} << 32)) {
+  // Redis takes 0 (its default) up to 4 GB less 1 MB, whatever the error text says.
+  if (!ParseMemory(ctx.arg(2), &bytes) || bytes > (int64_t{1} << 32) - (int64_t{1} << 20)) {
     ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
     return;
   }

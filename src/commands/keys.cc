@@ -368,8 +368,10 @@ void Expire(CommandContext& ctx, bool seconds, bool absolute) {
   // A time already past deletes the key right away (and is not counted as an expiry).
   // Logged with the absolute time (or as the DEL it became), as Redis 7 does.
   if (args.when_ms <= ctx.db.now_ms()) {
-    ctx.db.DeleteEntry(entry);
-    ctx.PropagateInstead({"DEL", std::string(key)});
+    ctx.db.DeleteEntry(entry, ctx.server.cfg().lazyfree_lazy_expire);
+    // As an UNLINK when expired keys are freed lazily, as Redis does.
+    ctx.PropagateInstead(
+        {ctx.server.cfg().lazyfree_lazy_expire ? "UNLINK" : "DEL", std::string(key)});
     Notify(ctx, kNotifyGeneric, "del", key);
   } else {
     ctx.db.SetExpire(entry, args.when_ms);

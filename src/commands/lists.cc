@@ -403,9 +403,9 @@ void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst
       if (ctx.argc() == 4) {
         ctx.PropagateInstead({"RPOPLPUSH", std::string(src), std::string(dst)});
       } else {
-        ctx.PropagateInstead({"LMOVE", std::string(src), std::string(dst),
-                              from == End::kLeft ? "LEFT" : "RIGHT",
-                              to == End::kLeft ? "LEFT" : "RIGHT"});
+        // The directions as the client spelled them (Redis only renames the command).
+        ctx.PropagateInstead({"LMOVE", std::string(src), std::string(dst), std::string(ctx.arg(3)),
+                              std::string(ctx.arg(4))});
       }
     }
     return;

@@ -127,7 +127,9 @@ void RestoreCommand(CommandContext& ctx) {
   if (when != 0 && when <= ctx.db.now_ms()) {
     // Already expired: the key is not created, but a replaced one is gone.
     if (deleted) {
-      ctx.PropagateInstead({"DEL", std::string(key)});
+      // Replicas delete it the way this server did (Redis: lazyfree-lazy-server-del).
+      ctx.PropagateInstead(
+          {ctx.server.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
       Notify(ctx, kNotifyGeneric, "del", key);
       KeyWritten(ctx, key);
     } else {

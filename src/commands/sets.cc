@@ -239,7 +239,9 @@ void SPopWithCount(CommandContext& ctx) {
     ReplyMembers(ctx, all);
     ctx.db.Delete(key);
     Notify(ctx, kNotifyGeneric, "del", key);
-    ctx.PropagateInstead({"DEL", std::string(key)});
+    // Logged as the deletion this server made (lazyfree-lazy-server-del), as Redis does.
+    ctx.PropagateInstead(
+        {ctx.server.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
     KeyWritten(ctx, key, size);
     return;
   }

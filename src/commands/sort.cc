@@ -19,6 +19,7 @@
 #include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "scripting/scripting.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "types/hash_object.h"
@@ -123,8 +124,10 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
       return;
     }
   }
-  // A stored result must not depend on a set's hash order.
-  if (a.dontsort && type == ValueType::kSet && a.store) {
+  // A stored result, or one a script sees, must not depend on a set's hash order: Redis
+  // sorts it lexicographically then.
+  if (a.dontsort && type == ValueType::kSet &&
+      (a.store || ctx.server.scripting().running() != nullptr)) {
     a.dontsort = false;
     a.alpha = true;
     a.by.reset();

@@ -262,11 +262,13 @@ void GetexCommand(CommandContext& ctx) {
   ReplyString(ctx, entry->value);
   const bool absolute = options.kind == ExpireKind::kExAt || options.kind == ExpireKind::kPxAt;
   if (absolute && when_ms <= ctx.db.now_ms()) {
-    // Unlike SET, GETEX deletes a key given a past time outright (Redis propagates a DEL).
-    ctx.db.DeleteEntry(entry);
+    // Unlike SET, GETEX deletes a key given a past time outright, as an expiry would be
+    // (Redis propagates DEL, or UNLINK with lazyfree-lazy-expire).
+    const bool lazy = ctx.server.cfg().lazyfree_lazy_expire;
+    ctx.db.DeleteEntry(entry, lazy);
     KeyWritten(ctx, ctx.arg(1));
     Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
-    ctx.PropagateInstead({"DEL", std::string(ctx.arg(1))});
+    ctx.PropagateInstead({lazy ? "UNLINK" : "DEL", std::string(ctx.arg(1))});
   } else if (options.kind != ExpireKind::kNone) {
     ctx.db.SetExpire(entry, when_ms);
     KeyWritten(ctx, ctx.arg(1));

@@ -20,9 +20,9 @@
 #include "persistence/aof_rewrite.h"
 #include "persistence/background_io.h"
 #include "persistence/rdb.h"
+#include "scripting/scripting.h"
 #include "server/command_context.h"
 #include "server/command_table.h"
-#include "scripting/scripting.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -97,7 +97,7 @@ void Aof::AppendEffect(int db, std::string_view resp) {
       fmt::format_to(std::back_inserter(buf_), "#TS:{}\r\n", now_sec);
     }
   }
-  if (db != selected_db_) {
+  if (db != kNoDb && db != selected_db_) {
     std::string index = std::to_string(db);
     fmt::format_to(std::back_inserter(buf_), "*2\r\n$6\r\nSELECT\r\n${}\r\n{}\r\n", index.size(),
                    index);

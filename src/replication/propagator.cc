@@ -1,8 +1,8 @@
 #include "replication/propagator.h"
 
-
 #include "protocol/resp_command.h"
 #include "server/command_context.h"
+#include "server/command_table.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -34,6 +34,11 @@ void Propagator::Record(int db, const Seq& argv, uint8_t targets) {
 
 void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta,
                          bool blocked, bool in_script) {
+  // SCAN and RANDOMKEY may lazily expire any number of keys: like Redis, their DELs go out
+  // one by one rather than as a transaction.
+  if (depth_ == 1) {
+    unit_untransacted_ = ctx.spec != nullptr && ctx.spec->has(kCmdTouchesArbitraryKeys);
+  }
   if (!blocked && !in_script && Active()) {
     const int db = ctx.db.index();
     if (ctx.propagation_overridden) {
@@ -64,23 +69,22 @@ void Propagator::FlushUnit() {
     // more than one.
     const uint8_t bit = sink->target();
     size_t count = 0;
-    const Op* first = nullptr;
-    const Op* last = nullptr;
     for (const Op& op : ops_) {
       if ((op.targets & bit) == 0) continue;
-      if (first == nullptr) first = &op;
-      last = &op;
       ++count;
     }
     if (count == 0) continue;
-    if (count > 1) sink->AppendEffect(first->db, kMulti);
+    // MULTI and EXEC carry no database: the SELECT (if any) comes inside, as Redis 7 writes.
+    const bool transaction = count > 1 && !unit_untransacted_;
+    if (transaction) sink->AppendEffect(EffectSink::kNoDb, kMulti);
     for (const Op& op : ops_) {
       if ((op.targets & bit) == 0) continue;
       sink->AppendEffect(op.db, std::string_view(pending_).substr(op.begin, op.end - op.begin));
     }
-    if (count > 1) sink->AppendEffect(last->db, kExec);
+    if (transaction) sink->AppendEffect(EffectSink::kNoDb, kExec);
   }
   ops_.clear();
+  unit_untransacted_ = false;
   // A unit that grew large (a big MSET) doesn't keep its buffer.
   if (pending_.capacity() > (1u << 20)) {
     std::string().swap(pending_);

@@ -49,8 +49,10 @@ class EffectSink {
   virtual uint8_t target() const = 0;
   // Whether the sink wants effects now (the AOF: logging is on and not loading).
   virtual bool Accepting() const = 0;
-  // One command, as a RESP multibulk, for database `db`.
+  // One command, as a RESP multibulk, for database `db` (kNoDb: MULTI / EXEC, which need no
+  // SELECT before them).
   virtual void AppendEffect(int db, std::string_view resp) = 0;
+  static constexpr int kNoDb = -1;
 };
 
 class Propagator {
@@ -95,6 +97,8 @@ class Propagator {
   std::string pending_;  // the RESP of the unit's commands, back to back
   std::vector<Op> ops_;
   int depth_ = 0;
+  // The unit's top-level command touches arbitrary keys (SCAN, RANDOMKEY): never wrapped.
+  bool unit_untransacted_ = false;
   uint64_t calls_started_ = 0;
 };
 

@@ -28,6 +28,7 @@ constexpr std::string_view kSelectPrefix = "*2\r\n$6\r\nSELECT\r\n";
 Replication::Replication(Server& server) : server_(server) {
   replid_ = RandomReplicationId(server_.rng());
   replid2_ = std::string(40, '0');
+  last_ping_ms_ = NowMs();
 }
 
 Replication::~Replication() = default;
@@ -83,9 +84,9 @@ bool Replication::Accepting() const {
 }
 
 void Replication::AppendEffect(int db, std::string_view resp) {
-  if (db != stream_db_) {
-    std::string select = fmt::format("{}${}\r\n{}\r\n", kSelectPrefix, std::to_string(db).size(),
-                                     db);
+  if (db != kNoDb && db != stream_db_) {
+    std::string select =
+        fmt::format("{}${}\r\n{}\r\n", kSelectPrefix, std::to_string(db).size(), db);
     FeedStream(select);
     stream_db_ = db;
   }

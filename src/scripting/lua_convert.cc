@@ -153,6 +153,17 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
       lua_rawset(L, -3);
       break;
     }
+    case '|': {
+      // Attributes are not shown to scripts (as in Redis): skip them and convert the reply
+      // they annotate.
+      int64_t n = ReadLineInt(p);
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        PushRespValue(p, end);
+        lua_pop(L, 1);
+      }
+      PushRespValue(p, end);
+      break;
+    }
     default:
       lua_pushnil(L);
       *p = end;

@@ -236,12 +236,34 @@ int RedisAclCheckCmd(lua_State* L) {
   if (lua_gettop(L) == 0) {
     return RaiseError(L, "Please specify at least one argument for this redis lib call");
   }
-  size_t len = 0;
-  const char* name = lua_tolstring(L, 1, &len);
-  if (name == nullptr || CommandTable::Instance().Find(std::string_view(name, len)) == nullptr) {
-    return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
+  // The arguments as a command line, as redis.call would take them.
+  std::vector<std::string> args;
+  for (int i = 1; i <= lua_gettop(L); ++i) {
+    size_t len = 0;
+    const char* arg = lua_type(L, i) == LUA_TNUMBER || lua_type(L, i) == LUA_TSTRING
+                          ? lua_tolstring(L, i, &len)
+                          : nullptr;
+    if (arg == nullptr) {
+      return RaiseError(L, "Lua redis lib command arguments must be strings or integers");
+    }
+    args.emplace_back(arg, len);
   }
-  lua_pushboolean(L, 1);
+  std::vector<std::string_view> argv(args.begin(), args.end());
+  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
+    spec = CommandTable::FindSubcommand(*spec, argv[1]);
+  }
+  if (spec == nullptr) return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
+  // Checked against the calling client's user, without an ACL LOG entry (only a refused
+  // command logs). Key positions need the arguments the command's arity promises.
+  const Client* caller = engine->current()->caller;
+  const AclUser* user = caller != nullptr ? caller->acl_user() : nullptr;
+  bool allowed = true;
+  if (user != nullptr && !user->unrestricted()) {
+    size_t pos = 0;
+    allowed = spec->ArityOk(argv.size()) && user->Check(*spec, argv, &pos) == AclResult::kOk;
+  }
+  lua_pushboolean(L, allowed ? 1 : 0);
   return 1;
 }
 

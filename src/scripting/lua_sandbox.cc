@@ -243,6 +243,12 @@ void LuaEngine::ProtectGlobals() {
   lua_newtable(L);
   int env = lua_gettop(L);
   PushReadonlyMetatable(L, LUA_GLOBALSINDEX);
+  // getmetatable(_G) answers a read-only view of that metatable (Redis 7.2 gives its
+  // read-only metatable, so `getmetatable(_G).__index = {}` is refused the same way).
+  const int env_meta = lua_gettop(L);
+  lua_pushvalue(L, env_meta);
+  ReplaceWithReadonlyProxy(L, protected_set);
+  lua_setfield(L, env_meta, "__metatable");
   lua_pushvalue(L, -1);
   api_slot_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // the env's metatable, to switch __index
   lua_setmetatable(L, env);

@@ -125,7 +125,10 @@ void Server::ServeReadyKeys() {
         const BlockingEngine::Waiter* waiter = blocking_.Find(id);
         if (waiter == nullptr) continue;  // served through another key meanwhile
         UpdateCommandTime();
-        DbEntry* entry = db.Find(ready.key);
+        // As Redis's LOOKUP_NOEXPIRE: an expired key serves nobody, but its deletion (and the
+        // DEL it propagates) waits for a real access.
+        DbEntry* entry = db.Peek(ready.key);
+        if (entry != nullptr && db.IsExpired(entry)) entry = nullptr;
         if (!BlockingEngine::CanServe(*waiter, ready.key, entry ? &entry->value : nullptr)) {
           continue;
         }
@@ -236,7 +239,9 @@ void Server::SignalReplacedDbs() {
 
 void Server::SignalReplacedDb(int db) {
   for (const std::string& key : blocking_.KeysWithWaiters(db)) {
-    if (dbs_[db]->Find(key) != nullptr) {
+    // Stored is enough (Redis looks in the table): expiring here would propagate a DEL from
+    // inside SWAPDB.
+    if (dbs_[db]->Peek(key) != nullptr) {
       blocking_.SignalKeyAsReady(db, key);
     } else {
       blocking_.SignalKeyChanged(db, key);

@@ -296,8 +296,8 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("expired_keys", s.expired_keys);
   w.Field("expired_subkeys", s.expired_subkeys);
   w.Field("expired_stale_perc", "0.00");
-  w.Field("expired_time_cap_reached_count", 0);
-  w.Field("expire_cycle_cpu_milliseconds", 0);
+  w.Field("expired_time_cap_reached_count", s.expired_time_cap_reached_count);
+  w.Field("expire_cycle_cpu_milliseconds", s.expire_cycle_us / 1000);
   w.Field("evicted_keys", s.evicted_keys);
   w.Field("evicted_clients", s.evicted_clients);
   const uint64_t exceeded_us = server.current_eviction_exceeded_us();

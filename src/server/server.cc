@@ -161,7 +161,15 @@ Server::~Server() {
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
-void Server::UpdateCommandTime() { keyspace_options_.now_ms = FastNowMs(); }
+void Server::UpdateCommandTime() {
+  keyspace_options_.now_ms = FastNowMs();
+  command_time_us_ = 0;
+}
+
+int64_t Server::CommandTimeUs() {
+  if (command_time_us_ == 0) command_time_us_ = NowUs();
+  return command_time_us_;
+}
 
 // Listens on every address `addr` resolves to. The first plain listener on port 0 (a free
 // port) decides bound_port_; the tls-port never does. Returns "" or the error of a
@@ -914,7 +922,7 @@ void Server::Cron() {
     if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
     db.RehashStep(100);
   }
-  latency_.AddSampleIfNeeded("expire-cycle", (MonotonicUs() - expire_start_us) / 1000);
+  NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();
   children_.Reap();  // a finished child's exit handler runs before the crons that may fork
   aof_->Cron();
@@ -957,9 +965,22 @@ void Server::ScheduleFastExpire() {
       if (MonotonicUs() >= deadline) break;
       if (db->expire_backlog()) db->ActiveExpireCycle(deadline);
     }
-    latency_.AddSampleIfNeeded("expire-cycle", (MonotonicUs() - start_us) / 1000);
+    NoteExpireCycle(start_us);
     ScheduleFastExpire();
   });
+}
+
+void Server::NoteExpireCycle(int64_t start_us) {
+  const int64_t took_us = MonotonicUs() - start_us;
+  stats_.expire_cycle_us += took_us;
+  latency_.AddSampleIfNeeded("expire-cycle", took_us / 1000);
+  // A database left with a backlog means the cycle gave up at its time budget.
+  for (auto& db : dbs_) {
+    if (db->expire_backlog()) {
+      ++stats_.expired_time_cap_reached_count;
+      break;
+    }
+  }
 }
 
 void Server::OnKeyModified(int db, std::string_view key) {
@@ -970,7 +991,8 @@ void Server::OnKeyModified(int db, std::string_view key) {
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   ++stats_.expired_keys;
-  std::string_view del_argv[] = {"DEL", key};
+  // An UNLINK when expired values are freed lazily (lazyfree-lazy-expire), as Redis does.
+  std::string_view del_argv[] = {cfg().lazyfree_lazy_expire ? "UNLINK" : "DEL", key};
   propagator_.Feed(db, del_argv);
   NotifyKeyspaceEvent(*this, kNotifyExpired, "expired", key, db);
 }
@@ -1013,20 +1035,59 @@ void Server::UnwatchAll(Client& client) {
   client.watched_key_bytes = 0;
 }
 
+namespace {
+
+Client::WatchedKey* FindWatchedKey(Client& client, int db, std::string_view key) {
+  for (auto& w : client.watched_keys) {
+    if (w.db == db && w.key == key) return &w;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void Server::TouchWatchedKey(int db, std::string_view key) {
   auto& map = watched_keys_[db];
   if (map.empty()) return;
   auto it = map.find(std::string(key));
   if (it == map.end()) return;
-  for (Client* c : it->second) c->set(kClientDirtyCas);
+  const bool stored = dbs_[db]->Peek(key) != nullptr;
+  for (Client* c : it->second) {
+    // A key that was already expired when watched and is now deleted has not logically
+    // changed (Redis 7: "Delete WATCHed stale keys should not fail EXEC"); from here on it is
+    // an ordinary missing key.
+    Client::WatchedKey* w = FindWatchedKey(*c, db, key);
+    if (w != nullptr && w->expired_at_watch && !stored) {
+      w->expired_at_watch = false;
+      continue;
+    }
+    c->set(kClientDirtyCas);
+  }
 }
 
-void Server::TouchAllWatchedKeysInDb(int db, Database* also_check) {
+void Server::TouchAllWatchedKeysInDb(int db, Database* replaced_with) {
+  // Looks only at what is stored (no lazy expiry on the way): stale keys are judged by the
+  // rules below, as Redis does for FLUSHDB, SWAPDB and a replica's new data set.
+  Database& emptied = *dbs_[db];
   for (auto& [key, watchers] : watched_keys_[db]) {
-    bool exists = dbs_[db]->Find(key) != nullptr ||
-                  (also_check != nullptr && also_check->Find(key) != nullptr);
-    if (!exists) continue;
-    for (Client* c : watchers) c->set(kClientDirtyCas);
+    const bool in_emptied = emptied.Peek(key) != nullptr;
+    const DbEntry* incoming = replaced_with != nullptr ? replaced_with->Peek(key) : nullptr;
+    if (!in_emptied && incoming == nullptr) continue;
+    const bool incoming_stale = incoming != nullptr && replaced_with->IsExpired(incoming);
+    for (Client* c : watchers) {
+      Client::WatchedKey* w = FindWatchedKey(*c, db, key);
+      if (w != nullptr && w->expired_at_watch) {
+        if (incoming == nullptr) {
+          w->expired_at_watch = false;  // a stale key is gone: no logical change
+          continue;
+        }
+        if (incoming_stale) continue;  // stale before, stale after
+      } else if (w != nullptr && !in_emptied && incoming_stale) {
+        w->expired_at_watch = true;  // missing before, replaced by a stale key
+        continue;
+      }
+      c->set(kClientDirtyCas);
+    }
   }
 }
 

@@ -77,6 +77,10 @@ struct ServerStats {
   uint64_t rejected_connections = 0;
   uint64_t expired_keys = 0;
   uint64_t expired_subkeys = 0;  // hash fields deleted by their TTL
+  // Active expiry cycles that stopped at their time budget with expired keys left, and the
+  // time all cycles took.
+  uint64_t expired_time_cap_reached_count = 0;
+  uint64_t expire_cycle_us = 0;
   uint64_t evicted_keys = 0;
   uint64_t total_eviction_exceeded_us = 0;  // time spent over maxmemory, finished periods
   uint64_t keyspace_hits = 0;
@@ -189,8 +193,9 @@ class Server : public KeyspaceListener {
   // WATCH support.
   void Watch(Client& client, int db, std::string_view key);
   void UnwatchAll(Client& client);
-  // Every client watching a key of `db` that exists in it (FLUSHDB, SWAPDB) becomes dirty.
-  void TouchAllWatchedKeysInDb(int db, Database* also_check = nullptr);
+  // FLUSHDB, SWAPDB, a new data set: clients watching a key of `db` that exists there, or in
+  // `replaced_with`, become dirty (keys stale when watched follow Redis 7's rules).
+  void TouchAllWatchedKeysInDb(int db, Database* replaced_with = nullptr);
   void TouchWatchedKey(int db, std::string_view key);
   // True if a key watched by `client` has passed its TTL since WATCH (EXEC must fail).
   bool WatchedKeyExpired(const Client& client);
@@ -267,6 +272,9 @@ class Server : public KeyspaceListener {
   // or scripts, where time stands still).
   void UpdateCommandTime();
   int64_t command_time_ms() const { return keyspace_options_.now_ms; }
+  // TIME's clock, in microseconds: read once per command time, so it stands still for the
+  // whole of a script or transaction as Redis's cached time does.
+  int64_t CommandTimeUs();
   void set_command_time_ms(int64_t ms) { keyspace_options_.now_ms = ms; }
 
   // Applies configuration changes that need action (CONFIG SET).
@@ -446,6 +454,8 @@ class Server : public KeyspaceListener {
   void Cron();
   // Extra short expiry cycles while the cron's share of time can't keep up with expired keys.
   void ScheduleFastExpire();
+  // Accounts one active expiry cycle that began at start_us (INFO stats, latency monitor).
+  void NoteExpireCycle(int64_t start_us);
   void FeedMonitors(const Client& client, std::span<const std::string_view> argv);
   // A paused command waits (kClientBlocked | kClientPostponed) in postponed_ until
   // ResumePostponedClients runs it through the dispatcher again.
@@ -495,6 +505,7 @@ class Server : public KeyspaceListener {
   AclRegistry acl_;
   ClientEviction client_eviction_{*this};
   // Per database: key -> clients watching it.
+  int64_t command_time_us_ = 0;  // 0: not read since the command time was set
   std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

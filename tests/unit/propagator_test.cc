@@ -56,10 +56,11 @@ TEST(PropagatorTest, SeveralEffectsOfOneCallAreWrappedOnce) {
   EXPECT_TRUE(a.log.empty());  // nothing goes out before the top-level call ends
   p.Feed(1, set);
   p.Leave();
-  const std::vector<std::string> expected = {"0:" + std::string(kMulti),
+  // MULTI and EXEC carry no database (-1): a sink's SELECT goes inside the transaction.
+  const std::vector<std::string> expected = {"-1:" + std::string(kMulti),
                                              "0:" + Resp({"DEL", "x"}),
                                              "1:" + Resp({"SET", "y", "1"}),
-                                             "1:" + std::string(kExec)};
+                                             "-1:" + std::string(kExec)};
   EXPECT_EQ(a.log, expected);
   EXPECT_EQ(b.log, expected);
 }
@@ -98,10 +99,10 @@ TEST(PropagatorTest, TargetsPickTheSinks) {
   p.Feed(0, c, kEffectToNone);
   p.Leave();
   EXPECT_EQ(aof.log, (std::vector<std::string>{"0:" + Resp({"SET", "a", "1"})}));
-  EXPECT_EQ(replicas.log, (std::vector<std::string>{"0:" + std::string(kMulti),
+  EXPECT_EQ(replicas.log, (std::vector<std::string>{"-1:" + std::string(kMulti),
                                                     "0:" + Resp({"SET", "a", "1"}),
                                                     "0:" + Resp({"SET", "b", "2"}),
-                                                    "0:" + std::string(kExec)}));
+                                                    "-1:" + std::string(kExec)}));
 }
 
 }  // namespace
