@@ -1,10 +1,12 @@
 // The cluster bus codec against the wire layout of Redis 7.0/7.2 (src/cluster.h and its
 // static_asserts), byte fixtures built by hand from that layout, real messages captured from
-// Debian's redis-server 7.0 (fixtures/cluster_bus_redis70.hex, made by
+// Debian's redis-server 7.0 and from 7.2.6 (fixtures/cluster_bus_redis7*.hex, made by
 // fixtures/capture_cluster_bus.py), and hostile inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -520,7 +522,7 @@ TEST(ClusterBusMessage, MutationsNeverCrash) {
   EXPECT_GT(decoded, 100);  // the mutations exercise the success path too
 }
 
-// --- Real traffic from redis-server 7.0 ---
+// --- Real traffic from redis-server 7.0 (Debian) and 7.2.6 ---
 
 struct Captured {
   std::string direction;  // A->B or B->A
@@ -528,9 +530,9 @@ struct Captured {
   std::string bytes;
 };
 
-std::vector<Captured> LoadCapture() {
+std::vector<Captured> LoadCapture(const std::string& file) {
   namespace fs = std::filesystem;
-  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / "cluster_bus_redis70.hex";
+  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<Captured> out;
@@ -553,23 +555,21 @@ bool IsNodeName(const std::string& s) {
   return s.size() == kNodeNameLen && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-// Node A (port 24001, slots 0-5460) met B (port 24002, slots 5461-16383, bus announced as
-// 34004: the capture proxy) and C (24003); each announces hostname node-<x>.example.
-TEST(ClusterBusMessage, DecodesRealRedis70Traffic) {
-  std::vector<Captured> captured = LoadCapture();
-  ASSERT_GE(captured.size(), 4u);
-  std::map<std::string, int> seen;
-  for (const Captured& c : captured) {
-    SCOPED_TRACE(c.direction + " " + c.type);
+// What capture_cluster_bus.py set up: node A (base port, slots 0-5460) met B (base + 1, slots
+// 5461-16383, bus announced as base + 10003: the capture proxy) and C (base + 2); each announces
+// hostname node-<x>.example and, on 7.2, human nodename human-<x>; on 7.2 A then forgot C.
+// Appends the decoded messages to *out (void: gtest's ASSERT_* return from the function).
+void CheckCapture(const std::string& file, int base, bool is72, std::vector<BusMessage>* out) {
+  for (const Captured& c : LoadCapture(file)) {
+    SCOPED_TRACE(file + " " + c.direction + " " + c.type);
     BusMessage m = MustDecode(c.bytes);
     // Byte-exact re-encoding: the codec loses nothing a real node sends.
     EXPECT_EQ(Encode(m), c.bytes);
     EXPECT_EQ(PeekBusFrame(c.bytes).length, c.bytes.size());
-    ++seen[c.type];
     const bool from_a = c.direction == "A->B";
     EXPECT_TRUE(IsNodeName(m.header.sender));
-    EXPECT_EQ(m.header.port, from_a ? 24001 : 24002);
-    EXPECT_EQ(m.header.cport, from_a ? 34001 : 34004);
+    EXPECT_EQ(m.header.port, from_a ? base : base + 1);
+    EXPECT_EQ(m.header.cport, from_a ? base + 10000 : base + 10003);
     // Redis sends its own node's flags as they are, MYSELF included.
     EXPECT_EQ(m.header.flags, kNodeMaster | kNodeMyself);
     EXPECT_EQ(m.header.master, "");
@@ -578,34 +578,78 @@ TEST(ClusterBusMessage, DecodesRealRedis70Traffic) {
     EXPECT_EQ(SlotBit(m.header.slots, 5460), from_a);
     EXPECT_EQ(SlotBit(m.header.slots, 5461), !from_a);
     EXPECT_EQ(SlotBit(m.header.slots, 16383), !from_a);
-    EXPECT_EQ(BusTypeName(m.type), c.type == "PING"      ? "ping"
-                                   : c.type == "PONG"    ? "pong"
-                                   : c.type == "MEET"    ? "meet"
-                                   : c.type == "PUBLISH" ? "publish"
-                                                         : "?");
+    std::string name = c.type;
+    for (char& ch : name) ch = char(std::tolower(ch));
+    EXPECT_EQ(BusTypeName(m.type), name);
     if (IsPingLike(m.type)) {
       const PingExt* host = m.FindExt(PingExtType::kHostname);
       ASSERT_NE(host, nullptr);
       EXPECT_EQ(host->text, from_a ? "node-a.example" : "node-b.example");
-      EXPECT_EQ(m.extensions.size(), 1u);  // 7.0 sends no shard id
+      const PingExt* human = m.FindExt(PingExtType::kHumanNodename);
+      const PingExt* shard = m.FindExt(PingExtType::kShardId);
+      if (is72) {
+        ASSERT_NE(human, nullptr);
+        EXPECT_EQ(human->text, from_a ? "human-a" : "human-b");
+        ASSERT_NE(shard, nullptr);
+        EXPECT_TRUE(IsNodeName(shard->name));
+      } else {
+        EXPECT_EQ(m.extensions.size(), 1u);  // 7.0 knows only the hostname extension
+      }
       for (const GossipEntry& g : m.gossip) {
         EXPECT_TRUE(IsNodeName(g.name));
         EXPECT_EQ(g.ip, "127.0.0.1");
-        EXPECT_TRUE(g.port >= 24001 && g.port <= 24003) << g.port;
+        EXPECT_TRUE(g.port >= base && g.port <= base + 2) << g.port;
+        EXPECT_EQ(g.cport, g.port == base + 1 ? base + 10003 : g.port + 10000);
       }
-    }
-    if (m.type == BusType::kPing || m.type == BusType::kPong) {
-      EXPECT_EQ(m.gossip.size(), 1u);  // the third node
     }
     if (m.type == BusType::kPublish) {
       EXPECT_EQ(m.publish.channel, "news");
       EXPECT_EQ(m.publish.message, "hello over the bus");
     }
+    out->push_back(std::move(m));
   }
-  EXPECT_EQ(seen["MEET"], 1);
-  EXPECT_EQ(seen["PING"], 1);
-  EXPECT_EQ(seen["PONG"], 1);
-  EXPECT_EQ(seen["PUBLISH"], 1);
+}
+
+std::map<BusType, int> CountTypes(const std::vector<BusMessage>& msgs) {
+  std::map<BusType, int> n;
+  for (const BusMessage& m : msgs) ++n[m.type];
+  return n;
+}
+
+TEST(ClusterBusMessage, DecodesRealRedis70Traffic) {
+  std::vector<BusMessage> msgs;
+  CheckCapture("cluster_bus_redis70.hex", 24001, false, &msgs);
+  std::map<BusType, int> n = CountTypes(msgs);
+  EXPECT_GE(n[BusType::kMeet], 1);
+  EXPECT_GE(n[BusType::kPing], 1);
+  EXPECT_GE(n[BusType::kPong], 1);
+  EXPECT_GE(n[BusType::kPublish], 1);
+  // With three nodes a PING's gossip section names the third one.
+  EXPECT_TRUE(std::any_of(msgs.begin(), msgs.end(), [](const BusMessage& m) {
+    return m.type == BusType::kPing && m.gossip.size() == 1;
+  }));
+}
+
+TEST(ClusterBusMessage, DecodesRealRedis726Traffic) {
+  std::vector<BusMessage> msgs;
+  CheckCapture("cluster_bus_redis72.hex", 24011, true, &msgs);
+  std::map<BusType, int> n = CountTypes(msgs);
+  EXPECT_GE(n[BusType::kMeet], 1);
+  EXPECT_GE(n[BusType::kPing], 1);
+  EXPECT_GE(n[BusType::kPong], 1);
+  EXPECT_GE(n[BusType::kPublish], 1);
+  // After CLUSTER FORGET C, A's PINGs carry C with the blacklist's remaining TTL (60 s).
+  const PingExt* forgotten = nullptr;
+  for (const BusMessage& m : msgs) {
+    if (m.type == BusType::kPing && m.FindExt(PingExtType::kForgottenNode)) {
+      forgotten = m.FindExt(PingExtType::kForgottenNode);
+      EXPECT_EQ(m.extensions.back().type, PingExtType::kShardId);  // Redis sends it last
+    }
+  }
+  ASSERT_NE(forgotten, nullptr);
+  EXPECT_TRUE(IsNodeName(forgotten->name));
+  EXPECT_GT(forgotten->ttl, 50u);
+  EXPECT_LE(forgotten->ttl, 60u);
 }
 
 }  // namespace
