@@ -530,7 +530,9 @@ struct Captured {
   std::string bytes;
 };
 
-std::vector<Captured> LoadCapture(const std::string& file) {
+// names, when given, receives the node ids of a "# names A B C" line.
+std::vector<Captured> LoadCapture(const std::string& file,
+                                  std::vector<std::string>* names = nullptr) {
   namespace fs = std::filesystem;
   fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
   std::ifstream in(path);
@@ -538,6 +540,10 @@ std::vector<Captured> LoadCapture(const std::string& file) {
   std::vector<Captured> out;
   std::string line;
   while (std::getline(in, line)) {
+    if (names && line.starts_with("# names ")) {
+      std::istringstream fields(line.substr(8));
+      for (std::string name; fields >> name;) names->push_back(name);
+    }
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     Captured c;
@@ -639,6 +645,47 @@ TEST(ClusterBusMessage, DecodesRealRedis726Traffic) {
   EXPECT_TRUE(IsNodeName(forgotten->name));
   EXPECT_GT(forgotten->ttl, 50u);
   EXPECT_LE(forgotten->ttl, 60u);
+}
+
+// capture_cluster_bus_failure.py: masters A, B, C; A stopped until B and C failed it; B took
+// slot 100 from A with a bumped epoch; A resumed still claiming it. Recorded on links to A: the
+// FAIL about A and the UPDATE telling A that B owns slot 100.
+void CheckFailureCapture(const std::string& file, int base) {
+  std::vector<std::string> names;
+  std::vector<Captured> captured = LoadCapture(file, &names);
+  ASSERT_EQ(names.size(), 3u);
+  const std::string& a = names[0];
+  const std::string& b = names[1];
+  const std::string& c = names[2];
+  int fails = 0, updates = 0;
+  for (const Captured& cap : captured) {
+    SCOPED_TRACE(file + " " + cap.type);
+    BusMessage m = MustDecode(cap.bytes);
+    EXPECT_EQ(Encode(m), cap.bytes);
+    EXPECT_TRUE(m.header.sender == b || m.header.sender == c) << m.header.sender;
+    EXPECT_EQ(m.header.port, m.header.sender == b ? base + 1 : base + 2);
+    if (m.type == BusType::kFail) {
+      ++fails;
+      EXPECT_EQ(m.fail_node, a);
+    } else {
+      ASSERT_EQ(m.type, BusType::kUpdate);
+      ++updates;
+      EXPECT_EQ(m.update.node, b);
+      EXPECT_GT(m.update.config_epoch, 0u);
+      EXPECT_TRUE(SlotBit(m.update.slots, 100));
+      EXPECT_FALSE(SlotBit(m.update.slots, 99));
+      EXPECT_FALSE(SlotBit(m.update.slots, 101));
+      for (int s = 5461; s <= 10922; ++s) ASSERT_TRUE(SlotBit(m.update.slots, s)) << s;
+      EXPECT_FALSE(SlotBit(m.update.slots, 10923));
+    }
+  }
+  EXPECT_EQ(fails, 1);
+  EXPECT_EQ(updates, 1);
+}
+
+TEST(ClusterBusMessage, DecodesRealFailAndUpdate) {
+  CheckFailureCapture("cluster_bus_redis70_failure.hex", 24021);
+  CheckFailureCapture("cluster_bus_redis72_failure.hex", 24031);
 }
 
 }  // namespace
