@@ -431,6 +431,40 @@ TEST(ClusterBusMessage, RejectsBrokenExtensionChains) {
   EXPECT_EQ(d.extensions.at(0).text, "abcdefgh");
 }
 
+// Real traffic (fixtures/*.hex): one captured message per line.
+struct Captured {
+  std::string direction;  // A->B or B->A
+  std::string type;
+  std::string bytes;
+};
+
+// names, when given, receives the node ids of a "# names A B C" line.
+std::vector<Captured> LoadCapture(const std::string& file,
+                                  std::vector<std::string>* names = nullptr) {
+  namespace fs = std::filesystem;
+  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::vector<Captured> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (names && line.starts_with("# names ")) {
+      std::istringstream fields(line.substr(8));
+      for (std::string name; fields >> name;) names->push_back(name);
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Captured c;
+    std::string hex;
+    fields >> c.direction >> c.type >> hex;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+      c.bytes.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::vector<std::string> ValidSamples() {
   std::vector<std::string> samples;
   BusMessage ping = Message(BusType::kPing);
@@ -449,6 +483,9 @@ std::vector<std::string> ValidSamples() {
   fail.fail_node = kNameB;
   samples.push_back(Encode(fail));
   samples.push_back(Encode(Message(BusType::kUpdate)));
+  for (const char* file : {"cluster_bus_redis72.hex", "cluster_bus_redis72_failure.hex"}) {
+    for (Captured& c : LoadCapture(file)) samples.push_back(std::move(c.bytes));
+  }
   return samples;
 }
 
@@ -523,39 +560,6 @@ TEST(ClusterBusMessage, MutationsNeverCrash) {
 }
 
 // --- Real traffic from redis-server 7.0 (Debian) and 7.2.6 ---
-
-struct Captured {
-  std::string direction;  // A->B or B->A
-  std::string type;
-  std::string bytes;
-};
-
-// names, when given, receives the node ids of a "# names A B C" line.
-std::vector<Captured> LoadCapture(const std::string& file,
-                                  std::vector<std::string>* names = nullptr) {
-  namespace fs = std::filesystem;
-  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::vector<Captured> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (names && line.starts_with("# names ")) {
-      std::istringstream fields(line.substr(8));
-      for (std::string name; fields >> name;) names->push_back(name);
-    }
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    Captured c;
-    std::string hex;
-    fields >> c.direction >> c.type >> hex;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-      c.bytes.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 bool IsNodeName(const std::string& s) {
   return s.size() == kNodeNameLen && s.find_first_not_of("0123456789abcdef") == std::string::npos;
