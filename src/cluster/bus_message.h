@@ -212,7 +212,9 @@ struct BusMessage {
 };
 
 // The wire bytes of `msg`. The gossip count, extension count, total length and (when there
-// are extensions) kMsgFlagExtData are derived from the struct.
+// are extensions) kMsgFlagExtData are derived from the struct. The wire counts are 16-bit and
+// the lengths 32-bit: callers keep to at most 65535 gossip entries and extensions (Redis sends
+// a tenth of the cluster, at least 3) and PUBLISH/MODULE data under 4 GB.
 std::string Encode(const BusMessage& msg);
 
 // Parses one whole message (exactly the bytes its total length declares) into *msg. Validates

@@ -442,7 +442,11 @@ struct Captured {
 std::vector<Captured> LoadCapture(const std::string& file,
                                   std::vector<std::string>* names = nullptr) {
   namespace fs = std::filesystem;
-  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
+  // With CCACHE_BASEDIR, __FILE__ is relative to the build directory the compiler ran in,
+  // which is where the test binary lives: resolve it from there, whatever the current dir.
+  fs::path source = __FILE__;
+  if (source.is_relative()) source = fs::read_symlink("/proc/self/exe").parent_path() / source;
+  fs::path path = source.parent_path() / "fixtures" / file;
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<Captured> out;
