@@ -442,11 +442,13 @@ struct Captured {
 std::vector<Captured> LoadCapture(const std::string& file,
                                   std::vector<std::string>* names = nullptr) {
   namespace fs = std::filesystem;
-  // With CCACHE_BASEDIR, __FILE__ is relative to the build directory the compiler ran in,
-  // which is where the test binary lives: resolve it from there, whatever the current dir.
-  fs::path source = __FILE__;
-  if (source.is_relative()) source = fs::read_symlink("/proc/self/exe").parent_path() / source;
-  fs::path path = source.parent_path() / "fixtures" / file;
+  // With CCACHE_BASEDIR, __FILE__ is relative to the directory the compiler ran in: the build
+  // directory, where the test binary lives (else the current directory).
+  fs::path path = fs::path(__FILE__).parent_path() / "fixtures" / file;
+  if (path.is_relative()) {
+    fs::path from_binary = fs::read_symlink("/proc/self/exe").parent_path() / path;
+    if (fs::exists(from_binary)) path = from_binary;
+  }
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<Captured> out;
