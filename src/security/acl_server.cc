@@ -123,6 +123,16 @@ void AclDisconnectUser(Server& server, const AclUser* user) {
   }
 }
 
+void AclDisconnectDisabledUser(Server& server, const AclUser* user) {
+  for (const auto& [id, client] : server.clients()) {
+    if (client->acl_user() != user || client->closed || !client->authenticated() ||
+        client.get() == server.current_client()) {
+      continue;
+    }
+    server.CloseClient(*client);
+  }
+}
+
 void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
   PubsubEngine& pubsub = server.pubsub();
   for (const auto& [id, client] : server.clients()) {
@@ -215,8 +225,15 @@ std::string AclLoadFile(Server& server) {
   std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users;
   std::string errors = server.acl().Parse(text, path, &users);
   if (!errors.empty()) return errors;
+  // As Redis 7.2: every other user is replaced, so all their clients go (even where the user's
+  // rules didn't change); the default user is updated in place and its clients stay, unless
+  // the file switches it off.
+  const bool default_was_enabled = server.acl().default_user()->enabled();
   std::vector<std::unique_ptr<AclUser>> dropped = server.acl().Replace(std::move(users));
   DisconnectDropped(server, dropped);
+  if (default_was_enabled && !server.acl().default_user()->enabled()) {
+    AclDisconnectDisabledUser(server, server.acl().default_user());
+  }
   return "";
 }
 

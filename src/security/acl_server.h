@@ -45,6 +45,10 @@ void AclLog(Server& server, Client& client, AclResult reason, AclContext context
 // A user was deleted (or replaced by ACL LOAD): its clients become unauthenticated default
 // clients and are closed (after the reply, for the one running this command).
 void AclDisconnectUser(Server& server, const AclUser* user);
+// A user was switched off (ACL SETUSER off, ACL LOAD turning the default user off): its
+// authenticated clients are closed, except the one running the command (which chose this, and
+// which Redis's own test suite keeps using after `ACL SETUSER default off`).
+void AclDisconnectDisabledUser(Server& server, const AclUser* user);
 // After a user's channel permissions changed: closes its subscribers holding a subscription
 // the user may no longer make.
 void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user);

@@ -150,7 +150,7 @@ class Server : public KeyspaceListener {
   // CONFIG SET bind/port: replaces the TCP listeners with ones for the configured bind
   // addresses and port. Returns "" or the error (then no TCP listener is left open: the caller
   // restores the old configuration and calls it again).
-  std::string RebindTcp();
+  std::string RebindTcp(bool* tls_failed = nullptr);
   // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
   void set_listen_port(int port) { listen_port_override_ = port; }
 
