@@ -933,8 +933,17 @@ std::string Config::LoadText(const std::string& text, const std::string& origin,
     } else if (IsDeprecatedDirective(name, argv.size())) {
       continue;
     } else if (name == "user" && argv.size() >= 2) {
-      // ACL users: validated and created at start-up (src/security/acl_server.cc).
-      values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
+      // ACL users: validated and created at start-up (src/security/acl_server.cc). A second
+      // line for the same user is an error, as in Redis (even for "default").
+      const bool duplicate = std::any_of(values_.acl_users.begin(), values_.acl_users.end(),
+                                         [&](const auto& u) { return u[0] == argv[1]; });
+      if (duplicate) {
+        err = FatalError(Where(linenum, line) + "Error in user declaration '" + argv[1] +
+                         "': Duplicate user found. A user can only be defined once in config "
+                         "files");
+      } else {
+        values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
+      }
     } else if (name == "include" && argv.size() == 2) {
       if (depth + 1 > kMaxIncludeDepth) {
         err = FatalError(Where(linenum, line) + "Too many nested includes");

@@ -1188,9 +1188,7 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
   if (name == "requirepass") AclApplyRequirepass(*this);
-  if (name == "acl-pubsub-default") {
-    acl_.set_pubsub_all_default(config_.values().acl_pubsub_default == "allchannels");
-  }
+  if (name == "acl-pubsub-default") AclApplyPubsubDefault(*this);
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));
   if (name == "repl-backlog-size") {
     replication_->backlog().Resize(replication_->BacklogCapacity());

@@ -490,3 +490,28 @@ def test_config_rewrite_with_aclfile_drops_user_lines(tmp_path):
     finally:
         handle.stop()
         handle.cleanup()
+
+
+def test_duplicate_user_lines_are_a_startup_error():
+    # Redis's test suite runs `redis-server --user foo --user foo` and expects it to exit.
+    for name in ("foo", "default"):
+        with pytest.raises(RuntimeError, match=f"Error in user declaration '{name}': Duplicate user"):
+            start_server(config_text=f"user {name} on nopass\nuser {name} off\n")
+
+
+def test_sort_by_and_get_need_read_access_to_every_key(server, acl):
+    c = server.client(decode_responses=True)
+    c.set("v1", 1)
+    c.rpush("mylist", 1)
+    call(c, "ACL", "SETUSER", "sorter", "on", ">pw", "+sort", "~mylist", "~v*")
+    u = user_client(server, "sorter")
+    assert call(u, "SORT", "mylist") == ["1"]
+    assert call_error(u, "SORT", "mylist", "BY", "v*") == (
+        "BY option of SORT denied due to insufficient ACL permissions.")
+    assert call_error(u, "SORT", "mylist", "GET", "v*") == (
+        "GET option of SORT denied due to insufficient ACL permissions.")
+    # Write access to every key is not enough; read access is (here in a selector).
+    call(c, "ACL", "SETUSER", "sorter", "%W~*")
+    assert "BY option" in call_error(u, "SORT", "mylist", "BY", "v*")
+    call(c, "ACL", "SETUSER", "sorter", "(+sort ~mylist %R~*)")
+    assert call(u, "SORT", "mylist", "BY", "v*", "GET", "#") == ["1"]
