@@ -494,9 +494,7 @@ void Config::Declare() {
   o.push_back(Bool("daemonize", &ServerConfig::daemonize, kImmut));
   // Directives of Redis's tests/assets/default.conf, so its test harness can start vireo.
   o.push_back(Bool("always-show-logo", &ServerConfig::always_show_logo, kImmut));
-  // Accepted and ignored: Redis's cron spends 1 ms per tick finishing a rehash of idle
-  // tables; vireo's tables have no such step (they rehash a bucket per access and grow
-  // without a stop-the-world rehash), so there is nothing to turn off.
+  // The cron's keyspace rehash step (Server cron: Database::RehashStep), as Redis's.
   o.push_back(Bool("activerehashing", &ServerConfig::activerehashing, kMut));
   // Accepted and ignored: what a replica (or AOF load) does when a propagated command fails.
   // vireo applies the stream as it comes and logs nothing per failure, which is "ignore".

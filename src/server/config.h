@@ -70,8 +70,8 @@ struct ServerConfig {
   std::string pidfile;
   // Start-up banner instead of the one-line "Running mode=..." (src/main.cc).
   bool always_show_logo = false;
-  // Accepted for Redis's configuration files; vireo's tables rehash incrementally on access
-  // only, so there is no cron rehash step to switch (src/server/config.cc).
+  // The cron helps rehash the keyspace tables a step per tick (Server's cron calls
+  // Database::RehashStep), as Redis's activerehashing.
   bool activerehashing = true;
   // Accepted; see config.cc (vireo has no replica-side error policy to switch).
   std::string propagation_error_behavior = "ignore";

@@ -56,6 +56,9 @@ constexpr std::string_view kProtectedModeError =
     "authentication password for the default user. NOTE: You only need to do one of the above "
     "things in order for the server to start accepting connections from the outside.\r\n";
 
+// vireo's own limit (Redis has none): long enough for any real client on a slow link.
+constexpr int64_t kTlsHandshakeTimeoutMs = 10000;
+
 constexpr std::string_view kMaxClientsError = "-ERR max number of clients reached\r\n";
 
 std::string FormatPeer(const sockaddr_storage& addr) {
@@ -937,7 +940,7 @@ void Server::Cron() {
     Database& db = *dbs_[cron_db_cursor_];
     cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
     if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
-    db.RehashStep(100);
+    if (c.activerehashing) db.RehashStep(100);
   }
   latency_.AddSampleIfNeeded("expire-cycle", (MonotonicUs() - expire_start_us) / 1000);
   ScheduleFastExpire();
@@ -946,6 +949,21 @@ void Server::Cron() {
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
   client_eviction_.CronStep(executing_depth_ > 0);
+  // TLS handshakes that don't finish: a peer that connects and never completes (or stalls
+  // halfway) would hold its descriptor forever whatever `timeout` says. Checked on the tick
+  // that crosses a second boundary (about once a second, without a counter to keep).
+  if (now_ms / 1000 != (now_ms - 1000 / hz) / 1000) {
+    for (auto& [id, client] : clients_) {
+      if (client->closed || !client->tls || client->tls->handshake_done() ||
+          now_ms - client->created_ms < kTlsHandshakeTimeoutMs) {
+        continue;
+      }
+      spdlog::warn(
+          "Error accepting a client connection: TLS handshake timed out (addr={} laddr={})",
+          client->addr, client->laddr);
+      CloseClient(*client);
+    }
+  }
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();

@@ -566,3 +566,17 @@ def test_openssl_memory_counts_in_tot_mem(tls_server, certs):
     by_name = {c["name"]: int(c["tot-mem"]) for c in plain.client_list()}
     # The estimate of OpenSSL's state (two ~17 KB record buffers and more) is in tot-mem.
     assert by_name["tlsclient"] >= by_name["plainclient"] + 40000
+
+
+def test_a_handshake_that_never_finishes_is_logged_and_closed(tls_server, certs):
+    plain = tls_server.client()
+    stalled = socket.create_connection((HOST, tls_server.tls_port), timeout=30)
+    try:
+        stalled.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # half a ClientHello
+        wait_for(lambda: len(plain.client_list()) == 2)
+        # vireo's 10 s handshake limit (Redis has none): then the connection goes, with a line.
+        assert stalled.recv(4096) == b""
+        assert "TLS handshake timed out" in tls_server.log_text(100000)
+        assert len(plain.client_list()) == 1
+    finally:
+        stalled.close()
