@@ -86,11 +86,26 @@ int main(int argc, char** argv) {
     config.values().maxclients = static_cast<int>(fitted);
   }
   const vireo::ServerConfig& c = config.values();
+  // Redis's start-up lines, in its words: tools that watch the log (Redis's own test harness
+  // waits for " PID: <pid>" before "Server initialized", then "Ready to accept") find them.
+  spdlog::info("oO0OoO0OoO0Oo vireo is starting oO0OoO0OoO0Oo");
+  spdlog::info("vireo version={}, bits=64, commit=00000000, modified=0, pid={}, just started",
+               VIREO_VERSION, getpid());
+  spdlog::info("Configuration loaded");
+  if (c.always_show_logo) {
+    spdlog::info("vireo {} (64 bit), Redis-compatible", VIREO_VERSION);
+    spdlog::info("    Running in standalone mode");
+    spdlog::info("    Port: {}", c.port);
+    spdlog::info("    PID: {}", getpid());
+  } else {
+    spdlog::info("Running mode=standalone, port={}.", c.port);
+  }
   if (!c.pidfile.empty()) {
     std::ofstream(c.pidfile) << getpid() << "\n";
   }
 
   vireo::Server server(std::move(config));
+  spdlog::info("Server initialized");
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
   if (std::string err = server.aof().LoadAndOpen(); !err.empty()) {
@@ -110,17 +125,29 @@ int main(int argc, char** argv) {
   }
   spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
                server.bound_port());
-  spdlog::info("Ready to accept connections");
+  spdlog::info("Ready to accept connections tcp");
 
   asio::signal_set signals(server.io(), SIGTERM, SIGINT);
-  signals.async_wait([&server](const asio::error_code& ec, int signal) {
+  int received = 0;
+  signals.async_wait([&server, &received](const asio::error_code& ec, int signal) {
     if (ec) return;
+    received = signal;
     spdlog::warn("Received {} scheduling shutdown...", signal == SIGINT ? "SIGINT" : "SIGTERM");
     server.Shutdown();
   });
   server.Run();
-  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM.
-  if (!vireo::RdbStateOf(server).shutdown_handled) vireo::RdbSaveOnShutdown(server, false, false);
+  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM,
+  // or as shutdown-on-sigterm / shutdown-on-sigint say (save, nosave). "now" and "force" are
+  // what vireo does anyway on a signal: it waits for no replica, and exits even if saving
+  // failed.
+  if (!vireo::RdbStateOf(server).shutdown_handled) {
+    const std::string& flags =
+        received == SIGINT ? server.cfg().shutdown_on_sigint : server.cfg().shutdown_on_sigterm;
+    const bool save =
+        flags.find("nosave") == std::string::npos && flags.find("save") != std::string::npos;
+    const bool nosave = flags.find("nosave") != std::string::npos;
+    vireo::RdbSaveOnShutdown(server, save, nosave);
+  }
   spdlog::warn("vireo is now ready to exit, bye bye...");
   if (!server.cfg().pidfile.empty()) unlink(server.cfg().pidfile.c_str());
   if (!server.cfg().unixsocket.empty()) unlink(server.cfg().unixsocket.c_str());

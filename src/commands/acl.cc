@@ -42,11 +42,15 @@ void AclSetuserCommand(CommandContext& ctx) {
     }
     acl.Create(name)->CopyRulesFrom(staged);
   } else {
+    const bool was_enabled = user->enabled();
     if (!user->ApplyAll(rules, &error)) {
       ctx.reply.Error("ERR " + error);
       return;
     }
-    // Subscribers whose channels the new rules no longer allow are disconnected.
+    // Issue 18: the clients of a user switched off go (Redis 7.2 keeps them connected and
+    // only refuses new AUTHs; docs/security.md). Subscribers whose channels the new rules no
+    // longer allow are disconnected, as in Redis.
+    if (was_enabled && !user->enabled()) AclDisconnectDisabledUser(ctx.server, user);
     AclDisconnectRevokedSubscribers(ctx.server, user);
   }
   ctx.reply.Ok();

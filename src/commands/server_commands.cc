@@ -55,6 +55,7 @@ void ConfigSetCommand(CommandContext& ctx) {
   }
   Config& config = ctx.server.config();
   const int old_port = config.values().port;
+  const int old_tls_port = config.values().tls_port;
   const std::vector<std::string> old_bind = config.values().bind;
   std::vector<std::string> names;
   for (const auto& [name, value] : pairs) names.push_back(name);
@@ -68,13 +69,15 @@ void ConfigSetCommand(CommandContext& ctx) {
   // New listeners can fail to open (address in use, not local): then, as in Redis, the whole
   // CONFIG SET is undone and the old listeners come back.
   const ServerConfig& now = config.values();
-  if (now.port != old_port || now.bind != old_bind) {
-    if (std::string err = ctx.server.RebindTcp(); !err.empty()) {
-      const bool port_failed = now.port != old_port;
+  if (now.port != old_port || now.tls_port != old_tls_port || now.bind != old_bind) {
+    bool tls_failed = false;
+    if (std::string err = ctx.server.RebindTcp(&tls_failed); !err.empty()) {
+      // Redis names the port whose listener failed when that port changed, else bind.
+      const bool port_failed = tls_failed ? now.tls_port != old_tls_port : now.port != old_port;
       RestoreOptions(config, old_values);
       ctx.server.RebindTcp();
       ctx.reply.Error(fmt::format("ERR CONFIG SET failed (possibly related to argument '{}') - {}",
-                                  port_failed ? "port" : "bind",
+                                  port_failed ? (tls_failed ? "tls-port" : "port") : "bind",
                                   port_failed ? "Unable to listen on this port. Check server logs."
                                               : "Failed to bind to specified addresses."));
       return;

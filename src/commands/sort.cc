@@ -20,6 +20,7 @@
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "scripting/scripting.h"
+#include "security/acl_server.h"
 #include "server/command_table.h"
 #include "server/server.h"
 #include "types/hash_object.h"
@@ -55,10 +56,18 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
     } else if (!readonly && args.Option("STORE", &value)) {
       a->store = value;
     } else if (args.Option("BY", &value)) {
+      if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
+        args.Fail("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        break;
+      }
       a->by = value;
       // A pattern without '*' can't name per-element keys: it only means "don't sort".
       if (value.find('*') == std::string_view::npos) a->dontsort = true;
     } else if (args.Option("GET", &value)) {
+      if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
+        args.Fail("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        break;
+      }
       a->gets.push_back(value);
     } else {
       args.Fail(errors::kSyntax);

@@ -97,6 +97,26 @@ bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
   return false;
 }
 
+bool AclMayReadAnyKey(Server& server, Client& client, const CommandSpec& spec,
+                      std::span<const std::string_view> argv) {
+  const Client* caller = server.current_client() != nullptr ? server.current_client() : &client;
+  const AclUser* user = caller->acl_user();
+  if (user == nullptr || user->unrestricted()) return true;
+  std::vector<KeyRef> keys;
+  bool keys_ready = false;
+  for (const AclSelector& s : user->selectors()) {
+    size_t pos = 0;
+    if (s.Check(spec, argv, &keys, &keys_ready, &pos) != AclResult::kOk) continue;
+    if (s.all_keys()) return true;
+    // Only the literal pattern "*" with read permission covers every key name.
+    const std::string described = " " + s.DescribeKeys() + " ";
+    for (std::string_view pattern : {" ~* ", " %R~* ", " %RW~* "}) {
+      if (described.find(pattern) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 bool AclAuthenticate(Server& server, Client& client, std::string_view username,
                      std::string_view password) {
   AclUser* user = server.acl().Find(username);
@@ -123,6 +143,16 @@ void AclDisconnectUser(Server& server, const AclUser* user) {
   }
 }
 
+void AclDisconnectDisabledUser(Server& server, const AclUser* user) {
+  for (const auto& [id, client] : server.clients()) {
+    if (client->acl_user() != user || client->closed || !client->authenticated() ||
+        client.get() == server.current_client()) {
+      continue;
+    }
+    server.CloseClient(*client);
+  }
+}
+
 void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
   PubsubEngine& pubsub = server.pubsub();
   for (const auto& [id, client] : server.clients()) {
@@ -146,6 +176,12 @@ void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
   }
 }
 
+void AclApplyPubsubDefault(Server& server) {
+  const bool all = server.cfg().acl_pubsub_default == "allchannels";
+  server.acl().set_pubsub_all_default(all);
+  for (const auto& [name, user] : server.acl().users()) user->all_channels_default = all;
+}
+
 void AclApplyRequirepass(Server& server) {
   AclUser* user = server.acl().default_user();
   user->Apply("resetpass");
@@ -164,7 +200,7 @@ bool AclDefaultUserNoAuth(Server& server) {
 
 std::string AclLoadAtStartup(Server& server) {
   const ServerConfig& c = server.cfg();
-  server.acl().set_pubsub_all_default(c.acl_pubsub_default == "allchannels");
+  AclApplyPubsubDefault(server);
   AclApplyRequirepass(server);
   if (!c.aclfile.empty() && !c.acl_users.empty()) {
     return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
@@ -215,8 +251,15 @@ std::string AclLoadFile(Server& server) {
   std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users;
   std::string errors = server.acl().Parse(text, path, &users);
   if (!errors.empty()) return errors;
+  // As Redis 7.2: every other user is replaced, so all their clients go (even where the user's
+  // rules didn't change); the default user is updated in place and its clients stay, unless
+  // the file switches it off.
+  const bool default_was_enabled = server.acl().default_user()->enabled();
   std::vector<std::unique_ptr<AclUser>> dropped = server.acl().Replace(std::move(users));
   DisconnectDropped(server, dropped);
+  if (default_was_enabled && !server.acl().default_user()->enabled()) {
+    AclDisconnectDisabledUser(server, server.acl().default_user());
+  }
   return "";
 }
 

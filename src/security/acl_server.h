@@ -33,6 +33,12 @@ inline bool AclCheckCommand(Server& server, Client& client, const CommandSpec& s
   return AclCheckCommandSlow(server, client, *user, spec, argv, context, error);
 }
 
+// SORT's BY and GET read keys no key spec names. As Redis (ACLUserCheckCmdWithUnrestricted-
+// KeyAccess), they are allowed only when one selector both allows the call and may read every
+// key (allkeys, ~* or %R~*). The user is the running client's (a script's caller).
+bool AclMayReadAnyKey(Server& server, Client& client, const CommandSpec& spec,
+                      std::span<const std::string_view> argv);
+
 // AUTH / HELLO AUTH: logs a failure (reason auth). On success the client is authenticated
 // as the user.
 bool AclAuthenticate(Server& server, Client& client, std::string_view username,
@@ -45,6 +51,10 @@ void AclLog(Server& server, Client& client, AclResult reason, AclContext context
 // A user was deleted (or replaced by ACL LOAD): its clients become unauthenticated default
 // clients and are closed (after the reply, for the one running this command).
 void AclDisconnectUser(Server& server, const AclUser* user);
+// A user was switched off (ACL SETUSER off, ACL LOAD turning the default user off): its
+// authenticated clients are closed, except the one running the command (which chose this, and
+// which Redis's own test suite keeps using after `ACL SETUSER default off`).
+void AclDisconnectDisabledUser(Server& server, const AclUser* user);
 // After a user's channel permissions changed: closes its subscribers holding a subscription
 // the user may no longer make.
 void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user);
@@ -56,6 +66,9 @@ std::string AclLoadAtStartup(Server& server);
 std::string AclLoadFile(Server& server);
 // ACL SAVE: false on an I/O error (logged).
 bool AclSaveFile(Server& server);
+// acl-pubsub-default (start-up and CONFIG SET). Redis reads it whenever a rule needs it (a new
+// user or selector, `reset`), so every existing user follows the current value too.
+void AclApplyPubsubDefault(Server& server);
 // requirepass: the default user's only password, or nopass when empty.
 void AclApplyRequirepass(Server& server);
 // New connections are authenticated at once when the default user needs no password.

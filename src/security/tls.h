@@ -52,6 +52,9 @@ class TlsSession {
   const std::string& error() const { return error_; }
   // The peer's certificate subject ("" without one).
   std::string PeerSubject() const;
+  // An estimate of what OpenSSL holds for this connection, for client eviction and CLIENT
+  // LIST tot-mem (OpenSSL has no API that reports it).
+  size_t MemoryUsage() const;
 
  private:
   ssize_t Result(int ret);

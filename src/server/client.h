@@ -66,6 +66,9 @@ class Client {
   }
   // Set for a connection on the tls-port (or an outgoing TLS link adopted as a client).
   std::unique_ptr<TlsSession> tls;
+  // A TLS connection accepted only to be refused (maxclients, protected mode): this error
+  // is sent through the session when the handshake completes, then the connection closes.
+  std::string_view refuse_after_handshake;
 
   bool has(ClientFlag f) const { return (flags_ & f) != 0; }
   void set(ClientFlag f) { flags_ |= f; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "security/tls.h"
 #include "server/client.h"
 #include "server/info.h"
 #include "server/server.h"
@@ -33,6 +34,7 @@ ClientMemory MeasureClient(Server& server, const Client& c) {
               c.watched_keys.size() * sizeof(Client*);
   m.pubsub = server.pubsub().MemoryOf(c);
   m.other = sizeof(Client) + c.parser().MemoryUsage();
+  if (c.tls) m.other += c.tls->MemoryUsage();
   // A blocked client keeps a copy of its command to run it again; rarely more than a few keys.
   for (const std::string& arg : c.blocked.argv) m.other += sizeof(std::string) + arg.size();
   return m;

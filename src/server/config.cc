@@ -492,6 +492,46 @@ void Config::Declare() {
                    {"debug", "verbose", "notice", "warning", "nothing"}, kMut));
   o.push_back(String("logfile", &ServerConfig::logfile, kImmut, false));
   o.push_back(Bool("daemonize", &ServerConfig::daemonize, kImmut));
+  // Directives of Redis's tests/assets/default.conf, so its test harness can start vireo.
+  o.push_back(Bool("always-show-logo", &ServerConfig::always_show_logo, kImmut));
+  // The cron's keyspace rehash step (Server cron: Database::RehashStep), as Redis's.
+  o.push_back(Bool("activerehashing", &ServerConfig::activerehashing, kMut));
+  // Accepted and ignored: what a replica (or AOF load) does when a propagated command fails.
+  // vireo applies the stream as it comes and logs nothing per failure, which is "ignore".
+  o.push_back(Enum("propagation-error-behavior", &ServerConfig::propagation_error_behavior,
+                   {"ignore", "panic", "panic-on-replicas"}, kMut));
+  for (auto [name, field] : {std::pair{"shutdown-on-sigterm", &ServerConfig::shutdown_on_sigterm},
+                             std::pair{"shutdown-on-sigint", &ServerConfig::shutdown_on_sigint}}) {
+    Option sig = Special(name, Type::kList, kMut);
+    sig.get = [field](const ServerConfig& c) { return c.*field; };
+    sig.set = [field](ServerConfig& c, const std::vector<std::string>& args) {
+      // Redis's flags: any of save/nosave/now/force (not save with nosave), shown in this
+      // order; "default" alone is none of them.
+      static constexpr std::string_view kFlags[] = {"save", "nosave", "now", "force"};
+      bool on[4] = {};
+      for (const std::string& word : args) {
+        if (word.empty()) continue;
+        const auto* f = std::find_if(std::begin(kFlags), std::end(kFlags),
+                                     [&](std::string_view k) { return EqualsIgnoreCase(word, k); });
+        if (f != std::end(kFlags)) {
+          on[f - std::begin(kFlags)] = true;
+        } else if (!EqualsIgnoreCase(word, "default")) {
+          return std::string(
+              "argument(s) must be one of the following: default, save, nosave, now, force");
+        }
+      }
+      if (on[0] && on[1]) return std::string("Invalid combination of shutdown flags");
+      std::string out;
+      for (size_t i = 0; i < 4; ++i) {
+        if (!on[i]) continue;
+        if (!out.empty()) out += ' ';
+        out += kFlags[i];
+      }
+      c.*field = out.empty() ? "default" : out;
+      return std::string();
+    };
+    o.push_back(std::move(sig));
+  }
   o.push_back(String("pidfile", &ServerConfig::pidfile, kImmut, true));
   o.push_back(Numeric("proto-max-bulk-len", "", &ServerConfig::proto_max_bulk_len, 1024 * 1024,
                       kLongMax, kMut, Type::kMemory));
@@ -778,8 +818,10 @@ void Config::Declare() {
   o.push_back(std::move(max_clients_mem));
 
   // TLS (src/security/tls.h): CONFIG SET of any tls-* option rebuilds the contexts, and is
-  // refused if they don't build (Server::ApplyConfigChanges).
-  o.push_back(Numeric("tls-port", "", &ServerConfig::tls_port, 0, 65535, kImmut));
+  // refused if they don't build (Server::ApplyTlsConfig).
+  // tls-port is mutable as in Redis 7: CONFIG SET opens, moves or (0) closes the TLS
+  // listeners (Server::RebindTcp, called from the CONFIG SET command).
+  o.push_back(Numeric("tls-port", "", &ServerConfig::tls_port, 0, 65535, kMut));
   for (auto [name, field] : {
            std::pair{"tls-cert-file", &ServerConfig::tls_cert_file},
            std::pair{"tls-key-file", &ServerConfig::tls_key_file},
@@ -892,8 +934,17 @@ std::string Config::LoadText(const std::string& text, const std::string& origin,
     } else if (IsDeprecatedDirective(name, argv.size())) {
       continue;
     } else if (name == "user" && argv.size() >= 2) {
-      // ACL users: validated and created at start-up (src/security/acl_server.cc).
-      values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
+      // ACL users: validated and created at start-up (src/security/acl_server.cc). A second
+      // line for the same user is an error, as in Redis (even for "default").
+      const bool duplicate = std::any_of(values_.acl_users.begin(), values_.acl_users.end(),
+                                         [&](const auto& u) { return u[0] == argv[1]; });
+      if (duplicate) {
+        err = FatalError(Where(linenum, line) + "Error in user declaration '" + argv[1] +
+                         "': Duplicate user found. A user can only be defined once in config "
+                         "files");
+      } else {
+        values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
+      }
     } else if (name == "include" && argv.size() == 2) {
       if (depth + 1 > kMaxIncludeDepth) {
         err = FatalError(Where(linenum, line) + "Too many nested includes");
@@ -1304,6 +1355,11 @@ std::string Config::Rewrite() {
     } else {
       st.RewriteLine(name, name + " " + value, differs);
     }
+  }
+
+  if (rewrite_user_lines) {
+    for (std::string& line : rewrite_user_lines()) st.RewriteLine("user", std::move(line), true);
+    st.processed.insert("user");
   }
 
   // Leftover lines of rewritten options (three old save lines, one new) become blank.

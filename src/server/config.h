@@ -68,6 +68,16 @@ struct ServerConfig {
   std::string logfile;
   bool daemonize = false;
   std::string pidfile;
+  // Start-up banner instead of the one-line "Running mode=..." (src/main.cc).
+  bool always_show_logo = false;
+  // The cron helps rehash the keyspace tables a step per tick (Server's cron calls
+  // Database::RehashStep), as Redis's activerehashing.
+  bool activerehashing = true;
+  // Accepted; see config.cc (vireo has no replica-side error policy to switch).
+  std::string propagation_error_behavior = "ignore";
+  // SIGTERM / SIGINT shutdown flags: "default" or words of save, nosave, now, force.
+  std::string shutdown_on_sigterm = "default";
+  std::string shutdown_on_sigint = "default";
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
   int hz = 10;  // always within 1..500: CONFIG SET accepts any value >= 0 and clamps, like Redis
@@ -135,7 +145,7 @@ struct ServerConfig {
   bool latency_tracking = true;
   std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};
   // Replication (src/replication/).
-  std::string replicaof;   // "host port" while following a master (the replicaof directive)
+  std::string replicaof;  // "host port" while following a master (the replicaof directive)
   std::string masterauth;
   std::string masteruser;
   bool repl_diskless_sync = true;
@@ -273,6 +283,10 @@ class Config {
   std::function<std::string(const std::vector<std::string>& names, std::string* culprit)> on_apply;
   // Called after CONFIG SET changes an option (e.g. to re-apply limits).
   std::function<void(const std::string& name)> on_change;
+  // CONFIG REWRITE's `user` lines ("user <name> <rules>"), from the users as they are now. As
+  // in Redis, every old `user` line goes and these take their place; with an aclfile the
+  // hook returns none (the users live in that file). Unset: old `user` lines are kept as is.
+  std::function<std::vector<std::string>()> rewrite_user_lines;
 
  private:
   std::string LoadText(const std::string& text, const std::string& origin, int depth);

@@ -56,6 +56,11 @@ constexpr std::string_view kProtectedModeError =
     "authentication password for the default user. NOTE: You only need to do one of the above "
     "things in order for the server to start accepting connections from the outside.\r\n";
 
+// vireo's own limit (Redis has none): long enough for any real client on a slow link.
+constexpr int64_t kTlsHandshakeTimeoutMs = 10000;
+
+constexpr std::string_view kMaxClientsError = "-ERR max number of clients reached\r\n";
+
 std::string FormatPeer(const sockaddr_storage& addr) {
   char ip[INET6_ADDRSTRLEN] = {0};
   if (addr.ss_family == AF_INET) {
@@ -134,6 +139,9 @@ Server::Server(Config config) : config_(std::move(config)), loop_(std::make_uniq
   config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
   config_.on_apply = [this](const std::vector<std::string>& names, std::string* culprit) {
     return ApplyTlsConfig(names, culprit);
+  };
+  config_.rewrite_user_lines = [this] {
+    return config_.values().aclfile.empty() ? acl_.ListLines() : std::vector<std::string>{};
   };
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -227,7 +235,12 @@ std::string Server::Listen() {
       bool optional = !b.empty() && b[0] == '-';
       const int port = tls ? c.tls_port : (bound_port_ != 0 ? bound_port_ : listen_port);
       std::string error = ListenTcp(optional ? b.substr(1) : b, optional, port, tls);
-      if (!error.empty()) return error;
+      if (!error.empty()) {
+        // Redis's words: its test harness retries on another port when it sees them.
+        spdlog::warn("Warning: {}", error);
+        return fmt::format("Failed listening on port {} ({}), aborting.", port,
+                           tls ? "tls" : "tcp");
+      }
     }
     return listeners_.empty() ? "Failed listening on any bind address" : "";
   };
@@ -349,14 +362,20 @@ void Server::OnAccept(Listener& listener) {
     }
     const ServerConfig& c = config_.values();
     ++stats_.total_connections_received;
+    // A refused plain connection gets its error at once. On the TLS port it would be bytes
+    // the client's TLS layer can't read, so the connection is accepted, and the error goes
+    // through the session once the handshake is done (OnTlsEvent), where Redis 7 runs its
+    // protected-mode check too. (Redis 7.2 drops a TLS connection over maxclients without a
+    // word; sending the error costs one handshake and tells the client why.)
+    std::string_view refusal;
     if (clients_.size() >= static_cast<size_t>(c.maxclients)) {
-      RejectMaxClients(fd);
-      continue;
+      refusal = kMaxClientsError;
+    } else if (c.protected_mode && acl_.default_user()->nopass() && !listener.unix_socket &&
+               !IsLoopbackPeer(peer)) {
+      refusal = kProtectedModeError;
     }
-    if (c.protected_mode && acl_.default_user()->nopass() && !listener.unix_socket &&
-        !IsLoopbackPeer(peer)) {
-      [[maybe_unused]] ssize_t n =
-          write(fd, kProtectedModeError.data(), kProtectedModeError.size());
+    if (!refusal.empty() && !listener.tls) {
+      [[maybe_unused]] ssize_t n = write(fd, refusal.data(), refusal.size());
       close(fd);
       ++stats_.rejected_connections;
       continue;
@@ -382,6 +401,7 @@ void Server::OnAccept(Listener& listener) {
         spdlog::warn("Error accepting a TLS client connection: no TLS context");
         continue;  // the client closes its socket
       }
+      client->refuse_after_handshake = refusal;
     }
     client->created_ms = NowMs();
     client->last_interaction_ms = client->created_ms;
@@ -409,8 +429,7 @@ void Server::OnAccept(Listener& listener) {
 }
 
 void Server::RejectMaxClients(int fd) {
-  static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
-  [[maybe_unused]] ssize_t n = write(fd, kFull.data(), kFull.size());
+  [[maybe_unused]] ssize_t n = write(fd, kMaxClientsError.data(), kMaxClientsError.size());
   close(fd);
   ++stats_.rejected_connections;
 }
@@ -831,8 +850,17 @@ bool Server::OnTlsEvent(Client& client, uint32_t events) {
     ev.data.u64 = client.id();
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, client.fd(), &ev);
   }
+  if (step != TlsSession::Step::kDone) return false;
+  if (!client.refuse_after_handshake.empty()) {
+    // Best effort, as for a plain connection: one write, then the connection goes.
+    const std::string_view refusal = client.refuse_after_handshake;
+    [[maybe_unused]] ssize_t n = tls.Write(refusal.data(), refusal.size());
+    ++stats_.rejected_connections;
+    CloseClient(client);
+    return false;
+  }
   // Done: what the client sent after its last handshake message is read at once.
-  return step == TlsSession::Step::kDone;
+  return true;
 }
 
 asio::io_context& Server::io() { return loop_->io; }
@@ -920,7 +948,7 @@ void Server::Cron() {
     Database& db = *dbs_[cron_db_cursor_];
     cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
     if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
-    db.RehashStep(100);
+    if (c.activerehashing) db.RehashStep(100);
   }
   NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();
@@ -929,6 +957,21 @@ void Server::Cron() {
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
   client_eviction_.CronStep(executing_depth_ > 0);
+  // TLS handshakes that don't finish: a peer that connects and never completes (or stalls
+  // halfway) would hold its descriptor forever whatever `timeout` says. Checked on the tick
+  // that crosses a second boundary (about once a second, without a counter to keep).
+  if (now_ms / 1000 != (now_ms - 1000 / hz) / 1000) {
+    for (auto& [id, client] : clients_) {
+      if (client->closed || !client->tls || client->tls->handshake_done() ||
+          now_ms - client->created_ms < kTlsHandshakeTimeoutMs) {
+        continue;
+      }
+      spdlog::warn(
+          "Error accepting a client connection: TLS handshake timed out (addr={} laddr={})",
+          client->addr, client->laddr);
+      CloseClient(*client);
+    }
+  }
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -1205,8 +1248,12 @@ void Server::ApplyLatencyConfig() {
 std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::string* culprit) {
   const ServerConfig& c = config_.values();
   if (c.tls_port == 0 && !c.tls_replication && !c.tls_cluster) return "";
-  auto tls_option = std::find_if(names.begin(), names.end(),
-                                 [](const std::string& n) { return n.starts_with("tls-"); });
+  // As in Redis: tls-auth-clients is read per connection and needs no rebuild, and tls-port
+  // only needs contexts to exist (the first time TLS is switched on at run time).
+  auto tls_option = std::find_if(names.begin(), names.end(), [this](const std::string& n) {
+    return n.starts_with("tls-") && n != "tls-auth-clients" &&
+           (n != "tls-port" || !tls_.configured());
+  });
   if (tls_option == names.end()) return "";
   // New certificates (or settings) apply to connections made from now on; a context that
   // doesn't build leaves the current one in place and the CONFIG SET undone.
@@ -1220,9 +1267,7 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
   if (name == "requirepass") AclApplyRequirepass(*this);
-  if (name == "acl-pubsub-default") {
-    acl_.set_pubsub_all_default(config_.values().acl_pubsub_default == "allchannels");
-  }
+  if (name == "acl-pubsub-default") AclApplyPubsubDefault(*this);
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));
   if (name == "repl-backlog-size") {
     replication_->backlog().Resize(replication_->BacklogCapacity());
@@ -1257,30 +1302,38 @@ void Server::ApplyConfigChange(const std::string& name) {
   }
 }
 
-// CONFIG SET bind / port (src/commands/server_commands.cc): the TCP listeners are replaced by
-// ones on the configured addresses and port, as Redis does: the old ones close first (the new
-// set may reuse their address and port), and if any new address fails the ones opened are
-// closed again and the error returned; the caller then restores the old values and calls
-// this again. Port 0 leaves no TCP listener. Unix-socket listeners stay.
-std::string Server::RebindTcp() {
+// CONFIG SET bind / port / tls-port (src/commands/server_commands.cc): the TCP listeners, plain
+// and TLS, are replaced by ones on the configured addresses and ports, as Redis does: the old
+// ones close first (the new set may reuse their address and port), and if any new address
+// fails the ones opened are closed again and the error returned (`*tls_failed` says whether
+// it was a TLS one); the caller then restores the old values and calls this again. Port 0
+// (tls-port 0) leaves no plain (TLS) listener. Unix-socket listeners stay.
+std::string Server::RebindTcp(bool* tls_failed) {
   const ServerConfig& c = config_.values();
-  // The listeners' epoll tags are their indexes: take them all out, rebuild the plain TCP ones
-  // (the unix socket and the tls-port stay), put them back.
-  auto plain_tcp = [](const std::unique_ptr<Listener>& l) { return !l->unix_socket && !l->tls; };
+  // The listeners' epoll tags are their indexes: take them all out, rebuild the TCP ones,
+  // put them back.
+  auto tcp = [](const std::unique_ptr<Listener>& l) { return !l->unix_socket; };
   for (const auto& l : listeners_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l->fd, nullptr);
-  std::erase_if(listeners_, plain_tcp);
+  std::erase_if(listeners_, tcp);
   std::string error;
   bound_port_ = c.port;
-  if (c.port != 0) {
+  for (const bool tls : {false, true}) {
+    const int port = tls ? c.tls_port : c.port;
+    // tls-port needs the contexts: Config::Set's on_apply (ApplyTlsConfig) built them first.
+    if (port == 0 || (tls && !tls_.configured())) continue;
     for (const std::string& entry : c.bind) {
       const bool optional = !entry.empty() && entry[0] == '-';
-      error = ListenTcp(optional ? entry.substr(1) : entry, optional, c.port, false);
+      error = ListenTcp(optional ? entry.substr(1) : entry, optional, port, tls);
       if (!error.empty()) break;
+    }
+    if (!error.empty()) {
+      if (tls_failed != nullptr) *tls_failed = tls;
+      break;
     }
   }
   if (!error.empty()) {
     spdlog::warn("{}", error);
-    std::erase_if(listeners_, plain_tcp);
+    std::erase_if(listeners_, tcp);
   }
   for (size_t i = 0; i < listeners_.size(); ++i) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);

@@ -151,10 +151,11 @@ class Server : public KeyspaceListener {
   // Thread-safe request to stop the loop (signals, embedding API).
   void RequestShutdown();
   int bound_port() const { return bound_port_; }
-  // CONFIG SET bind/port: replaces the TCP listeners with ones for the configured bind
-  // addresses and port. Returns "" or the error (then no TCP listener is left open: the caller
-  // restores the old configuration and calls it again).
-  std::string RebindTcp();
+  // CONFIG SET bind/port/tls-port: replaces the TCP listeners (plain and TLS) with ones for
+  // the configured bind addresses and ports. Returns "" or the error (then no TCP listener is
+  // left open, and *tls_failed says whether a TLS one failed: the caller restores the old
+  // configuration and calls it again).
+  std::string RebindTcp(bool* tls_failed = nullptr);
   // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
   void set_listen_port(int port) { listen_port_override_ = port; }
 

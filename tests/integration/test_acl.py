@@ -384,3 +384,134 @@ def test_acl_replies_match_redis():
         for s in servers:
             s.stop()
             s.cleanup()
+
+
+def test_setuser_off_disconnects_the_users_clients(server, acl):
+    c = server.client(decode_responses=True)
+    call(c, "ACL", "SETUSER", "alice", "on", ">pw", "+@all", "~*")
+    call(c, "ACL", "SETUSER", "bob", "on", ">pw", "+@all", "~*")
+    a1, a2 = user_client(server, "alice"), user_client(server, "alice")
+    b = user_client(server, "bob")
+    assert call(a1, "PING") and call(a2, "PING") and call(b, "PING")
+
+    def users():
+        return [cl["user"] for cl in c.client_list()]
+
+    assert users().count("alice") == 2
+    # Rules that keep the user on leave its clients alone.
+    call(c, "ACL", "SETUSER", "alice", "-debug")
+    assert users().count("alice") == 2
+    call(c, "ACL", "SETUSER", "alice", "off")
+    wait_for(lambda: "alice" not in users())
+    assert "bob" in users()
+    # Switching it on again doesn't bring anyone back; AUTH is refused while off.
+    with pytest.raises((redis.AuthenticationError, redis.ResponseError)):
+        user_client(server, "alice").ping()
+
+
+def test_setuser_off_spares_the_client_running_it(server, acl):
+    # Redis's own suite turns the default user off and on again on the same connection.
+    c = server.client(decode_responses=True)
+    other = server.client(decode_responses=True)
+    assert call(other, "PING")
+    me = call(c, "CLIENT", "ID")
+    other_id = call(other, "CLIENT", "ID")
+    call(c, "ACL", "SETUSER", "default", "off")
+    try:
+        ids = lambda: [int(cl["id"]) for cl in c.client_list()]  # noqa: E731
+        wait_for(lambda: other_id not in ids())
+        assert me in ids()
+    finally:
+        call(c, "ACL", "SETUSER", "default", "on")
+
+
+def test_acl_load_switching_default_off_disconnects_its_clients():
+    d = Path(tempfile.mkdtemp(prefix="vireo-acl-"))
+    (d / "users.acl").write_text("user default on nopass ~* &* +@all\nuser admin on >pw ~* &* +@all\n")
+    handle = start_server(["--aclfile", str(d / "users.acl")])
+    try:
+        anon = handle.client(decode_responses=True)
+        anon_id = call(anon, "CLIENT", "ID")
+        admin = handle.client(username="admin", password="pw", decode_responses=True)
+        (d / "users.acl").write_text("user default off nopass ~* &* +@all\n"
+                                     "user admin on >pw ~* &* +@all\n")
+        assert call(admin, "ACL", "LOAD") in (True, "OK")
+        # As in Redis 7.2 every non-default user is replaced, so admin's own connection goes
+        # too (after the reply); the default user's clients go because it is now off.
+        fresh = handle.client(username="admin", password="pw", decode_responses=True)
+        wait_for(lambda: anon_id not in [int(cl["id"]) for cl in fresh.client_list()])
+    finally:
+        handle.stop()
+        handle.cleanup()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_config_rewrite_writes_the_current_users():
+    handle = start_server(config_text="user cfg on >pw ~* +@all\n"
+                                      "user old on nopass ~* +@all\n")
+    try:
+        c = handle.client(username="cfg", password="pw", decode_responses=True)
+        call(c, "ACL", "DELUSER", "old")
+        call(c, "ACL", "SETUSER", "new", "on", ">np", "~n:*", "+get")
+        lines = call(c, "ACL", "LIST")
+        assert call(c, "CONFIG", "REWRITE") in (True, "OK")
+        text = (handle.workdir / "server.conf").read_text()
+        written = [line for line in text.splitlines() if line.startswith("user ")]
+        # Every user as it is now (default included), the deleted one gone, in place of the
+        # old lines: as Redis's rewriteConfigUserOption.
+        assert written == lines
+        assert "user old" not in text
+        assert text.splitlines()[0].startswith("user cfg ")
+    finally:
+        handle.stop()
+    try:
+        again = start_server(config_text=text)
+        try:
+            n = again.client(username="new", password="np", decode_responses=True)
+            assert call(n, "GET", "n:1") is None
+            c = again.client(username="cfg", password="pw", decode_responses=True)
+            assert call(c, "ACL", "LIST") == lines
+        finally:
+            again.stop()
+            again.cleanup()
+    finally:
+        handle.cleanup()
+
+
+def test_config_rewrite_with_aclfile_drops_user_lines(tmp_path):
+    (tmp_path / "users.acl").write_text("user default on nopass ~* &* +@all\n")
+    handle = start_server(config_text=f"aclfile {tmp_path / 'users.acl'}\n")
+    try:
+        c = handle.client(decode_responses=True)
+        call(c, "ACL", "SETUSER", "x", "on", "nopass")
+        assert call(c, "CONFIG", "REWRITE") in (True, "OK")
+        text = (handle.workdir / "server.conf").read_text()
+        assert "aclfile" in text and not any(l.startswith("user ") for l in text.splitlines())
+    finally:
+        handle.stop()
+        handle.cleanup()
+
+
+def test_duplicate_user_lines_are_a_startup_error():
+    # Redis's test suite runs `redis-server --user foo --user foo` and expects it to exit.
+    for name in ("foo", "default"):
+        with pytest.raises(RuntimeError, match=f"Error in user declaration '{name}': Duplicate user"):
+            start_server(config_text=f"user {name} on nopass\nuser {name} off\n")
+
+
+def test_sort_by_and_get_need_read_access_to_every_key(server, acl):
+    c = server.client(decode_responses=True)
+    c.set("v1", 1)
+    c.rpush("mylist", 1)
+    call(c, "ACL", "SETUSER", "sorter", "on", ">pw", "+sort", "~mylist", "~v*")
+    u = user_client(server, "sorter")
+    assert call(u, "SORT", "mylist") == ["1"]
+    assert call_error(u, "SORT", "mylist", "BY", "v*") == (
+        "BY option of SORT denied due to insufficient ACL permissions.")
+    assert call_error(u, "SORT", "mylist", "GET", "v*") == (
+        "GET option of SORT denied due to insufficient ACL permissions.")
+    # Write access to every key is not enough; read access is (here in a selector).
+    call(c, "ACL", "SETUSER", "sorter", "%W~*")
+    assert "BY option" in call_error(u, "SORT", "mylist", "BY", "v*")
+    call(c, "ACL", "SETUSER", "sorter", "(+sort ~mylist %R~*)")
+    assert call(u, "SORT", "mylist", "BY", "v*", "GET", "#") == ["1"]

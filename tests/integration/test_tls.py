@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conftest import HOST, free_port, start_server, wait_for
+from conftest import HOST, call, free_port, start_server, wait_for
 from repl_helpers import REDIS_SERVER, procs, start_redis, wait_in_sync  # noqa: F401
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
@@ -418,3 +418,165 @@ def test_redis_replica_of_vireo_over_tls(certs, procs):  # noqa: F811
     finally:
         redis_replica.stop()
         redis_replica.cleanup()
+
+
+def _tls_read_all(port, certs, source="127.0.0.1", host=HOST):
+    """Handshakes (no client certificate needed by the caller's server) and reads until the
+    server closes: what the server said through the TLS session."""
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    ctx.check_hostname = False
+    ctx.load_cert_chain(certs / "client.crt", certs / "client.key")
+    s = socket.socket()
+    s.bind((source, 0))
+    s.settimeout(5)
+    s.connect((host, port))
+    with ctx.wrap_socket(s, server_hostname="localhost") as t:
+        data = b""
+        while True:
+            try:
+                chunk = t.recv(4096)
+            except (ssl.SSLError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+def test_config_set_tls_port_opens_moves_and_closes_the_listener(tls_server, certs):
+    plain = tls_server.client(decode_responses=True)
+    old_port = tls_server.tls_port
+    new_port = free_port()
+    assert plain.config_set("tls-port", new_port)
+    assert plain.config_get("tls-port")["tls-port"] == str(new_port)
+    tls_server.tls_port = new_port
+    assert tls_client(tls_server, certs).ping()
+    with pytest.raises(OSError):
+        socket.create_connection((HOST, old_port), timeout=2).close()
+    # The plain port is untouched.
+    assert tls_server.client().ping()
+    # tls-port 0 closes it.
+    assert plain.config_set("tls-port", 0)
+    with pytest.raises(OSError):
+        socket.create_connection((HOST, new_port), timeout=2).close()
+    # A port in use: Redis's error, the old value and listener stay.
+    assert plain.config_set("tls-port", new_port)
+    busy = socket.socket()
+    busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    busy.bind((HOST, 0))
+    busy.listen(1)
+    try:
+        with pytest.raises(redis.ResponseError) as e:
+            plain.config_set("tls-port", busy.getsockname()[1])
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'tls-port') - "
+                                "Unable to listen on this port. Check server logs.")
+    finally:
+        busy.close()
+    assert plain.config_get("tls-port")["tls-port"] == str(new_port)
+    assert tls_client(tls_server, certs).ping()
+    # CONFIG SET bind moves the TLS listener too.
+    assert plain.config_set("bind", f"{HOST} -::1")
+    assert tls_client(tls_server, certs).ping()
+    # The listeners' epoll registrations survived all that: the plain port still accepts.
+    assert tls_server.client().ping()
+
+
+def test_config_set_tls_port_switches_tls_on_at_run_time(certs, procs):  # noqa: F811
+    # Certificates configured, no TLS port: CONFIG SET tls-port builds the contexts first.
+    h = start_server(["--tls-cert-file", certs / "server.crt", "--tls-key-file",
+                      certs / "server.key", "--tls-ca-cert-file", certs / "ca.crt"])
+    procs.append(h)
+    plain = h.client(decode_responses=True)
+    h.tls_port = free_port()
+    assert plain.config_set("tls-port", h.tls_port)
+    assert tls_client(h, certs).ping()
+    # Without certificates the contexts can't be built: Redis's error, nothing listens.
+    bare = start_server()
+    procs.append(bare)
+    c = bare.client(decode_responses=True)
+    port = free_port()
+    with pytest.raises(redis.ResponseError, match=r"'tls-port'\) - Unable to update TLS "
+                                                  r"configuration"):
+        c.config_set("tls-port", port)
+    assert c.config_get("tls-port")["tls-port"] == "0"
+    with pytest.raises(OSError):
+        socket.create_connection((HOST, port), timeout=2).close()
+
+
+def test_every_runtime_tls_option_can_be_set(tls_server, certs):
+    plain = tls_server.client(decode_responses=True)
+    settings = [
+        ("tls-auth-clients", "optional"), ("tls-prefer-server-ciphers", "yes"),
+        ("tls-session-caching", "no"), ("tls-session-cache-size", "100"),
+        ("tls-session-cache-timeout", "60"), ("tls-replication", "yes"),
+        ("tls-replication", "no"), ("tls-cluster", "no"), ("tls-protocols", "TLSv1.2 TLSv1.3"),
+        ("tls-ciphers", "HIGH:!aNULL"), ("tls-ciphersuites", "TLS_AES_256_GCM_SHA384"),
+        ("tls-dh-params-file", str(certs / "dh.pem")),
+        ("tls-ca-cert-dir", str(certs / "cadir")),
+        # A certificate and its key change together (one alone doesn't match the other).
+        ("tls-client-cert-file", str(certs / "client.crt"), "tls-client-key-file",
+         str(certs / "client.key")),
+        ("tls-client-key-file-pass", "unused"),
+        ("tls-key-file-pass", "s3cret"), ("tls-key-file", str(certs / "server-enc.key")),
+        ("tls-cert-file", str(certs / "server.crt")), ("tls-ca-cert-file", str(certs / "ca.crt")),
+    ]
+    for pairs in settings:
+        assert call(plain, "CONFIG", "SET", *pairs) == "OK", pairs
+        for name, value in zip(pairs[::2], pairs[1::2]):
+            assert plain.config_get(name)[name] == value
+    # Whatever the sequence, the port still handshakes with the final settings.
+    assert tls_client(tls_server, certs).ping()
+    assert tls_client(tls_server, certs, cert=None).ping()  # optional
+    # Redis marks only these immutable; every other tls-* option is CONFIG SET-able.
+    cfg = plain.config_get("tls-*")
+    assert "tls-port" in cfg
+
+
+def test_maxclients_refusal_is_sent_through_tls(tls_server, certs):
+    plain = tls_server.client()
+    assert plain.ping()
+    plain.config_set("maxclients", 1)
+    try:
+        data = _tls_read_all(tls_server.tls_port, certs)
+        assert data == b"-ERR max number of clients reached\r\n"
+        assert plain.ping()
+        assert int(plain.info("stats")["rejected_connections"]) >= 1
+    finally:
+        plain.config_set("maxclients", 10000)
+
+
+def test_protected_mode_refusal_is_sent_through_tls(certs, procs):  # noqa: F811
+    tls_port = free_port()
+    h = start_server(tls_args(certs, tls_port, "--bind", "127.0.0.1", "127.0.0.2",
+                              "--protected-mode", "yes"))
+    procs.append(h)
+    data = _tls_read_all(tls_port, certs, source="127.0.0.2", host="127.0.0.2")
+    assert data.startswith(b"-DENIED Redis is running in protected mode")
+    assert data.endswith(b"from the outside.\r\n")
+    # Loopback over TLS is served.
+    h.tls_port = tls_port
+    assert tls_client(h, certs).ping()
+
+
+def test_openssl_memory_counts_in_tot_mem(tls_server, certs):
+    plain = tls_server.client()
+    t = tls_client(tls_server, certs, client_name="tlsclient")
+    t.ping()
+    plain.client_setname("plainclient")
+    by_name = {c["name"]: int(c["tot-mem"]) for c in plain.client_list()}
+    # The estimate of OpenSSL's state (two ~17 KB record buffers and more) is in tot-mem.
+    assert by_name["tlsclient"] >= by_name["plainclient"] + 40000
+
+
+def test_a_handshake_that_never_finishes_is_logged_and_closed(tls_server, certs):
+    plain = tls_server.client()
+    stalled = socket.create_connection((HOST, tls_server.tls_port), timeout=30)
+    try:
+        stalled.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # half a ClientHello
+        wait_for(lambda: len(plain.client_list()) == 2)
+        # vireo's 10 s handshake limit (Redis has none): then the connection goes, with a line.
+        assert stalled.recv(4096) == b""
+        assert "TLS handshake timed out" in tls_server.log_text(100000)
+        assert len(plain.client_list()) == 1
+    finally:
+        stalled.close()
