@@ -227,8 +227,8 @@ def render(docs: dict, infos: dict, redis_names: list[str]) -> str:
                     facts.append("ACL: " + " ".join(info[6]))
             lines += [" · ".join(facts), ""]
             if doc.get("deprecated_since"):
-                lines += [f"Deprecated since {doc['deprecated_since']}: use "
-                          f"{doc.get('replaced_by', '?')} instead.", ""]
+                lines += [f"Deprecated since {doc['deprecated_since']}. Replaced by "
+                          f"{doc.get('replaced_by', '?')}.", ""]
 
     lines += ["## Not implemented yet", ""]
     if missing:
