@@ -150,7 +150,7 @@ def render_arg(arg: dict) -> str:
     elif kind == "pure-token":
         body = ""
     else:
-        body = arg["name"]
+        body = arg.get("display_text") or arg["name"]
     head = token + (" " if token and body else "")
     text = head + body
     if "multiple" in flags:
@@ -226,6 +226,9 @@ def render(docs: dict, infos: dict, redis_names: list[str]) -> str:
                 if info[6]:
                     facts.append("ACL: " + " ".join(info[6]))
             lines += [" · ".join(facts), ""]
+            if doc.get("deprecated_since"):
+                lines += [f"Deprecated since {doc['deprecated_since']}. Replaced by "
+                          f"{doc.get('replaced_by', '?')}.", ""]
 
     lines += ["## Not implemented yet", ""]
     if missing:

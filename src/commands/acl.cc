@@ -375,18 +375,18 @@ void RegisterAclCommands(CommandTable& table) {
   table.AddSubcommand("acl", {"whoami", 2, kUser, Keys(), 0, kGroup, "6.0.0",
                               "Returns the authenticated username of the current connection.", "",
                               AclWhoamiCommand, "O(1)"});
-  table.AddSubcommand(
-      "acl", {"cat", -2, kUser, Keys(), 0, kGroup, "6.0.0",
-              "Lists the ACL categories, or the commands inside a category.", "[categoryname]",
-              AclCatCommand, "O(1) since the categories and commands are a fixed set."});
+  table.AddSubcommand("acl",
+                      {"cat", -2, kUser, Keys(), 0, kGroup, "6.0.0",
+                       "Lists the ACL categories, or the commands inside a category.", "[category]",
+                       AclCatCommand, "O(1) since the categories and commands are a fixed set."});
   table.AddSubcommand("acl", {"genpass", -2, kUser, Keys(), 0, kGroup, "6.0.0",
                               "Generates a pseudorandom, secure password that can be used to "
                               "identify ACL users.",
-                              "[bits]", AclGenpassCommand, "O(1)"});
-  table.AddSubcommand(
-      "acl", {"log", -2, kAdmin, Keys(), 0, kGroup, "6.0.0",
-              "Lists recent security events generated due to ACL rules.", "[count | RESET]",
-              AclLogCommand, "O(N) with N being the number of entries shown."});
+                              "[bits:integer]", AclGenpassCommand, "O(1)"});
+  table.AddSubcommand("acl", {"log", -2, kAdmin, Keys(), 0, kGroup, "6.0.0",
+                              "Lists recent security events generated due to ACL rules.",
+                              "[operation=<count | RESET>]", AclLogCommand,
+                              "O(N) with N being the number of entries shown."});
   table.AddSubcommand("acl", {"dryrun", -4, kAdmin, Keys(), 0, kGroup, "7.0.0",
                               "Simulates the execution of a command by a user, without executing "
                               "the command.",

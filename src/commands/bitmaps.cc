@@ -475,33 +475,38 @@ void RegisterBitmapCommands(CommandTable& table) {
              "bitmap", "2.2.0",
              "Sets or clears the bit at offset of the string value. Creates the key if it "
              "doesn't exist.",
-             "key offset value", SetbitCommand, "O(1)"});
+             "key offset value:integer", SetbitCommand, "O(1)"});
   table.Add({"getbit", 3, kCmdReadonly | kCmdFast, read_key, kAclBitmap, "bitmap", "2.2.0",
              "Returns a bit value by offset.", "key offset", GetbitCommand, "O(1)"});
   table.Add({"bitcount", -2, kCmdReadonly, read_key, kAclBitmap, "bitmap", "2.6.0",
              "Counts the number of set bits (population counting) in a string.",
-             "key [start end [BYTE | BIT]]", BitcountCommand, "O(N)"});
+             "key [range=<start end [unit=<BYTE | BIT>]>]", BitcountCommand, "O(N)"});
   table.Add({"bitpos", -3, kCmdReadonly, read_key, kAclBitmap, "bitmap", "2.8.7",
              "Finds the first set (1) or clear (0) bit in a string.",
-             "key bit [start [end [BYTE | BIT]]]", BitposCommand, "O(N)"});
+             "key bit [range=<start [end-unit-block=<end [unit=<BYTE | BIT>]>]>]", BitposCommand,
+             "O(N)"});
   table.Add({"bitop", -4, kWriteOom,
              Keys(KeyAt(2, kKeyOW | kKeyUpdate), KeysAt(3, -1, 1, kKeyRO | kKeyAccess)), kAclBitmap,
              "bitmap", "2.6.0",
              "Performs bitwise operations on multiple strings, and stores the result.",
-             "<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]",
+             "operation=<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey "
+             "key ...",
              BitopCommand, "O(N)"});
-  table.Add(
-      {"bitfield", -2, kWriteOom,
-       Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate | kKeyVariableFlags,
-                  "This command allows both access and modification of the key")),
-       kAclBitmap, "bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings.",
-       "key [(GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | "
-       "INCRBY encoding offset increment>) ...]",
-       BitfieldCommand, "O(1) for each subcommand specified", nullptr, BitfieldKeyFlags});
+  table.Add({"bitfield", -2, kWriteOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate | kKeyVariableFlags,
+                        "This command allows both access and modification of the key")),
+             kAclBitmap, "bitmap", "3.2.0",
+             "Performs arbitrary bitfield integer operations on strings.",
+             "key [operation=<get-block=<GET encoding offset> | write=<[OVERFLOW "
+             "overflow-block=<WRAP | SAT | FAIL>] write-operation=<set-block=<SET "
+             "encoding offset value:integer> | incrby-block=<INCRBY encoding offset "
+             "increment:integer>>>> ...]",
+             BitfieldCommand, "O(1) for each subcommand specified", nullptr, BitfieldKeyFlags});
   table.Add({"bitfield_ro", -2, kCmdReadonly | kCmdFast, read_key, kAclBitmap, "bitmap", "6.0.0",
              "Performs arbitrary read-only bitfield integer operations on strings.",
-             "key [GET encoding offset [GET encoding offset ...]]", BitfieldRoCommand,
-             "O(1) for each subcommand specified"});
+             "key [get-block=<GET encoding offset> [get-block=<GET encoding offset> "
+             "...]]",
+             BitfieldRoCommand, "O(1) for each subcommand specified"});
 }
 
 }  // namespace vireo

@@ -185,7 +185,8 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add({"hello", -1,
              kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
              kAclConnection, "connection", "6.0.0", "Handshakes with the Redis server.",
-             "[protover [AUTH username password] [SETNAME clientname]]", HelloCommand, "O(1)"});
+             "[arguments=<protover [AUTH username password] [SETNAME clientname]>]", HelloCommand,
+             "O(1)"});
   table.Add({"select", 2, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclConnection, "connection",
              "1.0.0", "Changes the selected database.", "index", SelectCommand, "O(1)"});
 }

@@ -444,11 +444,11 @@ void RegisterFunctionCommands(CommandTable& table) {
                       {"load", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, Keys(), kAclScripting,
                        kGroup, "7.0.0", "Creates a library.", "[REPLACE] function-code",
                        FunctionLoadCommand, "O(1) (considering compilation time is redundant)"});
-  table.AddSubcommand("function",
-                      {"restore", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, Keys(), kAclScripting,
-                       kGroup, "7.0.0", "Restores all libraries from a payload.",
-                       "serialized-value [FLUSH | APPEND | REPLACE]", FunctionRestoreCommand,
-                       "O(N) where N is the number of functions on the payload"});
+  table.AddSubcommand(
+      "function", {"restore", -3, kCmdWrite | kCmdDenyOom | kCmdNoScript, Keys(), kAclScripting,
+                   kGroup, "7.0.0", "Restores all libraries from a payload.",
+                   "serialized-value [policy=<FLUSH | APPEND | REPLACE>]", FunctionRestoreCommand,
+                   "O(N) where N is the number of functions on the payload"});
   table.AddSubcommand(
       "function",
       {"stats", 2, kCmdNoScript | kCmdAllowBusy, Keys(), kAclScripting, kGroup, "7.0.0",

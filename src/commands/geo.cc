@@ -558,13 +558,12 @@ void RegisterGeoCommands(CommandTable& table) {
   table.Add({"geoadd", -5, kWD, Keys(KeyAt(1, kKeyRW | kKeyUpdate)), kAclGeo, kGroup, "3.2.0",
              "Adds one or more members to a geospatial index. The key is created if it doesn't "
              "exist.",
-             "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
-             GeoaddCommand,
+             "key [NX | XX] [change=CH] data=<longitude latitude member> ...", GeoaddCommand,
              "O(log(N)) for each item added, where N is the number of elements in the sorted "
              "set."});
   table.Add({"geodist", -4, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.0",
              "Returns the distance between two members of a geospatial index.",
-             "key member1 member2 [M | KM | FT | MI]", GeodistCommand, "O(1)"});
+             "key member1 member2 [unit=<'m' | 'km' | 'ft' | 'mi'>]", GeodistCommand, "O(1)"});
   table.Add({"geohash", -2, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.0",
              "Returns members from a geospatial index as geohash strings.", "key [member ...]",
              GeohashCommand, "O(1) for each member requested."});
@@ -574,43 +573,50 @@ void RegisterGeoCommands(CommandTable& table) {
   table.Add({"georadius", -6, kWD, stores(6), kAclGeo, kGroup, "3.2.0",
              "Queries a geospatial index for members within a distance from a coordinate, "
              "optionally stores the result.",
-             "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
-             "[COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+             "key longitude latitude radius unit=<'m' | 'km' | 'ft' | 'mi'> "
+             "[WITHCOORD] [WITHDIST] [WITHHASH] [count-block=<<COUNT count> [ANY]>] "
+             "[order=<ASC | DESC>] [store=<STORE storekey=key | STOREDIST "
+             "storedistkey=key>]",
              GeoradiusCommand, kSearchComplexity});
   table.Add({"georadius_ro", -6, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.10",
              "Returns members from a geospatial index that are within a distance from a "
              "coordinate.",
-             "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
-             "[COUNT count [ANY]] [ASC | DESC]",
+             "key longitude latitude radius unit=<'m' | 'km' | 'ft' | 'mi'> "
+             "[WITHCOORD] [WITHDIST] [WITHHASH] [count-block=<<COUNT count> [ANY]>] "
+             "[order=<ASC | DESC>]",
              GeoradiusRoCommand, kSearchComplexity});
   table.Add({"georadiusbymember", -5, kWD, stores(5), kAclGeo, kGroup, "3.2.0",
              "Queries a geospatial index for members within a distance from a member, optionally "
              "stores the result.",
-             "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
-             "[ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+             "key member radius unit=<'m' | 'km' | 'ft' | 'mi'> [WITHCOORD] [WITHDIST] "
+             "[WITHHASH] [count-block=<<COUNT count> [ANY]>] [order=<ASC | DESC>] "
+             "[store=<STORE storekey=key | STOREDIST storedistkey=key>]",
              GeoradiusbymemberCommand, kSearchComplexity});
   table.Add({"georadiusbymember_ro", -5, kCmdReadonly, Keys(source), kAclGeo, kGroup, "3.2.10",
              "Returns members from a geospatial index that are within a distance from a member.",
-             "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
-             "[ANY]] [ASC | DESC]",
+             "key member radius unit=<'m' | 'km' | 'ft' | 'mi'> [WITHCOORD] [WITHDIST] "
+             "[WITHHASH] [count-block=<<COUNT count> [ANY]>] [order=<ASC | DESC>]",
              GeoradiusbymemberRoCommand, kSearchComplexity});
   constexpr const char* kGeosearchComplexity =
       "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area "
       "around the shape provided as the filter and M is the number of items inside the shape";
   table.Add({"geosearch", -7, kCmdReadonly, Keys(source), kAclGeo, kGroup, "6.2.0",
              "Queries a geospatial index for members inside an area of a box or a circle.",
-             "key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | "
-             "FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] "
-             "[WITHCOORD] [WITHDIST] [WITHHASH]",
+             "key from=<FROMMEMBER member | <FROMLONLAT longitude latitude>> "
+             "by=<circle=<<BYRADIUS radius> unit=<'m' | 'km' | 'ft' | 'mi'>> | "
+             "box=<<BYBOX width> height unit=<'m' | 'km' | 'ft' | 'mi'>>> [order=<ASC "
+             "| DESC>] [count-block=<<COUNT count> [ANY]>] [WITHCOORD] [WITHDIST] "
+             "[WITHHASH]",
              GeosearchCommand, kGeosearchComplexity});
   table.Add({"geosearchstore", -8, kWD,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyAt(2, kKeyRO | kKeyAccess)), kAclGeo, kGroup,
              "6.2.0",
              "Queries a geospatial index for members inside an area of a box or a circle, "
              "optionally stores the result.",
-             "destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS "
-             "radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] "
-             "[COUNT count [ANY]] [STOREDIST]",
+             "destination source from=<FROMMEMBER member | <FROMLONLAT longitude "
+             "latitude>> by=<circle=<<BYRADIUS radius> unit=<'m' | 'km' | 'ft' | "
+             "'mi'>> | box=<<BYBOX width> height unit=<'m' | 'km' | 'ft' | 'mi'>>> "
+             "[order=<ASC | DESC>] [count-block=<<COUNT count> [ANY]>] [STOREDIST]",
              GeosearchstoreCommand, kGeosearchComplexity});
 }
 

@@ -390,12 +390,12 @@ void RegisterHashCommands(CommandTable& table) {
 
   table.Add({"hset", -4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
              kAclHash, kGroup, "2.0.0", "Creates or modifies the value of a field in a hash.",
-             "key field value [field value ...]", HSetCommand,
+             "key data=<field value> ...", HSetCommand,
              "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the "
              "command is called with multiple field/value pairs."});
   table.Add({"hmset", -4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
              kAclHash, kGroup, "2.0.0", "Sets the values of multiple fields.",
-             "key field value [field value ...]", HMSetCommand,
+             "key data=<field value> ...", HMSetCommand,
              "O(N) where N is the number of fields being set."});
   table.Add({"hsetnx", 4, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
              kAclHash, kGroup, "2.0.0",
@@ -435,15 +435,16 @@ void RegisterHashCommands(CommandTable& table) {
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclHash, kGroup, "2.0.0",
              "Increments the integer value of a field in a hash by a number. Uses 0 as initial "
              "value if the field doesn't exist.",
-             "key field increment", HIncrByCommand, "O(1)"});
+             "key field increment:integer", HIncrByCommand, "O(1)"});
   table.Add({"hincrbyfloat", 4, kCmdWrite | kCmdDenyOom | kCmdFast,
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclHash, kGroup, "2.6.0",
              "Increments the floating point value of a field by a number. Uses 0 as initial "
              "value if the field doesn't exist.",
-             "key field increment", HIncrByFloatCommand, "O(1)"});
+             "key field increment:double", HIncrByFloatCommand, "O(1)"});
   table.Add({"hrandfield", -2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
-             "6.2.0", "Returns one or more random fields from a hash.", "key [count [WITHVALUES]]",
-             HRandFieldCommand, "O(N) where N is the number of fields returned"});
+             "6.2.0", "Returns one or more random fields from a hash.",
+             "key [options=<count [WITHVALUES]>]", HRandFieldCommand,
+             "O(N) where N is the number of fields returned"});
   table.Add({"hscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
              "2.8.0", "Iterates over fields and values of a hash.",
              "key cursor [MATCH pattern] [COUNT count]", HScanCommand,

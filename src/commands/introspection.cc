@@ -170,11 +170,17 @@ void ReplyCommandInfo(ReplyBuilder& r, const CommandSpec& spec) {
 }
 
 // Key arguments name their key spec; they are taken to follow the specs' order (ZUNIONSTORE's
-// destination is spec 0, its keys spec 1), the last spec taking any extra key arguments.
+// destination is spec 0, its keys spec 1), the last spec taking any extra key arguments. An
+// argument may name its spec explicitly (SORT's BY pattern); the ones after it continue from
+// there.
 struct KeySpecCursor {
   size_t specs = 0;
   size_t next = 0;
-  int Take() {
+  int Take(int explicit_index) {
+    if (explicit_index >= 0) {
+      next = std::max(next, static_cast<size_t>(explicit_index) + 1);
+      return explicit_index;
+    }
     size_t at = std::min(next, specs - 1);
     ++next;
     return static_cast<int>(at);
@@ -184,23 +190,30 @@ struct KeySpecCursor {
 void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, KeySpecCursor& cursor) {
   r.Array(args.size());
   for (const CommandArg& arg : args) {
-    bool key_index = cursor.specs > 0 && arg.type == "key";
+    bool key_index = cursor.specs > 0 && (arg.type == "key" || arg.key_spec_index >= 0);
     bool nested = arg.type == "oneof" || arg.type == "block";
+    bool display = !arg.display_text.empty();
+    // A pure token always has one, even empty (MIGRATE's "" in place of the key).
+    bool token = !arg.token.empty() || arg.type == "pure-token";
     std::vector<std::string_view> flags;
     if (arg.optional) flags.push_back("optional");
     if (arg.multiple) flags.push_back("multiple");
     if (arg.multiple_token) flags.push_back("multiple_token");
-    r.Map(2 + (key_index ? 1 : 0) + (arg.token.empty() ? 0 : 1) + (flags.empty() ? 0 : 1) +
+    r.Map(2 + (display ? 1 : 0) + (key_index ? 1 : 0) + (token ? 1 : 0) + (flags.empty() ? 0 : 1) +
           (nested ? 1 : 0));
     r.Bulk("name");
     r.Bulk(arg.name);
     r.Bulk("type");
     r.Bulk(arg.type);
+    if (display) {
+      r.Bulk("display_text");
+      r.Bulk(arg.display_text);
+    }
     if (key_index) {
       r.Bulk("key_spec_index");
-      r.Integer(cursor.Take());
+      r.Integer(cursor.Take(arg.key_spec_index));
     }
-    if (!arg.token.empty()) {
+    if (token) {
       r.Bulk("token");
       r.Bulk(arg.token);
     }
@@ -219,7 +232,10 @@ void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
   bool has_complexity = !spec.complexity.empty();
   bool has_args = !spec.args.empty();
   bool has_subs = !spec.subcommands.empty();
-  r.Map(3 + (has_complexity ? 1 : 0) + (has_args ? 1 : 0) + (has_subs ? 1 : 0));
+  bool deprecated = !spec.deprecated_since.empty();
+  bool has_history = !spec.history.empty();
+  r.Map(3 + (has_complexity ? 1 : 0) + (spec.doc_flags != 0 ? 1 : 0) + (deprecated ? 2 : 0) +
+        (has_history ? 1 : 0) + (has_args ? 1 : 0) + (has_subs ? 1 : 0));
   r.Bulk("summary");
   r.Bulk(spec.summary);
   r.Bulk("since");
@@ -229,6 +245,28 @@ void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
   if (has_complexity) {
     r.Bulk("complexity");
     r.Bulk(spec.complexity);
+  }
+  if (spec.doc_flags != 0) {
+    std::vector<std::string_view> flags;
+    if (spec.doc_flags & kDocDeprecated) flags.push_back("deprecated");
+    if (spec.doc_flags & kDocSyscmd) flags.push_back("syscmd");
+    r.Bulk("doc_flags");
+    ReplyStatusSet(r, flags);
+  }
+  if (deprecated) {
+    r.Bulk("deprecated_since");
+    r.Bulk(spec.deprecated_since);
+    r.Bulk("replaced_by");
+    r.Bulk(spec.replaced_by);
+  }
+  if (has_history) {
+    r.Bulk("history");
+    r.Array(spec.history.size());
+    for (const auto& [version, change] : spec.history) {
+      r.Array(2);
+      r.Bulk(version);
+      r.Bulk(change);
+    }
   }
   if (has_args) {
     r.Bulk("arguments");
@@ -962,7 +1000,8 @@ void RegisterIntrospectionCommands(CommandTable& table) {
   table.AddSubcommand(
       "command", {"list", -2, kCmdLoading | kCmdStale, Keys(), kAclConnection, "server", "7.0.0",
                   "Returns a list of command names.",
-                  "[FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]",
+                  "[FILTERBY filterby=<MODULE module-name | ACLCAT category | PATTERN "
+                  "pattern>]",
                   CommandListCommand, "O(N) where N is the total number of Redis commands"});
 
   table.Add({"client", -2, 0, Keys(), 0, "connection", "2.4.0",
@@ -970,8 +1009,8 @@ void RegisterIntrospectionCommands(CommandTable& table) {
   table.AddSubcommand(
       "client",
       {"caching", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
-       "6.0.0", "Instructs the server whether to track the keys in the next request.", "<YES | NO>",
-       ClientCachingCommand, "O(1)"});
+       "6.0.0", "Instructs the server whether to track the keys in the next request.",
+       "mode=<YES | NO>", ClientCachingCommand, "O(1)"});
   table.AddSubcommand(
       "client",
       {"getname", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
@@ -993,37 +1032,39 @@ void RegisterIntrospectionCommands(CommandTable& table) {
       "client",
       {"info", 2, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
        "6.2.0", "Returns information about the connection.", "", ClientInfoCommand, "O(1)"});
-  table.AddSubcommand(
-      "client",
-      {"kill", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
-       "connection", "2.4.0", "Terminates open connections.",
-       "<ip:port | [ID client-id] [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] "
-       "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME <YES | NO>] [MAXAGE maxage]>",
-       ClientKillCommand, "O(N) where N is the number of client connections"});
+  table.AddSubcommand("client",
+                      {"kill", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
+                       kAclConnection, "connection", "2.4.0", "Terminates open connections.",
+                       "filter=<old-format=ip:port | new-format=<[ID client-id] | [TYPE "
+                       "client-type=<'normal' | 'master' | 'slave' | 'replica' | 'pubsub'>] | "
+                       "[USER username] | [ADDR addr=ip:port] | [LADDR laddr=ip:port] | [SKIPME "
+                       "skipme=<YES | NO>] | [MAXAGE maxage:integer]> ...>",
+                       ClientKillCommand, "O(N) where N is the number of client connections"});
   table.AddSubcommand("client",
                       {"list", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
                        kAclConnection, "connection", "2.4.0", "Lists open connections.",
-                       "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+                       "[TYPE client-type=<'normal' | 'master' | 'replica' | 'pubsub'>] [ID "
+                       "client-id ...]",
                        ClientListCommand, "O(N) where N is the number of client connections"});
   table.AddSubcommand("client", {"no-evict", 3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
                                  Keys(), kAclConnection, "connection", "7.0.0",
-                                 "Sets the client eviction mode of the connection.", "<ON | OFF>",
-                                 ClientNoEvictCommand, "O(1)"});
+                                 "Sets the client eviction mode of the connection.",
+                                 "enabled=<ON | OFF>", ClientNoEvictCommand, "O(1)"});
   table.AddSubcommand(
       "client",
       {"no-touch", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
        "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
-       "<ON | OFF>", ClientNoTouchCommand, "O(1)"});
+       "enabled=<ON | OFF>", ClientNoTouchCommand, "O(1)"});
   table.AddSubcommand("client", {"unblock", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
                                  Keys(), kAclConnection, "connection", "5.0.0",
                                  "Unblocks a client blocked by a blocking command from a different "
                                  "connection.",
-                                 "client-id [TIMEOUT | ERROR]", ClientUnblockCommand,
+                                 "client-id [unblock-type=<TIMEOUT | ERROR>]", ClientUnblockCommand,
                                  "O(log N) where N is the number of client connections"});
   table.AddSubcommand("client",
                       {"pause", -3, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
                        kAclConnection, "connection", "3.0.0", "Suspends commands processing.",
-                       "timeout [WRITE | ALL]", ClientPauseCommand, "O(1)"});
+                       "timeout:integer [mode=<WRITE | ALL>]", ClientPauseCommand, "O(1)"});
   table.AddSubcommand(
       "client",
       {"unpause", 2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
@@ -1032,11 +1073,11 @@ void RegisterIntrospectionCommands(CommandTable& table) {
   table.AddSubcommand("client",
                       {"reply", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
                        "connection", "3.2.0", "Instructs the server whether to reply to commands.",
-                       "<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});
+                       "action=<ON | OFF | SKIP>", ClientReplyCommand, "O(1)"});
   table.AddSubcommand(
       "client", {"setinfo", 4, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection,
                  "connection", "7.2.0", "Sets information specific to the client or connection.",
-                 "<LIB-NAME libname | LIB-VER libver>", ClientSetinfoCommand, "O(1)"});
+                 "attr=<'lib-name' libname | 'lib-ver' libver>", ClientSetinfoCommand, "O(1)"});
   table.AddSubcommand("client", {"setname", 3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(),
                                  kAclConnection, "connection", "2.6.9", "Sets the connection name.",
                                  "connection-name", ClientSetnameCommand, "O(1)"});
@@ -1044,8 +1085,8 @@ void RegisterIntrospectionCommands(CommandTable& table) {
       "client",
       {"tracking", -3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
        "6.0.0", "Controls server-assisted client-side caching for the connection.",
-       "<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] "
-       "[OPTOUT] [NOLOOP]",
+       "status=<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix "
+       "...]] [BCAST=BCAST] [OPTIN=OPTIN] [OPTOUT=OPTOUT] [NOLOOP=NOLOOP]",
        ClientTrackingCommand, "O(1). Some options may introduce additional complexity."});
   table.AddSubcommand(
       "client",

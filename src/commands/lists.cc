@@ -633,7 +633,7 @@ void RegisterListCommands(CommandTable& table) {
              "key index element", LSetCommand, "O(N) where N is the length of the list."});
   table.Add({"linsert", 5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyRW | kKeyInsert)), kAclList,
              kGroup, "2.2.0", "Inserts an element before or after another element in a list.",
-             "key <BEFORE | AFTER> pivot element", LInsertCommand,
+             "key where=<BEFORE | AFTER> pivot:string element", LInsertCommand,
              "O(N) where N is the number of elements to traverse before seeing the value pivot."});
   table.Add({"lrem", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclList, kGroup, "1.0.0",
              "Removes elements from a list. Deletes the list if the last element was removed.",
@@ -646,14 +646,15 @@ void RegisterListCommands(CommandTable& table) {
              "O(N) where N is the number of elements to be removed by the operation."});
   table.Add({"lpos", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclList, kGroup,
              "6.0.6", "Returns the index of matching elements in a list.",
-             "key element [RANK rank] [COUNT num-matches] [MAXLEN len]", LPosCommand,
+             "key element [RANK rank] [COUNT num-matches:integer] [MAXLEN len]", LPosCommand,
              "O(N) where N is the number of elements in the list, for the average case."});
   table.Add({"lmove", 5, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
              kAclList, kGroup, "6.2.0",
              "Returns an element after popping it from one list and pushing it to another. "
              "Deletes the list if the last element was moved.",
-             "source destination <LEFT | RIGHT> <LEFT | RIGHT>", LMoveCommand, "O(1)"});
+             "source destination wherefrom=<LEFT | RIGHT> whereto=<LEFT | RIGHT>", LMoveCommand,
+             "O(1)"});
   table.Add({"rpoplpush", 3, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
              kAclList, kGroup, "1.2.0",
@@ -664,7 +665,7 @@ void RegisterListCommands(CommandTable& table) {
              kAclList, kGroup, "7.0.0",
              "Returns multiple elements from a list after removing them. Deletes the list if the "
              "last element was popped.",
-             "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", LMPopCommand,
+             "numkeys key ... where=<LEFT | RIGHT> [COUNT count]", LMPopCommand,
              "O(N+M) where N is the number of provided keys and M is the number of elements "
              "returned.",
              LMPopKeys});
@@ -693,12 +694,14 @@ void RegisterListCommands(CommandTable& table) {
              "Pops an element from a list, pushes it to another list and returns it. Blocks "
              "until an element is available otherwise. Deletes the list if the last element was "
              "moved.",
-             "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout", BLMoveCommand, "O(1)"});
+             "source destination wherefrom=<LEFT | RIGHT> whereto=<LEFT | RIGHT> "
+             "timeout",
+             BLMoveCommand, "O(1)"});
   table.Add({"blmpop", -5, kCmdWrite | kCmdBlocking,
              Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)), kAclList, kGroup, "7.0.0",
              "Pops the first element from one of multiple lists. Blocks until an element is "
              "available otherwise. Deletes the list if the last element was popped.",
-             "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]", BLMPopCommand,
+             "timeout numkeys key ... where=<LEFT | RIGHT> [COUNT count]", BLMPopCommand,
              "O(N+M) where N is the number of provided keys and M is the number of elements "
              "returned.",
              BLMPopKeys});

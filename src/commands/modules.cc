@@ -55,7 +55,8 @@ void RegisterModuleCommands(CommandTable& table) {
   table.AddSubcommand("module",
                       {"loadex", -3, kLoadFlags, Keys(), 0, "server", "7.0.0",
                        "Loads a module using extended parameters.",
-                       "path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]",
+                       "path [configs=<CONFIG name value> [configs=<CONFIG name value> ...]] "
+                       "[ARGS args ...]",
                        ModuleLoadCommand, "O(1)"});
   table.AddSubcommand("module", {"unload", 3, kLoadFlags, Keys(), 0, "server", "4.0.0",
                                  "Unloads a module.", "name", ModuleUnloadCommand, "O(1)"});

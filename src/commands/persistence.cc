@@ -178,7 +178,8 @@ void RegisterPersistenceCommands(CommandTable& table) {
   table.Add({"restore", -4, kCmdWrite | kCmdDenyOom, Keys(KeyAt(1, kKeyOW | kKeyUpdate)),
              kAclKeyspace | kAclDangerous, "generic", "2.6.0",
              "Creates a key from the serialized representation of a value.",
-             "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+             "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] "
+             "[FREQ frequency:integer]",
              RestoreCommand,
              "O(1) to create the new key and additional O(N*M) to reconstruct the serialized "
              "value, where N is the number of Redis objects composing the value and M their "

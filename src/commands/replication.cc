@@ -32,26 +32,27 @@ void RegisterReplicationCommands(CommandTable& table) {
              "O(1)"});
   table.Add({"replicaof", 3, kCmdAdmin | kCmdNoScript | kCmdStale | kCmdNoAsyncLoading, Keys(), 0,
              "server", "5.0.0",
-             "Configures a server as replica of another, or promotes it to a master.", "host port",
-             ReplicaofCommand, "O(1)"});
+             "Configures a server as replica of another, or promotes it to a master.",
+             "args=<host-port=<host port> | no-one=<NO ONE>>", ReplicaofCommand, "O(1)"});
   table.Add({"slaveof", 3, kCmdAdmin | kCmdNoScript | kCmdStale | kCmdNoAsyncLoading, Keys(), 0,
              "server", "1.0.0",
              "Sets a Redis server as a replica of another, or promotes it to being a master.",
-             "host port", ReplicaofCommand, "O(1)"});
+             "args=<host-port=<host port> | no-one=<NO ONE>>", ReplicaofCommand, "O(1)"});
   table.Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, Keys(),
              kAclAdmin | kAclDangerous, "server", "2.8.12", "Returns the replication role.", "",
              RoleCommand, "O(1)"});
   table.Add({"wait", 3, 0, Keys(), kAclConnection, "generic", "3.0.0",
              "Blocks until the asynchronous replication of all preceding write commands sent by "
              "the connection is completed.",
-             "numreplicas timeout", WaitCommand, "O(1)"});
+             "numreplicas timeout:integer", WaitCommand, "O(1)"});
   table.Add({"failover", -1, kCmdAdmin | kCmdNoScript | kCmdStale, Keys(), 0, "server", "6.2.0",
              "Starts a coordinated failover from a server to one of its replicas.",
-             "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]", FailoverCommand, "O(1)"});
+             "[target=<TO host port [FORCE]>] [ABORT] [TIMEOUT milliseconds]", FailoverCommand,
+             "O(1)"});
   table.Add({"waitaof", 4, kCmdNoScript, Keys(), kAclConnection, "generic", "7.2.0",
              "Blocks until all of the preceding write commands sent by the connection are "
              "written to the append-only file of the master and/or replicas.",
-             "numlocal numreplicas timeout", WaitAofCommand, "O(1)"});
+             "numlocal numreplicas timeout:integer", WaitAofCommand, "O(1)"});
 }
 
 }  // namespace vireo

@@ -200,7 +200,7 @@ void RegisterScriptingCommands(CommandTable& table) {
              "Depends on subcommand."});
   table.AddSubcommand("script", {"debug", 3, kCmdNoScript, Keys(), kAclScripting, kGroup, "3.2.0",
                                  "Sets the debug mode of server-side Lua scripts.",
-                                 "<YES | SYNC | NO>", ScriptDebugCommand, "O(1)"});
+                                 "mode=<YES | SYNC | NO>", ScriptDebugCommand, "O(1)"});
   table.AddSubcommand(
       "script", {"exists", -3, kCmdNoScript, Keys(), kAclScripting, kGroup, "2.6.0",
                  "Determines whether server-side Lua scripts exist in the script cache.",

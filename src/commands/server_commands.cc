@@ -189,8 +189,8 @@ void RegisterServerCommands(CommandTable& table) {
   table.AddSubcommand(
       "config",
       {"set", -4, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.0.0",
-       "Sets configuration parameters in-flight.", "parameter value [parameter value ...]",
-       ConfigSetCommand, "O(N) when N is the number of configuration parameters provided"});
+       "Sets configuration parameters in-flight.", "data=<parameter value> ...", ConfigSetCommand,
+       "O(N) when N is the number of configuration parameters provided"});
 
   table.Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, Keys(), 0, "server", "2.6.0",
              "Returns the server time.", "", TimeCommand, "O(1)"});
@@ -201,7 +201,7 @@ void RegisterServerCommands(CommandTable& table) {
              kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdAllowBusy,
              Keys(), 0, "server", "1.0.0",
              "Synchronously saves the database(s) to disk and shuts down the Redis server.",
-             "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", ShutdownCommand,
+             "[save-selector=<NOSAVE | SAVE>] [NOW] [FORCE] [ABORT]", ShutdownCommand,
              "O(N) when saving, where N is the total number of keys in all databases when saving "
              "data, otherwise O(1)"});
 }

@@ -682,7 +682,7 @@ void RegisterSetCommands(CommandTable& table) {
              "number of sets."});
   table.Add({"sintercard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)), kAclSet,
              kGroup, "7.0.0", "Returns the number of members of the intersect of multiple sets.",
-             "numkeys key [key ...] [LIMIT limit]", SInterCardCommand,
+             "numkeys key ... [LIMIT limit:integer]", SInterCardCommand,
              "O(N*M) worst case where N is the cardinality of the smallest set and M is the "
              "number of sets.",
              SInterCardKeys});

@@ -338,8 +338,9 @@ void RegisterSortCommands(CommandTable& table) {
        kAclSet | kAclSortedSet | kAclList | kAclDangerous, "generic", "1.0.0",
        "Sorts the elements in a list, a set, or a sorted set, optionally storing the "
        "result.",
-       "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
-       "[ALPHA] [STORE destination]",
+       "key [BY by-pattern=pattern#1] [LIMIT offset count] [GET "
+       "get-pattern=pattern#1 [GET get-pattern=pattern#1 ...]] [order=<ASC | "
+       "DESC>] [sorting=ALPHA] [STORE destination]",
        SortCommand,
        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
        "the number of returned elements. When the elements are not sorted, complexity is "
@@ -353,8 +354,9 @@ void RegisterSortCommands(CommandTable& table) {
                         "names derive from the content of the key we sort")),
        kAclSet | kAclSortedSet | kAclList | kAclDangerous, "generic", "7.0.0",
        "Returns the sorted elements of a list, a set, or a sorted set.",
-       "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
-       "[ALPHA]",
+       "key [BY by-pattern=pattern#1] [LIMIT offset count] [GET "
+       "get-pattern=pattern#1 [GET get-pattern=pattern#1 ...]] [order=<ASC | "
+       "DESC>] [sorting=ALPHA]",
        SortRoCommand,
        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M "
        "the number of returned elements. When the elements are not sorted, complexity is "

@@ -844,15 +844,18 @@ void RegisterStreamGroupCommands(CommandTable& table) {
   table.Add({"xgroup", -2, 0, Keys(), 0, kGroup, "5.0.0",
              "A container for consumer groups commands.", "", XGroupCommand,
              "Depends on subcommand."});
-  table.AddSubcommand(
-      "xgroup",
-      {"create", -5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(2, kKeyRW | kKeyInsert)), kAclStream,
-       kGroup, "5.0.0", "Creates a consumer group.",
-       "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]", XGroupCreateCommand, "O(1)"});
+  table.AddSubcommand("xgroup",
+                      {"create", -5, kCmdWrite | kCmdDenyOom, Keys(KeyAt(2, kKeyRW | kKeyInsert)),
+                       kAclStream, kGroup, "5.0.0", "Creates a consumer group.",
+                       "key group id-selector=<id | new-id=$> [MKSTREAM] [ENTRIESREAD "
+                       "entries-read:integer]",
+                       XGroupCreateCommand, "O(1)"});
   table.AddSubcommand(
       "xgroup", {"setid", -5, kCmdWrite, Keys(KeyAt(2, kKeyRW | kKeyUpdate)), kAclStream, kGroup,
                  "5.0.0", "Sets the last-delivered ID of a consumer group.",
-                 "key group <id | $> [ENTRIESREAD entries-read]", XGroupSetIdCommand, "O(1)"});
+                 "key group id-selector=<id | new-id=$> [ENTRIESREAD "
+                 "entriesread=entries-read:integer]",
+                 XGroupSetIdCommand, "O(1)"});
   table.AddSubcommand(
       "xgroup", {"destroy", 4, kCmdWrite, Keys(KeyAt(2, kKeyRW | kKeyDelete)), kAclStream, kGroup,
                  "5.0.0", "Destroys a consumer group.", "key group", XGroupDestroyCommand,
@@ -872,12 +875,14 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              kGroup, "5.0.0",
              "Returns the number of messages that were successfully acknowledged by the consumer "
              "group member of a stream.",
-             "key group id [id ...]", XAckCommand, "O(1) for each message ID processed."});
+             "key group ID:string ...", XAckCommand, "O(1) for each message ID processed."});
   table.Add({"xpending", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclStream, kGroup,
              "5.0.0",
              "Returns the information and entries from a stream consumer group's pending entries "
              "list.",
-             "key group [[IDLE min-idle-time] start end count [consumer]]", XPendingCommand,
+             "key group [filters=<[IDLE min-idle-time:integer] start:string end:string "
+             "count [consumer]>]",
+             XPendingCommand,
              "O(N) with N being the number of elements returned, so asking for a small fixed "
              "number of entries per call is O(1). O(M), where M is the total number of entries "
              "scanned when used with the IDLE filter. When the command returns just the summary "
@@ -887,8 +892,9 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              kGroup, "5.0.0",
              "Changes, or acquires, ownership of a message in a consumer group, as if the message "
              "was delivered a consumer group member.",
-             "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] "
-             "[RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]",
+             "key group consumer min-idle-time ID:string ... [IDLE ms:integer] [TIME "
+             "unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID "
+             "lastid]",
              XClaimCommand,
              "O(log N) with N being the number of messages in the PEL of the "
              "consumer group."});
@@ -896,8 +902,8 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              kAclStream, kGroup, "6.2.0",
              "Changes, or acquires, ownership of messages in a consumer group, as if the messages "
              "were delivered to as consumer group member.",
-             "key group consumer min-idle-time start [COUNT count] [JUSTID]", XAutoClaimCommand,
-             "O(1) if COUNT is small."});
+             "key group consumer min-idle-time start:string [COUNT count] [JUSTID]",
+             XAutoClaimCommand, "O(1) if COUNT is small."});
   table.Add({"xinfo", -2, 0, Keys(), 0, kGroup, "5.0.0",
              "A container for stream introspection commands.", "", XInfoCommand,
              "Depends on subcommand."});
@@ -909,9 +915,10 @@ void RegisterStreamGroupCommands(CommandTable& table) {
       "xinfo",
       {"groups", 3, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)), kAclStream, kGroup, "5.0.0",
        "Returns a list of the consumer groups of a stream.", "key", XInfoGroupsCommand, "O(1)"});
-  table.AddSubcommand("xinfo", {"stream", -3, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)),
-                                kAclStream, kGroup, "5.0.0", "Returns information about a stream.",
-                                "key [FULL [COUNT count]]", XInfoStreamCommand, "O(1)"});
+  table.AddSubcommand(
+      "xinfo", {"stream", -3, kCmdReadonly, Keys(KeyAt(2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
+                "5.0.0", "Returns information about a stream.",
+                "key [full-block=<FULL [COUNT count]>]", XInfoStreamCommand, "O(1)"});
   table.AddSubcommand("xinfo", {"help", 2, kCmdLoading | kCmdStale, Keys(), kAclStream, kGroup,
                                 "5.0.0", kHelpSummary, "", XInfoHelpCommand, "O(1)"});
   RegisterStreamNackCommands(table);

@@ -576,14 +576,16 @@ void RegisterStreamCommands(CommandTable& table) {
              kAclStream, kGroup, "5.0.0",
              "Appends a new message to a stream. Creates the key if it doesn't exist.",
              "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP "
-             "producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | "
-             "id> field value [field value ...]",
+             "producer-id idempotent-id] [trim=<strategy=<MAXLEN | MINID> "
+             "[operator=<equal== | approximately=~>] threshold [LIMIT count]>] "
+             "id-selector=<auto-id=* | id> data=<field value> ...",
              XAddCommand,
              "O(1) when adding a new entry, O(N) when trimming where N being the "
              "number of entries evicted."});
   table.Add({"xtrim", -4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclStream, kGroup,
              "5.0.0", "Deletes messages from the beginning of a stream.",
-             "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
+             "key trim=<strategy=<MAXLEN | MINID> [operator=<equal== | "
+             "approximately=~>] threshold [LIMIT count]> [KEEPREF | DELREF | ACKED]",
              XTrimCommand,
              "O(N), with N being the number of evicted entries. Constant times are very small "
              "however, since entries are organized in macro nodes containing multiple entries "
@@ -592,21 +594,22 @@ void RegisterStreamCommands(CommandTable& table) {
              "5.0.0", "Return the number of messages in a stream.", "key", XLenCommand, "O(1)"});
   table.Add({"xrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclStream, kGroup,
              "5.0.0", "Returns the messages from a stream within a range of IDs.",
-             "key start end [COUNT count]", XRangeCommand,
+             "key start:string end:string [COUNT count]", XRangeCommand,
              "O(N) with N being the number of elements being returned. If N is constant (e.g. "
              "always asking for the first 10 elements with COUNT), you can consider it O(1)."});
   table.Add({"xrevrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclStream, kGroup,
              "5.0.0", "Returns the messages from a stream within a range of IDs in reverse order.",
-             "key end start [COUNT count]", XRevRangeCommand,
+             "key end:string start:string [COUNT count]", XRevRangeCommand,
              "O(N) with N being the number of elements returned. If N is constant (e.g. always "
              "asking for the first 10 elements with COUNT), you can consider it O(1)."});
   table.Add({"xdel", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclStream,
              kGroup, "5.0.0", "Returns the number of messages after removing them from a stream.",
-             "key id [id ...]", XDelCommand,
+             "key ID:string ...", XDelCommand,
              "O(1) for each single item to delete in the stream, regardless of the stream size."});
   table.Add({"xsetid", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
              kAclStream, kGroup, "5.0.0", "An internal command for replicating stream values.",
-             "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]",
+             "key last-id [ENTRIESADDED entries-added:integer] [MAXDELETEDID "
+             "max-deleted-id]",
              XSetIdCommand, "O(1)"});
   RegisterStreamReadCommands(table);
   RegisterStreamGroupCommands(table);

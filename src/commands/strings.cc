@@ -693,12 +693,12 @@ void RegisterStringCommands(CommandTable& table) {
   table.Add({"mset", -3, kCmdWrite | kCmdDenyOom, Keys(KeysAt(1, -1, 2, kKeyOW | kKeyUpdate, 0)),
              kAclString, "string", "1.0.1",
              "Atomically creates or modifies the string values of one or more keys.",
-             "(key value) ...", MsetCommand, "O(N) where N is the number of keys to set."});
+             "data=<key value> ...", MsetCommand, "O(N) where N is the number of keys to set."});
   table.Add({"msetnx", -3, kCmdWrite | kCmdDenyOom, Keys(KeysAt(1, -1, 2, kKeyOW | kKeyInsert, 0)),
              kAclString, "string", "1.0.1",
              "Atomically modifies the string values of one or more keys only when all keys don't "
              "exist.",
-             "(key value) ...", MsetnxCommand, "O(N) where N is the number of keys to set."});
+             "data=<key value> ...", MsetnxCommand, "O(N) where N is the number of keys to set."});
   table.Add({"append", 3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyInsert)),
              kAclString, "string", "2.0.0",
              "Appends a string to the value of a key. Creates the key if it doesn't exist.",
@@ -740,7 +740,7 @@ void RegisterStringCommands(CommandTable& table) {
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Increments the integer value of a key by a number. Uses 0 as initial value if the "
              "key doesn't exist.",
-             "key increment", IncrbyCommand, "O(1)"});
+             "key increment:integer", IncrbyCommand, "O(1)"});
   table.Add({"decrby", 3, kCmdWrite | kCmdDenyOom | kCmdFast,
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "1.0.0",
              "Decrements a number from the integer value of a key. Uses 0 as initial value if "
@@ -750,7 +750,7 @@ void RegisterStringCommands(CommandTable& table) {
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclString, "string", "2.6.0",
              "Increment the floating point value of a key by a number. Uses 0 as initial value "
              "if the key doesn't exist.",
-             "key increment", IncrbyfloatCommand, "O(1)"});
+             "key increment:double", IncrbyfloatCommand, "O(1)"});
   table.Add({"lcs", -3, kCmdReadonly, Keys(KeysAt(1, 1, 1, kKeyRO | kKeyAccess, 0)), kAclString,
              "string", "7.0.0", "Finds the longest common substring.",
              "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]", LcsCommand,

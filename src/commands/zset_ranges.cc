@@ -346,14 +346,17 @@ void RegisterZsetRangeCommands(CommandTable& table) {
 
   table.Add({"zrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet, kGroup,
              "1.2.0", "Returns members in a sorted set within a range of indexes.",
-             "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]",
+             "key start:string stop:string [sortby=<BYSCORE | BYLEX>] [REV] [LIMIT "
+             "offset count] [WITHSCORES]",
              ZrangeCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements returned."});
   table.Add({"zrangestore", -5, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyAt(2, kKeyRO | kKeyAccess)), kAclSortedSet,
              kGroup, "6.2.0", "Stores a range of members from sorted set in a key.",
-             "dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]", ZrangestoreCommand,
+             "dst:key src:key min max [sortby=<BYSCORE | BYLEX>] [REV] [LIMIT offset "
+             "count]",
+             ZrangestoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements stored into the destination key."});
   table.Add({"zrevrange", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
@@ -364,14 +367,14 @@ void RegisterZsetRangeCommands(CommandTable& table) {
              "of elements returned."});
   table.Add({"zrangebyscore", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
              kGroup, "1.0.5", "Returns members in a sorted set within a range of scores.",
-             "key min max [WITHSCORES] [LIMIT offset count]", ZrangebyscoreCommand,
+             "key min:double max:double [WITHSCORES] [LIMIT offset count]", ZrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
   table.Add({"zrevrangebyscore", -4, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.2.0",
              "Returns members in a sorted set within a range of scores in reverse order.",
-             "key max min [WITHSCORES] [LIMIT offset count]", ZrevrangebyscoreCommand,
+             "key max:double min:double [WITHSCORES] [LIMIT offset count]", ZrevrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements being returned. If M is constant (e.g. always asking for the first 10 "
              "elements with LIMIT), you can consider it O(log(N))."});
@@ -391,7 +394,7 @@ void RegisterZsetRangeCommands(CommandTable& table) {
   table.Add({"zcount", 4, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.0.0",
              "Returns the count of members in a sorted set that have scores within a range.",
-             "key min max", ZcountCommand,
+             "key min:double max:double", ZcountCommand,
              "O(log(N)) with N being the number of elements in the sorted set."});
   table.Add({"zlexcount", 4, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.8.9",
@@ -409,7 +412,7 @@ void RegisterZsetRangeCommands(CommandTable& table) {
              kGroup, "1.2.0",
              "Removes members in a sorted set within a range of scores. Deletes the sorted set "
              "if all members were removed.",
-             "key min max", ZremrangebyscoreCommand,
+             "key min:double max:double", ZremrangebyscoreCommand,
              "O(log(N)+M) with N being the number of elements in the sorted set and M the number "
              "of elements removed by the operation."});
   table.Add({"zremrangebylex", 4, kCmdWrite, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,

@@ -262,13 +262,13 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
 
   table.Add({"zunion", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the union of multiple sorted sets.",
-             "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
-             "[WITHSCORES]",
+             "numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE aggregate=<SUM | "
+             "MIN | MAX>] [WITHSCORES]",
              ZunionCommand, kUnionCx, KeysFrom1});
   table.Add({"zinter", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the intersect of multiple sorted sets.",
-             "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] "
-             "[WITHSCORES]",
+             "numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE aggregate=<SUM | "
+             "MIN | MAX>] [WITHSCORES]",
              ZinterCommand, kInterCx, KeysFrom1});
   table.Add({"zdiff", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the difference between multiple sorted sets.",
@@ -276,15 +276,15 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
   table.Add({"zunionstore", -4, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.0.0", "Stores the union of multiple sorted sets in a key.",
-             "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
-             "MIN | MAX>]",
+             "destination numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE "
+             "aggregate=<SUM | MIN | MAX>]",
              ZunionstoreCommand, kUnionCx, StoreKeys});
   table.Add({"zinterstore", -4, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.0.0",
              "Stores the intersect of multiple sorted sets in a key.",
-             "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | "
-             "MIN | MAX>]",
+             "destination numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE "
+             "aggregate=<SUM | MIN | MAX>]",
              ZinterstoreCommand, kInterCx, StoreKeys});
   table.Add({"zdiffstore", -4, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
@@ -294,7 +294,7 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
   table.Add({"zintercard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "7.0.0",
              "Returns the number of members of the intersect of multiple sorted sets.",
-             "numkeys key [key ...] [LIMIT limit]", ZintercardCommand,
+             "numkeys key ... [LIMIT limit:integer]", ZintercardCommand,
              "O(N*K) worst case with N being the smallest input sorted set, K being the number of "
              "input sorted sets.",
              KeysFrom1});

@@ -532,12 +532,14 @@ void RegisterZsetCommands(CommandTable& table) {
              kAclSortedSet, kGroup, "1.2.0",
              "Adds one or more members to a sorted set, or updates their scores. Creates the key "
              "if it doesn't exist.",
-             "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]", ZaddCommand,
+             "key [NX | XX] [GT | LT] [change=CH] [increment=INCR] data=<score member> "
+             "...",
+             ZaddCommand,
              "O(log(N)) for each item added, where N is the number of elements in the sorted "
              "set."});
   table.Add({"zincrby", 4, kCmdWrite | kCmdDenyOom | kCmdFast,
              Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclSortedSet, kGroup, "1.2.0",
-             "Increments the score of a member in a sorted set.", "key increment member",
+             "Increments the score of a member in a sorted set.", "key increment:integer member",
              ZincrbyCommand, "O(log(N)) where N is the number of elements in the sorted set."});
   table.Add({"zrem", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclSortedSet,
              kGroup, "1.2.0",
@@ -598,7 +600,7 @@ void RegisterZsetCommands(CommandTable& table) {
              kAclSortedSet, kGroup, "7.0.0",
              "Returns the highest- or lowest-scoring members from one or more sorted sets after "
              "removing them. Deletes the sorted set if the last member was popped.",
-             "numkeys key [key ...] <MIN | MAX> [COUNT count]", ZmpopCommand,
+             "numkeys key ... where=<MIN | MAX> [COUNT count]", ZmpopCommand,
              "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
              "elements in the sorted set, and M being the number of elements popped.",
              ZmpopKeys});
@@ -608,13 +610,13 @@ void RegisterZsetCommands(CommandTable& table) {
              "Removes and returns a member by score from one or more sorted sets. Blocks until a "
              "member is available otherwise. Deletes the sorted set if the last element was "
              "popped.",
-             "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]", BzmpopCommand,
+             "timeout numkeys key ... where=<MIN | MAX> [COUNT count]", BzmpopCommand,
              "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
              "elements in the sorted set, and M being the number of elements popped.",
              BzmpopKeys});
   table.Add({"zrandmember", -2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet,
              kGroup, "6.2.0", "Returns one or more random members from a sorted set.",
-             "key [count [WITHSCORES]]", ZrandmemberCommand,
+             "key [options=<count [WITHSCORES]>]", ZrandmemberCommand,
              "O(N) where N is the number of members returned"});
   table.Add({"zscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet, kGroup,
              "2.8.0", "Iterates over members and scores of a sorted set.",

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "util/strings.h"
 
@@ -74,8 +76,17 @@ std::string Squeeze(std::string_view text) {
 //   [ ... ]      optional;  < ... > or ( ... )  a required group
 //   a | b        one of the alternatives
 //   x ...        x repeats; "a b [a b ...]" is read as one repeating "a b"
-// Parsing first collects raw items (a token is its own item), then folds repeats and attaches
-// tokens to the values they introduce, giving the tree COMMAND DOCS reports.
+// plus annotations for what the documentation syntax leaves implicit, so that COMMAND DOCS
+// gives Redis's argument tree:
+//   word:type    the value's type (integer, double, key, pattern, unix-time, string), where
+//                the name does not imply it ("increment:integer"); also marks an all-caps
+//                word as a value ("ID:string")
+//   name=item    names an argument or group ("wherefrom=<LEFT | RIGHT>", "change=CH"); on a
+//                value word the word becomes the display text ("storekey=key")
+//   'text'       a token spelled as given: lower case, symbols or empty ('m', '=', '')
+//   word#n       the value's key spec index (a pattern naming keys, as SORT's BY)
+//   <TOKEN a>    a token bound to its first value; a group led by a token with several values
+//                ("[LIMIT offset count]") is a block carrying that token
 class SyntaxParser {
  public:
   explicit SyntaxParser(std::string_view text) : text_(text) {}
@@ -147,9 +158,72 @@ class SyntaxParser {
     return group;
   }
 
+  static bool IsNameChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  }
+
+  // "name=" in front of an item.
+  std::string ParseLabel() {
+    size_t end = pos_;
+    while (end < text_.size() && IsNameChar(text_[end])) ++end;
+    bool labelled = end > pos_ && end + 1 < text_.size() && text_[end] == '=' &&
+                    text_[end + 1] != ' ' && text_[end + 1] != '|' && !IsCloser(text_[end + 1]);
+    if (!labelled) return "";
+    std::string label(text_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return label;
+  }
+
+  static bool IsWordEnd(std::string_view text, size_t pos) {
+    char c = text[pos];
+    return c == ' ' || c == '\t' || c == '|' || c == '[' || c == '<' || c == '(' || IsCloser(c) ||
+           text.compare(pos, 3, "...") == 0;
+  }
+
+  // A value or token word, with its ":type" and "#n" annotations.
+  void ParseWord(Item& item) {
+    size_t start = pos_;
+    if (text_[pos_] == '\'') {
+      size_t close = text_.find('\'', pos_ + 1);
+      if (close == std::string_view::npos) close = text_.size() - 1;
+      item.bare_token = true;
+      item.arg.token = std::string(text_.substr(pos_ + 1, close - pos_ - 1));
+      item.arg.name = ToLower(item.arg.token);
+      item.arg.type = "pure-token";
+      pos_ = close + 1;
+      return;
+    }
+    while (pos_ < text_.size() && !IsWordEnd(text_, pos_)) ++pos_;
+    std::string word(text_.substr(start, pos_ - start));
+    if (size_t hash = word.rfind('#'); hash != std::string::npos && hash + 1 < word.size()) {
+      item.arg.key_spec_index = std::atoi(word.c_str() + hash + 1);
+      word.resize(hash);
+    }
+    std::string type;
+    if (size_t colon = word.rfind(':'); colon != std::string::npos) {
+      static constexpr std::string_view kTypes[] = {"integer", "double",    "key",
+                                                    "pattern", "unix-time", "string"};
+      std::string_view suffix = std::string_view(word).substr(colon + 1);
+      if (std::find(std::begin(kTypes), std::end(kTypes), suffix) != std::end(kTypes)) {
+        type = suffix;
+        word.resize(colon);
+      }
+    }
+    if (type.empty() && IsTokenWord(word)) {
+      item.bare_token = true;
+      item.arg.name = ToLower(word);
+      item.arg.type = "pure-token";
+      item.arg.token = word;
+      return;
+    }
+    item.arg.name = word;
+    item.arg.type = type.empty() ? InferArgType(word) : type;
+  }
+
   Item ParseItem() {
     Item item;
     size_t start = pos_;
+    std::string label = ParseLabel();
     char c = text_[pos_];
     if (c == '[' || c == '<' || c == '(') {
       ++pos_;
@@ -169,21 +243,13 @@ class SyntaxParser {
         item.optional_group = true;
       }
     } else {
-      while (pos_ < text_.size() && text_[pos_] != ' ' && text_[pos_] != '\t' &&
-             text_[pos_] != '|' && text_[pos_] != '[' && text_[pos_] != '<' && text_[pos_] != '(' &&
-             !IsCloser(text_[pos_]) && !AtEllipsis()) {
-        ++pos_;
-      }
-      std::string word(text_.substr(start, pos_ - start));
-      if (IsTokenWord(word)) {
-        item.bare_token = true;
-        item.arg.name = ToLower(word);
-        item.arg.type = "pure-token";
-        item.arg.token = word;
-      } else {
-        item.arg.name = word;
-        item.arg.type = InferArgType(word);
-      }
+      ParseWord(item);
+    }
+    if (!label.empty()) {
+      // On a value, the word written is what hints show; the label is its name.
+      bool value = !item.bare_token && item.arg.type != "block" && item.arg.type != "oneof";
+      if (value && item.arg.name != label) item.arg.display_text = item.arg.name;
+      item.arg.name = label;
     }
     item.text = Squeeze(text_.substr(start, pos_ - start));
     return item;
@@ -497,6 +563,7 @@ CommandTable& CommandTable::Instance() {
   static CommandTable* table = [] {
     auto* t = new CommandTable;
     RegisterAllCommands(*t);
+    AddCommandDocNotes(*t);
     return t;
   }();
   return *table;

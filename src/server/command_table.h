@@ -189,11 +189,19 @@ using StringMap = std::unordered_map<std::string, V, TransparentStringHash, std:
 struct CommandArg {
   std::string name;
   std::string type;  // key, string, integer, double, pattern, unix-time, pure-token, oneof, block
+  std::string display_text;  // what hints show instead of the name ("ip:port"), if set
   std::string token;
+  int key_spec_index = -1;  // -1: key arguments take the key specs in order
   bool optional = false;
   bool multiple = false;
   bool multiple_token = false;  // the token repeats with each value ("[GET pattern ...]")
   std::vector<CommandArg> subargs;
+};
+
+// COMMAND DOCS doc_flags.
+enum DocFlag : uint8_t {
+  kDocDeprecated = 1u << 0,
+  kDocSyscmd = 1u << 1,
 };
 
 struct CommandSpec {
@@ -218,6 +226,11 @@ struct CommandSpec {
   KeyFinder key_finder = nullptr;
   KeyFlagsFn key_flags = nullptr;
   std::vector<CommandArg> args;
+  // Documentation only (COMMAND DOCS): from AddCommandDocNotes.
+  uint8_t doc_flags = 0;  // DocFlag mask
+  std::string_view deprecated_since;
+  std::string_view replaced_by;
+  std::vector<std::pair<std::string_view, std::string_view>> history;  // version, change
   StringMap<std::unique_ptr<CommandSpec>> subcommands;
   // Dense index among all specs (subcommands included): where a server keeps this command's
   // statistics (Server::command_stats).
@@ -307,10 +320,13 @@ class CommandLookupCache {
 };
 
 // Parses the syntax mini-language ("key value [NX | XX] [EX seconds | PX milliseconds]") into
-// an argument tree.
+// an argument tree; see command_table.cc for the notation.
 std::vector<CommandArg> ParseCommandSyntax(std::string_view syntax);
 
 // Registers every command family. Called once at startup.
 void RegisterAllCommands(CommandTable& table);
+// Adds Redis's deprecation notes, doc flags and version history to the registered commands
+// (command_table_docs.cc). Called once, after RegisterAllCommands.
+void AddCommandDocNotes(CommandTable& table);
 
 }  // namespace vireo
