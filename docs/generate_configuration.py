@@ -33,7 +33,6 @@ NO_EFFECT = {
                            "is not rewritten",
     "locale-collate": "validated (`Invalid locale name`); SORT ALPHA compares bytes (C locale)",
     "ignore-warnings": "vireo prints none of the start-up warnings Redis lets you silence",
-    "always-show-logo": "vireo prints no ASCII-art logo",
     "crash-log-enabled": "vireo installs no crash-report handler; a crash dumps core as the "
                          "system is set up to",
     "crash-memcheck-enabled": "no crash report, so no memory test after a crash",
@@ -66,6 +65,8 @@ NO_EFFECT = {
 }
 
 PARTIAL = {
+    "always-show-logo": "a two-line start-up banner (version, mode, port, PID), not Redis's "
+                        "ASCII art",
     "bind-source-addr": "the source address of a replica's link to its master",
     "aof-disable-auto-gc": "history files stay on disk until it is turned off again, but are "
                            "not listed in the manifest meanwhile",

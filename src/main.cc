@@ -173,6 +173,14 @@ int main(int argc, char** argv) {
   }
 
   vireo::Server server(std::move(config));
+  // always-show-logo: a start-up banner even when logging to a file (by default only on a
+  // terminal). Test harnesses (Redis's own suite) find the pid in its "PID:" field.
+  if (server.cfg().always_show_logo ||
+      (server.cfg().logfile.empty() && isatty(STDOUT_FILENO) != 0)) {
+    spdlog::info("vireo {} (64 bit), a Redis-compatible server", VIREO_VERSION);
+    spdlog::info("  Mode: standalone  Port: {}  PID: {}", server.cfg().port, getpid());
+  }
+  spdlog::info("Server initialized");
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
   if (std::string err = server.aof().LoadAndOpen(); !err.empty()) {

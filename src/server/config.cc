@@ -542,7 +542,8 @@ void Config::Declare() {
   replicaof.get = [](const ServerConfig& c) { return c.replicaof; };
   replicaof.set = [](ServerConfig& c, const std::vector<std::string>& args) {
     int64_t port;
-    if (args.size() != 2 || !ParseInt64(args[1], &port) || port < 0 || port > 65535) {
+    if (args.size() != 2) return std::string("wrong number of arguments");
+    if (!ParseInt64(args[1], &port) || port < 0 || port > 65535) {
       return std::string("Invalid master port");
     }
     // "replicaof no one" in a file means: not a replica.

@@ -8,15 +8,18 @@ those): name, flags (m mutable / i immutable, h hidden, p protected), kind and n
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import redis
 
-from conftest import call, call_error, start_server
+from conftest import call, call_error, free_port, server_binary, start_server
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -424,6 +427,67 @@ def test_debug_config_rewrite_force_all_writes_defaults_and_reloads(server_facto
         if name in ("port", "pidfile"):
             continue
         assert after[name] == value, name
+
+
+def test_daemonize_and_systemd_readiness(tmp_path, monkeypatch):
+    """daemonize detaches and leaves a pid file; supervised systemd sends READY=1 to
+    $NOTIFY_SOCKET (and so does not detach)."""
+    binary = server_binary()
+    port = free_port()
+    pidfile = tmp_path / "vireo.pid"
+    launcher = subprocess.run([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--daemonize", "yes", "--pidfile", str(pidfile)],
+                              cwd=tmp_path, timeout=10)
+    assert launcher.returncode == 0  # the parent leaves at once; the daemon serves
+    daemon = None
+    try:
+        deadline = time.monotonic() + 10
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        daemon = int(pidfile.read_text())
+        c = redis.Redis(port=port, socket_timeout=5)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert c.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        c.close()
+    finally:
+        if daemon is not None:
+            os.kill(daemon, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while pidfile.exists():  # removed on the way out
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+    sock_path = str(tmp_path / "notify.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(sock_path)
+        notify.settimeout(10)
+        monkeypatch.setenv("NOTIFY_SOCKET", sock_path)
+        h = start_server(["--supervised", "systemd", "--daemonize", "yes"])
+        try:
+            message = notify.recv(4096).decode()
+            assert "READY=1" in message
+            assert h.alive()  # supervised: it did not detach
+        finally:
+            h.stop()
+            h.cleanup()
+
+
+def test_banner_and_replicaof_arity(server_factory):
+    h = server_factory(["--always-show-logo", "yes"])
+    log = h.log_text()
+    # Redis's test suite finds the server's pid this way.
+    assert f" PID: {h.proc.pid}" in log and "Server initialized" in log
+    bad = subprocess.run([server_binary(), "--replicaof", "127.0.0.1"], capture_output=True,
+                         text=True, timeout=10)
+    assert bad.returncode != 0
+    assert "'replicaof \"127.0.0.1\"'" in bad.stderr and "wrong number of arguments" in bad.stderr
 
 
 def test_docs_list_every_option(plain):
