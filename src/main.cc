@@ -2,14 +2,23 @@
 #include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <asio.hpp>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "persistence/aof.h"
@@ -32,12 +41,25 @@ void PrintUsage() {
                "       ./vireo-server /etc/myvireo.conf --loglevel verbose\n");
 }
 
+int SyslogFacility(const std::string& name) {
+  if (name == "user") return LOG_USER;
+  constexpr int kLocal[] = {LOG_LOCAL0, LOG_LOCAL1, LOG_LOCAL2, LOG_LOCAL3,
+                            LOG_LOCAL4, LOG_LOCAL5, LOG_LOCAL6, LOG_LOCAL7};
+  return kLocal[name.back() - '0'];  // the config only accepts user and local0..local7
+}
+
 void SetUpLogging(const vireo::ServerConfig& c) {
   std::shared_ptr<spdlog::logger> logger;
   if (c.logfile.empty()) {
     logger = spdlog::stdout_logger_mt("vireo");
   } else {
     logger = spdlog::basic_logger_mt("vireo", c.logfile);
+  }
+  // syslog-enabled: every line also goes to syslog under syslog-ident / syslog-facility.
+  if (c.syslog_enabled) {
+    logger->sinks().push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>(
+        c.syslog_ident, LOG_PID | LOG_NDELAY | LOG_NOWAIT, SyslogFacility(c.syslog_facility),
+        false));
   }
   logger->set_pattern(fmt::format("{}:M %d %b %Y %H:%M:%S.%e %^%L%$ %v", getpid()));
   if (c.loglevel == "debug") {
@@ -53,6 +75,53 @@ void SetUpLogging(const vireo::ServerConfig& c) {
   }
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
+}
+
+// supervised: which supervisor to tell that we are ready ("no" when none applies). "auto"
+// picks upstart or systemd from the environment each sets, as Redis does.
+std::string Supervisor(const std::string& setting) {
+  if (setting == "auto") {
+    if (std::getenv("UPSTART_JOB") != nullptr) return "upstart";
+    if (std::getenv("NOTIFY_SOCKET") != nullptr) return "systemd";
+    return "no";
+  }
+  return setting;
+}
+
+// systemd's readiness protocol: one datagram to $NOTIFY_SOCKET ("@name" is an abstract
+// socket). Upstart's "expect stop": stop ourselves until it continues us.
+void NotifySupervisor(const std::string& supervisor) {
+  if (supervisor == "upstart") {
+    if (std::getenv("UPSTART_JOB") == nullptr) {
+      spdlog::warn("upstart supervision requested, but UPSTART_JOB not found!");
+      return;
+    }
+    spdlog::info("supervised by upstart, will stop to signal readiness.");
+    raise(SIGSTOP);
+    unsetenv("UPSTART_JOB");
+    return;
+  }
+  if (supervisor != "systemd") return;
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (path == nullptr || path[0] == '\0' || std::strlen(path) >= sizeof(sockaddr_un::sun_path)) {
+    spdlog::warn("systemd supervision error: NOTIFY_SOCKET not found!");
+    return;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path, std::strlen(path));
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + std::strlen(path));
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  static constexpr char kReady[] = "STATUS=Ready to accept connections\nREADY=1\n";
+  if (sendto(fd, kReady, sizeof(kReady) - 1, MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
+             len) < 0) {
+    spdlog::warn("systemd supervision error: sendto: {}", std::strerror(errno));
+  } else {
+    spdlog::info("supervised by systemd, notified readiness.");
+  }
+  close(fd);
 }
 
 }  // namespace
@@ -78,6 +147,9 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGPIPE, SIG_IGN);
   SetUpLogging(config.values());
+  // disable-thp: transparent huge pages make every copy-on-write fault after a fork (BGSAVE,
+  // AOF rewrite) copy 2 MB instead of 4 KB; opt this process (and its children) out.
+  if (config.values().disable_thp) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
   // Thousands of clients need thousands of descriptors: raise the limit, or lower maxclients
   // to what it allows, so the server never accepts a client it has no descriptor for.
   {
@@ -92,19 +164,33 @@ int main(int argc, char** argv) {
   spdlog::info("vireo version={}, bits=64, commit=00000000, modified=0, pid={}, just started",
                VIREO_VERSION, getpid());
   spdlog::info("Configuration loaded");
-  if (c.always_show_logo) {
-    spdlog::info("vireo {} (64 bit), Redis-compatible", VIREO_VERSION);
-    spdlog::info("    Running in standalone mode");
-    spdlog::info("    Port: {}", c.port);
-    spdlog::info("    PID: {}", getpid());
-  } else {
-    spdlog::info("Running mode=standalone, port={}.", c.port);
+
+  // daemonize: detach (fork, new session, stdio on /dev/null) unless a supervisor runs us. Done
+  // before the server starts any thread. Like Redis, a daemon always leaves a pid file.
+  const std::string supervisor = Supervisor(c.supervised);
+  const bool background = c.daemonize && supervisor == "no";
+  if (background && daemon(1, 0) != 0) {
+    spdlog::critical("Can't daemonize: {}", std::strerror(errno));
+    return 1;
   }
-  if (!c.pidfile.empty()) {
-    std::ofstream(c.pidfile) << getpid() << "\n";
+  const std::string pidfile =
+      !c.pidfile.empty() ? c.pidfile : (background ? "/var/run/vireo.pid" : "");
+  if (!pidfile.empty()) {
+    std::ofstream(pidfile) << getpid() << "\n";
   }
 
   vireo::Server server(std::move(config));
+  // always-show-logo: a start-up banner even when logging to a file (by default only on a
+  // terminal), with the pid on a "PID:" line as Redis's logo has it.
+  if (server.cfg().always_show_logo ||
+      (server.cfg().logfile.empty() && isatty(STDOUT_FILENO) != 0)) {
+    spdlog::info("vireo {} (64 bit), a Redis-compatible server", VIREO_VERSION);
+    spdlog::info("    Running in standalone mode");
+    spdlog::info("    Port: {}", server.cfg().port);
+    spdlog::info("    PID: {}", getpid());
+  } else {
+    spdlog::info("Running mode=standalone, port={}.", server.cfg().port);
+  }
   spdlog::info("Server initialized");
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
@@ -126,30 +212,37 @@ int main(int argc, char** argv) {
   spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
                server.bound_port());
   spdlog::info("Ready to accept connections tcp");
+  NotifySupervisor(supervisor);
 
   asio::signal_set signals(server.io(), SIGTERM, SIGINT);
-  int received = 0;
-  signals.async_wait([&server, &received](const asio::error_code& ec, int signal) {
+  std::function<void(const asio::error_code&, int)> on_signal;
+  on_signal = [&](const asio::error_code& ec, int signal) {
     if (ec) return;
-    received = signal;
-    spdlog::warn("Received {} scheduling shutdown...", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    spdlog::warn("Received {} scheduling shutdown...", name);
+    // shutdown-on-sigint / -sigterm: SHUTDOWN's modifiers for a signal. vireo never waits for
+    // replicas, so NOW changes nothing; a failed save keeps the server up unless FORCE.
+    const uint32_t flags =
+        signal == SIGINT ? server.cfg().shutdown_on_sigint : server.cfg().shutdown_on_sigterm;
+    std::string err = vireo::RdbSaveOnShutdown(server, flags & vireo::kShutdownSave,
+                                               flags & vireo::kShutdownNosave);
+    if (!err.empty() && !(flags & vireo::kShutdownForce)) {
+      vireo::RdbStateOf(server).shutdown_handled = false;
+      spdlog::warn(
+          "{} received but errors trying to shut down the server, check the logs for "
+          "more information",
+          name);
+      signals.async_wait(on_signal);
+      return;
+    }
     server.Shutdown();
-  });
+  };
+  signals.async_wait(on_signal);
   server.Run();
-  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM,
-  // or as shutdown-on-sigterm / shutdown-on-sigint say (save, nosave). "now" and "force" are
-  // what vireo does anyway on a signal: it waits for no replica, and exits even if saving
-  // failed.
-  if (!vireo::RdbStateOf(server).shutdown_handled) {
-    const std::string& flags =
-        received == SIGINT ? server.cfg().shutdown_on_sigint : server.cfg().shutdown_on_sigterm;
-    const bool save =
-        flags.find("nosave") == std::string::npos && flags.find("save") != std::string::npos;
-    const bool nosave = flags.find("nosave") != std::string::npos;
-    vireo::RdbSaveOnShutdown(server, save, nosave);
-  }
+  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM.
+  if (!vireo::RdbStateOf(server).shutdown_handled) vireo::RdbSaveOnShutdown(server, false, false);
   spdlog::warn("vireo is now ready to exit, bye bye...");
-  if (!server.cfg().pidfile.empty()) unlink(server.cfg().pidfile.c_str());
+  if (!pidfile.empty()) unlink(pidfile.c_str());
   if (!server.cfg().unixsocket.empty()) unlink(server.cfg().unixsocket.c_str());
   return 0;
 }

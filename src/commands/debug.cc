@@ -3,12 +3,19 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <climits>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "commands/arg_parser.h"
 #include "commands/families.h"
@@ -18,6 +25,7 @@
 #include "persistence/snapshot.h"
 #include "replication/replication.h"
 #include "scripting/sha1.h"
+#include "server/client_eviction.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -222,15 +230,20 @@ void DebugProtocol(CommandContext& ctx) {
   }
 }
 
+// The entry of the key argv[2], looked up without expiring or touching it; nullptr after
+// replying "no such key".
+DbEntry* PeekOrReply(CommandContext& ctx) {
+  DbEntry* entry = ctx.db.Peek(ctx.arg(2));
+  if (entry == nullptr) ctx.reply.Error(errors::kNoSuchKey);
+  return entry;
+}
+
 // DEBUG OBJECT <key>: Redis's one-line status of low-level details. The key is looked up
 // without expiring or touching it. lru is the raw 24-bit access clock (an LFU clock under an
 // LFU policy, as in Redis); lru_seconds_idle always reads it as an LRU clock.
 void DebugObject(CommandContext& ctx) {
-  DbEntry* entry = ctx.db.Peek(ctx.arg(2));
-  if (entry == nullptr) {
-    ctx.reply.Error(errors::kNoSuchKey);
-    return;
-  }
+  DbEntry* entry = PeekOrReply(ctx);
+  if (entry == nullptr) return;
   const Value& v = entry->value;
   std::string extra;
   if (v.type() == ValueType::kList && v.EncodingName() == std::string_view("quicklist")) {
@@ -390,19 +403,182 @@ void DebugHtstats(CommandContext& ctx) {
       db.size(), db.size(), db.expires_size(), db.expires_size()));
 }
 
+// HTSTATS-KEY <key> [full]: the hash table behind a hash, set or sorted set, when that is its
+// encoding. vireo's tables don't publish their bucket count; like Redis's dict they keep it at
+// a power of two at or above the element count, so that is what is shown.
+void DebugHtstatsKey(CommandContext& ctx) {
+  DbEntry* entry = PeekOrReply(ctx);
+  if (entry == nullptr) return;
+  const Value& v = entry->value;
+  const std::string_view encoding = v.EncodingName();
+  size_t elements = 0;
+  if (v.type() == ValueType::kHash && encoding == "hashtable") {
+    elements = v.As<HashObject>()->size();
+  } else if (v.type() == ValueType::kSet && encoding == "hashtable") {
+    elements = v.As<SetObject>()->size();
+  } else if (v.type() == ValueType::kZSet && encoding == "skiplist") {
+    elements = v.As<ZSet>()->size();
+  } else {
+    ctx.reply.Error(
+        "ERR The value stored at the specified key is not represented using an hash table");
+    return;
+  }
+  size_t table = 4;
+  while (table < elements) table *= 2;
+  ctx.reply.Verbatim(fmt::format(
+      "Hash table 0 stats (main hash table):\n table size: {}\n number of elements: {}\n", table,
+      elements));
+}
+
+// SDSLEN <key>: Redis's view of a string's sds buffers. vireo's strings are exact-size byte
+// buffers, so nothing is ever spare ("avail" 0) and the allocation is the length.
+void DebugSdslen(CommandContext& ctx) {
+  DbEntry* entry = PeekOrReply(ctx);
+  if (entry == nullptr) return;
+  const Value& v = entry->value;
+  if (v.type() != ValueType::kString || v.EncodingName() == std::string_view("int")) {
+    ctx.reply.Error("ERR Not an sds encoded string.");
+    return;
+  }
+  char scratch[24];
+  const size_t key_len = entry->key.view().size();
+  const size_t val_len = v.StringView(scratch).size();
+  ctx.reply.SimpleString(fmt::format(
+      "key_sds_len:{}, key_sds_avail:0, key_zmalloc: {}, val_sds_len:{}, val_sds_avail:0, "
+      "val_zmalloc: {}",
+      key_len, key_len, val_len, val_len));
+}
+
+// CLIENT-EVICTION: the clients maxmemory-clients may evict, by memory size in the power-of-two
+// buckets Redis uses (32 KB and below share the first).
+void DebugClientEviction(CommandContext& ctx) {
+  if (!ctx.server.client_eviction().enabled()) {
+    ctx.reply.Error("ERR maxmemory-clients is disabled.");
+    return;
+  }
+  constexpr int kMinLog = 15, kMaxLog = 33;
+  std::array<size_t, kMaxLog - kMinLog + 1> mem{}, count{};
+  for (const auto& [id, client] : ctx.server.clients()) {
+    if (client->closed || client->has(kClientNoEvict)) continue;
+    const size_t bytes = MeasureClient(ctx.server, *client).total();
+    size_t b = 0;
+    while (b + 1 < mem.size() && bytes >= (size_t{1} << (b + kMinLog))) ++b;
+    mem[b] += bytes;
+    ++count[b];
+  }
+  std::string out;
+  for (size_t b = 0; b < mem.size(); ++b) {
+    if (b == 0) {
+      out += "bucket          0";
+    } else {
+      out += fmt::format("bucket {:>10}", size_t{1} << (b - 1 + kMinLog));
+    }
+    if (b + 1 == mem.size()) {
+      out += "+            : ";
+    } else {
+      out += fmt::format(" - {:>10}: ", (size_t{1} << (b + kMinLog)) - 1);
+    }
+    out += fmt::format("tot-mem: {:>10}, clients: {}\n", mem[b], count[b]);
+  }
+  ctx.reply.Verbatim(out);
+}
+
+// SEGFAULT, PANIC, ASSERT, OOM: Redis crashes on purpose here (tests use them to check crash
+// handling and restarts), and so does vireo: the command exists only behind
+// enable-debug-command. The reason goes to the log first. PANIC, ASSERT and OOM end with
+// abort() (a core dump where enabled), or exit(1) under the hidden use-exit-on-panic, as in
+// Redis; SEGFAULT dies of SIGSEGV.
+[[noreturn]] void CrashOnPurpose(Server& server, std::string_view what) {
+  spdlog::critical("------------------------------------------------");
+  spdlog::critical("{}", what);
+  spdlog::critical("------------------------------------------------");
+  spdlog::default_logger()->flush();
+  if (server.cfg().use_exit_on_panic) std::exit(1);
+  std::abort();
+}
+
+void DebugSegfault(CommandContext& ctx) {
+  spdlog::critical("DEBUG SEGFAULT: crashing by SIGSEGV on request");
+  spdlog::default_logger()->flush();
+  (void)ctx;
+  std::signal(SIGSEGV, SIG_DFL);
+  std::raise(SIGSEGV);
+  std::abort();  // SIGSEGV blocked or ignored
+}
+
+// RESTART [ms] / CRASH-AND-RECOVER [ms]: replace the process with a fresh copy of itself
+// (the same executable and arguments, read back from /proc), after an optional delay.
+// RESTART first saves the dataset as SHUTDOWN would and rewrites the config file;
+// CRASH-AND-RECOVER does neither, so what the new process finds is what a crash would leave.
+void DebugRestart(CommandContext& ctx, bool graceful) {
+  int64_t delay_ms = 0;
+  if (ctx.argc() >= 3) {
+    ArgParser args(ctx, 2);
+    delay_ms = args.Int(errors::kNotInteger);
+    if (!args.Check()) return;
+    delay_ms = std::max<int64_t>(delay_ms, 0);
+  }
+  std::string cmdline;
+  int e = 0;
+  std::vector<std::string> argv_text;
+  {
+    FILE* f = std::fopen("/proc/self/cmdline", "r");
+    if (f != nullptr) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) cmdline.append(buf, n);
+      std::fclose(f);
+    } else {
+      e = errno;
+    }
+  }
+  for (size_t start = 0; start < cmdline.size();) {
+    size_t end = cmdline.find('\0', start);
+    if (end == std::string::npos) end = cmdline.size();
+    argv_text.emplace_back(cmdline.substr(start, end - start));
+    start = end + 1;
+  }
+  char exe[PATH_MAX];
+  ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  bool ok = e == 0 && !argv_text.empty() && exe_len > 0;
+  if (ok && graceful) {
+    ok = RdbSaveOnShutdown(ctx.server, false, false).empty();
+    if (ok && !ctx.server.cfg().config_file.empty()) {
+      ok = ctx.server.config().Rewrite().empty();
+    }
+  }
+  if (!ok) {
+    ctx.reply.Error("ERR failed to restart the server. Check server logs.");
+    return;
+  }
+  exe[exe_len] = '\0';
+  spdlog::warn("DEBUG {}: restarting as {}", graceful ? "RESTART" : "CRASH-AND-RECOVER", exe);
+  spdlog::default_logger()->flush();
+  // Listeners, clients and files must not leak into the new process (ports stay bound).
+  for (int fd = 3; fd < 65536; ++fd) close(fd);
+  if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execve(exe, argv.data(), environ);
+  _exit(1);
+}
+
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(
       ctx, "DEBUG",
       {"AOF-FLUSH-SLEEP <microsec>",
        "    Server will sleep before flushing the AOF, this is used for testing.",
        "ASSERT",
-       "    Crash by assertion failed (not supported by vireo).",
+       "    Crash by a failed assertion (the process aborts).",
        "CHANGE-REPL-ID",
        "    Change the replication IDs of the instance.",
        "    Dangerous: should be used only for testing the replication subsystem.",
        "CONFIG-REWRITE-FORCE-ALL",
        "    Like CONFIG REWRITE but writes all configuration options, including",
        "    keywords not listed in original configuration file or default values.",
+       "CRASH-AND-RECOVER [<milliseconds>]",
+       "    Restart without saving anything, after a <milliseconds> delay (default 0).",
        "DIGEST",
        "    Output a hex signature representing the current DB content.",
        "DIGEST-VALUE <key> [<key> ...]",
@@ -410,6 +586,8 @@ void DebugHelp(CommandContext& ctx) {
        "ERROR <string>",
        "    Return a Redis protocol error with <string> as message. Useful for clients",
        "    unit tests to simulate Redis errors.",
+       "LEAK <string>",
+       "    Accepted for compatibility; vireo does not leak the string.",
        "LOG <message>",
        "    Write <message> to the server log.",
        "HTSTATS <dbid> [full]",
@@ -418,6 +596,8 @@ void DebugHelp(CommandContext& ctx) {
        "    Like HTSTATS but for the hash table stored at <key>'s value.",
        "LOADAOF",
        "    Flush the AOF buffers on disk and reload the AOF in memory.",
+       "REPLICATE <string>",
+       "    Send the given command to the replicas only, letting their data diverge.",
        "LISTPACK <key>",
        "    Show low level info about the listpack encoding of <key>.",
        "QUICKLIST <key> [<0|1>]",
@@ -425,6 +605,12 @@ void DebugHelp(CommandContext& ctx) {
        "    The 2nd optional argument specifies if to print the listpack contents.",
        "OBJECT <key>",
        "    Show low level info about `key` and associated value.",
+       "OOM",
+       "    Crash the server as an out-of-memory error would.",
+       "PANIC",
+       "    Crash the server as a panic would.",
+       "CLIENT-EVICTION",
+       "    Show the clients maxmemory-clients may evict, by memory size.",
        "PAUSE-CRON <0|1>",
        "    Stop periodic cron job processing.",
        "POPULATE <count> [<prefix>] [<size>]",
@@ -449,6 +635,12 @@ void DebugHelp(CommandContext& ctx) {
        "      existing RDB file.",
        "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
        "      file to the database.",
+       "RESTART [<milliseconds>]",
+       "    Save the dataset and config, then restart after a <milliseconds> delay (default 0).",
+       "SDSLEN <key>",
+       "    Show the string lengths of `key` and its value.",
+       "SEGFAULT",
+       "    Crash the server with SIGSEGV.",
        "SET-ACTIVE-EXPIRE <0|1>",
        "    Setting it to 0 disables expiring keys in background when they are not",
        "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -539,8 +731,36 @@ void DebugCommand(CommandContext& ctx) {
     ctx.reply.Bulk(fmt::format("bits:{} value:{} ", sizeof(void*) * 8, sizeof(Value)));
   } else if (IsArg(sub, "HTSTATS") && argc >= 3) {
     DebugHtstats(ctx);
+  } else if (IsArg(sub, "HTSTATS-KEY") && argc >= 3) {
+    DebugHtstatsKey(ctx);
+  } else if (IsArg(sub, "SDSLEN") && argc == 3) {
+    DebugSdslen(ctx);
+  } else if (IsArg(sub, "CLIENT-EVICTION") && argc == 2) {
+    DebugClientEviction(ctx);
+  } else if (IsArg(sub, "REPLICATE") && argc >= 3) {
+    // The arguments go to the replicas as a command of their own (not to the AOF), so tests
+    // can make a replica's data diverge on purpose.
+    std::vector<std::string_view> cmd;
+    for (size_t i = 2; i < argc; ++i) cmd.push_back(ctx.arg(i));
+    ctx.server.propagator().Feed(ctx.client.db_index(), cmd, kEffectToReplicas);
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "LEAK") && argc == 3) {
+    // Redis leaks a copy of the string for its leak checker to find; vireo has no such checker
+    // run, so there is nothing to leak for.
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "SEGFAULT")) {
+    DebugSegfault(ctx);
+  } else if (IsArg(sub, "PANIC")) {
+    CrashOnPurpose(ctx.server, fmt::format("Guru Meditation: DEBUG PANIC called at Unix time {}",
+                                           NowMs() / 1000));
+  } else if (IsArg(sub, "ASSERT")) {
+    CrashOnPurpose(ctx.server, "=== ASSERTION FAILED ===\n==> debug.cc: '1 == 2' is not true");
+  } else if (IsArg(sub, "OOM")) {
+    CrashOnPurpose(ctx.server, fmt::format("Out Of Memory allocating {} bytes!", SIZE_MAX / 2));
+  } else if (IsArg(sub, "RESTART") || IsArg(sub, "CRASH-AND-RECOVER")) {
+    DebugRestart(ctx, IsArg(sub, "RESTART"));
   } else if (IsArg(sub, "CONFIG-REWRITE-FORCE-ALL") && argc == 2) {
-    if (std::string err = ctx.server.config().Rewrite(); !err.empty()) {
+    if (std::string err = ctx.server.config().Rewrite(true); !err.empty()) {
       ctx.reply.Error(fmt::format("ERR CONFIG-REWRITE-FORCE-ALL failed: {}", err));
       return;
     }

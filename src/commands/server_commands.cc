@@ -54,6 +54,17 @@ void ConfigSetCommand(CommandContext& ctx) {
     pairs.emplace_back(std::string(ctx.arg(i)), std::string(ctx.arg(i + 1)));
   }
   Config& config = ctx.server.config();
+  // Options Redis won't change under a loading dataset (appendonly, dir, repl-diskless-load)
+  // get -LOADING, ahead of any other error, as in Redis.
+  if (ctx.server.loading().mode != Server::LoadingMode::kNone) {
+    for (const auto& [name, value] : pairs) {
+      const Config::Option* opt = config.Find(name);
+      if (opt != nullptr && opt->deny_loading) {
+        ctx.reply.Error("LOADING Redis is loading the dataset in memory");
+        return;
+      }
+    }
+  }
   const int old_port = config.values().port;
   const int old_tls_port = config.values().tls_port;
   const std::vector<std::string> old_bind = config.values().bind;

@@ -308,6 +308,8 @@ std::string Aof::CreateBaseNow() {
 }
 
 void Aof::DeleteHistory() {
+  // aof-disable-auto-gc (a test knob): the old files stay on disk until it is turned off.
+  if (server_.cfg().aof_disable_auto_gc) return;
   for (const AofFileInfo& info : manifest_.history) {
     spdlog::info("Removing the history file {} in the background", info.name);
     bio_->Unlink(PathOf(info.name));
@@ -681,6 +683,7 @@ void Aof::Cron() {
 }
 
 void Aof::ApplyConfigChange(const std::string& name) {
+  if (name == "aof-disable-auto-gc") DeleteHistory();
   if (name == "appendonly") {
     if (server_.cfg().appendonly) {
       StartAppendOnly();

@@ -181,6 +181,29 @@ void ReplicaLink::InfoFields(InfoFieldList* out) const {
 
 // ---- Connecting and the handshake ----
 
+namespace {
+
+// bind-source-addr: the address the link to the master leaves from ("" lets the kernel pick).
+// Only an address of the same family as the master's can be used for it.
+bool BindSourceAddress(int fd, int family, const std::string& source, std::string* error) {
+  if (source.empty()) return true;
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  if (int rc = getaddrinfo(source.c_str(), nullptr, &hints, &res); rc != 0) {
+    *error = std::string("bind-source-addr: ") + gai_strerror(rc);
+    return false;
+  }
+  bool ok = bind(fd, res->ai_addr, res->ai_addrlen) == 0;
+  if (!ok) *error = std::string("bind-source-addr: ") + strerror(errno);
+  freeaddrinfo(res);
+  return ok;
+}
+
+}  // namespace
+
 void ReplicaLink::Connect() {
   last_connect_try_ms_ = NowMs();
   addrinfo hints{};
@@ -197,6 +220,10 @@ void ReplicaLink::Connect() {
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
+    if (!BindSourceAddress(fd, ai->ai_family, server_.cfg().bind_source_addr, &error)) {
+      close(fd);
+      continue;
+    }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
       error = strerror(errno);
       close(fd);

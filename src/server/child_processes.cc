@@ -39,6 +39,7 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
     // atexit handlers and destructors.
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
+    if (child_setup_) child_setup_();
     _exit(body());
   }
   const int fork_errno = errno;

@@ -57,6 +57,8 @@ class ChildProcesses {
   int64_t start_ms() const { return start_ms_; }              // wall clock, ms
   // Where fork() durations go as the "fork" latency event (the server's monitor).
   void set_latency_monitor(LatencyMonitor* monitor) { latency_ = monitor; }
+  // Runs in every child right after fork(), before its body (the child's OOM score).
+  void set_child_setup(std::function<void()> setup) { child_setup_ = std::move(setup); }
   int64_t last_fork_usec() const { return last_fork_usec_; }  // INFO latest_fork_usec
   uint64_t total_forks() const { return total_forks_; }       // INFO total_forks
 
@@ -73,6 +75,7 @@ class ChildProcesses {
   LatencyMonitor* latency_ = nullptr;
   uint64_t total_forks_ = 0;
   OnExit on_exit_;
+  std::function<void()> child_setup_;
   int WaitBlocking();  // the running child's wait status
   void Finish(int status);
 };

@@ -137,7 +137,7 @@ void ServerSection(Server& server, InfoWriter& w) {
   w.Field("server_time_usec", now_us);
   w.Field("uptime_in_seconds", uptime);
   w.Field("uptime_in_days", uptime / 86400);
-  w.Field("hz", c.hz);
+  w.Field("hz", server.hz());
   w.Field("configured_hz", c.hz);
   // Redis's LRU clock: seconds, wrapping at 24 bits.
   w.Field("lru_clock", (NowMs() / 1000) & ((1 << 24) - 1));

@@ -138,11 +138,25 @@ Server::Server(Config config) : config_(std::move(config)), loop_(std::make_uniq
   UpdateCommandTime();
   config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
   config_.on_apply = [this](const std::vector<std::string>& names, std::string* culprit) {
-    return ApplyTlsConfig(names, culprit);
+    if (std::string err = ApplyTlsConfig(names, culprit); !err.empty()) return err;
+    // A score that can't be written refuses the CONFIG SET, as in Redis.
+    for (const std::string& name : names) {
+      if (!name.starts_with("oom-score-adj")) continue;
+      *culprit = name;
+      return oom_score_.Apply(config_.values(), oom_role_);
+    }
+    return std::string();
   };
   config_.rewrite_user_lines = [this] {
     return config_.values().aclfile.empty() ? acl_.ListLines() : std::vector<std::string>{};
   };
+  oom_role_ = c.replicaof.empty() ? OomRole::kMaster : OomRole::kReplica;
+  if (std::string err = oom_score_.Apply(c, oom_role_); !err.empty()) spdlog::warn("{}", err);
+  // Background children get the child score, so the OOM killer picks them before the server.
+  children_.set_child_setup([this] {
+    OomScore child = oom_score_;
+    child.Apply(config_.values(), OomRole::kChild);
+  });
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -405,6 +419,8 @@ void Server::OnAccept(Listener& listener) {
     }
     client->created_ms = NowMs();
     client->last_interaction_ms = client->created_ms;
+    // client-default-resp (a hidden test knob): the protocol before any HELLO.
+    client->set_resp(static_cast<int>(c.client_default_resp));
     if (listener.unix_socket) {
       client->set(kClientUnixSocket);
       client->addr = listener.unix_path + ":0";
@@ -917,6 +933,12 @@ void Server::RequestShutdown() {
 
 void Server::ScheduleCron() {
   int hz = std::clamp(config_.values().hz, 1, 500);
+  // dynamic-hz: like Redis, double the frequency while there are more than 200 clients per
+  // tick, so per-client cron work (timeouts) stays bounded per tick.
+  if (config_.values().dynamic_hz) {
+    while (hz < 500 && clients_.size() / static_cast<size_t>(hz) > 200) hz = std::min(hz * 2, 500);
+  }
+  effective_hz_ = hz;
   loop_->cron_timer.expires_after(std::chrono::microseconds(1000000 / hz));
   NoteTimer(loop_->cron_timer);
   loop_->cron_timer.async_wait([this](const asio::error_code& ec) {
@@ -937,9 +959,9 @@ void Server::Cron() {
   // A load in progress steps the loop itself: nothing here may touch the half-loaded data,
   // fork, or time out the link that is feeding it (Redis runs only whileBlockedCron then).
   if (loading_.mode != LoadingMode::kNone) return;
-  // Active expiry: at most a quarter of each cron period, spread over the databases.
-  int hz = std::clamp(c.hz, 1, 500);
-  int64_t budget_us = 250000 / hz;
+  // Active expiry: at most a quarter of each cron period (plus 2 % per active-expire-effort
+  // step above 1, as in Redis), spread over the databases.
+  int64_t budget_us = 1000000 / effective_hz_ * (25 + 2 * (c.active_expire_effort - 1)) / 100;
   int64_t deadline = MonotonicUs() + budget_us;
   // Start where the last tick stopped, so a database with a big backlog can't starve the rest.
   const int64_t expire_start_us = MonotonicUs();
@@ -960,7 +982,7 @@ void Server::Cron() {
   // TLS handshakes that don't finish: a peer that connects and never completes (or stalls
   // halfway) would hold its descriptor forever whatever `timeout` says. Checked on the tick
   // that crosses a second boundary (about once a second, without a counter to keep).
-  if (now_ms / 1000 != (now_ms - 1000 / hz) / 1000) {
+  if (now_ms / 1000 != (now_ms - 1000 / effective_hz_) / 1000) {
     for (auto& [id, client] : clients_) {
       if (client->closed || !client->tls || client->tls->handshake_done() ||
           now_ms - client->created_ms < kTlsHandshakeTimeoutMs) {
@@ -971,6 +993,12 @@ void Server::Cron() {
           client->addr, client->laddr);
       CloseClient(*client);
     }
+  }
+  // A REPLICAOF or failover changes which oom-score-adj-values entry applies.
+  if (OomRole role = replication_->is_replica() ? OomRole::kReplica : OomRole::kMaster;
+      role != oom_role_) {
+    oom_role_ = role;
+    oom_score_.Apply(c, role);
   }
   // Idle clients.
   if (c.timeout > 0) {

@@ -30,6 +30,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/latency_monitor.h"
+#include "server/oom_score.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "util/clock.h"
@@ -173,6 +174,8 @@ class Server : public KeyspaceListener {
   uint64_t run_id_hash() const { return run_id_hash_; }
   const std::string& run_id() const { return run_id_; }
   int64_t lastsave() const { return lastsave_; }
+  // The cron's current frequency: hz, or more under dynamic-hz (INFO server hz).
+  int hz() const { return effective_hz_; }
   void set_lastsave(int64_t unix_seconds) { lastsave_ = unix_seconds; }
   uint64_t dirty() const { return dirty_; }
   void AddDirty(uint64_t n) { dirty_ += n; }
@@ -554,6 +557,10 @@ class Server : public KeyspaceListener {
   std::mt19937_64 rng_{std::random_device{}()};
   std::vector<CommandStats> command_stats_;  // by CommandSpec::id
   LatencyMonitor latency_;
+  // oom-score-adj: the score written for the role the server last had (see Cron).
+  OomScore oom_score_;
+  OomRole oom_role_ = OomRole::kMaster;
+  int effective_hz_ = 10;  // hz, raised by dynamic-hz while many clients are connected
   // Last, so the engines (and their client) go before the io_context and the clients.
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.

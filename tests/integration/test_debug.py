@@ -1,5 +1,7 @@
 """DEBUG subcommands the Redis test suite uses (src/commands/debug.cc)."""
 
+import time
+
 import pytest
 import redis
 
@@ -184,3 +186,129 @@ def test_rdb_key_save_delay_is_hidden_and_kills_with_flushall(r):
     r.flushall()
     from conftest import wait_for
     wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rest of Redis 7.2.6's DEBUG HELP (issue 15).
+
+
+def test_help_lists_the_added_subcommands(r):
+    help_text = "\n".join(text(line) for line in r.execute_command("DEBUG", "HELP"))
+    for sub in ("SEGFAULT", "PANIC", "ASSERT", "OOM", "RESTART", "CRASH-AND-RECOVER", "LEAK",
+                "REPLICATE", "SDSLEN", "HTSTATS-KEY", "CLIENT-EVICTION"):
+        assert f"\n{sub}" in help_text, sub
+    # Like a Redis built on libc malloc: no jemalloc controls.
+    assert "MALLCTL" not in help_text
+    with pytest.raises(redis.ResponseError, match="unknown subcommand"):
+        r.execute_command("DEBUG", "MALLCTL", "opt.narenas")
+
+
+def test_htstats_key(r):
+    r.hset("small", "f", "v")
+    with pytest.raises(redis.ResponseError, match="not represented using an hash table"):
+        r.execute_command("DEBUG", "HTSTATS-KEY", "small")
+    r.hset("big", mapping={f"f{i}": "v" for i in range(600)})
+    stats = text(r.execute_command("DEBUG", "HTSTATS-KEY", "big"))
+    assert "number of elements: 600" in stats and "table size: 1024" in stats
+    r.zadd("z", {f"m{i}": i for i in range(200)})
+    assert "number of elements: 200" in text(r.execute_command("DEBUG", "HTSTATS-KEY", "z"))
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        r.execute_command("DEBUG", "HTSTATS-KEY", "missing")
+
+
+def test_sdslen(r):
+    r.set("s", "hello world")
+    reply = text(r.execute_command("DEBUG", "SDSLEN", "s"))
+    assert reply.startswith("key_sds_len:1, key_sds_avail:0") and "val_sds_len:11" in reply
+    r.set("n", 42)
+    with pytest.raises(redis.ResponseError, match="Not an sds encoded string"):
+        r.execute_command("DEBUG", "SDSLEN", "n")
+
+
+def test_leak_and_client_eviction(r):
+    assert r.execute_command("DEBUG", "LEAK", "x") in (b"OK", "OK", True)
+    with pytest.raises(redis.ResponseError, match="maxmemory-clients is disabled"):
+        r.execute_command("DEBUG", "CLIENT-EVICTION")
+    r.config_set("maxmemory-clients", "100mb")
+    try:
+        buckets = text(r.execute_command("DEBUG", "CLIENT-EVICTION")).splitlines()
+        assert len(buckets) == 19
+        assert buckets[0].startswith("bucket          0 -      32767: tot-mem:")
+        assert sum(int(line.rsplit(" ", 1)[1]) for line in buckets) >= 1
+    finally:
+        r.config_set("maxmemory-clients", "0")
+
+
+def test_replicate_reaches_replicas_only(server_factory):
+    master = server_factory(["--appendonly", "yes"])
+    replica = server_factory()
+    rc = replica.client()
+    rc.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    m = master.client(decode_responses=True)
+    m.set("k", "1")
+    # As in Redis, what is fed while no replica is attached goes nowhere: wait for the link.
+    deadline = time.monotonic() + 10
+    while m.info("replication").get("slave0", {}).get("state") != "online":
+        assert time.monotonic() < deadline, m.info("replication")
+        time.sleep(0.01)
+    assert m.execute_command("DEBUG", "REPLICATE", "SET", "k", "diverged") in ("OK", True)
+    m.set("after", "1")
+    m.execute_command("WAIT", 1, 5000)
+    assert rc.get("k") == b"diverged"
+    assert m.get("k") == "1"
+    aof = "".join(p.read_text(errors="replace") for p in (master.workdir / "appendonlydir").glob("*.incr.aof"))
+    assert "diverged" not in aof
+
+
+@pytest.mark.parametrize("sub,status", [("SEGFAULT", -11), ("PANIC", -6), ("ASSERT", -6),
+                                        ("OOM", -6)])
+def test_crashes_on_purpose(server_factory, sub, status):
+    h = server_factory()
+    h.expect_exit = True
+    with pytest.raises(redis.ConnectionError):
+        h.client().execute_command("DEBUG", sub)
+    assert h.proc.wait(10) == status
+    if sub != "SEGFAULT":
+        assert {"PANIC": "Guru Meditation", "ASSERT": "ASSERTION FAILED",
+                "OOM": "Out Of Memory"}[sub] in h.log_text()
+
+
+def test_panic_exits_under_use_exit_on_panic(server_factory):
+    h = server_factory(["--use-exit-on-panic", "yes"])
+    h.expect_exit = True
+    with pytest.raises(redis.ConnectionError):
+        h.client().execute_command("DEBUG", "PANIC")
+    assert h.proc.wait(10) == 1
+
+
+def wait_ping(h):
+    """A client on `h` once the (re-executed) server answers PING again."""
+    deadline = time.monotonic() + 10
+    while True:
+        c = h.client(socket_timeout=5, decode_responses=True)
+        try:
+            c.ping()
+            return c
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def test_restart_keeps_data_and_crash_and_recover_does_not_save(server_factory):
+    # The process image is replaced but the pid stays, so the fixture stops it as usual.
+    h = server_factory(["--save", "3600 1"], config_text="maxmemory 2mb\n")
+    c = h.client(decode_responses=True)
+    c.set("kept", "1")
+    c.config_set("maxmemory", "3mb")
+    with pytest.raises(redis.ConnectionError):
+        c.execute_command("DEBUG", "RESTART")
+    c2 = wait_ping(h)
+    assert c2.get("kept") == "1"
+    # RESTART rewrote the config file first.
+    assert c2.config_get("maxmemory")["maxmemory"] == str(3 * 1024 * 1024)
+    c2.set("lost", "1")
+    with pytest.raises(redis.ConnectionError):
+        c2.execute_command("DEBUG", "CRASH-AND-RECOVER")
+    c3 = wait_ping(h)
+    assert c3.get("kept") == "1" and c3.get("lost") is None

@@ -733,5 +733,62 @@ TEST(ConfigProtectedActions, DefaultsAndLocal) {
   EXPECT_FALSE(ProtectedActionAllowed("no", true));
 }
 
+// Redis 7.2's process options (src/server/config_process.cc).
+TEST_F(ConfigTest, ShutdownSignalFlags) {
+  Config c;
+  EXPECT_EQ(Get1(c, "shutdown-on-sigint"), "default");
+  EXPECT_EQ(c.Set({{"shutdown-on-sigint", "FORCE nosave"}}), "");
+  EXPECT_EQ(Get1(c, "shutdown-on-sigint"), "nosave force");
+  EXPECT_EQ(c.values().shutdown_on_sigint, kShutdownNosave | kShutdownForce);
+  EXPECT_NE(c.Set({{"shutdown-on-sigint", "save nosave"}}).find("can't be used simultaneously"),
+            std::string::npos);
+  EXPECT_NE(c.Set({{"shutdown-on-sigint", ""}}).find("must be one of the following"),
+            std::string::npos);
+  // A config file line takes the flags as separate words or one quoted argument.
+  std::string path = Write("f.conf", "shutdown-on-sigterm save now\nshutdown-on-sigint \"now\"\n");
+  Config f;
+  ASSERT_EQ(f.LoadFile(path), "");
+  EXPECT_EQ(Get1(f, "shutdown-on-sigterm"), "save now");
+  EXPECT_EQ(Get1(f, "shutdown-on-sigint"), "now");
+}
+
+TEST_F(ConfigTest, OomScoreAdjAndProcTitle) {
+  Config c;
+  EXPECT_EQ(c.Set({{"oom-score-adj", "RELATIVE"}}), "");
+  EXPECT_EQ(Get1(c, "oom-score-adj"), "yes");
+  EXPECT_EQ(c.Set({{"oom-score-adj-values", "-2000 0 2000"}}), "");
+  EXPECT_EQ(Get1(c, "oom-score-adj-values"), "-2000 0 2000");
+  EXPECT_NE(c.Set({{"oom-score-adj-values", "1 2 x"}}).find("between -2000 and 2000"),
+            std::string::npos);
+  for (const char* good :
+       {"{title} {listen-addr} {server-mode}", "plain", "{{ {port}", "{config-file}"}) {
+    EXPECT_EQ(c.Set({{"proc-title-template", good}}), "") << good;
+  }
+  for (const char* bad : {"{title}", "{server-mode}", "{unknown}", "x {port", "{", "  "}) {
+    EXPECT_NE(c.Set({{"proc-title-template", bad}}).find("template format is invalid"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+TEST_F(ConfigTest, ForceAllRewriteWritesEveryOptionAndLoadsBack) {
+  std::string path = Write("r.conf", "maxmemory 1mb\n");
+  Config c;
+  ASSERT_EQ(c.LoadFile(path), "");
+  ASSERT_EQ(c.Rewrite(true), "");
+  std::string text = "\n" + Read(path);
+  for (const Config::Option& o : c.options()) {
+    // Unset strings (requirepass, unixsocket...) and "not a replica" have no line, as in Redis.
+    if ((o.empty_is_null && o.get(c.values()).empty()) || o.name == "replicaof") continue;
+    EXPECT_NE(text.find("\n" + o.name + " "), std::string::npos) << o.name;
+  }
+  Config again;
+  ASSERT_EQ(again.LoadFile(path), "");
+  for (const Config::Option& o : c.options()) {
+    if (o.name == "dir") continue;
+    EXPECT_EQ(o.get(again.values()), o.get(c.values())) << o.name;
+  }
+}
+
 }  // namespace
 }  // namespace vireo
