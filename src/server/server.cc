@@ -19,6 +19,7 @@
 #include <cstring>
 #include <random>
 
+#include "cluster/migrate_conn.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
@@ -927,6 +928,7 @@ void Server::Cron() {
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
   client_eviction_.CronStep(executing_depth_ > 0);
+  if (migrate_connections_ != nullptr) migrate_connections_->CloseIdle(NowMs() / 1000);
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -1044,6 +1046,8 @@ bool Server::WatchedKeyExpired(const Client& client) {
 }
 
 void Server::ResetClientState(Client& client) {
+  client.clear(kClientAsking);
+  client.clear(kClientReadonly);
   pubsub_.RemoveClient(client);
   tracking_.Disable(client);
   if (client.has(kClientMonitor)) {

@@ -248,6 +248,9 @@ KNOWN_DOCS_DIFFERENCES = {
     "geosearch", "geosearchstore", "pfmerge", "setbit", "client|caching", "client|tracking",
     # ACL GENPASS (bits: an integer) and ACL LOG (a oneof named "operation").
     "acl|genpass", "acl|log",
+    # RESTORE-ASKING (as RESTORE: ttl/frequency integers) and MIGRATE (its oneof names,
+    # "authentication" and "key_or_empty_string", and an integer timeout).
+    "restore-asking", "migrate",
 }
 
 
