@@ -25,23 +25,23 @@ void Database::UnlinkEntry(DbEntry* entry) {
 void Database::LinkSlot(SlottedDbEntry* entry) {
   if (slots_ == nullptr) slots_ = std::make_unique<SlotIndex>();
   const int slot = cluster::KeySlot(entry->key.view());
-  SlottedDbEntry*& head = slots_->heads[slot];
+  SlotKeys& keys = (*slots_)[slot];
   entry->slot_prev = nullptr;
-  entry->slot_next = head;
-  if (head != nullptr) head->slot_prev = entry;
-  head = entry;
-  ++slots_->counts[slot];
+  entry->slot_next = keys.head;
+  if (keys.head != nullptr) keys.head->slot_prev = entry;
+  keys.head = entry;
+  ++keys.count;
 }
 
 void Database::UnlinkSlot(SlottedDbEntry* entry) {
-  const int slot = cluster::KeySlot(entry->key.view());
+  SlotKeys& keys = (*slots_)[cluster::KeySlot(entry->key.view())];
   if (entry->slot_prev != nullptr) {
     entry->slot_prev->slot_next = entry->slot_next;
   } else {
-    slots_->heads[slot] = entry->slot_next;
+    keys.head = entry->slot_next;
   }
   if (entry->slot_next != nullptr) entry->slot_next->slot_prev = entry->slot_prev;
-  --slots_->counts[slot];
+  --keys.count;
   entry->slot_prev = entry->slot_next = nullptr;
 }
 
@@ -54,13 +54,13 @@ void Database::EnableSlotIndex() {
 
 size_t Database::CountKeysInSlot(int slot) const {
   if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return 0;
-  return slots_->counts[slot];
+  return (*slots_)[slot].count;
 }
 
 std::vector<std::string> Database::KeysInSlot(int slot, size_t max_count) const {
   std::vector<std::string> keys;
   if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return keys;
-  for (const SlottedDbEntry* e = slots_->heads[slot]; e != nullptr && keys.size() < max_count;
+  for (const SlottedDbEntry* e = (*slots_)[slot].head; e != nullptr && keys.size() < max_count;
        e = e->slot_next) {
     keys.emplace_back(e->key.view());
   }
@@ -73,7 +73,7 @@ size_t Database::DeleteKeysInSlot(int slot,
                                   const std::function<void(std::string_view)>& on_deleted) {
   if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return 0;
   size_t deleted = 0;
-  while (SlottedDbEntry* e = slots_->heads[slot]) {
+  while (SlottedDbEntry* e = (*slots_)[slot].head) {
     std::string key(e->key.view());
     DeleteEntry(e);
     ++deleted;

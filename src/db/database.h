@@ -238,10 +238,12 @@ class Database {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
   }
-  struct SlotIndex {
-    std::array<SlottedDbEntry*, cluster::kSlotCount> heads{};
-    std::array<size_t, cluster::kSlotCount> counts{};
+  // A slot's list head and count side by side: one cache line per insert or delete.
+  struct SlotKeys {
+    SlottedDbEntry* head = nullptr;
+    size_t count = 0;
   };
+  using SlotIndex = std::array<SlotKeys, cluster::kSlotCount>;
   DbEntry* NewEntry() { return slotted_ ? new SlottedDbEntry : new DbEntry; }
   void DestroyEntry(DbEntry* entry) {
     if (slotted_) {
