@@ -34,5 +34,7 @@ void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, S
 void RegisterGeoCommands(CommandTable& table);     // geo.cc
 void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
 void RegisterAclCommands(CommandTable& table);      // acl.cc (ACL ...)
+void RegisterClusterClientCommands(CommandTable& table);  // cluster_client.cc (ASKING, READONLY)
+void RegisterMigrateCommands(CommandTable& table);  // migrate.cc (MIGRATE, RESTORE-ASKING)
 
 }  // namespace vireo

@@ -163,6 +163,12 @@ void RestoreCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& table) {
+  constexpr const char* kRestoreComplexity =
+      "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, "
+      "where N is the number of Redis objects composing the value and M their average size. For "
+      "small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply "
+      "O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting "
+      "values into sorted sets is O(log(N)).";
   table.Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading | kCmdNoMulti, Keys(), 0,
              "server", "1.0.0", "Synchronously saves the database(s) to disk.", "", SaveCommand,
              "O(N) where N is the total number of keys in all databases"});
@@ -181,11 +187,15 @@ void RegisterPersistenceCommands(CommandTable& table) {
              "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] "
              "[FREQ frequency:integer]",
              RestoreCommand,
-             "O(1) to create the new key and additional O(N*M) to reconstruct the serialized "
-             "value, where N is the number of Redis objects composing the value and M their "
-             "average size. For small string values the time complexity is thus O(1)+O(1*M) "
-             "where M is small, so simply O(1). However for sorted set values the complexity is "
-             "O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."});
+             kRestoreComplexity});
+  // MIGRATE's form of RESTORE in cluster mode (src/commands/migrate.cc): the same command,
+  // flagged "asking" so a node importing the key's slot accepts it without ASKING.
+  table.Add({"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdAsking,
+             Keys(KeyAt(1, kKeyOW | kKeyUpdate)), kAclKeyspace | kAclDangerous, "server", "3.0.0",
+             "An internal command for migrating keys in a cluster.",
+             "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+             RestoreCommand,
+             kRestoreComplexity});
 }
 
 }  // namespace vireo

@@ -29,6 +29,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterMemoryCommands(table);
   RegisterLatencyCommands(table);
   RegisterAclCommands(table);
+  RegisterClusterClientCommands(table);
+  RegisterMigrateCommands(table);
   RegisterReplicationCommands(table);
 }
 

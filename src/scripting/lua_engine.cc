@@ -742,6 +742,13 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     }
     run_->write_dirty = true;
   }
+  // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
+  if (server_.slot_routing() != nullptr && run_->caller != nullptr) {
+    if (std::string err = server_.ScriptClusterError(*run_, *spec, argv_);
+        !err.empty()) {
+      return fail(err.c_str());
+    }
+  }
   // No lua_checkstack here: with thousands of arguments (unpack of a large table) it would
   // refuse, and the error table needs only the LUA_MINSTACK slots every C function gets.
   std::string& out = client_->output();

@@ -56,6 +56,10 @@ struct ScriptRun {
   bool killed = false;
   bool write_dirty = false;  // a write command ran: SCRIPT KILL refuses
   bool allow_oom = false;    // the allow-oom flag: deny-oom commands run even over maxmemory
+  // Cluster mode: the slot of the keys the script used so far (its declared keys first), -1
+  // before any; with allow-cross-slot-keys the script may use keys of other local slots.
+  int cluster_slot = -1;
+  bool allow_cross_slot = false;
   // Effects to propagate instead of the script (Redis 7 replicates effects, not scripts).
   ScriptEffects effects;
 };

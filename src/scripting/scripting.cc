@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "cluster/key_slot.h"
 #include "scripting/sha1.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -262,6 +263,10 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   Server& server = ctx.server;
   Scripting& scripting = server.scripting();
   bool compat = (flags & kScriptEvalCompat) != 0;
+  if (!compat && (flags & kScriptNoCluster) != 0 && server.cfg().cluster_enabled) {
+    ctx.reply.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+    return;
+  }
   if (!compat && (flags & kScriptNoWrites) == 0 && ro) {
     ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
     return;
@@ -283,6 +288,7 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   ScriptRun run;
   run.caller = &ctx.client;
   run.allow_oom = (flags & kScriptAllowOom) != 0;
+  run.allow_cross_slot = (flags & kScriptAllowCrossSlot) != 0;
   run.name = name;
   run.argv = ctx.argv;
   run.eval_mode = &engine == &scripting.eval_engine();
@@ -290,6 +296,10 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   run.start_us = MonotonicUs();
   auto keys = ctx.argv.subspan(first_key, numkeys);
   auto args = ctx.argv.subspan(first_key + numkeys);
+  // The declared keys were routed with the command (all in one slot): undeclared keys the
+  // script reaches must be in that slot too.
+  if (server.slot_routing() != nullptr && !keys.empty())
+    run.cluster_slot = cluster::KeySlot(keys[0]);
   scripting.set_running(&run);
   engine.Run(run, ref, keys, args, ctx.reply);
   scripting.set_running(nullptr);

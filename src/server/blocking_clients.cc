@@ -62,7 +62,7 @@ void Server::BlockClient(CommandContext& ctx, std::vector<std::string> keys, int
   }
 }
 
-bool Server::UnblockClient(Client& client, UnblockReason reason) {
+bool Server::UnblockClient(Client& client, UnblockReason reason, std::string_view error) {
   if (!client.has(kClientBlocked)) return false;
   if (client.has(kClientPostponed)) {
     // Only a disconnect ends a postponed command's wait early (CLIENT UNBLOCK can't).
@@ -104,7 +104,7 @@ bool Server::UnblockClient(Client& client, UnblockReason reason) {
         "replica?)");
     if (spec != nullptr) ++command_stats(*spec).failed_calls;
   } else {
-    client.reply().Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    client.reply().Error(error.empty() ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : error);
     if (spec != nullptr) ++command_stats(*spec).failed_calls;
   }
   if (skip_reply) DropRepliesSince(client, mark);

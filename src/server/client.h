@@ -39,6 +39,8 @@ enum ClientFlag : uint32_t {
   kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
   kClientPostponed = 1u << 17,  // its command waits for a pause to end (also kClientBlocked)
   kClientTracking = 1u << 18,   // CLIENT TRACKING ON (state in Server::tracking())
+  kClientAsking = 1u << 19,     // cluster: ASKING, for the next command (or transaction)
+  kClientReadonly = 1u << 20,   // cluster: READONLY, reads served by replicas: CLIENT LIST "r"
 };
 
 struct QueuedCommand {

@@ -125,6 +125,10 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     ReplySuppressor suppressor(client);
     DispatchCommand(client, argv);
   }
+  // ASKING covers the next command (or the next transaction), whatever became of it.
+  if (client.has(kClientAsking) && !client.has(kClientMulti) && client.last_command != "asking") {
+    client.clear(kClientAsking);
+  }
   // Client-side caching: invalidations of keys the command itself changed follow its reply
   // (and CLIENT REPLY OFF doesn't drop them). CLIENT CACHING covers one command or one
   // transaction.
@@ -210,6 +214,28 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     ++command_stats(*spec).rejected_calls;
     reject(denied);
     return;
+  }
+  // Cluster mode: keys of slots this node doesn't serve get -MOVED / -ASK / -CROSSSLOT /
+  // -TRYAGAIN / -CLUSTERDOWN instead (src/cluster/redirect.h); commands without keys (EXEC
+  // aside, which checks its queue) and our master's are never redirected. Off cluster mode
+  // this is one null test.
+  if (slot_routing_ != nullptr && !client.has(kClientMaster) &&
+      (spec->HasKeys() || spec->name == "exec")) {
+    if (std::string err = ClusterRedirectError(client, *spec, argv); !err.empty()) {
+      ++command_stats(*spec).rejected_calls;
+      if (spec->name == "exec") {
+        // The transaction is discarded and the client hears the redirection itself.
+        client.multi_queue.clear();
+        client.clear(kClientMulti);
+        client.clear(kClientDirtyExec);
+        client.clear(kClientDirtyCas);
+        UnwatchAll(client);
+        reply.Error(err);
+      } else {
+        reject(err);
+      }
+      return;
+    }
   }
   if (client.has(kClientPubsub) && client.resp() == 2 && !AllowedWhileSubscribed(*spec)) {
     ++command_stats(*spec).rejected_calls;

@@ -453,6 +453,7 @@ std::string ClientFlags(const Server& server, const Client& c) {
   if (c.has(kClientCloseAfterReply)) flags += 'c';
   if (c.has(kClientCloseAsap)) flags += 'A';
   if (c.has(kClientUnixSocket)) flags += 'U';
+  if (c.has(kClientReadonly)) flags += 'r';
   if (c.has(kClientNoEvict)) flags += 'e';
   if (c.has(kClientNoTouch)) flags += 'T';
   if (flags.empty()) flags += 'N';

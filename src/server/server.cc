@@ -19,6 +19,7 @@
 #include <cstring>
 #include <random>
 
+#include "cluster/migrate_conn.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
@@ -131,6 +132,9 @@ Server::Server(Config config) : config_(std::move(config)), loop_(std::make_uniq
     dbs_.push_back(std::make_unique<Database>(i, this));
     dbs_.back()->set_options(&keyspace_options_);
   }
+  // Cluster mode serves only db 0; its keys are indexed by hash slot (CLUSTER
+  // COUNTKEYSINSLOT / GETKEYSINSLOT, deleting a slot's keys).
+  if (c.cluster_enabled && !dbs_.empty()) dbs_[0]->EnableSlotIndex();
   start_time_ms_ = NowMs();
   lastsave_ = start_time_ms_ / 1000;
   run_id_ = RandomHex(40);
@@ -508,6 +512,9 @@ void Server::CountError(void* ctx, std::string_view code) {
 std::unique_ptr<Database> Server::NewDetachedDatabase() {
   auto db = std::make_unique<Database>(-1, nullptr);
   db->set_options(&keyspace_options_);
+  // A replica's swapdb load swaps these with the live databases: db 0's entries must be of
+  // the same kind (the index arrays cost nothing until a key arrives).
+  if (config_.values().cluster_enabled) db->EnableSlotIndex();
   return db;
 }
 
@@ -1000,6 +1007,7 @@ void Server::Cron() {
     oom_role_ = role;
     oom_score_.Apply(c, role);
   }
+  if (migrate_connections_ != nullptr) migrate_connections_->CloseIdle(NowMs() / 1000);
   // Idle clients.
   if (c.timeout > 0) {
     int64_t now = NowMs();
@@ -1170,6 +1178,8 @@ bool Server::WatchedKeyExpired(const Client& client) {
 }
 
 void Server::ResetClientState(Client& client) {
+  client.clear(kClientAsking);
+  client.clear(kClientReadonly);
   pubsub_.RemoveClient(client);
   tracking_.Disable(client);
   if (client.has(kClientMonitor)) {

@@ -109,6 +109,11 @@ struct ServerStats {
 
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
+struct ScriptRun;  // src/scripting/lua_engine.h
+namespace cluster {
+class SlotRouting;          // src/cluster/routing.h
+class MigrateConnections;   // src/cluster/migrate_conn.h
+}  // namespace cluster
 
 // What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
 // produce otherwise. Only disable_deny_scripts changes behaviour (scripts may then call
@@ -261,7 +266,8 @@ class Server : public KeyspaceListener {
   void ServeReadyKeys();
   enum class UnblockReason { kTimeout, kError, kDisconnect, kRoleChange };
   // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
-  bool UnblockClient(Client& client, UnblockReason reason);
+  // `error`: with kError, the error reply instead of CLIENT UNBLOCK's (cluster redirections).
+  bool UnblockClient(Client& client, UnblockReason reason, std::string_view error = {});
   const BlockingEngine& blocking() const { return blocking_; }
   // CLIENT PAUSE and the pauses of FAILOVER (src/server/client_pause.h). After changing a
   // pause, call PauseChanged so postponed clients resume when it ends.
@@ -413,6 +419,26 @@ class Server : public KeyspaceListener {
   // master): set per command by Call, and the resting view for the cron.
   void set_expiry_view(ExpiryView view) { keyspace_options_.expiry_view = view; }
 
+  // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
+  // is off, and then no redirection code runs at all.
+  cluster::SlotRouting* slot_routing() const { return slot_routing_; }
+  void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
+  // The redirection a client's command gets instead of running (-MOVED, -ASK, -CROSSSLOT,
+  // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/cluster/client_redirect.cc).
+  std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
+                                   std::span<const std::string_view> argv);
+  // The same check for a command a script runs through redis.call: "" or the error text
+  // (without "ERR "). Tracks the slot the script's keys are in (run.cluster_slot).
+  std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
+                                 std::span<const std::string_view> argv);
+  // Clients blocked on keys (BLPOP, BZPOPMIN, XREAD ...) whose slot this node no longer serves
+  // (nor imports) are unblocked with -MOVED slot endpoint, or -CLUSTERDOWN when the slot has
+  // no owner or the cluster is down, as Redis 7 does. The cluster state calls this after
+  // slot ownership or the cluster state changed; cheap when nobody is blocked.
+  void RedirectBlockedClientsOfSlots();
+  // MIGRATE's cached connections to target instances (closed after 10 s unused).
+  cluster::MigrateConnections& migrate_connections();
+
  private:
   struct Listener;
   std::string ListenTcp(const std::string& addr, bool optional, int port, bool tls);
@@ -545,6 +571,8 @@ class Server : public KeyspaceListener {
   // Waiters on keys of `db`, whose contents were replaced, re-check their keys.
   void SignalReplacedDb(int db);
   int busy_script_ = 0;
+  cluster::SlotRouting* slot_routing_ = nullptr;
+  std::unique_ptr<cluster::MigrateConnections> migrate_connections_;
   LoadingProgress loading_;
   ScriptEffects* script_effects_ = nullptr;
   ChildProcesses children_;

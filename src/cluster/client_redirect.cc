@@ -1,0 +1,142 @@
+// The server's side of cluster redirections: builds the request the pure decision
+// (src/cluster/redirect.h) reads from a client's command, its MULTI queue or a script's call,
+// and redirects clients blocked on keys of slots that moved.
+#include <string>
+#include <vector>
+
+#include "cluster/migrate_conn.h"
+#include "cluster/redirect.h"
+#include "cluster/routing.h"
+#include "scripting/lua_engine.h"
+#include "server/client.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+namespace {
+
+bool IsPubsubShard(const CommandSpec& spec) {
+  return spec.name == "spublish" || spec.name == "ssubscribe" || spec.name == "sunsubscribe";
+}
+
+// cluster-allow-reads-when-down and cluster-allow-pubsubshard-when-down, read by name (the
+// cluster state declares them): only needed while the cluster is down.
+cluster::RedirectOptions ReadRedirectOptions(const Config& config) {
+  cluster::RedirectOptions options;
+  auto flag = [&](std::string_view name, bool fallback) {
+    const Config::Option* opt = config.Find(name);
+    return opt == nullptr ? fallback : opt->get(config.values()) == "yes";
+  };
+  options.allow_reads_when_down = flag("cluster-allow-reads-when-down", false);
+  options.allow_pubsubshard_when_down = flag("cluster-allow-pubsubshard-when-down", true);
+  return options;
+}
+
+// The flags every request takes from its command and the client that sent it.
+void FillFromCommand(cluster::RedirectRequest& request, const CommandSpec& spec,
+                     const Client& client) {
+  request.command_is_write = spec.has(kCmdWrite);
+  request.pubsub_shard = IsPubsubShard(spec);
+  request.migrate = spec.name == "migrate";
+  request.asking = client.has(kClientAsking) || spec.has(kCmdAsking);
+  request.readonly = client.has(kClientReadonly);
+}
+
+cluster::RedirectDecision Decide(const cluster::RedirectRequest& request,
+                                 const cluster::SlotRouting& routing, Database& db0,
+                                 const Config& config) {
+  // Whether a key is here, without touching it or deleting it if expired.
+  auto exists = [&db0](std::string_view key) {
+    DbEntry* entry = db0.Peek(key);
+    return entry != nullptr && !db0.IsExpired(entry);
+  };
+  const cluster::RedirectOptions options =
+      routing.ClusterUp() ? cluster::RedirectOptions{} : ReadRedirectOptions(config);
+  return cluster::DecideRedirect(request, routing, options, exists);
+}
+
+}  // namespace
+
+std::string Server::ClusterRedirectError(const Client& client, const CommandSpec& spec,
+                                         std::span<const std::string_view> argv) {
+  cluster::RedirectRequest request;
+  cluster::RoutedCommand single{&spec, argv};
+  std::vector<cluster::RoutedCommand> queued;
+  std::vector<std::vector<std::string_view>> queued_argv;
+  if (spec.name == "exec") {
+    // EXEC without MULTI just fails by itself. Otherwise every queued key counts.
+    if (!client.has(kClientMulti)) return {};
+    queued_argv.reserve(client.multi_queue.size());
+    for (const QueuedCommand& q : client.multi_queue) {
+      queued_argv.emplace_back(q.argv.begin(), q.argv.end());
+      queued.push_back({q.spec, queued_argv.back()});
+      if (q.spec->has(kCmdWrite)) request.any_write = true;
+    }
+    request.commands = queued;
+  } else {
+    request.commands = {&single, 1};
+    request.any_write = spec.has(kCmdWrite);
+  }
+  FillFromCommand(request, spec, client);
+  const cluster::RedirectDecision decision = Decide(request, *slot_routing_, *dbs_[0], config_);
+  if (decision.kind == cluster::Redirect::kNone) return {};
+  return cluster::RedirectError(decision);
+}
+
+std::string Server::ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
+                                       std::span<const std::string_view> argv) {
+  // Our master's scripts apply whatever the slot.
+  if (run.caller == nullptr || run.caller->has(kClientMaster)) return {};
+  cluster::RedirectRequest request;
+  cluster::RoutedCommand cmd{&spec, argv};
+  request.commands = {&cmd, 1};
+  // The script runs with its caller's ASKING / READONLY.
+  FillFromCommand(request, spec, *run.caller);
+  request.any_write = spec.has(kCmdWrite);
+  const cluster::RedirectDecision decision = Decide(request, *slot_routing_, *dbs_[0], config_);
+  if (decision.kind != cluster::Redirect::kNone) {
+    return std::string(cluster::ScriptRedirectError(decision.kind));
+  }
+  // Served here: undeclared keys must still stay in one slot unless the script says
+  // allow-cross-slot-keys.
+  if (decision.slot != -1 && !run.allow_cross_slot) {
+    if (run.cluster_slot == -1) {
+      run.cluster_slot = decision.slot;
+    } else if (run.cluster_slot != decision.slot) {
+      return std::string(cluster::kScriptCrossSlotError);
+    }
+  }
+  return {};
+}
+
+void Server::RedirectBlockedClientsOfSlots() {
+  if (slot_routing_ == nullptr || blocking_.blocked_clients() == 0) return;
+  std::vector<std::pair<uint64_t, std::string>> redirected;
+  for (const auto& [id, client] : clients_) {
+    if (!client->has(kClientBlocked) || client->has(kClientPostponed)) continue;
+    const BlockingEngine::Waiter* waiter = blocking_.Find(id);
+    // WAIT / WAITAOF wait on no key.
+    if (waiter == nullptr || waiter->keys.empty()) continue;
+    const CommandSpec* spec = client->blocked.spec;
+    const bool readonly_read =
+        client->has(kClientReadonly) && spec != nullptr && !spec->has(kCmdWrite);
+    // A blocking command's keys are all in one slot (it was routed): the first tells.
+    const cluster::RedirectDecision decision =
+        cluster::DecideBlockedRedirect(waiter->keys.front(), readonly_read, *slot_routing_);
+    if (decision.kind != cluster::Redirect::kNone) {
+      redirected.emplace_back(id, cluster::RedirectError(decision));
+    }
+  }
+  for (const auto& [id, error] : redirected) {
+    if (Client* client = FindClient(id)) UnblockClient(*client, UnblockReason::kError, error);
+  }
+}
+
+cluster::MigrateConnections& Server::migrate_connections() {
+  if (migrate_connections_ == nullptr) {
+    migrate_connections_ = std::make_unique<cluster::MigrateConnections>();
+  }
+  return *migrate_connections_;
+}
+
+}  // namespace vireo

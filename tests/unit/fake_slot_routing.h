@@ -1,0 +1,32 @@
+// A routing table for tests of the cluster redirection rules: every slot has `default_owner`
+// unless listed in `owners`; MOVED goes to 127.0.0.1:7001, ASK to 127.0.0.1:7002.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "cluster/routing.h"
+
+namespace vireo::cluster {
+
+class FakeSlotRouting : public SlotRouting {
+ public:
+  bool ClusterUp() const override { return up; }
+  SlotOwner Owner(int slot) const override {
+    auto it = owners.find(slot);
+    return it == owners.end() ? default_owner : it->second;
+  }
+  std::string MovedEndpoint(int slot) const override { return "127.0.0.1:7001"; }
+  std::string MigratingEndpoint(int slot) const override {
+    return migrating.count(slot) != 0 ? "127.0.0.1:7002" : "";
+  }
+  bool Importing(int slot) const override { return importing.count(slot) != 0; }
+
+  bool up = true;
+  SlotOwner default_owner = SlotOwner::kMyself;
+  std::map<int, SlotOwner> owners;
+  std::set<int> migrating, importing;
+};
+
+}  // namespace vireo::cluster
