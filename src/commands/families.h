@@ -34,5 +34,6 @@ void RegisterMemoryCommands(CommandTable& table);  // memory.cc (MEMORY USAGE, S
 void RegisterGeoCommands(CommandTable& table);     // geo.cc
 void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
 void RegisterAclCommands(CommandTable& table);      // acl.cc (ACL ...)
+void RegisterClusterCommands(CommandTable& table);  // cluster.cc (CLUSTER ...)
 
 }  // namespace vireo

@@ -29,6 +29,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterMemoryCommands(table);
   RegisterLatencyCommands(table);
   RegisterAclCommands(table);
+  RegisterClusterCommands(table);
   RegisterReplicationCommands(table);
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -809,6 +810,66 @@ void Config::Declare() {
 
   // Redis Cluster (src/cluster/).
   o.push_back(Bool("cluster-enabled", &ServerConfig::cluster_enabled, kImmut));
+  o.push_back(String("cluster-config-file", &ServerConfig::cluster_config_file, kImmut, false));
+  o.push_back(Numeric("cluster-node-timeout", "", &ServerConfig::cluster_node_timeout, 0,
+                      kLongMax, kMut));
+  Option ping_interval = Numeric("cluster-ping-interval", "", &ServerConfig::cluster_ping_interval,
+                                 0, kLongMax, kMut);
+  ping_interval.hidden = true;
+  o.push_back(std::move(ping_interval));
+  o.push_back(Numeric("cluster-port", "", &ServerConfig::cluster_port, 0, 65535, kImmut));
+  o.push_back(String("cluster-announce-ip", &ServerConfig::cluster_announce_ip, kMut, true));
+  o.push_back(
+      Numeric("cluster-announce-port", "", &ServerConfig::cluster_announce_port, 0, 65535, kMut));
+  o.push_back(Numeric("cluster-announce-tls-port", "", &ServerConfig::cluster_announce_tls_port, 0,
+                      65535, kMut));
+  o.push_back(Numeric("cluster-announce-bus-port", "", &ServerConfig::cluster_announce_bus_port, 0,
+                      65535, kMut));
+  // What Redis 7.2's isValidAnnouncedHostname / isValidAnnouncedNodename accept: the values
+  // travel in ping extensions and nodes.conf, where a space or comma would break the format.
+  o.push_back(String("cluster-announce-hostname", &ServerConfig::cluster_announce_hostname, kMut,
+                     true, [](const std::string& v) {
+                       if (v.size() >= 256) return std::string("Hostnames must be less than 256 characters");
+                       for (char ch : v) {
+                         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') {
+                           return std::string(
+                               "Hostname may only contain alphanumeric characters, hyphens or dots");
+                         }
+                       }
+                       return std::string();
+                     }));
+  o.push_back(String("cluster-announce-human-nodename",
+                     &ServerConfig::cluster_announce_human_nodename, kMut, true,
+                     [](const std::string& v) {
+                       for (char ch : v) {
+                         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' &&
+                             ch != '.' && ch != '_') {
+                           return std::string(
+                               "Nodename may only contain alphanumeric characters, hyphens, dots "
+                               "or underscores");
+                         }
+                       }
+                       return std::string();
+                     }));
+  o.push_back(Bool("cluster-require-full-coverage", &ServerConfig::cluster_require_full_coverage,
+                   kMut));
+  o.push_back(Bool("cluster-allow-reads-when-down", &ServerConfig::cluster_allow_reads_when_down,
+                   kMut));
+  o.push_back(Bool("cluster-allow-pubsubshard-when-down",
+                   &ServerConfig::cluster_allow_pubsubshard_when_down, kMut));
+  o.push_back(Numeric("cluster-replica-validity-factor", "cluster-slave-validity-factor",
+                      &ServerConfig::cluster_replica_validity_factor, 0, kIntMax, kMut));
+  o.push_back(Numeric("cluster-migration-barrier", "", &ServerConfig::cluster_migration_barrier, 0,
+                      kIntMax, kMut));
+  o.push_back(Bool("cluster-allow-replica-migration",
+                   &ServerConfig::cluster_allow_replica_migration, kMut));
+  aliased(Bool("cluster-replica-no-failover", &ServerConfig::cluster_replica_no_failover, kMut),
+          "cluster-slave-no-failover");
+  o.push_back(Enum("cluster-preferred-endpoint-type",
+                   &ServerConfig::cluster_preferred_endpoint_type,
+                   {"ip", "hostname", "unknown-endpoint"}, kMut));
+  o.push_back(Numeric("cluster-link-sendbuf-limit", "", &ServerConfig::cluster_link_sendbuf_limit,
+                      0, kLongMax, kMut, Type::kMemory));
 
   const ServerConfig defaults;
   for (size_t i = 0; i < options_.size(); ++i) {
