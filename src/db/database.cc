@@ -14,7 +14,73 @@ void Database::FreeEntry(DbEntry* entry, bool lazy) {
   if (lazy && options_->freer != nullptr) {
     options_->freer->Free(std::move(entry->value));
   }
-  delete entry;
+  DestroyEntry(entry);
+}
+
+void Database::UnlinkEntry(DbEntry* entry) {
+  table_.Unlink(entry);
+  if (slotted_) UnlinkSlot(static_cast<SlottedDbEntry*>(entry));
+}
+
+void Database::LinkSlot(SlottedDbEntry* entry) {
+  if (slots_ == nullptr) slots_ = std::make_unique<SlotIndex>();
+  const int slot = cluster::KeySlot(entry->key.view());
+  SlottedDbEntry*& head = slots_->heads[slot];
+  entry->slot_prev = nullptr;
+  entry->slot_next = head;
+  if (head != nullptr) head->slot_prev = entry;
+  head = entry;
+  ++slots_->counts[slot];
+}
+
+void Database::UnlinkSlot(SlottedDbEntry* entry) {
+  const int slot = cluster::KeySlot(entry->key.view());
+  if (entry->slot_prev != nullptr) {
+    entry->slot_prev->slot_next = entry->slot_next;
+  } else {
+    slots_->heads[slot] = entry->slot_next;
+  }
+  if (entry->slot_next != nullptr) entry->slot_next->slot_prev = entry->slot_prev;
+  --slots_->counts[slot];
+  entry->slot_prev = entry->slot_next = nullptr;
+}
+
+void Database::EnableSlotIndex() {
+  if (slotted_) return;
+  // Existing entries are plain DbEntry; the index can only start from an empty keyspace.
+  if (table_.size() != 0) return;
+  slotted_ = true;
+}
+
+size_t Database::CountKeysInSlot(int slot) const {
+  if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return 0;
+  return slots_->counts[slot];
+}
+
+std::vector<std::string> Database::KeysInSlot(int slot, size_t max_count) const {
+  std::vector<std::string> keys;
+  if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return keys;
+  for (const SlottedDbEntry* e = slots_->heads[slot]; e != nullptr && keys.size() < max_count;
+       e = e->slot_next) {
+    keys.emplace_back(e->key.view());
+  }
+  return keys;
+}
+
+size_t Database::DeleteKeysInSlot(int slot) { return DeleteKeysInSlot(slot, {}); }
+
+size_t Database::DeleteKeysInSlot(int slot,
+                                  const std::function<void(std::string_view)>& on_deleted) {
+  if (slots_ == nullptr || slot < 0 || slot >= cluster::kSlotCount) return 0;
+  size_t deleted = 0;
+  while (SlottedDbEntry* e = slots_->heads[slot]) {
+    std::string key(e->key.view());
+    DeleteEntry(e);
+    ++deleted;
+    NotifyModified(key);
+    if (on_deleted) on_deleted(key);
+  }
+  return deleted;
 }
 
 bool Database::IsExpired(const DbEntry* entry) {
@@ -32,7 +98,7 @@ void Database::ExpireNow(DbEntry* entry) {
   // The key text must outlive the entry for the listener: copy it first.
   std::string key(entry->key.view());
   Persist(entry);
-  table_.Unlink(entry);
+  UnlinkEntry(entry);
   FreeEntry(entry, options_->lazy_expire);
   if (listener_ != nullptr) {
     listener_->OnKeyExpired(index_, key);
@@ -154,11 +220,12 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   if (options_->expiry_view != ExpiryView::kMaster) {
     if (DbEntry* stale = table_.Find(key)) DeleteEntry(stale);
   }
-  auto* entry = new DbEntry;
+  DbEntry* entry = NewEntry();
   entry->key.Assign(key);
   entry->value = std::move(value);
   entry->value.set_access_clock(NewKeyClock(options_->access, now_ms()));
   table_.Insert(entry);
+  if (slotted_) LinkSlot(static_cast<SlottedDbEntry*>(entry));
   NoteFieldTtls(entry);
   if (listener_ != nullptr) {
     listener_->OnKeyCreated(index_, key);
@@ -194,13 +261,13 @@ DbEntry* Database::Detach(std::string_view key) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return nullptr;
   Persist(entry);
-  table_.Unlink(entry);
+  UnlinkEntry(entry);
   return entry;
 }
 
 void Database::DeleteEntry(DbEntry* entry, bool lazy) {
   Persist(entry);
-  table_.Unlink(entry);
+  UnlinkEntry(entry);
   FreeEntry(entry, lazy);
 }
 
@@ -233,7 +300,8 @@ bool Database::Persist(DbEntry* entry) {
 
 void Database::Clear() {
   expires_.Clear([](ExpireEntry* e) { delete e; });
-  table_.Clear([](DbEntry* e) { delete e; });
+  table_.Clear([this](DbEntry* e) { DestroyEntry(e); });
+  slots_.reset();
   hfe_queue_.clear();
   hfe_noted_.clear();
   expire_cursor_ = 0;
@@ -243,6 +311,13 @@ void Database::Clear() {
 void Database::SwapContents(Database& other) {
   std::swap(table_, other.table_);
   std::swap(expires_, other.expires_);
+  // The kind of entries goes with the table. A slot-indexed database that received an empty
+  // plain table (FLUSHALL ASYNC hands its keys to a doomed database) keeps indexing.
+  const bool was_slotted = slotted_, other_was_slotted = other.slotted_;
+  std::swap(slotted_, other.slotted_);
+  std::swap(slots_, other.slots_);
+  if (was_slotted) EnableSlotIndex();
+  if (other_was_slotted) other.EnableSlotIndex();
   std::swap(expire_cursor_, other.expire_cursor_);
   std::swap(hfe_queue_, other.hfe_queue_);
   std::swap(hfe_noted_, other.hfe_noted_);

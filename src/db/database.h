@@ -1,8 +1,10 @@
 // One logical database: the keyspace table, the expires table and lazy/active expiry.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <set>
 #include <span>
@@ -10,7 +12,9 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "cluster/key_slot.h"
 #include "db/access_clock.h"
 #include "db/value.h"
 #include "types/compact_string.h"
@@ -26,6 +30,16 @@ struct DbEntry {
   bool has_expire() const { return key.flag(); }
 };
 static_assert(sizeof(DbEntry) == 56);
+
+// The entry of a database that keeps the cluster slot index: it is also a node of its slot's
+// doubly linked list, so adding or deleting a key stays O(1) and listing a slot's keys costs
+// only that slot's keys. Only cluster mode allocates these (16 bytes more per key); entries of
+// an ordinary database are plain DbEntry. The slot itself is not stored (it would cost another
+// 16 bytes after alignment): deletion recomputes it from the key.
+struct SlottedDbEntry : DbEntry {
+  SlottedDbEntry* slot_prev = nullptr;
+  SlottedDbEntry* slot_next = nullptr;
+};
 
 struct DbEntryKey {
   std::string_view operator()(const DbEntry& e) const { return e.key.view(); }
@@ -116,11 +130,26 @@ class Database {
   // it, lazyfree-lazy-server-del decides: the server's own deletions (a key emptied by a pop,
   // RENAME's overwritten destination, RESTORE REPLACE...).
   void DeleteEntry(DbEntry* entry, bool lazy);
-  void DeleteEntry(DbEntry* entry) {
-    DeleteEntry(entry, options_->lazy_server_del);
-  }
-  // Removes the entry without freeing it (the caller takes ownership), TTL dropped.
+  void DeleteEntry(DbEntry* entry) { DeleteEntry(entry, options_->lazy_server_del); }
+  // Removes the entry without freeing it, TTL dropped. The caller owns it and frees it with
+  // FreeDetached (a slot-indexed database allocates a larger entry).
   DbEntry* Detach(std::string_view key);
+  void FreeDetached(DbEntry* entry) { DestroyEntry(entry); }
+
+  // The cluster slot index (cluster mode only): per slot, a count and a list of its keys, kept
+  // by every insertion and deletion. Enable it while the database is empty; the per-slot
+  // arrays are allocated with the first key. Without it the queries below answer 0 / nothing,
+  // and the keyspace pays nothing for the feature.
+  void EnableSlotIndex();
+  bool slot_indexed() const { return slotted_; }
+  // Keys stored in `slot`, expired ones not yet deleted included (as Redis counts them).
+  size_t CountKeysInSlot(int slot) const;
+  std::vector<std::string> KeysInSlot(int slot, size_t max_count) const;
+  // Deletes every key of `slot` (the listener hears OnKeyModified for each); `on_deleted` is
+  // called with each key after its deletion, for what the server adds (propagating DEL,
+  // keyspace events). Returns the number deleted.
+  size_t DeleteKeysInSlot(int slot);
+  size_t DeleteKeysInSlot(int slot, const std::function<void(std::string_view)>& on_deleted);
 
   // -1 when the key has no TTL.
   int64_t GetExpire(const DbEntry* entry);
@@ -209,6 +238,22 @@ class Database {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
   }
+  struct SlotIndex {
+    std::array<SlottedDbEntry*, cluster::kSlotCount> heads{};
+    std::array<size_t, cluster::kSlotCount> counts{};
+  };
+  DbEntry* NewEntry() { return slotted_ ? new SlottedDbEntry : new DbEntry; }
+  void DestroyEntry(DbEntry* entry) {
+    if (slotted_) {
+      delete static_cast<SlottedDbEntry*>(entry);
+    } else {
+      delete entry;
+    }
+  }
+  // Removes the entry from the keyspace table (and its slot list); does not free it.
+  void UnlinkEntry(DbEntry* entry);
+  void LinkSlot(SlottedDbEntry* entry);
+  void UnlinkSlot(SlottedDbEntry* entry);
   void FreeEntry(DbEntry* entry, bool lazy = false);
   void ExpireNow(DbEntry* entry);
   // Deletes up to `max` expired fields of the hash; true if the key went with them.
@@ -222,6 +267,10 @@ class Database {
   KeyspaceOptions* options_ = &own_options_;
   Table table_;
   ExpireTable expires_;
+  // Whether the table's entries are SlottedDbEntry and the slot index is kept. Travels with
+  // the table in SwapContents; slots_ is allocated with the first key.
+  bool slotted_ = false;
+  std::unique_ptr<SlotIndex> slots_;
   uint64_t expire_cursor_ = 0;
   // Hashes with field TTLs, ordered by the earliest field expiry noted for each (a noted time
   // may be earlier than the hash's real one, never later), so the active cycle pops only the

@@ -126,6 +126,9 @@ Server::Server(Config config) : config_(std::move(config)), loop_(std::make_uniq
     dbs_.push_back(std::make_unique<Database>(i, this));
     dbs_.back()->set_options(&keyspace_options_);
   }
+  // Cluster mode serves only db 0; its keys are indexed by hash slot (CLUSTER
+  // COUNTKEYSINSLOT / GETKEYSINSLOT, deleting a slot's keys).
+  if (c.cluster_enabled && !dbs_.empty()) dbs_[0]->EnableSlotIndex();
   start_time_ms_ = NowMs();
   lastsave_ = start_time_ms_ / 1000;
   run_id_ = RandomHex(40);
@@ -467,6 +470,9 @@ void Server::CountError(void* ctx, std::string_view code) {
 std::unique_ptr<Database> Server::NewDetachedDatabase() {
   auto db = std::make_unique<Database>(-1, nullptr);
   db->set_options(&keyspace_options_);
+  // A replica's swapdb load swaps these with the live databases: db 0's entries must be of
+  // the same kind (the index arrays cost nothing until a key arrives).
+  if (config_.values().cluster_enabled) db->EnableSlotIndex();
   return db;
 }
 

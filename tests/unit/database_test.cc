@@ -176,5 +176,114 @@ TEST_F(DatabaseTest, ClearEmptiesEverything) {
   EXPECT_EQ(db.Find("k1"), nullptr);
 }
 
+// The cluster slot index: counts and key lists per hash slot, kept through every way a key
+// comes and goes.
+class SlotIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db.set_now_ms(1'000'000);
+    db.EnableSlotIndex();
+  }
+  RecordingListener listener;
+  Database db{0, &listener};
+};
+
+TEST_F(SlotIndexTest, CountsAndListsKeysBySlot) {
+  const int slot = cluster::KeySlot("{user1}");
+  db.Add("{user1}.a", Value::String("1"));
+  db.Add("{user1}.b", Value::String("2"));
+  db.Add("{user1}.c", Value::String("3"));
+  db.Add("other", Value::String("4"));
+  EXPECT_EQ(db.CountKeysInSlot(slot), 3u);
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("other")), 1u);
+  auto keys = db.KeysInSlot(slot, 10);
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()),
+            (std::set<std::string>{"{user1}.a", "{user1}.b", "{user1}.c"}));
+  EXPECT_EQ(db.KeysInSlot(slot, 2).size(), 2u);
+  EXPECT_TRUE(db.KeysInSlot(slot, 0).empty());
+  EXPECT_EQ(db.CountKeysInSlot(-1), 0u);
+  EXPECT_EQ(db.CountKeysInSlot(cluster::kSlotCount), 0u);
+  EXPECT_TRUE(db.KeysInSlot(cluster::kSlotCount, 10).empty());
+}
+
+TEST_F(SlotIndexTest, DeletionFromHeadMiddleAndTail) {
+  const int slot = cluster::KeySlot("{t}");
+  for (const char* k : {"{t}1", "{t}2", "{t}3", "{t}4"}) db.Add(k, Value::String("v"));
+  EXPECT_TRUE(db.Delete("{t}4"));  // the list head (inserted last)
+  EXPECT_TRUE(db.Delete("{t}2"));  // middle
+  EXPECT_TRUE(db.Delete("{t}1"));  // tail
+  EXPECT_EQ(db.CountKeysInSlot(slot), 1u);
+  EXPECT_EQ(db.KeysInSlot(slot, 10), (std::vector<std::string>{"{t}3"}));
+  db.Set("{t}3", Value::String("replaced"));  // a replaced value keeps its entry
+  EXPECT_EQ(db.CountKeysInSlot(slot), 1u);
+  EXPECT_TRUE(db.Delete("{t}3"));
+  EXPECT_EQ(db.CountKeysInSlot(slot), 0u);
+  EXPECT_TRUE(db.KeysInSlot(slot, 10).empty());
+}
+
+TEST_F(SlotIndexTest, ExpiryAndDetachLeaveTheIndex) {
+  const int slot = cluster::KeySlot("{e}");
+  db.SetExpire(db.Add("{e}lazy", Value::String("v")), 1'000'100);
+  db.SetExpire(db.Add("{e}active", Value::String("v")), 1'000'100);
+  db.Add("{e}detached", Value::String("v"));
+  EXPECT_EQ(db.CountKeysInSlot(slot), 3u);
+  db.set_now_ms(1'000'200);
+  // Logically expired keys still count until they are deleted, as in Redis.
+  EXPECT_EQ(db.CountKeysInSlot(slot), 3u);
+  EXPECT_EQ(db.Find("{e}lazy"), nullptr);
+  EXPECT_EQ(db.CountKeysInSlot(slot), 2u);
+  db.ActiveExpireCycle(MonotonicUs() + 1'000'000);
+  EXPECT_EQ(db.CountKeysInSlot(slot), 1u);
+  DbEntry* e = db.Detach("{e}detached");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(db.CountKeysInSlot(slot), 0u);
+  db.FreeDetached(e);
+}
+
+TEST_F(SlotIndexTest, DeleteKeysInSlotDeletesOnlyThatSlot) {
+  const int slot = cluster::KeySlot("{d}");
+  for (int i = 0; i < 100; ++i) db.Add("{d}" + std::to_string(i), Value::String("v"));
+  db.SetExpire(db.Find("{d}7"), 2'000'000);
+  db.Add("keep", Value::String("v"));
+  listener.modified.clear();
+  std::vector<std::string> seen;
+  EXPECT_EQ(db.DeleteKeysInSlot(slot, [&](std::string_view k) { seen.emplace_back(k); }), 100u);
+  EXPECT_EQ(seen.size(), 100u);
+  EXPECT_EQ(listener.modified.size(), 100u);
+  EXPECT_EQ(db.CountKeysInSlot(slot), 0u);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.expires_size(), 0u);
+  EXPECT_NE(db.Find("keep"), nullptr);
+  EXPECT_EQ(db.DeleteKeysInSlot(slot), 0u);
+}
+
+TEST_F(SlotIndexTest, ClearAndSwapKeepIndexing) {
+  db.Add("{s}a", Value::String("v"));
+  // FLUSHALL ASYNC: the keys go to a doomed plain database, the live one stays indexed.
+  Database doomed(-1, nullptr);
+  doomed.SwapContents(db);
+  EXPECT_TRUE(db.slot_indexed());
+  EXPECT_TRUE(doomed.slot_indexed());
+  EXPECT_EQ(doomed.CountKeysInSlot(cluster::KeySlot("{s}")), 1u);
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("{s}")), 0u);
+  db.Add("{s}b", Value::String("v"));
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("{s}")), 1u);
+  db.Clear();
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("{s}")), 0u);
+  db.Add("{s}c", Value::String("v"));
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("{s}")), 1u);
+  doomed.Clear();  // frees SlottedDbEntry nodes as such (ASan would catch a mismatch)
+}
+
+TEST_F(DatabaseTest, WithoutTheSlotIndexSlotQueriesAreEmpty) {
+  db.Add("{x}a", Value::String("v"));
+  EXPECT_FALSE(db.slot_indexed());
+  EXPECT_EQ(db.CountKeysInSlot(cluster::KeySlot("{x}")), 0u);
+  EXPECT_TRUE(db.KeysInSlot(cluster::KeySlot("{x}"), 10).empty());
+  EXPECT_EQ(db.DeleteKeysInSlot(cluster::KeySlot("{x}")), 0u);
+  db.EnableSlotIndex();  // refused: the keyspace isn't empty
+  EXPECT_FALSE(db.slot_indexed());
+}
+
 }  // namespace
 }  // namespace vireo
