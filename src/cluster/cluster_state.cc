@@ -1,11 +1,10 @@
 #include "cluster/cluster_state.h"
 
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <random>
-
-#include <spdlog/spdlog.h>
 
 #include "server/config.h"
 
@@ -20,8 +19,8 @@ constexpr int64_t kMinRejoinDelayMs = 500;
 constexpr int64_t kMaxRejoinDelayMs = 5000;
 
 constexpr std::string_view kMessageTypeNames[kMessageTypeCount] = {
-    "ping",     "pong",     "meet",   "fail",    "publish", "auth-req",
-    "auth-ack", "update",   "mfstart", "module", "publishshard"};
+    "ping",     "pong",   "meet",    "fail",   "publish",     "auth-req",
+    "auth-ack", "update", "mfstart", "module", "publishshard"};
 
 }  // namespace
 
@@ -263,8 +262,8 @@ bool ClusterState::BlacklistContains(std::string_view name, int64_t now_s) {
   return blacklist_.find(name) != blacklist_.end();
 }
 
-ClusterState::HandshakeResult ClusterState::StartHandshake(std::string_view ip, int port,
-                                                           int cport, bool tls, int64_t now_ms) {
+ClusterState::HandshakeResult ClusterState::StartHandshake(std::string_view ip, int port, int cport,
+                                                           bool tls, int64_t now_ms) {
   // The address is kept in its normalized text form, as the bus will compare it.
   std::string text(ip);
   char norm[INET6_ADDRSTRLEN] = {};
@@ -357,12 +356,13 @@ void ClusterState::UpdateState(int64_t now_ms) {
 bool ClusterState::RefreshMyself(int port, int tls_port) {
   const ServerConfig& c = *config_;
   ClusterNode& me = *myself_;
-  const std::string old_line = me.ip + me.hostname + me.human_nodename + std::to_string(me.tcp_port) +
-                               "/" + std::to_string(me.tls_port) + "/" + std::to_string(me.cport);
+  const std::string old_line = me.ip + me.hostname + me.human_nodename +
+                               std::to_string(me.tcp_port) + "/" + std::to_string(me.tls_port) +
+                               "/" + std::to_string(me.cport);
   me.tcp_port = c.cluster_announce_port != 0 ? c.cluster_announce_port : port;
   me.tls_port = c.cluster_announce_tls_port != 0 ? c.cluster_announce_tls_port : tls_port;
-  int bus = c.cluster_port != 0 ? c.cluster_port : (c.tls_cluster ? me.tls_port : port) +
-                                                       kDefaultBusPortOffset;
+  int bus = c.cluster_port != 0 ? c.cluster_port
+                                : (c.tls_cluster ? me.tls_port : port) + kDefaultBusPortOffset;
   me.cport = c.cluster_announce_bus_port != 0 ? c.cluster_announce_bus_port : bus;
   // Without an announced IP, myself keeps what the other nodes told it (MEET/PONG).
   if (!c.cluster_announce_ip.empty()) me.ip = c.cluster_announce_ip;

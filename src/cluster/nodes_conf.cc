@@ -1,6 +1,7 @@
 #include "cluster/nodes_conf.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "server/config.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -22,9 +21,10 @@ namespace vireo::cluster {
 namespace {
 
 constexpr std::pair<uint16_t, std::string_view> kFlagNames[] = {
-    {kNodeMyself, "myself"},     {kNodeMaster, "master"},   {kNodeReplica, "slave"},
-    {kNodePfail, "fail?"},       {kNodeFail, "fail"},       {kNodeHandshake, "handshake"},
-    {kNodeNoAddr, "noaddr"},     {kNodeNoFailover, "nofailover"}};
+    {kNodeMyself, "myself"}, {kNodeMaster, "master"},
+    {kNodeReplica, "slave"}, {kNodePfail, "fail?"},
+    {kNodeFail, "fail"},     {kNodeHandshake, "handshake"},
+    {kNodeNoAddr, "noaddr"}, {kNodeNoFailover, "nofailover"}};
 
 std::string FlagsText(uint16_t flags) {
   std::string out;
@@ -180,8 +180,12 @@ class LineParser {
     }
     if (bus_text.empty()) {
       n->cport = port + kDefaultBusPortOffset;  // files older than the @cport form
-    } else if (!ParsePort(bus_text, &n->cport)) {
-      return "invalid bus port";
+    } else {
+      // Not range-checked (Redis reads it with atoi): a node on a port above 55535 without
+      // cluster-port writes a bus port above 65535, and must still be able to restart.
+      int64_t v;
+      if (!ParseInt64(bus_text, &v) || v < 0 || v > INT32_MAX) return "invalid bus port";
+      n->cport = static_cast<int>(v);
     }
     return "";
   }
@@ -260,8 +264,8 @@ class LineParser {
 
 std::string NodeDescription(const ClusterState& state, const ClusterNode& node, bool for_config,
                             bool tls) {
-  std::string out = fmt::format("{} {}:{}@{}", node.name, node.ip, state.ClientPort(node, tls),
-                                node.cport);
+  std::string out =
+      fmt::format("{} {}:{}@{}", node.name, node.ip, state.ClientPort(node, tls), node.cport);
   if (!node.hostname.empty()) out += "," + node.hostname;
   if (for_config) {
     // Aux fields, in Redis 7.2's order: the other client port, nodename, shard-id.
@@ -330,7 +334,7 @@ bool ParseNodesConf(std::string_view text, ClusterState* state, int64_t now_ms,
     std::vector<std::string> argv = SplitArgs(line, &ok);
     // Blank lines come from manual edits, or a writer stopped before truncating.
     if (ok && argv.empty()) continue;
-    std::string err = !ok                                ? "unbalanced quotes"
+    std::string err = !ok                                 ? "unbalanced quotes"
                       : EqualsIgnoreCase(argv[0], "vars") ? parser.ParseVars(argv)
                                                           : parser.ParseNode(argv);
     if (!err.empty()) {
@@ -374,7 +378,8 @@ LoadResult LoadNodesConf(const std::string& path, ClusterState* state, int64_t n
   if (text.empty()) return LoadResult::kMissing;
   std::string why;
   if (!ParseNodesConf(text, state, now_ms, &why)) {
-    *error = fmt::format("Unrecoverable error: corrupted cluster config file \"{}\", {}", path, why);
+    *error =
+        fmt::format("Unrecoverable error: corrupted cluster config file \"{}\", {}", path, why);
     return LoadResult::kError;
   }
   return LoadResult::kLoaded;

@@ -26,8 +26,7 @@ std::string NodesConfText(const ClusterState& state);
 // Fills an empty `state` from nodes.conf text. On a malformed file returns false with an error
 // naming the line (its number and text). `now_ms` stands in for outstanding ping/pong times and
 // failure times, as Redis does on load.
-bool ParseNodesConf(std::string_view text, ClusterState* state, int64_t now_ms,
-                    std::string* error);
+bool ParseNodesConf(std::string_view text, ClusterState* state, int64_t now_ms, std::string* error);
 
 enum class LoadResult { kLoaded, kMissing, kError };
 // Reads and parses `path`. kMissing when the file does not exist or is empty (the caller

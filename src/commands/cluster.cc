@@ -54,24 +54,15 @@ ClusterNode* NodeOrReply(CommandContext& ctx, ClusterState& state, std::string_v
   return node;
 }
 
-// Keys of db 0 in a slot. The Database slot index (CountKeysInSlot/KeysInSlot) replaces this
-// scan once it is merged; the replies do not change.
-size_t CountKeysInSlot(Database& db, int slot) {
-  size_t count = 0;
-  db.ForEach([&](DbEntry* e) {
-    if (cluster::KeySlot(e->key.view()) == slot) ++count;
-  });
-  return count;
-}
-
-std::vector<std::string> KeysInSlot(Database& db, int slot, size_t max) {
-  std::vector<std::string> out;
-  db.ForEach([&](DbEntry* e) {
-    if (out.size() < max && cluster::KeySlot(e->key.view()) == slot) {
-      out.emplace_back(e->key.view());
-    }
-  });
-  return out;
+// SETSLOT's target: a known master.
+ClusterNode* MasterOrReply(CommandContext& ctx, ClusterState& state, std::string_view name,
+                           std::string_view unknown_format) {
+  ClusterNode* n = NodeOrReply(ctx, state, name, unknown_format);
+  if (n != nullptr && n->is_replica()) {
+    ctx.reply.Error("ERR Target node is not a master");
+    return nullptr;
+  }
+  return n;
 }
 
 void ClusterHelpCommand(CommandContext& ctx) {
@@ -250,8 +241,7 @@ void ClusterSlotsCommand(CommandContext& ctx) {
 void ReplyShardNode(CommandContext& ctx, const ClusterState& state, const ClusterNode& node) {
   const bool myself = node.has(cluster::kNodeMyself);
   // Myself's offset is the replication stream's (a replica's is what it has applied).
-  const int64_t offset =
-      myself ? ctx.server.replication().master_repl_offset() : node.repl_offset;
+  const int64_t offset = myself ? ctx.server.replication().master_repl_offset() : node.repl_offset;
   size_t fields = 0;
   const size_t mark = ctx.reply.DeferLength();
   auto str = [&](std::string_view k, std::string_view v) {
@@ -274,9 +264,7 @@ void ReplyShardNode(CommandContext& ctx, const ClusterState& state, const Cluste
   if (!node.hostname.empty()) str("hostname", node.hostname);
   str("role", node.is_replica() ? "replica" : "master");
   num("replication-offset", offset);
-  str("health", node.failed()                            ? "fail"
-                : (node.is_replica() && offset == 0) ? "loading"
-                                                     : "online");
+  str("health", node.failed() ? "fail" : (node.is_replica() && offset == 0) ? "loading" : "online");
   ctx.reply.SetDeferredMap(mark, fields);
 }
 
@@ -335,8 +323,8 @@ void ChangeSlots(CommandContext& ctx, bool del, bool ranges) {
     if (ranges) {
       if ((last = SlotOrReply(ctx, ctx.arg(j + 1))) < 0) return;
       if (first > last) {
-        ctx.reply.Error(fmt::format(
-            "ERR start slot number {} is greater than end slot number {}", first, last));
+        ctx.reply.Error(fmt::format("ERR start slot number {} is greater than end slot number {}",
+                                    first, last));
         return;
       }
     }
@@ -393,7 +381,7 @@ void ClusterFlushSlotsCommand(CommandContext& ctx) {
 // SETSLOT <slot> NODE <id>: the slot's owner changes (the end of a migration, or a fix).
 bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode* n) {
   ClusterNode* me = state.myself();
-  if (state.OwnerOf(slot) == me && n != me && CountKeysInSlot(ctx.server.db(0), slot) != 0) {
+  if (state.OwnerOf(slot) == me && n != me && ctx.server.db(0).CountKeysInSlot(slot) != 0) {
     ctx.reply.Error(fmt::format(
         "ERR Can't assign hashslot {} to a different node while I still hold keys for this "
         "hash slot.",
@@ -401,14 +389,15 @@ bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode
     return false;
   }
   // A migration with no keys left ends when the slot is handed over.
-  if (state.migrating_to(slot) != nullptr && CountKeysInSlot(ctx.server.db(0), slot) == 0) {
+  if (state.migrating_to(slot) != nullptr && ctx.server.db(0).CountKeysInSlot(slot) == 0) {
     state.set_migrating_to(slot, nullptr);
   }
   const bool was_mine = state.OwnerOf(slot) == me;
   state.DelSlot(slot);
   state.AddSlot(n, slot);
   // A master left without slots follows the new owner, if replica migration is allowed.
-  if (was_mine && n != me && me->num_slots == 0 && ctx.server.cfg().cluster_allow_replica_migration) {
+  if (was_mine && n != me && me->num_slots == 0 &&
+      ctx.server.cfg().cluster_allow_replica_migration) {
     state.SetMyMaster(n);  // replicating from it is wired with the replication link
     state.Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState | cluster::kTodoFsyncConfig);
   }
@@ -436,36 +425,23 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
       ctx.reply.Error(fmt::format("ERR I'm not the owner of hash slot {}", slot));
       return;
     }
-    ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
-    if (n->is_replica()) {
-      ctx.reply.Error("ERR Target node is not a master");
-      return;
-    }
     state->set_migrating_to(slot, n);
   } else if (IsArg(action, "IMPORTING") && ctx.argc() == 5) {
     if (state->OwnerOf(slot) == me) {
       ctx.reply.Error(fmt::format("ERR I'm already the owner of hash slot {}", slot));
       return;
     }
-    ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
-    if (n->is_replica()) {
-      ctx.reply.Error("ERR Target node is not a master");
-      return;
-    }
     state->set_importing_from(slot, n);
   } else if (IsArg(action, "STABLE") && ctx.argc() == 4) {
     state->set_importing_from(slot, nullptr);
     state->set_migrating_to(slot, nullptr);
   } else if (IsArg(action, "NODE") && ctx.argc() == 5) {
-    ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(4));
-    if (n == nullptr) return;
-    if (n->is_replica()) {
-      ctx.reply.Error("ERR Target node is not a master");
-      return;
-    }
-    if (!SetSlotNode(ctx, *state, slot, n)) return;
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR Unknown node {}");
+    if (n == nullptr || !SetSlotNode(ctx, *state, slot, n)) return;
   } else {
     ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
     return;
@@ -506,8 +482,7 @@ void ClusterCountKeysInSlotCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid slot");
     return;
   }
-  ctx.reply.Integer(
-      static_cast<int64_t>(CountKeysInSlot(ctx.server.db(0), static_cast<int>(slot))));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(0).CountKeysInSlot(static_cast<int>(slot))));
 }
 
 void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
@@ -521,7 +496,7 @@ void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
     return;
   }
   std::vector<std::string> keys =
-      KeysInSlot(ctx.server.db(0), static_cast<int>(slot), static_cast<size_t>(max));
+      ctx.server.db(0).KeysInSlot(static_cast<int>(slot), static_cast<size_t>(max));
   ctx.reply.Array(keys.size());
   for (const std::string& k : keys) ctx.reply.Bulk(k);
 }
@@ -714,9 +689,8 @@ void ClusterMeetCommand(CommandContext& ctx) {
   } else {
     cport = port + cluster::kDefaultBusPortOffset;
   }
-  auto result = state->StartHandshake(ctx.arg(2), static_cast<int>(port),
-                                      static_cast<int>(cport), ctx.server.cfg().tls_cluster,
-                                      NowMs());
+  auto result = state->StartHandshake(ctx.arg(2), static_cast<int>(port), static_cast<int>(cport),
+                                      ctx.server.cfg().tls_cluster, NowMs());
   if (result == ClusterState::HandshakeResult::kInvalid || port > 65535 || cport > 65535) {
     ctx.reply.Error(
         fmt::format("ERR Invalid node address specified: {}:{}", ctx.arg(2), ctx.arg(3)));
@@ -732,8 +706,8 @@ void ClusterLinksCommand(CommandContext& ctx) {
 }
 
 void ClusterContainerCommand(CommandContext& ctx) {
-  ctx.reply.Error(fmt::format(
-      "ERR unknown subcommand '{}'. Try CLUSTER HELP.", ctx.argc() > 1 ? ctx.arg(1) : ""));
+  ctx.reply.Error(fmt::format("ERR unknown subcommand '{}'. Try CLUSTER HELP.",
+                              ctx.argc() > 1 ? ctx.arg(1) : ""));
 }
 
 }  // namespace
@@ -741,13 +715,14 @@ void ClusterContainerCommand(CommandContext& ctx) {
 void RegisterClusterCommands(CommandTable& table) {
   constexpr const char* kGroup = "cluster";
   constexpr uint32_t kAdmin = kCmdAdmin | kCmdStale | kCmdNoAsyncLoading;
-  table.Add({"cluster", -2, 0, Keys(), 0, kGroup, "3.0.0", "A container for Redis Cluster commands.",
-             "", ClusterContainerCommand, "Depends on subcommand."});
+  table.Add({"cluster", -2, 0, Keys(), 0, kGroup, "3.0.0",
+             "A container for Redis Cluster commands.", "", ClusterContainerCommand,
+             "Depends on subcommand."});
   auto sub = [&](const char* name, int arity, uint32_t flags, const char* since,
                  const char* summary, const char* syntax, CommandHandler handler,
                  const char* complexity = "O(1)") {
-    table.AddSubcommand("cluster", {name, arity, flags, Keys(), 0, kGroup, since, summary,
-                                    syntax, handler, complexity});
+    table.AddSubcommand("cluster", {name, arity, flags, Keys(), 0, kGroup, since, summary, syntax,
+                                    handler, complexity});
   };
   sub("addslots", -3, kAdmin, "3.0.0", "Assigns new hash slots to a node.", "slot [slot ...]",
       ClusterAddSlotsCommand, "O(N) where N is the total number of hash slot arguments");
@@ -775,16 +750,16 @@ void RegisterClusterCommands(CommandTable& table) {
       ClusterFlushSlotsCommand);
   sub("forget", 3, kAdmin, "3.0.0", "Removes a node from the nodes table.", "node-id",
       ClusterForgetCommand);
-  sub("getkeysinslot", 4, kCmdStale, "3.0.0", "Returns the key names in a hash slot.",
-      "slot count", ClusterGetKeysInSlotCommand, "O(N) where N is the number of requested keys");
+  sub("getkeysinslot", 4, kCmdStale, "3.0.0", "Returns the key names in a hash slot.", "slot count",
+      ClusterGetKeysInSlotCommand, "O(N) where N is the number of requested keys");
   sub("help", 2, kCmdLoading | kCmdStale, "5.0.0",
       "Returns helpful text about the different subcommands.", "", ClusterHelpCommand);
   sub("info", 2, kCmdStale, "3.0.0", "Returns information about the state of a node.", "",
       ClusterInfoCommand);
   sub("keyslot", 3, kCmdStale, "3.0.0", "Returns the hash slot for a key.", "key",
       ClusterKeySlotCommand, "O(N) where N is the number of bytes in the key");
-  sub("links", 2, kCmdStale, "7.0.0", "Returns a list of all TCP links to and from peer nodes.",
-      "", ClusterLinksCommand, "O(N) where N is the total number of Cluster nodes");
+  sub("links", 2, kCmdStale, "7.0.0", "Returns a list of all TCP links to and from peer nodes.", "",
+      ClusterLinksCommand, "O(N) where N is the total number of Cluster nodes");
   sub("meet", -4, kAdmin, "3.0.0", "Forces a node to handshake with another node.",
       "ip port [cluster-bus-port]", ClusterMeetCommand);
   sub("myid", 2, kCmdStale, "3.0.0", "Returns the ID of a node.", "", ClusterMyIdCommand);
@@ -796,8 +771,8 @@ void RegisterClusterCommands(CommandTable& table) {
       "node-id", ClusterReplicasCommand, "O(N) where N is the number of replicas.");
   sub("replicate", 3, kAdmin, "3.0.0", "Configure a node as replica of a master node.", "node-id",
       ClusterReplicateCommand);
-  sub("reset", -2, kCmdAdmin | kCmdStale | kCmdNoScript, "3.0.0", "Resets a node.",
-      "[HARD | SOFT]", ClusterResetCommand,
+  sub("reset", -2, kCmdAdmin | kCmdStale | kCmdNoScript, "3.0.0", "Resets a node.", "[HARD | SOFT]",
+      ClusterResetCommand,
       "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side "
       "effect.");
   sub("saveconfig", 2, kAdmin, "3.0.0", "Forces a node to save the cluster configuration to disk.",
@@ -807,12 +782,14 @@ void RegisterClusterCommands(CommandTable& table) {
   sub("setslot", -4, kAdmin, "3.0.0", "Binds a hash slot to a node.",
       "slot (IMPORTING node-id | MIGRATING node-id | NODE node-id | STABLE)",
       ClusterSetSlotCommand);
-  sub("shards", 2, kCmdLoading | kCmdStale, "7.0.0", "Returns the mapping of cluster slots to shards.",
-      "", ClusterShardsCommand, "O(N) where N is the total number of cluster nodes");
+  sub("shards", 2, kCmdLoading | kCmdStale, "7.0.0",
+      "Returns the mapping of cluster slots to shards.", "", ClusterShardsCommand,
+      "O(N) where N is the total number of cluster nodes");
   sub("slaves", 3, kCmdAdmin | kCmdStale, "3.0.0", "Lists the replica nodes of a master node.",
       "node-id", ClusterReplicasCommand, "O(N) where N is the number of replicas.");
-  sub("slots", 2, kCmdLoading | kCmdStale, "3.0.0", "Returns the mapping of cluster slots to nodes.",
-      "", ClusterSlotsCommand, "O(N) where N is the total number of Cluster nodes");
+  sub("slots", 2, kCmdLoading | kCmdStale, "3.0.0",
+      "Returns the mapping of cluster slots to nodes.", "", ClusterSlotsCommand,
+      "O(N) where N is the total number of Cluster nodes");
 }
 
 }  // namespace vireo

@@ -243,6 +243,26 @@ Option Enum(std::string name, std::string ServerConfig::*field, std::vector<std:
 
 using Validator = std::function<std::string(const std::string&)>;
 
+// What Redis 7.2's isValidAnnouncedHostname / isValidAnnouncedNodename accept: the values travel
+// in ping extensions and nodes.conf, where a space or a comma would break the format.
+std::string ValidAnnouncedName(const std::string& v, std::string_view extra, const char* what) {
+  for (char ch : v) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && extra.find(ch) == std::string_view::npos) {
+      return what;
+    }
+  }
+  return "";
+}
+std::string ValidAnnouncedHostname(const std::string& v) {
+  if (v.size() >= 256) return "Hostnames must be less than 256 characters";
+  return ValidAnnouncedName(v, "-.",
+                            "Hostname may only contain alphanumeric characters, hyphens or dots");
+}
+std::string ValidAnnouncedNodename(const std::string& v) {
+  return ValidAnnouncedName(
+      v, "-._", "Nodename may only contain alphanumeric characters, hyphens, dots or underscores");
+}
+
 Option String(std::string name, std::string ServerConfig::*field, bool mut, bool empty_is_null,
               Validator validate = nullptr) {
   Option o;
@@ -811,10 +831,10 @@ void Config::Declare() {
   // Redis Cluster (src/cluster/).
   o.push_back(Bool("cluster-enabled", &ServerConfig::cluster_enabled, kImmut));
   o.push_back(String("cluster-config-file", &ServerConfig::cluster_config_file, kImmut, false));
-  o.push_back(Numeric("cluster-node-timeout", "", &ServerConfig::cluster_node_timeout, 0,
-                      kLongMax, kMut));
-  Option ping_interval = Numeric("cluster-ping-interval", "", &ServerConfig::cluster_ping_interval,
-                                 0, kLongMax, kMut);
+  o.push_back(
+      Numeric("cluster-node-timeout", "", &ServerConfig::cluster_node_timeout, 0, kLongMax, kMut));
+  Option ping_interval =
+      Numeric("cluster-ping-interval", "", &ServerConfig::cluster_ping_interval, 0, kLongMax, kMut);
   ping_interval.hidden = true;
   o.push_back(std::move(ping_interval));
   o.push_back(Numeric("cluster-port", "", &ServerConfig::cluster_port, 0, 65535, kImmut));
@@ -825,36 +845,15 @@ void Config::Declare() {
                       65535, kMut));
   o.push_back(Numeric("cluster-announce-bus-port", "", &ServerConfig::cluster_announce_bus_port, 0,
                       65535, kMut));
-  // What Redis 7.2's isValidAnnouncedHostname / isValidAnnouncedNodename accept: the values
-  // travel in ping extensions and nodes.conf, where a space or comma would break the format.
   o.push_back(String("cluster-announce-hostname", &ServerConfig::cluster_announce_hostname, kMut,
-                     true, [](const std::string& v) {
-                       if (v.size() >= 256) return std::string("Hostnames must be less than 256 characters");
-                       for (char ch : v) {
-                         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') {
-                           return std::string(
-                               "Hostname may only contain alphanumeric characters, hyphens or dots");
-                         }
-                       }
-                       return std::string();
-                     }));
+                     true, ValidAnnouncedHostname));
   o.push_back(String("cluster-announce-human-nodename",
                      &ServerConfig::cluster_announce_human_nodename, kMut, true,
-                     [](const std::string& v) {
-                       for (char ch : v) {
-                         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' &&
-                             ch != '.' && ch != '_') {
-                           return std::string(
-                               "Nodename may only contain alphanumeric characters, hyphens, dots "
-                               "or underscores");
-                         }
-                       }
-                       return std::string();
-                     }));
-  o.push_back(Bool("cluster-require-full-coverage", &ServerConfig::cluster_require_full_coverage,
-                   kMut));
-  o.push_back(Bool("cluster-allow-reads-when-down", &ServerConfig::cluster_allow_reads_when_down,
-                   kMut));
+                     ValidAnnouncedNodename));
+  o.push_back(
+      Bool("cluster-require-full-coverage", &ServerConfig::cluster_require_full_coverage, kMut));
+  o.push_back(
+      Bool("cluster-allow-reads-when-down", &ServerConfig::cluster_allow_reads_when_down, kMut));
   o.push_back(Bool("cluster-allow-pubsubshard-when-down",
                    &ServerConfig::cluster_allow_pubsubshard_when_down, kMut));
   o.push_back(Numeric("cluster-replica-validity-factor", "cluster-slave-validity-factor",

@@ -2,15 +2,14 @@
 // (or a fresh identity), saving nodes.conf when the state asks for it, and keeping myself's
 // announced addresses in step with the configuration.
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "cluster/cluster_state.h"
 #include "cluster/nodes_conf.h"
@@ -87,8 +86,18 @@ std::string Server::SaveClusterConfig(bool fsync) {
   if (!cluster_) return "cluster mode is off";
   std::string error =
       cluster::WriteNodesConf(cluster_config_path_, cluster::NodesConfText(*cluster_), fsync);
-  if (!error.empty()) spdlog::warn("{}", error);
-  return error;
+  if (!error.empty()) {
+    spdlog::warn("{}", error);
+    return error;
+  }
+  // The rename put a new file (inode) at the path: lock that one, or a second node could start
+  // on it. Nobody else can have it yet.
+  int fd = -1;
+  if (LockClusterConfig(cluster_config_path_, &fd).empty()) {
+    if (cluster_lock_fd_ >= 0) close(cluster_lock_fd_);
+    cluster_lock_fd_ = fd;
+  }
+  return "";
 }
 
 void Server::ClusterBeforeSleep() {

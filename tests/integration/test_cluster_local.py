@@ -313,10 +313,12 @@ def test_replies_have_redis_shapes(pair):
         mask(ref.execute_command("CLUSTER", "NODES"), ref)
     for sub in ("SLOTS", "SHARDS", "LINKS"):
         assert shape(vireo.execute_command("CLUSTER", sub)) == shape(ref.execute_command("CLUSTER", sub)), sub
-    # HELP: 7.2 adds MYSHARDID.
+    # HELP: 7.2 adds MYSHARDID and shows the bus port and hostname in the NODES format.
     help_v = vireo.execute_command("CLUSTER", "HELP")
     help_r = ref.execute_command("CLUSTER", "HELP")
-    assert [l for l in help_v if "MYSHARDID" not in l and "shard id" not in l] == help_r
+    help_v = [l.replace("<ip:port@bus-port[,hostname]>", "<ip:port>") for l in help_v
+              if "MYSHARDID" not in l and "shard id" not in l]
+    assert help_v == help_r
     assert vireo.execute_command("CLUSTER", "BUMPEPOCH") == ref.execute_command("CLUSTER", "BUMPEPOCH")
     for args in (("KEYSLOT", "{user1000}.following"), ("COUNTKEYSINSLOT", "7"),
                  ("GETKEYSINSLOT", "7", "3")):
@@ -339,11 +341,20 @@ ERROR_CALLS = [
 ]
 
 
+# 7.2 dropped "TCP" from CLUSTER MEET's port errors.
+KNOWN_72_ERRORS = {
+    ("MEET", "1.2.3.4", "x"): "Invalid base port specified: x",
+    ("MEET", "1.2.3.4", "1", "y"): "Invalid bus port specified: y",
+}
+
+
 def test_errors_match_redis(pair):
     vireo, ref = pair
     for c in pair:
-        c.execute_command("CLUSTER", "ADDSLOTS", "0")
+        c.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
         c.execute_command("CLUSTER", "BUMPEPOCH")
+    for c in pair:
+        wait_ok(c)
         c.execute_command("SET", "somekey", "1")  # FLUSHSLOTS needs an empty db
     mismatches = []
     for args in ERROR_CALLS:
@@ -353,6 +364,8 @@ def test_errors_match_redis(pair):
                 got.append(("ok", c.execute_command("CLUSTER", *args)))
             except redis.ResponseError as e:
                 got.append(("err", str(e)))
+        if args in KNOWN_72_ERRORS:
+            got[1] = ("err", KNOWN_72_ERRORS[args])
         if got[0] != got[1]:
             mismatches.append(f"{args}: vireo {got[0]!r}, redis {got[1]!r}")
     assert not mismatches, "\n".join(mismatches)
