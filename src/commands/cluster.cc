@@ -710,6 +710,31 @@ void ClusterContainerCommand(CommandContext& ctx) {
                               ctx.argc() > 1 ? ctx.arg(1) : ""));
 }
 
+// COMMAND DOCS as Redis declares CLUSTER's arguments where the syntax mini-language guesses
+// otherwise (slots and epochs are integers; KEYSLOT's key is a plain string; group names).
+void MatchRedisArgDocs(std::vector<CommandArg>& args) {
+  for (CommandArg& a : args) {
+    if (a.name == "slot" || a.name == "start-slot" || a.name == "end-slot" ||
+        a.name == "config-epoch") {
+      a.type = "integer";
+    } else if (a.name == "cluster-bus-port") {
+      a.name = "cluster_bus_port";
+      a.type = "integer";
+    } else if (a.name == "key") {
+      a.type = "string";
+    } else if (a.name == "start-slot-end-slot") {
+      a.name = "start-slot_end-slot";
+    } else if (a.name == "force-takeover") {
+      a.name = "options";
+    } else if (a.name == "hard-soft") {
+      a.name = "hard_soft";
+    } else if (a.type == "oneof" && a.name.starts_with("node-id")) {
+      a.name = "subcommand";
+    }
+    MatchRedisArgDocs(a.subargs);
+  }
+}
+
 }  // namespace
 
 void RegisterClusterCommands(CommandTable& table) {
@@ -721,8 +746,10 @@ void RegisterClusterCommands(CommandTable& table) {
   auto sub = [&](const char* name, int arity, uint32_t flags, const char* since,
                  const char* summary, const char* syntax, CommandHandler handler,
                  const char* complexity = "O(1)") {
-    table.AddSubcommand("cluster", {name, arity, flags, Keys(), 0, kGroup, since, summary, syntax,
-                                    handler, complexity});
+    CommandSpec* spec = table.AddSubcommand(
+        "cluster",
+        {name, arity, flags, Keys(), 0, kGroup, since, summary, syntax, handler, complexity});
+    MatchRedisArgDocs(spec->args);
   };
   sub("addslots", -3, kAdmin, "3.0.0", "Assigns new hash slots to a node.", "slot [slot ...]",
       ClusterAddSlotsCommand, "O(N) where N is the total number of hash slot arguments");
