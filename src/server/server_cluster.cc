@@ -69,8 +69,33 @@ std::string Server::StartCluster() {
       spdlog::info("Node configuration loaded, I'm {}", state->myself()->name);
       break;
   }
-  const int plain_port = bound_port_ != 0 ? bound_port_ : 0;
-  if (state->RefreshMyself(plain_port, c.tls_port)) save = true;
+  if (state->RefreshMyself(bound_port_, c.tls_port)) save = true;
+  // The data loaded before us (RDB/AOF) must fit the slot table: a master claims unassigned
+  // slots it holds keys for and marks the others importing, so redis-cli --cluster fix sees
+  // them. A replica's data is its master's business.
+  if (state->myself()->is_master()) {
+    for (size_t i = 1; i < dbs_.size(); ++i) {
+      if (dbs_[i]->size() != 0) {
+        return "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.";
+      }
+    }
+    for (int slot = 0; slot < cluster::kSlotCount && !dbs_.empty(); ++slot) {
+      if (dbs_[0]->CountKeysInSlot(slot) == 0) continue;
+      const cluster::ClusterNode* owner = state->OwnerOf(slot);
+      if (owner == state->myself() || state->importing_from(slot) != nullptr) continue;
+      save = true;
+      if (owner == nullptr) {
+        spdlog::info("I have keys for unassigned slot {}. Taking responsibility for it.", slot);
+        state->AddSlot(state->myself(), slot);
+      } else {
+        spdlog::info(
+            "I have keys for slot {}, but the slot is assigned to another node. Setting it to "
+            "importing state.",
+            slot);
+        state->set_importing_from(slot, state->OwnerOf(slot));
+      }
+    }
+  }
   cluster_ = std::move(state);
   slot_routing_ = cluster_.get();
   if (save) {

@@ -369,3 +369,28 @@ def test_errors_match_redis(pair):
         if got[0] != got[1]:
             mismatches.append(f"{args}: vireo {got[0]!r}, redis {got[1]!r}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_keys_loaded_at_startup_claim_their_slots(tmpdir_path):
+    conf = tmpdir_path / "nodes.conf"
+    args = cluster_args(conf) + ["--dir", str(tmpdir_path), "--dbfilename", "dump.rdb"]
+    first = start_server(args)
+    try:
+        c = plain_client(first)
+        c.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        wait_ok(c)
+        c.execute_command("SET", "foo", "1")  # slot 12182
+        c.execute_command("SAVE")
+        c.execute_command("CLUSTER", "DELSLOTS", "12182")
+    finally:
+        first.stop()
+        first.cleanup()
+    second = start_server(args)
+    try:
+        c = plain_client(second)
+        me = [l for l in c.execute_command("CLUSTER", "NODES").splitlines() if "myself" in l][0]
+        assert me.endswith(" 0-16383"), me  # slot 12182 claimed again: it holds "foo"
+        assert c.execute_command("CLUSTER", "COUNTKEYSINSLOT", "12182") == 1
+    finally:
+        second.stop()
+        second.cleanup()
