@@ -339,10 +339,8 @@ class Server : public KeyspaceListener {
   // TLS (src/security/tls.h): the contexts for accepted and outgoing connections.
   TlsContext& tls() { return tls_; }
   // Cluster mode (src/server/server_cluster.cc): the cluster state, created at start-up when
-  // cluster-enabled is yes (nullptr otherwise), and the routing the dispatcher reads.
+  // cluster-enabled is yes (nullptr otherwise); it is also the slot_routing() below.
   cluster::ClusterState* cluster() { return cluster_.get(); }
-  cluster::SlotRouting* slot_routing() const { return slot_routing_; }
-  void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
   // Writes nodes.conf now (CLUSTER SAVECONFIG); "" or the error.
   std::string SaveClusterConfig(bool fsync);
   // The command table through this server's lookup cache (argv[0] of every request).
@@ -409,6 +407,11 @@ class Server : public KeyspaceListener {
   // How keys past their TTL look to the running command (a replica leaves expiry to its
   // master): set per command by Call, and the resting view for the cron.
   void set_expiry_view(ExpiryView view) { keyspace_options_.expiry_view = view; }
+
+  // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
+  // is off, and then no redirection code runs at all.
+  cluster::SlotRouting* slot_routing() const { return slot_routing_; }
+  void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
 
  private:
   struct Listener;
@@ -539,6 +542,7 @@ class Server : public KeyspaceListener {
   // Waiters on keys of `db`, whose contents were replaced, re-check their keys.
   void SignalReplacedDb(int db);
   int busy_script_ = 0;
+  cluster::SlotRouting* slot_routing_ = nullptr;
   LoadingProgress loading_;
   ScriptEffects* script_effects_ = nullptr;
   ChildProcesses children_;
@@ -563,7 +567,6 @@ class Server : public KeyspaceListener {
   void ClusterCron();
   void ApplyClusterConfig();
   std::unique_ptr<cluster::ClusterState> cluster_;
-  cluster::SlotRouting* slot_routing_ = nullptr;
   int cluster_lock_fd_ = -1;  // flock on nodes.conf: one node per file
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
