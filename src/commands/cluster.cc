@@ -54,6 +54,15 @@ ClusterNode* NodeOrReply(CommandContext& ctx, ClusterState& state, std::string_v
   return node;
 }
 
+// Redis's addReplySubcommandSyntaxError for the subcommands with optional arguments.
+bool TooManyArgs(CommandContext& ctx, size_t max_argc) {
+  if (ctx.argc() <= max_argc) return false;
+  ctx.reply.Error(
+      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+                  ctx.arg(1)));
+  return true;
+}
+
 // SETSLOT's target: a known master.
 ClusterNode* MasterOrReply(CommandContext& ctx, ClusterState& state, std::string_view name,
                            std::string_view unknown_format) {
@@ -578,12 +587,7 @@ void ClusterCountFailureReportsCommand(CommandContext& ctx) {
 void ClusterFailoverCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(fmt::format(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
-        ctx.arg(1)));
-    return;
-  }
+  if (TooManyArgs(ctx, 3)) return;
   bool force = false, takeover = false;
   if (ctx.argc() == 3) {
     if (IsArg(ctx.arg(2), "FORCE")) {
@@ -645,12 +649,7 @@ void ClusterResetCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
   bool hard = false;
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(fmt::format(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
-        ctx.arg(1)));
-    return;
-  }
+  if (TooManyArgs(ctx, 3)) return;
   if (ctx.argc() == 3) {
     if (IsArg(ctx.arg(2), "HARD")) {
       hard = true;
@@ -670,12 +669,7 @@ void ClusterResetCommand(CommandContext& ctx) {
 void ClusterMeetCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
-  if (ctx.argc() > 5) {
-    ctx.reply.Error(fmt::format(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
-        ctx.arg(1)));
-    return;
-  }
+  if (TooManyArgs(ctx, 5)) return;
   int64_t port, cport;
   if (!ParseInt64(ctx.arg(3), &port)) {
     ctx.reply.Error(fmt::format("ERR Invalid base port specified: {}", ctx.arg(3)));
