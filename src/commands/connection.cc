@@ -133,6 +133,10 @@ void HelloCommand(CommandContext& ctx) {
 void SelectCommand(CommandContext& ctx) {
   ArgParser args(ctx, 1);
   const int index = args.DbIndex();
+  // A cluster has only db 0.
+  if (args.ok() && index != 0 && ctx.server.cfg().cluster_enabled) {
+    args.Fail("ERR SELECT is not allowed in cluster mode");
+  }
   if (args.ok() && (index < 0 || index >= ctx.server.db_count())) {
     args.Fail(errors::kDbIndexOutOfRange);
   }

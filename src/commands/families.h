@@ -36,5 +36,6 @@ void RegisterLatencyCommands(CommandTable& table);  // latency.cc (LATENCY ...)
 void RegisterAclCommands(CommandTable& table);      // acl.cc (ACL ...)
 void RegisterClusterClientCommands(CommandTable& table);  // cluster_client.cc (ASKING, READONLY)
 void RegisterMigrateCommands(CommandTable& table);  // migrate.cc (MIGRATE, RESTORE-ASKING)
+void RegisterClusterCommands(CommandTable& table);  // cluster.cc (CLUSTER ...)
 
 }  // namespace vireo

@@ -145,6 +145,10 @@ void CopyCommand(CommandContext& ctx) {
     }
   }
   if (!parser.Check()) return;
+  if (ctx.server.cfg().cluster_enabled && (ctx.client.db_index() != 0 || args.dst_db != 0)) {
+    ctx.reply.Error("ERR Copying to another database is not allowed in cluster mode");
+    return;
+  }
   std::string_view src = ctx.arg(1);
   std::string_view dst = ctx.arg(2);
   Database& dst_db = ctx.server.db(args.dst_db);
@@ -173,6 +177,10 @@ void CopyCommand(CommandContext& ctx) {
 }
 
 void MoveCommand(CommandContext& ctx) {
+  if (ctx.server.cfg().cluster_enabled) {
+    ctx.reply.Error("ERR MOVE is not allowed in cluster mode");
+    return;
+  }
   std::string_view key = ctx.arg(1);
   ArgParser args(ctx, 2);
   const int index = ReadExistingDb(ctx, args);
@@ -557,6 +565,10 @@ void FlushAllCommand(CommandContext& ctx) {
 }
 
 void SwapDbCommand(CommandContext& ctx) {
+  if (ctx.server.cfg().cluster_enabled) {
+    ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
+    return;
+  }
   ArgParser args(ctx, 1);
   const int first = args.DbIndex("ERR invalid first DB index");
   const int second = args.DbIndex("ERR invalid second DB index");

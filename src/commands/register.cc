@@ -31,6 +31,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterAclCommands(table);
   RegisterClusterClientCommands(table);
   RegisterMigrateCommands(table);
+  RegisterClusterCommands(table);
   RegisterReplicationCommands(table);
 }
 

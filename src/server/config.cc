@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -219,6 +220,26 @@ int ObufClassByName(std::string_view name) {
   if (EqualsIgnoreCase(name, "slave") || EqualsIgnoreCase(name, "replica")) return kObufReplica;
   if (EqualsIgnoreCase(name, "pubsub")) return kObufPubsub;
   return -1;
+}
+
+// What Redis 7.2's isValidAnnouncedHostname / isValidAnnouncedNodename accept: the values travel
+// in ping extensions and nodes.conf, where a space or a comma would break the format.
+std::string ValidAnnouncedName(const std::string& v, std::string_view extra, const char* what) {
+  for (char ch : v) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && extra.find(ch) == std::string_view::npos) {
+      return what;
+    }
+  }
+  return "";
+}
+std::string ValidAnnouncedHostname(const std::string& v) {
+  if (v.size() >= 256) return "Hostnames must be less than 256 characters";
+  return ValidAnnouncedName(v, "-.",
+                            "Hostname may only contain alphanumeric characters, hyphens or dots");
+}
+std::string ValidAnnouncedNodename(const std::string& v) {
+  return ValidAnnouncedName(
+      v, "-._", "Nodename may only contain alphanumeric characters, hyphens, dots or underscores");
 }
 
 }  // namespace
@@ -684,6 +705,45 @@ void Config::Declare() {
 
   // Redis Cluster (src/cluster/).
   o.push_back(Bool("cluster-enabled", &ServerConfig::cluster_enabled, kImmut));
+  o.push_back(String("cluster-config-file", &ServerConfig::cluster_config_file, kImmut, false));
+  o.push_back(
+      Numeric("cluster-node-timeout", "", &ServerConfig::cluster_node_timeout, 0, kLongMax, kMut));
+  Option ping_interval =
+      Numeric("cluster-ping-interval", "", &ServerConfig::cluster_ping_interval, 0, kLongMax, kMut);
+  ping_interval.hidden = true;
+  o.push_back(std::move(ping_interval));
+  o.push_back(Numeric("cluster-port", "", &ServerConfig::cluster_port, 0, 65535, kImmut));
+  o.push_back(String("cluster-announce-ip", &ServerConfig::cluster_announce_ip, kMut, true));
+  o.push_back(
+      Numeric("cluster-announce-port", "", &ServerConfig::cluster_announce_port, 0, 65535, kMut));
+  o.push_back(Numeric("cluster-announce-tls-port", "", &ServerConfig::cluster_announce_tls_port, 0,
+                      65535, kMut));
+  o.push_back(Numeric("cluster-announce-bus-port", "", &ServerConfig::cluster_announce_bus_port, 0,
+                      65535, kMut));
+  o.push_back(String("cluster-announce-hostname", &ServerConfig::cluster_announce_hostname, kMut,
+                     true, ValidAnnouncedHostname));
+  o.push_back(String("cluster-announce-human-nodename",
+                     &ServerConfig::cluster_announce_human_nodename, kMut, true,
+                     ValidAnnouncedNodename));
+  o.push_back(
+      Bool("cluster-require-full-coverage", &ServerConfig::cluster_require_full_coverage, kMut));
+  o.push_back(
+      Bool("cluster-allow-reads-when-down", &ServerConfig::cluster_allow_reads_when_down, kMut));
+  o.push_back(Bool("cluster-allow-pubsubshard-when-down",
+                   &ServerConfig::cluster_allow_pubsubshard_when_down, kMut));
+  o.push_back(Numeric("cluster-replica-validity-factor", "cluster-slave-validity-factor",
+                      &ServerConfig::cluster_replica_validity_factor, 0, kIntMax, kMut));
+  o.push_back(Numeric("cluster-migration-barrier", "", &ServerConfig::cluster_migration_barrier, 0,
+                      kIntMax, kMut));
+  o.push_back(Bool("cluster-allow-replica-migration",
+                   &ServerConfig::cluster_allow_replica_migration, kMut));
+  aliased(Bool("cluster-replica-no-failover", &ServerConfig::cluster_replica_no_failover, kMut),
+          "cluster-slave-no-failover");
+  o.push_back(Enum("cluster-preferred-endpoint-type",
+                   &ServerConfig::cluster_preferred_endpoint_type,
+                   {"ip", "hostname", "unknown-endpoint"}, kMut));
+  o.push_back(Numeric("cluster-link-sendbuf-limit", "", &ServerConfig::cluster_link_sendbuf_limit,
+                      0, kLongMax, kMut, Type::kMemory));
 
   const ServerConfig defaults;
   for (size_t i = 0; i < options_.size(); ++i) {

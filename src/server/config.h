@@ -185,8 +185,28 @@ struct ServerConfig {
   bool tls_replication = false;  // the replica's link to its master uses TLS
   bool tls_cluster = false;
 
-  // Redis Cluster.
+  // Redis Cluster (src/cluster/). The announce-* values are what this node tells the others
+  // and clients about itself; empty or 0 means "what we listen on".
   bool cluster_enabled = false;
+  std::string cluster_config_file = "nodes.conf";
+  int64_t cluster_node_timeout = 15000;  // ms
+  int cluster_port = 0;                  // 0: port + 10000
+  std::string cluster_announce_ip;
+  int cluster_announce_port = 0;
+  int cluster_announce_tls_port = 0;
+  int cluster_announce_bus_port = 0;
+  std::string cluster_announce_hostname;
+  std::string cluster_announce_human_nodename;
+  bool cluster_require_full_coverage = true;
+  bool cluster_allow_reads_when_down = false;
+  bool cluster_allow_pubsubshard_when_down = true;
+  int cluster_replica_validity_factor = 10;
+  int cluster_migration_barrier = 1;
+  bool cluster_allow_replica_migration = true;
+  bool cluster_replica_no_failover = false;
+  std::string cluster_preferred_endpoint_type = "ip";  // ip, hostname, unknown-endpoint
+  int64_t cluster_link_sendbuf_limit = 0;              // bytes, 0 = no limit
+  int64_t cluster_ping_interval = 0;                   // hidden (tests): 0 = node-timeout / 2
   std::string config_file;  // absolute path of the file we started from ("" if none)
   // Redis 7's protected actions: "no" (the default: refused), "yes", or "local" (allowed from
   // loopback and unix-socket connections only). Settable only at start-up.

@@ -119,7 +119,7 @@ void ServerSection(Server& server, InfoWriter& w) {
   w.Field("redis_git_sha1", "00000000");
   w.Field("redis_git_dirty", 0);
   w.Field("redis_build_id", "0");
-  w.Field("redis_mode", "standalone");
+  w.Field("redis_mode", c.cluster_enabled ? "cluster" : "standalone");
   w.Field("os", fmt::format("{} {} {}", name.sysname, name.release, name.machine));
   w.Field("arch_bits", sizeof(void*) * 8);
   w.Field("monotonic_clock", "POSIX clock_gettime");
@@ -512,7 +512,7 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
   if (mask & kLatencystats) LatencystatsSection(server, w, &out);
   if (mask & kCluster) {
     w.Header("Cluster");
-    w.Field("cluster_enabled", 0);
+    w.Field("cluster_enabled", server.cfg().cluster_enabled ? 1 : 0);
   }
   if (mask & kKeyspace) KeyspaceSection(server, w, &out);
   return out;

@@ -182,6 +182,7 @@ Server::~Server() {
     if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
   }
   listeners_.clear();
+  if (cluster_lock_fd_ >= 0) close(cluster_lock_fd_);
   close(wake_fd_);
   close(epoll_fd_);
   if (spare_fd_ >= 0) close(spare_fd_);
@@ -294,6 +295,7 @@ std::string Server::Listen() {
   for (size_t i = 0; i < listeners_.size(); ++i) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
+  if (std::string error = StartCluster(); !error.empty()) return error;
   ScheduleCron();
   // `replicaof` in the configuration: follow that master (after the data was loaded, so the
   // RDB's replication ID and offset can serve for a partial resync).
@@ -781,6 +783,8 @@ void Server::BeforeSleep() {
   }
   // The AOF is written before any reply of this turn goes out (fsynced too with "always").
   if (tracking_.HasWork()) tracking_.BeforeSleep();
+  // nodes.conf is written before the replies of the commands that changed it go out.
+  if (cluster_) ClusterBeforeSleep();
   aof_->BeforeSleep();
   replication_->BeforeSleep();
   FlushPendingWrites();
@@ -985,6 +989,7 @@ void Server::Cron() {
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
+  if (cluster_) ClusterCron();
   client_eviction_.CronStep(executing_depth_ > 0);
   // TLS handshakes that don't finish: a peer that connects and never completes (or stalls
   // halfway) would hold its descriptor forever whatever `timeout` says. Checked on the tick
@@ -1304,6 +1309,9 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
 
 void Server::ApplyConfigChange(const std::string& name) {
   aof_->ApplyConfigChange(name);
+  if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
+    ApplyClusterConfig();
+  }
   if (name == "requirepass") AclApplyRequirepass(*this);
   if (name == "acl-pubsub-default") AclApplyPubsubDefault(*this);
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));

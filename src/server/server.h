@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/cluster_state.h"
+#include "cluster/routing.h"
 #include "db/blocking.h"
 #include "db/database.h"
 #include "db/eviction.h"
@@ -354,6 +356,11 @@ class Server : public KeyspaceListener {
   Replication& replication() { return *replication_; }
   // TLS (src/security/tls.h): the contexts for accepted and outgoing connections.
   TlsContext& tls() { return tls_; }
+  // Cluster mode (src/server/server_cluster.cc): the cluster state, created at start-up when
+  // cluster-enabled is yes (nullptr otherwise); it is also the slot_routing() below.
+  cluster::ClusterState* cluster() { return cluster_.get(); }
+  // Writes nodes.conf now (CLUSTER SAVECONFIG); "" or the error.
+  std::string SaveClusterConfig(bool fsync);
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(CommandTable::Instance(), name);
@@ -593,6 +600,16 @@ class Server : public KeyspaceListener {
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.
   std::unique_ptr<Aof> aof_;
+  // Cluster mode: loads or creates nodes.conf (after the listeners, whose ports myself
+  // announces); "" or the start-up error. The before-sleep step saves nodes.conf and
+  // recomputes cluster_state when something asked for it; the cron re-checks the state.
+  std::string StartCluster();
+  void ClusterBeforeSleep();
+  void ClusterCron();
+  void ApplyClusterConfig();
+  std::unique_ptr<cluster::ClusterState> cluster_;
+  int cluster_lock_fd_ = -1;  // flock on nodes.conf: one node per file
+  std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
   void DispatchCommand(Client& client, std::span<const std::string_view> argv);
   friend class ServerAccess;

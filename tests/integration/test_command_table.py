@@ -87,6 +87,9 @@ KNOWN_72_CHANGES = {
     # 7.2 added ZRANK/ZREVRANK ... WITHSCORE.
     "zrank": {"arity": -3},
     "zrevrank": {"arity": -3},
+    # 7.2 serves the slot map while loading.
+    "cluster|shards": {"flags": ["loading", "stale"]},
+    "cluster|slots": {"flags": ["loading", "stale"]},
 }
 
 # Commands Redis 7.0 lacks: 7.2 (WAITAOF, CLIENT NO-TOUCH, CLIENT SETINFO) and Redis 8.x stream
@@ -108,6 +111,7 @@ EXPECTED_EXTRA = {
     "client|no-touch": (3, ["loading", "noscript", "stale"], 0, 0, 0, ["@connection", "@slow"], []),
     "client|setinfo": (4, ["loading", "noscript", "stale"], 0, 0, 0, ["@connection", "@slow"], []),
     "waitaof": (4, ["noscript"], 0, 0, 0, ["@connection", "@slow"], []),
+    "cluster|myshardid": (2, ["stale"], 0, 0, 0, ["@slow"], []),
     "xackdel": (-6, ["fast", "write"], 1, 1, 1, ["@fast", "@stream", "@write"], RW_DELETE),
     "xdelex": (-5, ["fast", "write"], 1, 1, 1, ["@fast", "@stream", "@write"], RW_DELETE),
     "xcfgset": (-2, ["fast", "write"], 1, 1, 1, ["@fast", "@stream", "@write"], RW_UPDATE),

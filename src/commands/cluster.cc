@@ -1,0 +1,816 @@
+// CLUSTER: the node's view of the cluster (NODES, SLOTS, SHARDS, INFO...) and the changes an
+// operator or redis-cli --cluster makes to it (ADDSLOTS, SETSLOT, MEET, FORGET, RESET...).
+// Replies and error strings are Redis 7.2's; the state and its rules live in
+// src/cluster/cluster_state.h, this file parses arguments and replies.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_state.h"
+#include "cluster/key_slot.h"
+#include "cluster/nodes_conf.h"
+#include "commands/arg_parser.h"
+#include "commands/families.h"
+#include "commands/helpers.h"
+#include "server/command_table.h"
+#include "server/server.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace vireo {
+namespace {
+
+using cluster::ClusterNode;
+using cluster::ClusterState;
+
+// The cluster state, or nullptr after replying that cluster mode is off.
+ClusterState* ClusterOrReply(CommandContext& ctx) {
+  ClusterState* state = ctx.server.cluster();
+  if (state == nullptr) ctx.reply.Error("ERR This instance has cluster support disabled");
+  return state;
+}
+
+// Whether this client sees TLS ports (a TLS client of a tls-cluster node).
+bool TlsView(const CommandContext& ctx) {
+  return ctx.server.cfg().tls_cluster && ctx.client.tls != nullptr;
+}
+
+// Redis's getSlotOrReply: -1 after replying.
+int SlotOrReply(CommandContext& ctx, std::string_view text) {
+  int64_t slot;
+  if (!ParseInt64(text, &slot) || slot < 0 || slot >= cluster::kSlotCount) {
+    ctx.reply.Error("ERR Invalid or out of range slot");
+    return -1;
+  }
+  return static_cast<int>(slot);
+}
+
+ClusterNode* NodeOrReply(CommandContext& ctx, ClusterState& state, std::string_view name,
+                         std::string_view format = "ERR Unknown node {}") {
+  ClusterNode* node = state.Lookup(name);
+  if (node == nullptr) ctx.reply.Error(fmt::format(fmt::runtime(format), name));
+  return node;
+}
+
+// Redis's addReplySubcommandSyntaxError for the subcommands with optional arguments.
+bool TooManyArgs(CommandContext& ctx, size_t max_argc) {
+  if (ctx.argc() <= max_argc) return false;
+  ctx.reply.Error(
+      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+                  ctx.arg(1)));
+  return true;
+}
+
+// SETSLOT's target: a known master.
+ClusterNode* MasterOrReply(CommandContext& ctx, ClusterState& state, std::string_view name,
+                           std::string_view unknown_format) {
+  ClusterNode* n = NodeOrReply(ctx, state, name, unknown_format);
+  if (n != nullptr && n->is_replica()) {
+    ctx.reply.Error("ERR Target node is not a master");
+    return nullptr;
+  }
+  return n;
+}
+
+void ClusterHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, "CLUSTER",
+            {"ADDSLOTS <slot> [<slot> ...]",
+             "    Assign slots to current node.",
+             "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+             "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+             "BUMPEPOCH",
+             "    Advance the cluster config epoch.",
+             "COUNT-FAILURE-REPORTS <node-id>",
+             "    Return number of failure reports for <node-id>.",
+             "COUNTKEYSINSLOT <slot>",
+             "    Return the number of keys in <slot>.",
+             "DELSLOTS <slot> [<slot> ...]",
+             "    Delete slots information from current node.",
+             "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+             "    Delete slots information which are between <start-slot> and <end-slot> from "
+             "current node.",
+             "FAILOVER [FORCE|TAKEOVER]",
+             "    Promote current replica node to being a master.",
+             "FORGET <node-id>",
+             "    Remove a node from the cluster.",
+             "GETKEYSINSLOT <slot> <count>",
+             "    Return key names stored by current node in a slot.",
+             "FLUSHSLOTS",
+             "    Delete current node own slots information.",
+             "INFO",
+             "    Return information about the cluster.",
+             "KEYSLOT <key>",
+             "    Return the hash slot for <key>.",
+             "MEET <ip> <port> [<bus-port>]",
+             "    Connect nodes into a working cluster.",
+             "MYID",
+             "    Return the node id.",
+             "MYSHARDID",
+             "    Return the node's shard id.",
+             "NODES",
+             "    Return cluster configuration seen by node. Output format:",
+             "    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> "
+             "<link> <slot> ...",
+             "REPLICATE <node-id>",
+             "    Configure current node as replica to <node-id>.",
+             "RESET [HARD|SOFT]",
+             "    Reset current node (default: soft).",
+             "SET-CONFIG-EPOCH <epoch>",
+             "    Set config epoch of current node.",
+             "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+             "    Set slot state.",
+             "REPLICAS <node-id>",
+             "    Return <node-id> replicas.",
+             "SAVECONFIG",
+             "    Force saving cluster configuration on disk.",
+             "SLOTS",
+             "    Return information about slots range mappings. Each range is made of:",
+             "    start, end, master and replicas IP addresses, ports and ids",
+             "SHARDS",
+             "    Return information about slot range mappings and the nodes associated with "
+             "them.",
+             "LINKS",
+             "    Return information about all network links between this node and its peers.",
+             "    Output format is an array where each array element is a map containing "
+             "attributes of a link"});
+}
+
+void ClusterInfoCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  int assigned = 0, ok = 0, pfail = 0, fail = 0;
+  for (int j = 0; j < cluster::kSlotCount; ++j) {
+    const ClusterNode* n = state->OwnerOf(j);
+    if (n == nullptr) continue;
+    ++assigned;
+    if (n->failed()) {
+      ++fail;
+    } else if (n->has(cluster::kNodePfail)) {
+      ++pfail;
+    } else {
+      ++ok;
+    }
+  }
+  std::string info = fmt::format(
+      "cluster_state:{}\r\ncluster_slots_assigned:{}\r\ncluster_slots_ok:{}\r\n"
+      "cluster_slots_pfail:{}\r\ncluster_slots_fail:{}\r\ncluster_known_nodes:{}\r\n"
+      "cluster_size:{}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{}\r\n",
+      state->ok() ? "ok" : "fail", assigned, ok, pfail, fail, state->node_count(), state->size(),
+      state->current_epoch(), state->EffectiveConfigEpoch(*state->myself()));
+  // Per-type counters appear once a message of that type was seen, then the totals.
+  for (bool sent : {true, false}) {
+    const uint64_t* counts = sent ? state->messages_sent : state->messages_received;
+    const char* way = sent ? "sent" : "received";
+    uint64_t total = 0;
+    for (int t = 0; t < cluster::kMessageTypeCount; ++t) {
+      if (counts[t] == 0) continue;
+      total += counts[t];
+      info += fmt::format("cluster_stats_messages_{}_{}:{}\r\n", cluster::MessageTypeName(t), way,
+                          counts[t]);
+    }
+    info += fmt::format("cluster_stats_messages_{}:{}\r\n", way, total);
+  }
+  info += fmt::format("total_cluster_links_buffer_limit_exceeded:{}\r\n",
+                      state->links_buffer_limit_exceeded);
+  ctx.reply.Verbatim(info);
+}
+
+void ClusterMyIdCommand(CommandContext& ctx) {
+  if (ClusterState* state = ClusterOrReply(ctx)) ctx.reply.Bulk(state->myself()->name);
+}
+
+void ClusterMyShardIdCommand(CommandContext& ctx) {
+  if (ClusterState* state = ClusterOrReply(ctx)) ctx.reply.Bulk(state->myself()->shard_id);
+}
+
+void ClusterNodesCommand(CommandContext& ctx) {
+  if (ClusterState* state = ClusterOrReply(ctx)) {
+    ctx.reply.Verbatim(cluster::NodesDescription(*state, false, TlsView(ctx)));
+  }
+}
+
+// One node of CLUSTER SLOTS: endpoint, port, id, and the networking metadata that is not the
+// preferred endpoint.
+void ReplySlotsNode(CommandContext& ctx, const ClusterState& state, const ClusterNode& node) {
+  const cluster::EndpointType type = state.preferred_endpoint();
+  ctx.reply.Array(4);
+  if (type == cluster::EndpointType::kUnknown) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.Bulk(state.PreferredEndpoint(node));
+  }
+  ctx.reply.Integer(state.ClientPort(node, TlsView(ctx)));
+  ctx.reply.Bulk(node.name);
+  const bool show_ip = type != cluster::EndpointType::kIp;
+  const bool show_host = type != cluster::EndpointType::kHostname && !node.hostname.empty();
+  ctx.reply.Map((show_ip ? 1 : 0) + (show_host ? 1 : 0));
+  if (show_ip) {
+    ctx.reply.Bulk("ip");
+    ctx.reply.Bulk(node.ip);
+  }
+  if (show_host) {
+    ctx.reply.Bulk("hostname");
+    ctx.reply.Bulk(node.hostname);
+  }
+}
+
+// Replicas listed by CLUSTER SLOTS: not failed, and done with their first sync.
+bool ReplicaAvailable(const ClusterNode& node) { return !node.failed() && node.repl_offset != 0; }
+
+void ClusterSlotsCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  std::vector<std::pair<int, int>> runs;  // consecutive slots with one owner
+  for (int j = 0; j < cluster::kSlotCount; ++j) {
+    if (state->OwnerOf(j) == nullptr) continue;
+    if (!runs.empty() && runs.back().second == j - 1 &&
+        state->OwnerOf(runs.back().first) == state->OwnerOf(j)) {
+      runs.back().second = j;
+    } else {
+      runs.emplace_back(j, j);
+    }
+  }
+  ctx.reply.Array(runs.size());
+  for (const auto& [first, last] : runs) {
+    const ClusterNode& master = *state->OwnerOf(first);
+    size_t replicas = 0;
+    for (const ClusterNode* r : master.replicas) replicas += ReplicaAvailable(*r) ? 1 : 0;
+    ctx.reply.Array(3 + replicas);
+    ctx.reply.Integer(first);
+    ctx.reply.Integer(last);
+    ReplySlotsNode(ctx, *state, master);
+    for (const ClusterNode* r : master.replicas) {
+      if (ReplicaAvailable(*r)) ReplySlotsNode(ctx, *state, *r);
+    }
+  }
+}
+
+void ReplyShardNode(CommandContext& ctx, const ClusterState& state, const ClusterNode& node) {
+  const bool myself = node.has(cluster::kNodeMyself);
+  // Myself's offset is the replication stream's (a replica's is what it has applied).
+  const int64_t offset = myself ? ctx.server.replication().master_repl_offset() : node.repl_offset;
+  size_t fields = 0;
+  const size_t mark = ctx.reply.DeferLength();
+  auto str = [&](std::string_view k, std::string_view v) {
+    ctx.reply.Bulk(k);
+    ctx.reply.Bulk(v);
+    ++fields;
+  };
+  auto num = [&](std::string_view k, int64_t v) {
+    ctx.reply.Bulk(k);
+    ctx.reply.Integer(v);
+    ++fields;
+  };
+  str("id", node.name);
+  if (node.tcp_port != 0) num("port", node.tcp_port);
+  if (node.tls_port != 0) num("tls-port", node.tls_port);
+  str("ip", node.ip);
+  str("endpoint", state.preferred_endpoint() == cluster::EndpointType::kUnknown
+                      ? std::string()
+                      : state.PreferredEndpoint(node));
+  if (!node.hostname.empty()) str("hostname", node.hostname);
+  str("role", node.is_replica() ? "replica" : "master");
+  num("replication-offset", offset);
+  str("health", node.failed() ? "fail" : (node.is_replica() && offset == 0) ? "loading" : "online");
+  ctx.reply.SetDeferredMap(mark, fields);
+}
+
+void ClusterShardsCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  // Shards by id, in the order their first node appears.
+  std::vector<std::pair<std::string, std::vector<const ClusterNode*>>> shards;
+  for (const auto& [name, node] : state->nodes()) {
+    if (node->in_handshake()) continue;
+    auto it = std::find_if(shards.begin(), shards.end(),
+                           [&](const auto& s) { return s.first == node->shard_id; });
+    if (it == shards.end()) {
+      shards.emplace_back(node->shard_id, std::vector<const ClusterNode*>{});
+      it = shards.end() - 1;
+    }
+    it->second.push_back(node.get());
+  }
+  ctx.reply.Array(shards.size());
+  for (const auto& [id, members] : shards) {
+    const ClusterNode* master = members.front();
+    for (const ClusterNode* n : members) {
+      if (n->is_master()) master = n;
+    }
+    if (master->is_replica() && master->master != nullptr) master = master->master;
+    ctx.reply.Map(2);
+    ctx.reply.Bulk("slots");
+    auto ranges = state->SlotRanges(*master);
+    ctx.reply.Array(ranges.size() * 2);
+    for (const auto& [first, last] : ranges) {
+      ctx.reply.Integer(first);
+      ctx.reply.Integer(last);
+    }
+    ctx.reply.Bulk("nodes");
+    ctx.reply.Array(members.size());
+    for (const ClusterNode* n : members) ReplyShardNode(ctx, *state, *n);
+  }
+}
+
+// ADDSLOTS/DELSLOTS and their RANGE forms: every slot is checked before any changes.
+void ChangeSlots(CommandContext& ctx, bool del, bool ranges) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (ranges && ctx.argc() % 2 == 1) {
+    ctx.reply.Error(fmt::format("ERR wrong number of arguments for '{}' command",
+                                ctx.spec != nullptr ? ctx.spec->name : "cluster"));
+    return;
+  }
+  std::vector<std::pair<int, int>> wanted;
+  const size_t step = ranges ? 2 : 1;
+  // All arguments parse before any is checked against the table (Redis's order of errors).
+  for (size_t j = 2; j < ctx.argc(); j += step) {
+    int first = SlotOrReply(ctx, ctx.arg(j));
+    if (first < 0) return;
+    int last = first;
+    if (ranges) {
+      if ((last = SlotOrReply(ctx, ctx.arg(j + 1))) < 0) return;
+      if (first > last) {
+        ctx.reply.Error(fmt::format("ERR start slot number {} is greater than end slot number {}",
+                                    first, last));
+        return;
+      }
+    }
+    wanted.emplace_back(first, last);
+  }
+  std::vector<uint8_t> seen(cluster::kSlotCount, 0);
+  for (const auto& [first, last] : wanted) {
+    for (int s = first; s <= last; ++s) {
+      if (del && state->OwnerOf(s) == nullptr) {
+        ctx.reply.Error(fmt::format("ERR Slot {} is already unassigned", s));
+        return;
+      }
+      if (!del && state->OwnerOf(s) != nullptr) {
+        ctx.reply.Error(fmt::format("ERR Slot {} is already busy", s));
+        return;
+      }
+      if (seen[s]++ == 1) {
+        ctx.reply.Error(fmt::format("ERR Slot {} specified multiple times", s));
+        return;
+      }
+    }
+  }
+  for (int s = 0; s < cluster::kSlotCount; ++s) {
+    if (!seen[s]) continue;
+    // Owning the slot (or giving it up) ends an import of it.
+    state->set_importing_from(s, nullptr);
+    if (del) {
+      state->DelSlot(s);
+    } else {
+      state->AddSlot(state->myself(), s);
+    }
+  }
+  state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
+  ctx.reply.Ok();
+}
+
+void ClusterAddSlotsCommand(CommandContext& ctx) { ChangeSlots(ctx, false, false); }
+void ClusterDelSlotsCommand(CommandContext& ctx) { ChangeSlots(ctx, true, false); }
+void ClusterAddSlotsRangeCommand(CommandContext& ctx) { ChangeSlots(ctx, false, true); }
+void ClusterDelSlotsRangeCommand(CommandContext& ctx) { ChangeSlots(ctx, true, true); }
+
+void ClusterFlushSlotsCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (ctx.server.db(0).size() != 0) {
+    ctx.reply.Error("ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
+    return;
+  }
+  state->DelNodeSlots(state->myself());
+  state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
+  ctx.reply.Ok();
+}
+
+// SETSLOT <slot> NODE <id>: the slot's owner changes (the end of a migration, or a fix).
+bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode* n) {
+  ClusterNode* me = state.myself();
+  if (state.OwnerOf(slot) == me && n != me && ctx.server.db(0).CountKeysInSlot(slot) != 0) {
+    ctx.reply.Error(fmt::format(
+        "ERR Can't assign hashslot {} to a different node while I still hold keys for this "
+        "hash slot.",
+        slot));
+    return false;
+  }
+  // A migration with no keys left ends when the slot is handed over.
+  if (state.migrating_to(slot) != nullptr && ctx.server.db(0).CountKeysInSlot(slot) == 0) {
+    state.set_migrating_to(slot, nullptr);
+  }
+  const bool was_mine = state.OwnerOf(slot) == me;
+  state.DelSlot(slot);
+  state.AddSlot(n, slot);
+  // A master left without slots follows the new owner, if replica migration is allowed.
+  if (was_mine && n != me && me->num_slots == 0 &&
+      ctx.server.cfg().cluster_allow_replica_migration) {
+    state.SetMyMaster(n);  // replicating from it is wired with the replication link
+    state.Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState | cluster::kTodoFsyncConfig);
+  }
+  // Taking over an imported slot: claim it with a new epoch so the change wins in gossip.
+  if (n == me && state.importing_from(slot) != nullptr) {
+    state.BumpEpochWithoutConsensus();
+    state.set_importing_from(slot, nullptr);
+  }
+  return true;
+}
+
+void ClusterSetSlotCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (state->myself()->is_replica()) {
+    ctx.reply.Error("ERR Please use SETSLOT only with masters.");
+    return;
+  }
+  const int slot = SlotOrReply(ctx, ctx.arg(2));
+  if (slot < 0) return;
+  std::string_view action = ctx.arg(3);
+  ClusterNode* me = state->myself();
+  if (IsArg(action, "MIGRATING") && ctx.argc() == 5) {
+    if (state->OwnerOf(slot) != me) {
+      ctx.reply.Error(fmt::format("ERR I'm not the owner of hash slot {}", slot));
+      return;
+    }
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
+    if (n == nullptr) return;
+    state->set_migrating_to(slot, n);
+  } else if (IsArg(action, "IMPORTING") && ctx.argc() == 5) {
+    if (state->OwnerOf(slot) == me) {
+      ctx.reply.Error(fmt::format("ERR I'm already the owner of hash slot {}", slot));
+      return;
+    }
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
+    if (n == nullptr) return;
+    state->set_importing_from(slot, n);
+  } else if (IsArg(action, "STABLE") && ctx.argc() == 4) {
+    state->set_importing_from(slot, nullptr);
+    state->set_migrating_to(slot, nullptr);
+  } else if (IsArg(action, "NODE") && ctx.argc() == 5) {
+    ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR Unknown node {}");
+    if (n == nullptr || !SetSlotNode(ctx, *state, slot, n)) return;
+  } else {
+    ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
+    return;
+  }
+  state->Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState);
+  ctx.reply.Ok();
+}
+
+void ClusterBumpEpochCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  bool bumped = state->BumpEpochWithoutConsensus();
+  ctx.reply.SimpleString(
+      fmt::format("{} {}", bumped ? "BUMPED" : "STILL", state->myself()->config_epoch));
+}
+
+void ClusterSaveConfigCommand(CommandContext& ctx) {
+  if (ClusterOrReply(ctx) == nullptr) return;
+  std::string error = ctx.server.SaveClusterConfig(true);
+  if (error.empty()) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Error("ERR error saving the cluster node config: " + error);
+  }
+}
+
+void ClusterKeySlotCommand(CommandContext& ctx) {
+  if (ClusterOrReply(ctx) == nullptr) return;
+  ctx.reply.Integer(cluster::KeySlot(ctx.arg(2)));
+}
+
+void ClusterCountKeysInSlotCommand(CommandContext& ctx) {
+  if (ClusterOrReply(ctx) == nullptr) return;
+  ArgParser args(ctx, 2);
+  int64_t slot = args.Int();
+  if (!args.Check()) return;
+  if (slot < 0 || slot >= cluster::kSlotCount) {
+    ctx.reply.Error("ERR Invalid slot");
+    return;
+  }
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(0).CountKeysInSlot(static_cast<int>(slot))));
+}
+
+void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
+  if (ClusterOrReply(ctx) == nullptr) return;
+  ArgParser args(ctx, 2);
+  int64_t slot = args.Int();
+  int64_t max = args.Int();
+  if (!args.Check()) return;
+  if (slot < 0 || slot >= cluster::kSlotCount || max < 0) {
+    ctx.reply.Error("ERR Invalid slot or number of keys");
+    return;
+  }
+  std::vector<std::string> keys =
+      ctx.server.db(0).KeysInSlot(static_cast<int>(slot), static_cast<size_t>(max));
+  ctx.reply.Array(keys.size());
+  for (const std::string& k : keys) ctx.reply.Bulk(k);
+}
+
+void ClusterForgetCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  const int64_t now_s = NowMs() / 1000;
+  ClusterNode* n = state->Lookup(ctx.arg(2));
+  if (n == nullptr) {
+    // Forgotten already (perhaps through another node's gossip): nothing to do.
+    if (state->BlacklistContains(ctx.arg(2), now_s)) {
+      ctx.reply.Ok();
+    } else {
+      ctx.reply.Error(fmt::format("ERR Unknown node {}", ctx.arg(2)));
+    }
+    return;
+  }
+  if (n == state->myself()) {
+    ctx.reply.Error("ERR I tried hard but I can't forget myself...");
+    return;
+  }
+  if (state->myself()->is_replica() && state->myself()->master == n) {
+    ctx.reply.Error("ERR Can't forget my master!");
+    return;
+  }
+  state->BlacklistAdd(n->name, now_s);
+  state->DeleteNode(n);
+  state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
+  ctx.reply.Ok();
+}
+
+void ClusterReplicateCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(2));
+  if (n == nullptr) return;
+  ClusterNode* me = state->myself();
+  if (n == me) {
+    ctx.reply.Error("ERR Can't replicate myself");
+    return;
+  }
+  if (n->is_replica()) {
+    ctx.reply.Error("ERR I can only replicate a master, not a replica.");
+    return;
+  }
+  if (me->is_master() && (me->num_slots != 0 || ctx.server.db(0).size() != 0)) {
+    ctx.reply.Error("ERR To set a master the node must be empty and without assigned slots.");
+    return;
+  }
+  state->SetMyMaster(n);  // replicating from it is wired with the replication link
+  state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
+  ctx.reply.Ok();
+}
+
+void ClusterReplicasCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(2));
+  if (n == nullptr) return;
+  if (n->is_replica()) {
+    ctx.reply.Error("ERR The specified node is not a master");
+    return;
+  }
+  ctx.reply.Array(n->replicas.size());
+  for (const ClusterNode* r : n->replicas) {
+    ctx.reply.Bulk(cluster::NodeDescription(*state, *r, false, TlsView(ctx)));
+  }
+}
+
+void ClusterCountFailureReportsCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (ClusterNode* n = NodeOrReply(ctx, *state, ctx.arg(2))) {
+    ctx.reply.Integer(state->FailureReportCount(*n));
+  }
+}
+
+void ClusterFailoverCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (TooManyArgs(ctx, 3)) return;
+  bool force = false, takeover = false;
+  if (ctx.argc() == 3) {
+    if (IsArg(ctx.arg(2), "FORCE")) {
+      force = true;
+    } else if (IsArg(ctx.arg(2), "TAKEOVER")) {
+      force = takeover = true;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  const ClusterNode* me = state->myself();
+  if (me->is_master()) {
+    ctx.reply.Error("ERR You should send CLUSTER FAILOVER to a replica");
+    return;
+  }
+  if (me->master == nullptr) {
+    ctx.reply.Error("ERR I'm a replica but my master is unknown to me");
+    return;
+  }
+  if (!force && (me->master->failed() || me->master->link == nullptr)) {
+    ctx.reply.Error("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+    return;
+  }
+  // A takeover needs no one's agreement: a new epoch, and the master's slots are ours. The
+  // coordinated failovers (MFSTART, elections) are the bus engine's.
+  if (takeover) {
+    state->BumpEpochWithoutConsensus();
+    state->ReplaceMyMaster();
+  }
+  ctx.reply.Ok();
+}
+
+void ClusterSetConfigEpochCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  ArgParser args(ctx, 2);
+  int64_t epoch = args.Int();
+  if (!args.Check()) return;
+  if (epoch < 0) {
+    ctx.reply.Error(fmt::format("ERR Invalid config epoch specified: {}", epoch));
+  } else if (state->node_count() > 1) {
+    ctx.reply.Error(
+        "ERR The user can assign a config epoch only when the node does not know any other "
+        "node.");
+  } else if (state->myself()->config_epoch != 0) {
+    ctx.reply.Error("ERR Node config epoch is already non-zero");
+  } else {
+    state->myself()->config_epoch = static_cast<uint64_t>(epoch);
+    if (state->current_epoch() < static_cast<uint64_t>(epoch)) {
+      state->set_current_epoch(static_cast<uint64_t>(epoch));
+    }
+    state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
+    ctx.reply.Ok();
+  }
+}
+
+void ClusterResetCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  bool hard = false;
+  if (TooManyArgs(ctx, 3)) return;
+  if (ctx.argc() == 3) {
+    if (IsArg(ctx.arg(2), "HARD")) {
+      hard = true;
+    } else if (!IsArg(ctx.arg(2), "SOFT")) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  if (state->myself()->is_master() && ctx.db.size() != 0) {
+    ctx.reply.Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
+    return;
+  }
+  state->Reset(hard);
+  ctx.reply.Ok();
+}
+
+void ClusterMeetCommand(CommandContext& ctx) {
+  ClusterState* state = ClusterOrReply(ctx);
+  if (state == nullptr) return;
+  if (TooManyArgs(ctx, 5)) return;
+  int64_t port, cport;
+  if (!ParseInt64(ctx.arg(3), &port)) {
+    ctx.reply.Error(fmt::format("ERR Invalid base port specified: {}", ctx.arg(3)));
+    return;
+  }
+  if (ctx.argc() == 5) {
+    if (!ParseInt64(ctx.arg(4), &cport)) {
+      ctx.reply.Error(fmt::format("ERR Invalid bus port specified: {}", ctx.arg(4)));
+      return;
+    }
+  } else {
+    cport = port + cluster::kDefaultBusPortOffset;
+  }
+  auto result = state->StartHandshake(ctx.arg(2), static_cast<int>(port), static_cast<int>(cport),
+                                      ctx.server.cfg().tls_cluster, NowMs());
+  if (result == ClusterState::HandshakeResult::kInvalid || port > 65535 || cport > 65535) {
+    ctx.reply.Error(
+        fmt::format("ERR Invalid node address specified: {}:{}", ctx.arg(2), ctx.arg(3)));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void ClusterLinksCommand(CommandContext& ctx) {
+  if (ClusterOrReply(ctx) == nullptr) return;
+  // No bus links yet: the engine (bus.cc) will list its connections here.
+  ctx.reply.Array(0);
+}
+
+void ClusterContainerCommand(CommandContext& ctx) {
+  ctx.reply.Error(fmt::format("ERR unknown subcommand '{}'. Try CLUSTER HELP.",
+                              ctx.argc() > 1 ? ctx.arg(1) : ""));
+}
+
+// COMMAND DOCS as Redis declares CLUSTER's arguments where the syntax mini-language guesses
+// otherwise (slots and epochs are integers; KEYSLOT's key is a plain string; group names).
+void MatchRedisArgDocs(std::vector<CommandArg>& args) {
+  for (CommandArg& a : args) {
+    if (a.name == "slot" || a.name == "start-slot" || a.name == "end-slot" ||
+        a.name == "config-epoch") {
+      a.type = "integer";
+    } else if (a.name == "cluster-bus-port") {
+      a.name = "cluster_bus_port";
+      a.type = "integer";
+    } else if (a.name == "key") {
+      a.type = "string";
+    } else if (a.name == "start-slot-end-slot") {
+      a.name = "start-slot_end-slot";
+    } else if (a.name == "force-takeover") {
+      a.name = "options";
+    } else if (a.name == "hard-soft") {
+      a.name = "hard_soft";
+    } else if (a.type == "oneof" && a.name.starts_with("node-id")) {
+      a.name = "subcommand";
+    }
+    MatchRedisArgDocs(a.subargs);
+  }
+}
+
+}  // namespace
+
+void RegisterClusterCommands(CommandTable& table) {
+  constexpr const char* kGroup = "cluster";
+  constexpr uint32_t kAdmin = kCmdAdmin | kCmdStale | kCmdNoAsyncLoading;
+  table.Add({"cluster", -2, 0, Keys(), 0, kGroup, "3.0.0",
+             "A container for Redis Cluster commands.", "", ClusterContainerCommand,
+             "Depends on subcommand."});
+  auto sub = [&](const char* name, int arity, uint32_t flags, const char* since,
+                 const char* summary, const char* syntax, CommandHandler handler,
+                 const char* complexity = "O(1)") {
+    CommandSpec* spec = table.AddSubcommand(
+        "cluster",
+        {name, arity, flags, Keys(), 0, kGroup, since, summary, syntax, handler, complexity});
+    MatchRedisArgDocs(spec->args);
+  };
+  sub("addslots", -3, kAdmin, "3.0.0", "Assigns new hash slots to a node.", "slot [slot ...]",
+      ClusterAddSlotsCommand, "O(N) where N is the total number of hash slot arguments");
+  sub("addslotsrange", -4, kAdmin, "7.0.0", "Assigns new hash slot ranges to a node.",
+      "start-slot end-slot [start-slot end-slot ...]", ClusterAddSlotsRangeCommand,
+      "O(N) where N is the total number of the slots between the start slot and end slot "
+      "arguments.");
+  sub("bumpepoch", 2, kAdmin, "3.0.0", "Advances the cluster config epoch.", "",
+      ClusterBumpEpochCommand);
+  sub("count-failure-reports", 3, kCmdAdmin | kCmdStale, "3.0.0",
+      "Returns the number of active failure reports active for a node.", "node-id",
+      ClusterCountFailureReportsCommand, "O(N) where N is the number of failure reports");
+  sub("countkeysinslot", 3, kCmdStale, "3.0.0", "Returns the number of keys in a hash slot.",
+      "slot", ClusterCountKeysInSlotCommand);
+  sub("delslots", -3, kAdmin, "3.0.0", "Sets hash slots as unbound for a node.", "slot [slot ...]",
+      ClusterDelSlotsCommand, "O(N) where N is the total number of hash slot arguments");
+  sub("delslotsrange", -4, kAdmin, "7.0.0", "Sets hash slot ranges as unbound for a node.",
+      "start-slot end-slot [start-slot end-slot ...]", ClusterDelSlotsRangeCommand,
+      "O(N) where N is the total number of the slots between the start slot and end slot "
+      "arguments.");
+  sub("failover", -2, kAdmin, "3.0.0",
+      "Forces a replica to perform a manual failover of its master.", "[FORCE | TAKEOVER]",
+      ClusterFailoverCommand);
+  sub("flushslots", 2, kAdmin, "3.0.0", "Deletes all slots information from a node.", "",
+      ClusterFlushSlotsCommand);
+  sub("forget", 3, kAdmin, "3.0.0", "Removes a node from the nodes table.", "node-id",
+      ClusterForgetCommand);
+  sub("getkeysinslot", 4, kCmdStale, "3.0.0", "Returns the key names in a hash slot.", "slot count",
+      ClusterGetKeysInSlotCommand, "O(N) where N is the number of requested keys");
+  sub("help", 2, kCmdLoading | kCmdStale, "5.0.0",
+      "Returns helpful text about the different subcommands.", "", ClusterHelpCommand);
+  sub("info", 2, kCmdStale, "3.0.0", "Returns information about the state of a node.", "",
+      ClusterInfoCommand);
+  sub("keyslot", 3, kCmdStale, "3.0.0", "Returns the hash slot for a key.", "key",
+      ClusterKeySlotCommand, "O(N) where N is the number of bytes in the key");
+  sub("links", 2, kCmdStale, "7.0.0", "Returns a list of all TCP links to and from peer nodes.", "",
+      ClusterLinksCommand, "O(N) where N is the total number of Cluster nodes");
+  sub("meet", -4, kAdmin, "3.0.0", "Forces a node to handshake with another node.",
+      "ip port [cluster-bus-port]", ClusterMeetCommand);
+  sub("myid", 2, kCmdStale, "3.0.0", "Returns the ID of a node.", "", ClusterMyIdCommand);
+  sub("myshardid", 2, kCmdStale, "7.2.0", "Returns the shard ID of a node.", "",
+      ClusterMyShardIdCommand);
+  sub("nodes", 2, kCmdStale, "3.0.0", "Returns the cluster configuration for a node.", "",
+      ClusterNodesCommand, "O(N) where N is the total number of Cluster nodes");
+  sub("replicas", 3, kCmdAdmin | kCmdStale, "5.0.0", "Lists the replica nodes of a master node.",
+      "node-id", ClusterReplicasCommand, "O(N) where N is the number of replicas.");
+  sub("replicate", 3, kAdmin, "3.0.0", "Configure a node as replica of a master node.", "node-id",
+      ClusterReplicateCommand);
+  sub("reset", -2, kCmdAdmin | kCmdStale | kCmdNoScript, "3.0.0", "Resets a node.", "[HARD | SOFT]",
+      ClusterResetCommand,
+      "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side "
+      "effect.");
+  sub("saveconfig", 2, kAdmin, "3.0.0", "Forces a node to save the cluster configuration to disk.",
+      "", ClusterSaveConfigCommand);
+  sub("set-config-epoch", 3, kAdmin, "3.0.0", "Sets the configuration epoch for a new node.",
+      "config-epoch", ClusterSetConfigEpochCommand);
+  sub("setslot", -4, kAdmin, "3.0.0", "Binds a hash slot to a node.",
+      "slot (IMPORTING node-id | MIGRATING node-id | NODE node-id | STABLE)",
+      ClusterSetSlotCommand);
+  sub("shards", 2, kCmdLoading | kCmdStale, "7.0.0",
+      "Returns the mapping of cluster slots to shards.", "", ClusterShardsCommand,
+      "O(N) where N is the total number of cluster nodes");
+  sub("slaves", 3, kCmdAdmin | kCmdStale, "3.0.0", "Lists the replica nodes of a master node.",
+      "node-id", ClusterReplicasCommand, "O(N) where N is the number of replicas.");
+  sub("slots", 2, kCmdLoading | kCmdStale, "3.0.0",
+      "Returns the mapping of cluster slots to nodes.", "", ClusterSlotsCommand,
+      "O(N) where N is the total number of Cluster nodes");
+}
+
+}  // namespace vireo

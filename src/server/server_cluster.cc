@@ -1,0 +1,161 @@
+// The Server's part of cluster mode: creating the cluster state at start-up from nodes.conf
+// (or a fresh identity), saving nodes.conf when the state asks for it, and keeping myself's
+// announced addresses in step with the configuration.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "cluster/cluster_state.h"
+#include "cluster/nodes_conf.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+namespace vireo {
+namespace {
+
+// One node per nodes.conf: a second node started on the same file would overwrite the
+// first one's identity. The lock lives as long as the descriptor.
+std::string LockClusterConfig(const std::string& path, int* fd_out) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return fmt::format("Can't open {} in order to acquire a lock: {}", path, strerror(errno));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::string error =
+        errno == EWOULDBLOCK
+            ? fmt::format(
+                  "Sorry, the cluster configuration file {} is already used by a different Redis "
+                  "Cluster node. Please make sure that different nodes use different cluster "
+                  "configuration files.",
+                  path)
+            : fmt::format("Impossible to lock {}: {}", path, strerror(errno));
+    close(fd);
+    return error;
+  }
+  *fd_out = fd;
+  return "";
+}
+
+}  // namespace
+
+std::string Server::StartCluster() {
+  const ServerConfig& c = config_.values();
+  if (!c.cluster_enabled) return "";
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::absolute(c.cluster_config_file, ec);
+  cluster_config_path_ = ec ? c.cluster_config_file : path.lexically_normal().string();
+  if (std::string error = LockClusterConfig(cluster_config_path_, &cluster_lock_fd_);
+      !error.empty()) {
+    return error;
+  }
+  auto state = std::make_unique<cluster::ClusterState>(&config_.values());
+  std::string error;
+  bool save = false;
+  switch (cluster::LoadNodesConf(cluster_config_path_, state.get(), NowMs(), &error)) {
+    case cluster::LoadResult::kError:
+      return error;
+    case cluster::LoadResult::kMissing:
+      state->CreateMyself();
+      spdlog::info("No cluster configuration found, I'm {}", state->myself()->name);
+      save = true;
+      break;
+    case cluster::LoadResult::kLoaded:
+      spdlog::info("Node configuration loaded, I'm {}", state->myself()->name);
+      break;
+  }
+  if (state->RefreshMyself(bound_port_, c.tls_port)) save = true;
+  // The data loaded before us (RDB/AOF) must fit the slot table: a master claims unassigned
+  // slots it holds keys for and marks the others importing, so redis-cli --cluster fix sees
+  // them. A replica's data is its master's business.
+  if (state->myself()->is_master()) {
+    for (size_t i = 1; i < dbs_.size(); ++i) {
+      if (dbs_[i]->size() != 0) {
+        return "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.";
+      }
+    }
+    for (int slot = 0; slot < cluster::kSlotCount && !dbs_.empty(); ++slot) {
+      if (dbs_[0]->CountKeysInSlot(slot) == 0) continue;
+      const cluster::ClusterNode* owner = state->OwnerOf(slot);
+      if (owner == state->myself() || state->importing_from(slot) != nullptr) continue;
+      save = true;
+      if (owner == nullptr) {
+        spdlog::info("I have keys for unassigned slot {}. Taking responsibility for it.", slot);
+        state->AddSlot(state->myself(), slot);
+      } else {
+        spdlog::info(
+            "I have keys for slot {}, but the slot is assigned to another node. Setting it to "
+            "importing state.",
+            slot);
+        state->set_importing_from(slot, state->OwnerOf(slot));
+      }
+    }
+  }
+  cluster_ = std::move(state);
+  slot_routing_ = cluster_.get();
+  if (save) {
+    if (std::string err = SaveClusterConfig(true); !err.empty()) {
+      return "Fatal: can't update cluster config file: " + err;
+    }
+  }
+  cluster_->UpdateState(NowMs());
+  return "";
+}
+
+std::string Server::SaveClusterConfig(bool fsync) {
+  if (!cluster_) return "cluster mode is off";
+  std::string error =
+      cluster::WriteNodesConf(cluster_config_path_, cluster::NodesConfText(*cluster_), fsync);
+  if (!error.empty()) {
+    spdlog::warn("{}", error);
+    return error;
+  }
+  // The rename put a new file (inode) at the path: lock that one, or a second node could start
+  // on it. Nobody else can have it yet.
+  int fd = -1;
+  if (LockClusterConfig(cluster_config_path_, &fd).empty()) {
+    if (cluster_lock_fd_ >= 0) close(cluster_lock_fd_);
+    cluster_lock_fd_ = fd;
+  }
+  return "";
+}
+
+void Server::ClusterBeforeSleep() {
+  const uint32_t todo = cluster_->TakeTodo();
+  if (todo & cluster::kTodoUpdateState) {
+    cluster_->UpdateState(NowMs());
+    // Slots may have moved or the cluster gone down: clients blocked on their keys are told
+    // where to go now, as Redis 7 does.
+    RedirectBlockedClientsOfSlots();
+  }
+  if (todo & cluster::kTodoSaveConfig) {
+    // Redis exits here; vireo keeps serving and says so (the next change saves again).
+    if (!SaveClusterConfig((todo & cluster::kTodoFsyncConfig) != 0).empty()) {
+      spdlog::error("Can't update cluster config file {}", cluster_config_path_);
+    }
+  }
+}
+
+void Server::ClusterCron() {
+  const int64_t now = NowMs();
+  // MEETs nobody answered are dropped (the bus engine completes the others).
+  if (cluster_->ExpireHandshakes(now) > 0) cluster_->Todo(cluster::kTodoUpdateState);
+  // Until the state turns ok (the start-up and rejoin delays pass), check every tick.
+  if (!cluster_->ok()) {
+    cluster_->UpdateState(now);
+    RedirectBlockedClientsOfSlots();
+  }
+}
+
+void Server::ApplyClusterConfig() {
+  if (cluster_ && cluster_->RefreshMyself(bound_port_, config_.values().tls_port)) {
+    cluster_->Todo(cluster::kTodoSaveConfig);
+  }
+}
+
+}  // namespace vireo
