@@ -75,6 +75,8 @@ ClusterNode* MasterOrReply(CommandContext& ctx, ClusterState& state, std::string
 }
 
 void ClusterHelpCommand(CommandContext& ctx) {
+  // Redis checks cluster mode before anything else, HELP included.
+  if (ClusterOrReply(ctx) == nullptr) return;
   ReplyHelp(ctx, "CLUSTER",
             {"ADDSLOTS <slot> [<slot> ...]",
              "    Assign slots to current node.",

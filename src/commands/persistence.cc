@@ -193,7 +193,8 @@ void RegisterPersistenceCommands(CommandTable& table) {
   table.Add({"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdAsking,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate)), kAclKeyspace | kAclDangerous, "server", "3.0.0",
              "An internal command for migrating keys in a cluster.",
-             "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+             "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] "
+             "[FREQ frequency:integer]",
              RestoreCommand,
              kRestoreComplexity});
 }

@@ -128,7 +128,7 @@ def test_cluster_mode_refusals(c):
         c.execute_command("SWAPDB", "0", "1")
     with pytest.raises(redis.ResponseError,
                        match="Copying to another database is not allowed in cluster mode"):
-        c.execute_command("COPY", "a", "b", "DB", "1")
+        c.execute_command("COPY", "{t}a", "{t}b", "DB", "1")
 
 
 def test_disabled_cluster_says_so():
