@@ -214,8 +214,10 @@ void ReplyArgs(ReplyBuilder& r, const std::vector<CommandArg>& args, KeySpecCurs
       r.Integer(cursor.Take(arg.key_spec_index));
     }
     if (token) {
+      // Redis generates its command table with tokens in upper case, whatever the
+      // declaration's spelling ("m" of GEODIST's unit reads "M").
       r.Bulk("token");
-      r.Bulk(arg.token);
+      r.Bulk(ToUpper(arg.token));
     }
     if (!flags.empty()) {
       r.Bulk("flags");

@@ -104,7 +104,7 @@ def test_docs_set_argument_tree(r):
     ("del", "key [key ...]"),
     ("mset", "key value [key value ...]"),
     ("hello", "[protover [AUTH username password] [SETNAME clientname]]"),
-    ("client|list", "[TYPE normal|master|replica|pubsub] [ID client-id [client-id ...]]"),
+    ("client|list", "[TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]"),
     ("client|reply", "ON|OFF|SKIP"),
     ("config|set", "parameter value [parameter value ...]"),
     ("command|list", "[FILTERBY MODULE module-name|ACLCAT category|PATTERN pattern]"),
@@ -341,7 +341,7 @@ def test_redis_cli_shows_argument_hints(server):
         wait_for(lambda: "SET foo value [NX|XX] [GET] [EX seconds|PX milliseconds" in screen(),
                  message="no SET hint")
         subprocess.run(["tmux", "send-keys", "-t", session, "C-u", "CLIENT LIST "], check=True)
-        wait_for(lambda: "CLIENT LIST [TYPE normal|master|replica|pubsub]" in screen(),
+        wait_for(lambda: "CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]" in screen(),
                  message="no CLIENT LIST hint")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

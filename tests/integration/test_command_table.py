@@ -235,7 +235,7 @@ KNOWN_DOCS_DIFFERENCES = {
     "acl|cat", "bitcount", "bitfield", "bitfield_ro", "bitop", "bitpos", "client|kill",
     "client|list", "client|reply", "client|tracking", "client|unblock", "command|getkeys",
     "command|getkeysandflags", "config|get", "config|set", "flushall", "flushdb",
-    "function|flush", "geoadd", "geodist", "geohash", "geopos", "georadius", "georadius_ro",
+    "function|flush", "geoadd", "geohash", "geopos", "georadius", "georadius_ro",
     "georadiusbymember", "georadiusbymember_ro", "geosearch", "geosearchstore", "hello",
     "hmset", "hset", "latency|histogram", "lcs", "module|loadex", "mset", "msetnx", "pfmerge",
     "psubscribe", "script|flush", "shutdown", "sort", "sort_ro", "xack", "xadd", "xclaim",
