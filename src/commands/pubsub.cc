@@ -92,14 +92,27 @@ void SsubscribeCommand(CommandContext& ctx) {
 }
 void SunsubscribeCommand(CommandContext& ctx) { UnsubscribeGeneric(ctx, kShardNames); }
 
+// Replicas get every message too (their subscribers hear what the master's do), but the AOF
+// doesn't: a message is not data. In cluster mode the bus carries them instead.
+void PropagateMessage(CommandContext& ctx, const char* command) {
+  if (ctx.server.cfg().cluster_enabled) {
+    ctx.PropagateNothing();
+    return;
+  }
+  ctx.PropagateInstead({command, std::string(ctx.arg(1)), std::string(ctx.arg(2))},
+                       kEffectToReplicas);
+}
+
 void PublishCommand(CommandContext& ctx) {
   size_t receivers = ctx.server.pubsub().Publish(ctx.arg(1), ctx.arg(2));
   ctx.reply.Integer(static_cast<int64_t>(receivers));
+  PropagateMessage(ctx, "PUBLISH");
 }
 
 void SpublishCommand(CommandContext& ctx) {
   size_t receivers = ctx.server.pubsub().PublishShard(ctx.arg(1), ctx.arg(2));
   ctx.reply.Integer(static_cast<int64_t>(receivers));
+  PropagateMessage(ctx, "SPUBLISH");
 }
 
 // PUBSUB CHANNELS / SHARDCHANNELS take at most one pattern; Redis words the excess as a
