@@ -39,14 +39,16 @@ void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dir
   if (depth_ == 1) {
     unit_untransacted_ = ctx.spec != nullptr && ctx.spec->has(kCmdTouchesArbitraryKeys);
   }
-  if (!blocked && !in_script && Active()) {
+  // A command that blocks is logged when it is served, but what it did before blocking and
+  // said explicitly (XREADGROUP creating its consumer) goes out now, as in Redis.
+  if (!in_script && Active()) {
     const int db = ctx.db.index();
     if (ctx.propagation_overridden) {
       for (size_t i = 0; i < ctx.propagation.size(); ++i) {
         const std::vector<std::string>& command = ctx.propagation[i];
         if (!IsTransactionMarker(command)) Record(db, command, ctx.propagation_targets[i]);
       }
-    } else if (dirty_delta > 0 && calls_started_ == token) {
+    } else if (!blocked && dirty_delta > 0 && calls_started_ == token) {
       // calls_started_ moved: the command ran others (EXEC, a script), which recorded
       // themselves.
       Record(db, ctx.argv);
