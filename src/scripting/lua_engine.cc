@@ -713,32 +713,44 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     spec = CommandTable::FindSubcommand(*spec, argv_[1]);
   }
   if (spec == nullptr) return fail("Unknown Redis command called from script");
+  // Refused before running: counted as the command's rejected call (INFO commandstats), as
+  // Redis counts a script's refused commands.
+  auto reject = [&](const char* text) {
+    ++server_.command_stats(*spec).rejected_calls;
+    return fail(text);
+  };
   if (!spec->ArityOk(argv_.size())) {
-    return fail("Wrong number of args calling Redis command from script");
+    return reject("Wrong number of args calling Redis command from script");
   }
   if (spec->has(kCmdNoScript) && !server_.debug_settings().disable_deny_scripts) {
-    return fail("This Redis command is not allowed from script");
+    return reject("This Redis command is not allowed from script");
   }
   // ACL: the script's commands are checked against the calling client's user.
   if (run_->caller != nullptr) {
     if (std::string denied; !AclCheckCommand(server_, *client_, *spec, argv_, AclContext::kLua,
                                              &denied, run_->caller->acl_user())) {
-      return fail(denied.c_str());
+      return reject(denied.c_str());
+    }
+  }
+  // min-replicas-to-write holds for a script's writes too (not for our master's scripts).
+  if (spec->has(kCmdWrite) && (run_->caller == nullptr || !run_->caller->has(kClientMaster))) {
+    if (std::string_view err = server_.replication().MinReplicasError(); !err.empty()) {
+      return reject("-NOREPLICAS Not enough good replicas to write.");
     }
   }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
   if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&
       server_.pre_command_oom() && server_.cfg().maxmemory > 0) {
-    return fail("-OOM command not allowed when used memory > 'maxmemory'.");
+    return reject("-OOM command not allowed when used memory > 'maxmemory'.");
   }
   if (spec->has(kCmdWrite)) {
-    if (run_->read_only) return fail("Write commands are not allowed from read-only scripts.");
+    if (run_->read_only) return reject("Write commands are not allowed from read-only scripts.");
     // A read-only replica refuses a script's writes as it refuses a client's (not its
     // master's: it applies whatever the master sends).
     if (server_.replication().is_replica() && server_.cfg().replica_read_only &&
         (run_->caller == nullptr || !run_->caller->has(kClientMaster))) {
-      return fail("-READONLY You can't write against a read only replica.");
+      return reject("-READONLY You can't write against a read only replica.");
     }
     run_->write_dirty = true;
   }
@@ -746,7 +758,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (server_.slot_routing() != nullptr && run_->caller != nullptr) {
     if (std::string err = server_.ScriptClusterError(*run_, *spec, argv_);
         !err.empty()) {
-      return fail(err.c_str());
+      return reject(err.c_str());
     }
   }
   // No lua_checkstack here: with thousands of arguments (unpack of a large table) it would

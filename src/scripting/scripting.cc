@@ -285,6 +285,13 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
     ctx.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
     return;
   }
+  // And like any write, it needs min-replicas-to-write good replicas (Redis 7).
+  if (!compat && (flags & kScriptNoWrites) == 0 && !ctx.client.has(kClientMaster)) {
+    if (std::string_view err = server.replication().MinReplicasError(); !err.empty()) {
+      ctx.reply.Error(std::string(err));
+      return;
+    }
+  }
   ScriptRun run;
   run.caller = &ctx.client;
   run.allow_oom = (flags & kScriptAllowOom) != 0;
