@@ -2,6 +2,7 @@
 // payloads, over a cached connection, then deletes them here (propagated as DEL) unless COPY.
 // In cluster mode the target gets RESTORE-ASKING, so it accepts keys of a slot it imports.
 // Like Redis, the transfer is synchronous: the server waits for the target, within `timeout`.
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -75,6 +76,9 @@ bool ParseMigrateArgs(CommandContext& ctx, MigrateArgs* a) {
   a->dbid = numbers.Int();
   if (!numbers.Check()) return false;
   if (a->timeout_ms <= 0) a->timeout_ms = 1000;
+  // Deadlines are computed in microseconds: a timeout beyond a century changes nothing and
+  // must not overflow them.
+  a->timeout_ms = std::min<int64_t>(a->timeout_ms, int64_t{100} * 365 * 24 * 3600 * 1000);
   return true;
 }
 

@@ -97,10 +97,11 @@ def test_auth_hello_and_client_list(server, acl):
     with pytest.raises(redis.ResponseError, match="WRONGPASS"):
         raw.execute_command("HELLO", "2", "AUTH", "alice", "nope")
     assert call(raw, "ACL", "WHOAMI") == "alice"
-    # Disabled users can't log in.
+    # Disabled users can't log in (and their connections, raw's included, are closed).
     call(c, "ACL", "SETUSER", "alice", "off")
+    fresh = server.client(decode_responses=True)
     with pytest.raises(redis.ResponseError, match="WRONGPASS"):
-        raw.execute_command("AUTH", "alice", "pw")
+        fresh.execute_command("AUTH", "alice", "pw")
     log = acl_log(c)
     assert log[0]["reason"] == "auth" and log[0]["object"] == "AUTH"
     assert log[0]["username"] == "alice"
