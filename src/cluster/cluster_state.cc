@@ -7,6 +7,7 @@
 #include <random>
 
 #include "server/config.h"
+#include "util/clock.h"
 
 namespace vireo::cluster {
 namespace {
@@ -79,6 +80,7 @@ void ClusterState::set_myself(ClusterNode* node) {
 }
 
 void ClusterState::DeleteNode(ClusterNode* node) {
+  if (before_delete_node) before_delete_node(node);
   for (int j = 0; j < kSlotCount; ++j) {
     if (importing_from_[j] == node) importing_from_[j] = nullptr;
     if (migrating_to_[j] == node) migrating_to_[j] = nullptr;
@@ -172,6 +174,7 @@ bool ClusterState::DelSlot(int slot) {
   owner->slots.reset(slot);
   --owner->num_slots;
   slots_[slot] = nullptr;
+  if (on_slot_unassigned) on_slot_unassigned(slot, owner);
   return true;
 }
 
@@ -311,6 +314,33 @@ int ClusterState::FailureReportCount(const ClusterNode& node) const {
     if (newest - r.time_ms <= max_age) ++count;
   }
   return count;
+}
+
+bool ClusterState::AddFailureReport(ClusterNode* node, ClusterNode* reporter, int64_t now_ms) {
+  for (FailReport& r : node->fail_reports) {
+    if (r.reporter == reporter) {
+      r.time_ms = now_ms;
+      return false;
+    }
+  }
+  node->fail_reports.push_back({reporter, now_ms});
+  return true;
+}
+
+bool ClusterState::DelFailureReport(ClusterNode* node, ClusterNode* reporter) {
+  CleanupFailureReports(node, NowMs());
+  auto& reports = node->fail_reports;
+  auto it = std::find_if(reports.begin(), reports.end(),
+                         [reporter](const FailReport& r) { return r.reporter == reporter; });
+  if (it == reports.end()) return false;
+  reports.erase(it);
+  return true;
+}
+
+void ClusterState::CleanupFailureReports(ClusterNode* node, int64_t now_ms) {
+  const int64_t max_age = config_->cluster_node_timeout * 2;
+  std::erase_if(node->fail_reports,
+                [&](const FailReport& r) { return now_ms - r.time_ms > max_age; });
 }
 
 void ClusterState::UpdateState(int64_t now_ms) {

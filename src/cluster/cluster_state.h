@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/bus_message.h"
 #include "cluster/key_slot.h"
 #include "cluster/routing.h"
 
@@ -30,19 +31,9 @@ inline constexpr size_t kNodeIdLen = 40;
 inline constexpr int64_t kBlacklistTtlSeconds = 60;
 inline constexpr int kDefaultBusPortOffset = 10000;
 
-// Node flags with Redis's bit values: the bus carries them as they are.
-enum NodeFlag : uint16_t {
-  kNodeMaster = 1,
-  kNodeReplica = 2,
-  kNodePfail = 4,  // "fail?": this node could not reach it within node-timeout
-  kNodeFail = 8,   // agreed failing by a majority of masters
-  kNodeMyself = 16,
-  kNodeHandshake = 32,  // MEET sent, real name not known yet
-  kNodeNoAddr = 64,
-  kNodeMeet = 128,  // send a MEET rather than a PING
-  kNodeMigrateTo = 256,
-  kNodeNoFailover = 512,
-};
+// Node flags: Redis's bit values, as the bus carries them (bus_message.h defines them); Redis's
+// code and the bus call a replica a "slave".
+inline constexpr uint16_t kNodeReplica = kNodeSlave;
 
 // Bus message types in Redis's numbering, for the per-type counters of CLUSTER INFO.
 inline constexpr int kMessageTypeCount = 11;
@@ -193,6 +184,18 @@ class ClusterState : public SlotRouting {
   // creation; returns how many.
   int ExpireHandshakes(int64_t now_ms);
   int FailureReportCount(const ClusterNode& node) const;
+  // Failure reports (gossip from masters saying `node` is PFAIL/FAIL). Add returns true for a
+  // new reporter (an old one only refreshes its time); Del true when there was one. Reports
+  // older than twice node-timeout are dropped by CleanupFailureReports.
+  bool AddFailureReport(ClusterNode* node, ClusterNode* reporter, int64_t now_ms);
+  bool DelFailureReport(ClusterNode* node, ClusterNode* reporter);
+  void CleanupFailureReports(ClusterNode* node, int64_t now_ms);
+
+  // Called before a node record is destroyed (the bus closes its links and forgets it).
+  std::function<void(ClusterNode*)> before_delete_node;
+  // Called when a slot loses its owner (DelSlot): shard channels of the slot are dropped when
+  // it was this shard's.
+  std::function<void(int slot, ClusterNode* old_owner)> on_slot_unassigned;
 
   // --- health --------------------------------------------------------------------------------
   // Recomputes cluster_state (ok/fail) and size the way Redis does, including the delays

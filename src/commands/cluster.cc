@@ -3,11 +3,13 @@
 // Replies and error strings are Redis 7.2's; the state and its rules live in
 // src/cluster/cluster_state.h, this file parses arguments and replies.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "cluster/bus.h"
 #include "cluster/cluster_state.h"
 #include "cluster/key_slot.h"
 #include "cluster/nodes_conf.h"
@@ -409,7 +411,8 @@ bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode
   // A master left without slots follows the new owner, if replica migration is allowed.
   if (was_mine && n != me && me->num_slots == 0 &&
       ctx.server.cfg().cluster_allow_replica_migration) {
-    state.SetMyMaster(n);  // replicating from it is wired with the replication link
+    state.SetMyMaster(n);
+    ctx.server.ClusterSyncReplication();
     state.Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState | cluster::kTodoFsyncConfig);
   }
   // Taking over an imported slot: claim it with a new epoch so the change wins in gossip.
@@ -535,6 +538,7 @@ void ClusterForgetCommand(CommandContext& ctx) {
     return;
   }
   state->BlacklistAdd(n->name, now_s);
+  ctx.server.cluster_bus()->Forget(n->name);
   state->DeleteNode(n);
   state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
   ctx.reply.Ok();
@@ -558,7 +562,8 @@ void ClusterReplicateCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR To set a master the node must be empty and without assigned slots.");
     return;
   }
-  state->SetMyMaster(n);  // replicating from it is wired with the replication link
+  state->SetMyMaster(n);
+  ctx.server.ClusterSyncReplication();
   state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
   ctx.reply.Ok();
 }
@@ -614,11 +619,16 @@ void ClusterFailoverCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
     return;
   }
-  // A takeover needs no one's agreement: a new epoch, and the master's slots are ours. The
-  // coordinated failovers (MFSTART, elections) are the bus engine's.
+  // A takeover needs no one's agreement: a new epoch, and the master's slots are ours.
+  // Otherwise the bus runs a manual failover (MFSTART, then an election the masters vote in).
   if (takeover) {
+    spdlog::info("Taking over the master (user request).");
     state->BumpEpochWithoutConsensus();
     state->ReplaceMyMaster();
+    ctx.server.ClusterSyncReplication();
+    ctx.server.cluster_bus()->BroadcastPong();
+  } else {
+    ctx.server.cluster_bus()->StartManualFailover(force);
   }
   ctx.reply.Ok();
 }
@@ -664,7 +674,9 @@ void ClusterResetCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     return;
   }
+  ctx.server.cluster_bus()->Reset();
   state->Reset(hard);
+  ctx.server.ClusterSyncReplication();
   ctx.reply.Ok();
 }
 
@@ -697,8 +709,23 @@ void ClusterMeetCommand(CommandContext& ctx) {
 
 void ClusterLinksCommand(CommandContext& ctx) {
   if (ClusterOrReply(ctx) == nullptr) return;
-  // No bus links yet: the engine (bus.cc) will list its connections here.
-  ctx.reply.Array(0);
+  const auto links = ctx.server.cluster_bus()->Links();
+  ctx.reply.Array(links.size());
+  for (const cluster::ClusterBus::LinkInfo& link : links) {
+    ctx.reply.Map(6);
+    ctx.reply.Bulk("direction");
+    ctx.reply.Bulk(link.inbound ? "from" : "to");
+    ctx.reply.Bulk("node");
+    ctx.reply.Bulk(link.node);
+    ctx.reply.Bulk("create-time");
+    ctx.reply.Integer(link.create_time);
+    ctx.reply.Bulk("events");
+    ctx.reply.Bulk(link.events == 3 ? "rw" : "r");
+    ctx.reply.Bulk("send-buffer-allocated");
+    ctx.reply.Integer(static_cast<int64_t>(link.send_buffer_allocated));
+    ctx.reply.Bulk("send-buffer-used");
+    ctx.reply.Integer(static_cast<int64_t>(link.send_buffer_used));
+  }
 }
 
 void ClusterContainerCommand(CommandContext& ctx) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/bus.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "server/command_table.h"
@@ -95,7 +96,8 @@ void SunsubscribeCommand(CommandContext& ctx) { UnsubscribeGeneric(ctx, kShardNa
 // Replicas get every message too (their subscribers hear what the master's do), but the AOF
 // doesn't: a message is not data. In cluster mode the bus carries them instead.
 void PropagateMessage(CommandContext& ctx, const char* command) {
-  if (ctx.server.cfg().cluster_enabled) {
+  if (cluster::ClusterBus* bus = ctx.server.cluster_bus()) {
+    bus->Publish(ctx.arg(1), ctx.arg(2), command[0] == 'S');
     ctx.PropagateNothing();
     return;
   }

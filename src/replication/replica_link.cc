@@ -1037,6 +1037,17 @@ void Replication::SetMaster(std::string host, int port) {
   link_->Connect();
 }
 
+void Replication::FollowForCluster(const std::string& host, int port) {
+  if (link_ != nullptr && link_->host() == host && link_->port() == port) return;
+  SetMaster(host, port);
+}
+
+void Replication::PromoteForCluster() {
+  if (link_ == nullptr) return;
+  spdlog::info("Discarding previously cached master state.");
+  UnsetMaster();
+}
+
 void Replication::StartFromConfig() {
   const std::string& replicaof = server_.cfg().replicaof;
   if (replicaof.empty() || link_ != nullptr) return;

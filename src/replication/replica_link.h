@@ -74,6 +74,8 @@ class ReplicaLink {
   Client* master_client() const;
   // The database the master's stream has selected (RDB aux repl-stream-db).
   int stream_db() const;
+  // When the link went down (unix ms), 0 while it is up or was never up.
+  int64_t down_since_ms() const { return down_since_ms_; }
 
  private:
   // tls-replication: the TLS handshake after the TCP connect (the link stays kConnecting).

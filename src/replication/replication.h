@@ -153,6 +153,10 @@ class Replication : public EffectSink {
   // ---- Replica side (replica_link.cc) ----
   // Whether this server follows a master (REPLICAOF host port given).
   bool is_replica() const { return link_ != nullptr; }
+  // Cluster mode decides the role from the cluster's configuration, not REPLICAOF: follow
+  // host:port (nothing when already following it), or become a master keeping the data.
+  void FollowForCluster(const std::string& host, int port);
+  void PromoteForCluster();
   ReplicaLink* link() { return link_.get(); }
   void ReplicaofCommand(CommandContext& ctx);  // REPLICAOF / SLAVEOF
   // REPLCONF GETACK from our master: answers REPLCONF ACK <offset> on the master link.

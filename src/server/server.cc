@@ -19,6 +19,7 @@
 #include <cstring>
 #include <random>
 
+#include "cluster/bus.h"
 #include "cluster/migrate_conn.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
@@ -830,6 +831,10 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
   }
   if (tag == kReplicaLinkTag) {
     if (ReplicaLink* link = replication_->link()) link->OnSocketEvent(events);
+    return;
+  }
+  if ((tag & cluster::ClusterBus::kTag) != 0) {
+    if (cluster_bus_) cluster_bus_->OnSocketEvent(tag & ~cluster::ClusterBus::kTag, events);
     return;
   }
   if (tag == kWakeTag) {

@@ -115,6 +115,7 @@ struct ScriptRun;  // src/scripting/lua_engine.h
 namespace cluster {
 class SlotRouting;          // src/cluster/routing.h
 class MigrateConnections;   // src/cluster/migrate_conn.h
+class ClusterBus;           // src/cluster/bus.h
 }  // namespace cluster
 
 // What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
@@ -361,6 +362,24 @@ class Server : public KeyspaceListener {
   cluster::ClusterState* cluster() { return cluster_.get(); }
   // Writes nodes.conf now (CLUSTER SAVECONFIG); "" or the error.
   std::string SaveClusterConfig(bool fsync);
+  // The cluster bus engine (src/cluster/bus.h), nullptr when cluster mode is off.
+  cluster::ClusterBus* cluster_bus() { return cluster_bus_.get(); }
+  // What the bus engine asks of the server (server_cluster.cc):
+  // epoll registration of a bus socket (adds, or changes the events).
+  void WatchBusSocket(int fd, uint64_t tag, uint32_t events);
+  // Our replication offset (a master's stream, a replica's processed offset).
+  int64_t ClusterReplOffset();
+  // How long ago we last heard from our master, in ms (a replica's election data age).
+  int64_t ClusterReplDataAgeMs();
+  // A PUBLISH / SPUBLISH another node forwarded: delivered to local subscribers.
+  void ClusterDeliverPublish(std::string_view channel, std::string_view message, bool shard);
+  // A manual failover: writes wait on this master for `duration_ms` (on) or resume (off).
+  void ClusterPauseWrites(bool on, int64_t duration_ms);
+  // Makes replication follow what the cluster says myself is: a replica of its master's
+  // address, or a master.
+  void ClusterSyncReplication();
+  // A slot this node lost while holding keys: they go, as DELs to replicas and the AOF.
+  void ClusterDeleteKeysInSlot(int slot);
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(CommandTable::Instance(), name);
@@ -608,6 +627,7 @@ class Server : public KeyspaceListener {
   void ClusterCron();
   void ApplyClusterConfig();
   std::unique_ptr<cluster::ClusterState> cluster_;
+  std::unique_ptr<cluster::ClusterBus> cluster_bus_;
   int cluster_lock_fd_ = -1;  // flock on nodes.conf: one node per file
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -11,8 +12,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cluster/bus.h"
 #include "cluster/cluster_state.h"
 #include "cluster/nodes_conf.h"
+#include "replication/replica_link.h"
+#include "replication/replication.h"
+#include "server/notify.h"
 #include "server/server.h"
 #include "util/clock.h"
 
@@ -47,6 +52,13 @@ std::string LockClusterConfig(const std::string& path, int* fd_out) {
 std::string Server::StartCluster() {
   const ServerConfig& c = config_.values();
   if (!c.cluster_enabled) return "";
+  const int client_port = c.tls_cluster ? static_cast<int>(c.tls_port) : bound_port_;
+  const int bus_port =
+      c.cluster_port != 0 ? c.cluster_port : client_port + cluster::kDefaultBusPortOffset;
+  if (bus_port > 65535) {
+    return "Redis port number too high. Cluster communication port is 10,000 port numbers "
+           "higher than your Redis port. Your Redis port number must be 55535 or less.";
+  }
   std::error_code ec;
   std::filesystem::path path = std::filesystem::absolute(c.cluster_config_file, ec);
   cluster_config_path_ = ec ? c.cluster_config_file : path.lexically_normal().string();
@@ -98,6 +110,8 @@ std::string Server::StartCluster() {
   }
   cluster_ = std::move(state);
   slot_routing_ = cluster_.get();
+  cluster_bus_ = std::make_unique<cluster::ClusterBus>(*this, *cluster_);
+  if (std::string err = cluster_bus_->Listen(c.bind, bus_port); !err.empty()) return err;
   if (save) {
     if (std::string err = SaveClusterConfig(true); !err.empty()) {
       return "Fatal: can't update cluster config file: " + err;
@@ -126,6 +140,7 @@ std::string Server::SaveClusterConfig(bool fsync) {
 }
 
 void Server::ClusterBeforeSleep() {
+  cluster_bus_->BeforeSleep();
   const uint32_t todo = cluster_->TakeTodo();
   if (todo & cluster::kTodoUpdateState) {
     cluster_->UpdateState(NowMs());
@@ -142,6 +157,7 @@ void Server::ClusterBeforeSleep() {
 }
 
 void Server::ClusterCron() {
+  cluster_bus_->Cron();
   const int64_t now = NowMs();
   // MEETs nobody answered are dropped (the bus engine completes the others).
   if (cluster_->ExpireHandshakes(now) > 0) cluster_->Todo(cluster::kTodoUpdateState);
@@ -150,6 +166,63 @@ void Server::ClusterCron() {
     cluster_->UpdateState(now);
     RedirectBlockedClientsOfSlots();
   }
+}
+
+void Server::WatchBusSocket(int fd, uint64_t tag, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) WatchSocket(fd, tag, events);
+}
+
+int64_t Server::ClusterReplOffset() { return replication_->master_repl_offset(); }
+
+int64_t Server::ClusterReplDataAgeMs() {
+  ReplicaLink* link = replication_->link();
+  if (link == nullptr) return 0;
+  const int64_t now = NowMs();
+  if (Client* master = link->master_client()) return now - master->last_interaction_ms;
+  return link->down_since_ms() != 0 ? now - link->down_since_ms() : 0;
+}
+
+void Server::ClusterDeliverPublish(std::string_view channel, std::string_view message, bool shard) {
+  if (shard) {
+    pubsub_.PublishShard(channel, message);
+  } else {
+    pubsub_.Publish(channel, message);
+  }
+}
+
+void Server::ClusterPauseWrites(bool on, int64_t duration_ms) {
+  if (on) {
+    client_pause_.Pause(PausePurpose::kFailover, MonotonicUs() / 1000 + duration_ms, kPauseWrite);
+  } else {
+    client_pause_.Unpause(PausePurpose::kFailover);
+  }
+  PauseChanged();
+}
+
+void Server::ClusterSyncReplication() {
+  const cluster::ClusterNode* me = cluster_->myself();
+  if (me->is_master()) {
+    replication_->PromoteForCluster();
+    return;
+  }
+  const cluster::ClusterNode* master = me->master;
+  if (master == nullptr || master->ip.empty() || master->has(cluster::kNodeNoAddr)) return;
+  // A replica reaches its master on the port of its own kind (TLS with tls-replication).
+  const int port = config_.values().tls_replication ? master->tls_port : master->tcp_port;
+  if (port == 0) return;
+  replication_->FollowForCluster(master->ip, port);
+}
+
+void Server::ClusterDeleteKeysInSlot(int slot) {
+  const size_t deleted = dbs_[0]->DeleteKeysInSlot(slot, [this](std::string_view key) {
+    const std::string_view argv[] = {"DEL", key};
+    propagator_.Feed(0, argv);
+    NotifyKeyspaceEvent(*this, kNotifyGeneric, "del", key, 0);
+  });
+  if (deleted != 0) dirty_ += deleted;
 }
 
 void Server::ApplyClusterConfig() {

@@ -53,6 +53,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Cluster nodes also listen on port + 10000 (the bus): their ports come from a range where
+# both are valid and outside the kernel's ephemeral range (32768-60999 here), so an outgoing
+# connection can't take a bus port between the check and the bind.
+CLUSTER_PORT_RANGE = (12000, 21999)
+
+
+def free_cluster_port() -> int:
+    import random
+    for _ in range(200):
+        port = random.randint(*CLUSTER_PORT_RANGE)
+        try:
+            for p in (port, port + 10000):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                    s.bind((HOST, p))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair for a cluster node")
+
+
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.005, message: str | None = None):
     """Poll `predicate` until it returns something truthy and return that value.
 
@@ -334,7 +354,9 @@ def start_server(extra_args=(), config_text: str | None = None, binary: str | No
             conf = workdir / "server.conf"
             conf.write_text(config_text)
             argv.append(str(conf))
-        port = free_port()
+        cluster_mode = "--cluster-enabled" in map(str, extra_args) or (
+            config_text is not None and "cluster-enabled yes" in config_text)
+        port = free_cluster_port() if cluster_mode else free_port()
         argv += ["--port", str(port), "--bind", HOST]
         # No background saves unless a test asks: a BGSAVE fork in the middle of a timing-bounded
         # load test would measure the fork, not the code under test.
