@@ -1,0 +1,118 @@
+"""Failover in a 6-node cluster (3 masters + 3 replicas, cluster-node-timeout 1500 ms):
+SIGKILL a master and its replica is promoted within a few node timeouts, the cluster is ok
+again with every slot served and no acknowledged (WAIT) write lost, and the old master, restarted
+on its nodes.conf, comes back as a replica of its successor; a manual CLUSTER FAILOVER on a
+replica swaps the roles without losing a key.
+
+Runs against $VIREO_CLUSTER_NODE_BINARY (e.g. redis-server) or vireo; see cluster_helpers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cluster_helpers import (cluster, describe_failure, needs_redis, parse_nodes, parse_nodes_self,  # noqa: F401
+                             sum_dbsize, wait_for)
+
+pytestmark = needs_redis
+
+NODE_TIMEOUT_MS = 1500
+
+
+@pytest.fixture
+def six(cluster):  # noqa: F811
+    cluster.node_timeout = NODE_TIMEOUT_MS
+    cluster.start_nodes(6)
+    cluster.create(replicas=1)
+    return cluster
+
+
+def write_acknowledged(cl, n, prefix):
+    """n keys through RedisCluster, then WAIT on every master for its replica: all are safe."""
+    rc = cl.cluster_client()
+    keys = [f"{prefix}:{i}" for i in range(n)]
+    pipe = rc.pipeline()
+    for k in keys:
+        pipe.set(k, k)
+    assert all(pipe.execute())
+    for m in cl.masters():
+        assert int(m.call("WAIT", 1, 10000)) == 1
+    return keys
+
+
+def read_all(cl, keys):
+    rc = cl.cluster_client()
+    pipe = rc.pipeline()
+    for k in keys:
+        pipe.get(k)
+    return pipe.execute()
+
+
+def test_sigkill_master_replica_takes_over(six):
+    cl = six
+    base = sum_dbsize(cl.masters())
+    keys = write_acknowledged(cl, 2000, "fo")
+    victim = cl.masters()[0]
+    heir = cl.replicas_of(victim)[0]
+    victim_id, heir_id = victim.myid(), heir.myid()
+    survivors = [n for n in cl.nodes if n is not victim]
+
+    start = time.monotonic()
+    victim.kill()
+    cl.wait_role(heir, "master", timeout=NODE_TIMEOUT_MS / 1000 * 10)
+    elapsed = time.monotonic() - start
+    # Redis: PFAIL after one node timeout, FAIL once a majority agrees, then the replica's
+    # election (0.5-1 s delay + rank); a few node timeouts in all.
+    assert elapsed < NODE_TIMEOUT_MS / 1000 * 5, f"promotion took {elapsed:.1f}s\n{describe_failure(cl)}"
+    cl.wait_ok(survivors)
+    cl.wait_full_coverage(survivors)
+    for n in survivors:
+        seen = {e["id"]: e for e in parse_nodes(n.call("CLUSTER", "NODES"))}
+        wait_for(lambda: "fail" in {e["id"]: e for e in parse_nodes(n.call("CLUSTER", "NODES"))}
+                 [victim_id]["flags"], timeout=10, message=f"{n!r} never flagged the dead master fail")
+        assert seen[heir_id]["master"] == "-"
+    assert read_all(cl, keys) == keys
+    assert sum_dbsize(cl.masters()) - base == len(keys)
+    print(f"replica promoted {elapsed:.2f}s after the SIGKILL")
+
+    # Back from the dead with its old nodes.conf: it learns it lost its slots and follows the heir.
+    victim.start()
+    cl.wait_role(victim, "slave", timeout=30)
+    wait_for(lambda: parse_nodes_self(victim)["master"] == heir_id, timeout=30,
+             message="the old master never became a replica of its successor")
+    cl.wait_agree(timeout=30)
+    cl.wait_replication()
+    cl.wait_ok()
+    out = cl.check()
+    assert "[OK] All nodes agree about slots configuration." in out
+    assert read_all(cl, keys) == keys
+
+
+def test_manual_failover_swaps_roles_without_loss(six):
+    cl = six
+    base = sum_dbsize(cl.masters())
+    keys = write_acknowledged(cl, 2000, "mf")
+    master = cl.masters()[1]
+    replica = cl.replicas_of(master)[0]
+    slots = parse_nodes_self(master)["slots"]
+
+    assert replica.call("CLUSTER", "FAILOVER") == "OK"
+    cl.wait_role(replica, "master", timeout=20)
+    cl.wait_role(master, "slave", timeout=20)
+    cl.wait_agree(timeout=30)
+    cl.wait_replication()
+    cl.wait_ok()
+    assert parse_nodes_self(replica)["slots"] == slots
+    assert parse_nodes_self(master)["master"] == replica.myid()
+    assert read_all(cl, keys) == keys
+    assert sum_dbsize(cl.masters()) - base == len(keys)
+    # The new master takes writes and its replica (the old master) follows.
+    rc = cl.cluster_client()
+    for k in keys[:200]:
+        rc.set(k, "after")
+    assert int(replica.call("WAIT", 1, 10000)) == 1
+    assert int(master.call("DBSIZE")) == int(replica.call("DBSIZE"))
+    out = cl.check()
+    assert "[OK] All nodes agree about slots configuration." in out
+    assert "[WARNING]" not in out and "[ERR]" not in out, out
