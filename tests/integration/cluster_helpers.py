@@ -253,6 +253,22 @@ class ClusterNode:
     def myid(self) -> str:
         return self.call("CLUSTER", "MYID")
 
+    def sync_replicas(self, replicas: int = 1, timeout: float = 10) -> None:
+        """Wait until `replicas` replicas acknowledged everything this master wrote so far.
+
+        WAIT counts acknowledgements of the calling connection's own last write, and a fresh
+        connection has none (WAIT would return at once), so a marker key in one of this master's
+        slots is written first on the same connection: the stream is ordered, so its ack covers
+        every earlier write."""
+        marker = keys_in_slots(parse_nodes_self(self)["slots"], 1, prefix="sync")[0]
+        c = redis.Redis(host=HOST, port=self.port, socket_timeout=timeout + 5)
+        try:
+            c.set(marker, "1")
+            acked = int(c.execute_command("WAIT", replicas, int(timeout * 1000)))
+        finally:
+            c.close()
+        assert acked >= replicas, f"{self!r}: {acked} of {replicas} replicas acknowledged"
+
     def log_text(self, tail: int = 4000) -> str:
         try:
             return self.log_path.read_text(errors="replace")[-tail:]
@@ -373,8 +389,7 @@ class Cluster:
             if me["master"] != "-" or not me["slots"]:
                 continue
             n_replicas = len([e for e in parse_nodes(m.call("CLUSTER", "NODES")) if e["master"] == me["id"]])
-            m.call("SET", keys_in_slots(me["slots"], 1, prefix="prime")[0], "1")
-            assert int(m.call("WAIT", n_replicas, int(timeout * 1000))) == n_replicas
+            m.sync_replicas(n_replicas, timeout)
 
     def check(self, node: ClusterNode | None = None) -> str:
         node = node or self.live()[0]
@@ -497,6 +512,33 @@ def cluster():
 def module_cluster():
     """The same, shared by the tests of one module."""
     yield from _cluster_fixture()
+
+
+@pytest.fixture(scope="module")
+def six_nodes(module_cluster):
+    """3 masters + 3 replicas made by `redis-cli --cluster create`, settled; shared by a module."""
+    module_cluster.start_nodes(6)
+    module_cluster.create(replicas=1)
+    return module_cluster
+
+
+def set_all(rc, keys, value=None, batch: int = 1000) -> None:
+    """SET each key (to itself, or to `value`) through a RedisCluster pipeline."""
+    for i in range(0, len(keys), batch):
+        pipe = rc.pipeline()
+        for k in keys[i:i + batch]:
+            pipe.set(k, k if value is None else value)
+        assert all(pipe.execute())
+
+
+def get_all(rc, keys, batch: int = 1000) -> list:
+    out = []
+    for i in range(0, len(keys), batch):
+        pipe = rc.pipeline()
+        for k in keys[i:i + batch]:
+            pipe.get(k)
+        out += pipe.execute()
+    return out
 
 
 def migrate_slot(src: ClusterNode, dst: ClusterNode, slot: int, everyone, batch: int = 100) -> int:

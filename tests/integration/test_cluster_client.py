@@ -14,18 +14,18 @@ import threading
 import pytest
 import redis
 
-from cluster_helpers import (HOST, info_dict, keys_in_slots, migrate_slot, module_cluster, needs_redis,  # noqa: F401
-                             parse_nodes_self, slot_map, sum_dbsize, tag_for_slot, wait_for)
+# module_cluster and six_nodes are fixtures: importing them is what makes them visible here.
+from cluster_helpers import (HOST, get_all, info_dict, keys_in_slots, migrate_slot,  # noqa: F401
+                             module_cluster, needs_redis, parse_nodes_self, set_all, six_nodes,
+                             slot_map, sum_dbsize, tag_for_slot, wait_for)
 from conftest import RawConnection
 
 pytestmark = needs_redis
 
 
 @pytest.fixture(scope="module")
-def cl(module_cluster):  # noqa: F811
-    module_cluster.start_nodes(6)
-    module_cluster.create(replicas=1)
-    return module_cluster
+def cl(six_nodes):  # noqa: F811
+    return six_nodes
 
 
 def masters_by_id(cl):
@@ -56,18 +56,8 @@ def test_thousands_of_keys_across_slots(cl):
     rc = cl.cluster_client()
     before = sum_dbsize(cl.masters())
     keys = [f"bulk:{i}" for i in range(5000)]
-    for i in range(0, len(keys), 500):
-        pipe = rc.pipeline()
-        for k in keys[i:i + 500]:
-            pipe.set(k, k[::-1])
-        assert all(pipe.execute())
-    got = []
-    for i in range(0, len(keys), 500):
-        pipe = rc.pipeline()
-        for k in keys[i:i + 500]:
-            pipe.get(k)
-        got += pipe.execute()
-    assert got == [k[::-1] for k in keys]
+    set_all(rc, keys)
+    assert get_all(rc, keys) == keys
     assert sum_dbsize(cl.masters()) - before == len(keys)
     # Each key sits on the master that owns its slot, and the server hashes as we do.
     owners = slot_map(cl.masters()[0])
@@ -75,7 +65,7 @@ def test_thousands_of_keys_across_slots(cl):
     for k in keys[:300]:
         slot = rc.keyslot(k)
         assert int(by_id[owners[slot]].call("CLUSTER", "KEYSLOT", k)) == slot
-        assert by_id[owners[slot]].call("GET", k) == k[::-1]
+        assert by_id[owners[slot]].call("GET", k) == k
     # The slot index: GETKEYSINSLOT on each master returns exactly its share of the keys.
     for m in cl.masters():
         mine = {k for k in keys if by_id[owners[rc.keyslot(k)]] is m}
@@ -85,14 +75,20 @@ def test_thousands_of_keys_across_slots(cl):
         assert listed == mine
 
 
+def seed_slot(cl, rc, slot, prefix):
+    """20 keys in `slot` (value: "v-" + key); returns its owner, another master, the keys."""
+    src = owner_of(cl, slot)
+    dst = next(m for m in cl.masters() if m is not src)
+    keys = keys_in_slots([slot], 20, prefix=prefix)
+    for k in keys:
+        rc.set(k, "v-" + k)
+    return src, dst, keys
+
+
 def test_moved_with_a_stale_slot_map(cl):
     rc = cl.cluster_client()  # learns the slot map now
     slot = 1000
-    src = owner_of(cl, slot)
-    dst = next(m for m in cl.masters() if m is not src)
-    keys = keys_in_slots([slot], 20, prefix="moved")
-    for k in keys:
-        rc.set(k, "v-" + k)
+    src, dst, keys = seed_slot(cl, rc, slot, "moved")
     assert migrate_slot(src, dst, slot, cl.masters()) == 20
     # The old owner redirects; RedisCluster follows MOVED and refreshes its map.
     assert raw_error(src.port, "GET", keys[0]) == f"MOVED {slot} {HOST}:{dst.port}".encode()
@@ -106,11 +102,7 @@ def test_moved_with_a_stale_slot_map(cl):
 def test_ask_and_tryagain_during_a_migration(cl):
     rc = cl.cluster_client()
     slot = 2000
-    src = owner_of(cl, slot)
-    dst = next(m for m in cl.masters() if m is not src)
-    keys = keys_in_slots([slot], 20, prefix="ask")
-    for k in keys:
-        rc.set(k, "v-" + k)
+    src, dst, keys = seed_slot(cl, rc, slot, "ask")
     dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid())
     src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid())
     moved, stay = keys[:10], keys[10:]

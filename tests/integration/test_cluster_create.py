@@ -7,19 +7,11 @@ Runs against $VIREO_CLUSTER_NODE_BINARY (e.g. redis-server) or vireo; see cluste
 
 from __future__ import annotations
 
-import pytest
-
-from cluster_helpers import (HOST, SLOTS, module_cluster, cluster_info, keys_in_slots, needs_redis,  # noqa: F401
-                             parse_nodes, parse_nodes_self, redis_cli, wait_for)
+from cluster_helpers import (HOST, SLOTS, cluster_info, keys_in_slots, module_cluster,  # noqa: F401
+                             needs_redis, parse_nodes, parse_nodes_self, redis_cli, six_nodes,
+                             wait_for)
 
 pytestmark = needs_redis
-
-
-@pytest.fixture(scope="module")
-def six(module_cluster):  # noqa: F811
-    module_cluster.start_nodes(6)
-    module_cluster.create(replicas=1)
-    return module_cluster
 
 
 def norm_slots(reply):
@@ -46,8 +38,8 @@ def norm_shards(reply):
     return sorted(out)
 
 
-def test_create_converges_and_check_is_clean(six):
-    cluster = six
+def test_create_converges_and_check_is_clean(six_nodes):
+    cluster = six_nodes
     for n in cluster.nodes:
         info = cluster_info(n)
         assert info["cluster_state"] == "ok"
@@ -66,8 +58,8 @@ def test_create_converges_and_check_is_clean(six):
     assert info.count("| 1 slaves.") == 3, info
 
 
-def test_replicas_replicate(six):
-    cluster = six
+def test_replicas_replicate(six_nodes):
+    cluster = six_nodes
     masters = cluster.masters()
     assert len(masters) == 3
     for m in masters:
@@ -99,8 +91,8 @@ def test_replicas_replicate(six):
         assert err and err.startswith("MOVED ") and err.endswith(f"{HOST}:{m.port}"), err
 
 
-def test_views_agree_on_every_node(six):
-    cluster = six
+def test_views_agree_on_every_node(six_nodes):
+    cluster = six_nodes
     view = cluster.agreement()
     assert view is not None
     masters = [v for v in view if v[2] == "master"]

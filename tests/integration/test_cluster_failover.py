@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from cluster_helpers import (cluster, describe_failure, needs_redis, parse_nodes, parse_nodes_self,  # noqa: F401
-                             sum_dbsize, wait_for)
+from cluster_helpers import (cluster, describe_failure, get_all, needs_redis, parse_nodes,  # noqa: F401
+                             parse_nodes_self, set_all, sum_dbsize, wait_for)
 
 pytestmark = needs_redis
 
@@ -30,23 +30,15 @@ def six(cluster):  # noqa: F811
 
 def write_acknowledged(cl, n, prefix):
     """n keys through RedisCluster, then WAIT on every master for its replica: all are safe."""
-    rc = cl.cluster_client()
     keys = [f"{prefix}:{i}" for i in range(n)]
-    pipe = rc.pipeline()
-    for k in keys:
-        pipe.set(k, k)
-    assert all(pipe.execute())
+    set_all(cl.cluster_client(), keys)
     for m in cl.masters():
-        assert int(m.call("WAIT", 1, 10000)) == 1
+        m.sync_replicas(1)
     return keys
 
 
 def read_all(cl, keys):
-    rc = cl.cluster_client()
-    pipe = rc.pipeline()
-    for k in keys:
-        pipe.get(k)
-    return pipe.execute()
+    return get_all(cl.cluster_client(), keys)
 
 
 def test_sigkill_master_replica_takes_over(six):
@@ -111,7 +103,7 @@ def test_manual_failover_swaps_roles_without_loss(six):
     rc = cl.cluster_client()
     for k in keys[:200]:
         rc.set(k, "after")
-    assert int(replica.call("WAIT", 1, 10000)) == 1
+    replica.sync_replicas(1)
     assert int(master.call("DBSIZE")) == int(replica.call("DBSIZE"))
     out = cl.check()
     assert "[OK] All nodes agree about slots configuration." in out

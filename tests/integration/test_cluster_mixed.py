@@ -9,10 +9,8 @@ is checked."""
 
 from __future__ import annotations
 
-import pytest
-
-from cluster_helpers import (REDIS_SERVER, cluster, info_dict, keys_in_slots, needs_redis,  # noqa: F401
-                             node_binary, parse_nodes_self, redis_cli, slot_map)
+from cluster_helpers import (REDIS_SERVER, cluster, get_all, info_dict, keys_in_slots,  # noqa: F401
+                             needs_redis, node_binary, parse_nodes_self, redis_cli, set_all, slot_map)
 
 pytestmark = needs_redis
 
@@ -25,11 +23,7 @@ def join_take_slots_and_serve(cluster, home: str, guest: str):  # noqa: F811
     src = home_nodes[0]
     moving = sorted(parse_nodes_self(src)["slots"])[:200]
     keys = keys_in_slots(moving, 2000, prefix="mixed")
-    rc = cluster.cluster_client()
-    pipe = rc.pipeline()
-    for k in keys:
-        pipe.set(k, k)
-    pipe.execute()
+    set_all(cluster.cluster_client(), keys)
 
     newcomer = cluster.start_node(binary=guest)
     # The newcomer introduces itself: it sends MEET, the home node answers and gossips it on.
@@ -45,10 +39,7 @@ def join_take_slots_and_serve(cluster, home: str, guest: str):  # noqa: F811
         assert all(owners[s] == new_id for s in moving), n
     assert sum(int(newcomer.call("CLUSTER", "COUNTKEYSINSLOT", s)) for s in moving) == len(keys)
     rc2 = cluster.cluster_client()
-    pipe = rc2.pipeline()
-    for k in keys:
-        pipe.get(k)
-    assert pipe.execute() == keys
+    assert get_all(rc2, keys) == keys
     assert rc2.set(keys[0], "changed") and newcomer.call("GET", keys[0]) == "changed"
 
     # A replica of the other kind for a home master: add-node has it MEET, then REPLICATE.
@@ -60,11 +51,8 @@ def join_take_slots_and_serve(cluster, home: str, guest: str):  # noqa: F811
     cluster.wait_agree(timeout=30)
     cluster.wait_replication()
     mkeys = keys_in_slots(parse_nodes_self(master)["slots"], 500, prefix="rep")
-    pipe = rc2.pipeline()
-    for k in mkeys:
-        pipe.set(k, k)
-    pipe.execute()
-    assert int(master.call("WAIT", 1, 10000)) == 1
+    set_all(rc2, mkeys)
+    master.sync_replicas(1)
     assert int(replica.call("DBSIZE")) == int(master.call("DBSIZE"))
     role = replica.call("ROLE")
     assert role[0] == "slave" and int(role[2]) == master.port and role[3] == "connected"

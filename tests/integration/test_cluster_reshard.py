@@ -15,17 +15,15 @@ import time
 import pytest
 import redis
 
-from cluster_helpers import (info_dict, keys_in_slots, module_cluster, needs_redis, parse_nodes_self,  # noqa: F401
-                             redis_cli, slot_map, sum_dbsize, wait_for)
+from cluster_helpers import (get_all, info_dict, keys_in_slots, module_cluster, needs_redis,  # noqa: F401
+                             parse_nodes_self, redis_cli, set_all, six_nodes, slot_map, sum_dbsize, wait_for)
 
 pytestmark = needs_redis
 
 
 @pytest.fixture(scope="module")
-def cl(module_cluster):  # noqa: F811
-    module_cluster.start_nodes(6)
-    module_cluster.create(replicas=1)
-    return module_cluster
+def cl(six_nodes):  # noqa: F811
+    return six_nodes
 
 
 class Writer(threading.Thread):
@@ -84,13 +82,7 @@ def verify(cl, base, expected_keys):
     """Every key readable with its value, each stored once, replicas caught up, check clean."""
     cl.wait_agree(timeout=30)
     cl.wait_ok()
-    rc = cl.cluster_client()
-    for i in range(0, len(expected_keys), 1000):
-        pipe = rc.pipeline()
-        chunk = expected_keys[i:i + 1000]
-        for k in chunk:
-            pipe.get(k)
-        assert pipe.execute() == chunk
+    assert get_all(cl.cluster_client(), expected_keys) == expected_keys
     masters = cl.masters()
     assert sum_dbsize(masters) - base == len(expected_keys)
     for m in masters:
@@ -109,12 +101,7 @@ def test_reshard_under_writes(cl):
     moving = src_slots[:300]  # redis-cli takes a source's slots from the lowest
     base = sum_dbsize(masters)
     preload = keys_in_slots(moving, 3000, prefix="pre")
-    rc = cl.cluster_client()
-    for i in range(0, len(preload), 500):
-        pipe = rc.pipeline()
-        for k in preload[i:i + 500]:
-            pipe.set(k, k)
-        pipe.execute()
+    set_all(cl.cluster_client(), preload)
 
     writer = Writer(cl, keys_in_slots(moving, 20000, prefix="hot")[3000:], "rs")
     writer.start()
