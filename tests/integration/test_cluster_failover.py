@@ -12,20 +12,33 @@ import time
 
 import pytest
 
-from cluster_helpers import (cluster, describe_failure, get_all, needs_redis, parse_nodes,  # noqa: F401
-                             parse_nodes_self, set_all, sum_dbsize, wait_for)
+# cluster and module_cluster are fixtures: importing them is what makes them visible here.
+from cluster_helpers import (cluster, cluster_info, describe_failure, get_all, module_cluster,  # noqa: F401
+                             needs_redis, parse_nodes, parse_nodes_self, redis_cli, set_all,
+                             sum_dbsize, wait_for)
 
 pytestmark = needs_redis
 
 NODE_TIMEOUT_MS = 1500
 
 
-@pytest.fixture
-def six(cluster):  # noqa: F811
+def build_six(cluster):  # noqa: F811
     cluster.node_timeout = NODE_TIMEOUT_MS
     cluster.start_nodes(6)
     cluster.create(replicas=1)
     return cluster
+
+
+@pytest.fixture
+def six(cluster):  # noqa: F811
+    """A cluster of its own, for the test that kills a master."""
+    return build_six(cluster)
+
+
+@pytest.fixture(scope="module")
+def shared_six(module_cluster):  # noqa: F811
+    """One cluster for the manual failover and then the forgotten replica (on another shard)."""
+    return build_six(module_cluster)
 
 
 def write_acknowledged(cl, n, prefix):
@@ -81,8 +94,8 @@ def test_sigkill_master_replica_takes_over(six):
     assert read_all(cl, keys) == keys
 
 
-def test_manual_failover_swaps_roles_without_loss(six):
-    cl = six
+def test_manual_failover_swaps_roles_without_loss(shared_six):
+    cl = shared_six
     base = sum_dbsize(cl.masters())
     keys = write_acknowledged(cl, 2000, "mf")
     master = cl.masters()[1]
@@ -107,4 +120,34 @@ def test_manual_failover_swaps_roles_without_loss(six):
     assert int(master.call("DBSIZE")) == int(replica.call("DBSIZE"))
     out = cl.check()
     assert "[OK] All nodes agree about slots configuration." in out
+    assert "[WARNING]" not in out and "[ERR]" not in out, out
+
+
+def test_forget_a_dead_replica(shared_six):
+    """A replica lost for good: every live node is told CLUSTER FORGET (redis-cli --cluster
+    call reaches the reachable ones; del-node cannot, it skips failed nodes)."""
+    cl = shared_six
+    master = next(m for m in cl.masters() if 0 in parse_nodes_self(m)["slots"])
+    dead = cl.replicas_of(master)[0]
+    dead_id = dead.myid()
+    dead.kill()
+    survivors = [n for n in cl.nodes if n is not dead]
+    for n in survivors:
+        wait_for(lambda: "fail" in {e["id"]: e for e in parse_nodes(n.call("CLUSTER", "NODES"))}
+                 [dead_id]["flags"], timeout=20, message=f"{n!r} never flagged the dead replica fail")
+    out = redis_cli("--cluster", "call", survivors[0].addr, "CLUSTER", "FORGET", dead_id).stdout
+    assert out.count(": OK") == 5, out
+    cl.wait_agree(survivors, timeout=20)
+    for n in survivors:
+        assert dead_id not in n.call("CLUSTER", "NODES")
+        assert cluster_info(n)["cluster_known_nodes"] == "5"
+    # The master has no replica left: a new node takes the dead one's place.
+    newcomer = cl.start_node()
+    redis_cli("--cluster", "add-node", newcomer.addr, master.addr, "--cluster-slave",
+              "--cluster-master-id", master.myid())
+    cl.wait_role(newcomer, "slave")
+    cl.wait_agree(timeout=30)
+    cl.wait_replication()
+    master.sync_replicas(1)
+    out = cl.check()
     assert "[WARNING]" not in out and "[ERR]" not in out, out

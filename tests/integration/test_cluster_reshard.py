@@ -139,3 +139,30 @@ def test_add_node_and_rebalance_under_writes(cl):
     assert len(counts) == 4 and counts[0] >= 4000 and counts[-1] <= 4200, counts
     assert int(info_dict(newcomer.call("CLUSTER", "INFO"))["cluster_known_nodes"]) == 7
     verify(cl, base, written)
+
+
+def test_fix_finishes_an_interrupted_migration(cl):
+    """A reshard killed half-way leaves a slot MIGRATING on one node and IMPORTING on the other,
+    with its keys split between them; `redis-cli --cluster fix` gathers them on one node and
+    closes the slot. (redis-cli 7.0 picks the node holding most of the keys, here the source:
+    "Case 2: Moving all the slot keys to its owner".)"""
+    masters = cl.masters()
+    base = sum_dbsize(masters)
+    src, dst = masters[0], masters[2]
+    slot = max(parse_nodes_self(src)["slots"])
+    already = int(src.call("CLUSTER", "COUNTKEYSINSLOT", slot))  # the writers' keys
+    keys = keys_in_slots([slot], 100, prefix="fix")
+    set_all(cl.cluster_client(), keys)
+    dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid())
+    src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid())
+    src.call("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys[:40])
+    out = redis_cli("--cluster", "check", src.addr, check=False).stdout
+    assert f"The following slots are open: {slot}" in out, out
+
+    redis_cli("--cluster", "fix", src.addr)
+    assert int(src.call("CLUSTER", "COUNTKEYSINSLOT", slot)) == already + 100
+    assert int(dst.call("CLUSTER", "COUNTKEYSINSLOT", slot)) == 0
+    for n in cl.live():
+        wait_for(lambda: slot_map(n)[slot] == src.myid(), timeout=20,
+                 message=f"{n!r} does not see the slot back with its owner")
+    verify(cl, base, keys)
