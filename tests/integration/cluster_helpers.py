@@ -52,9 +52,9 @@ def node_binary() -> str:
 
 def node_dir_root() -> str | None:
     """Where node directories go: $VIREO_CLUSTER_TMPDIR, else /dev/shm when writable, else the
-    default temp dir. Redis 7.2 (and vireo, which writes nodes.conf the same way) saves nodes.conf
-    with a new file, fsync, rename and a directory fsync on every slot change: on ext4 that makes
-    a reshard about 5 times slower than on tmpfs, which these tests do not set out to measure."""
+    default temp dir. Redis 7.2 saves nodes.conf with a new file, fsync, rename and a directory
+    fsync on every slot change: on ext4 that makes its reshards about 5 times slower than on
+    tmpfs, a cost these tests do not set out to measure."""
     root = os.environ.get("VIREO_CLUSTER_TMPDIR")
     if root:
         return root
