@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -61,6 +62,28 @@ std::string SockName(int fd, bool peer) {
     inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, text, sizeof(text));
   }
   return text;
+}
+
+// Node names as Redis accepts them (a-z, 0-9, 40 characters): anything else on the wire would
+// end up in nodes.conf, which must load again.
+bool IsNodeName(std::string_view name) {
+  if (name.size() != kNodeNameLen) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
+bool IsIp(const std::string& text) {
+  in6_addr v6;
+  in_addr v4;
+  return inet_pton(AF_INET, text.c_str(), &v4) == 1 || inet_pton(AF_INET6, text.c_str(), &v6) == 1;
+}
+
+// Hostnames and human node names go into CLUSTER NODES and nodes.conf lines: only what
+// cluster-announce-hostname accepts.
+bool IsPrintableName(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
 }
 
 std::string_view ShortName(const ClusterNode* node) {
@@ -512,7 +535,7 @@ void ClusterBus::Forget(const std::string& name) {
 // --- receiving --------------------------------------------------------------------------------
 
 std::string ClusterBus::NodeIp(BusLink* link, const BusMessage& msg) const {
-  if (!msg.header.ip.empty()) return msg.header.ip;
+  if (!msg.header.ip.empty()) return IsIp(msg.header.ip) ? msg.header.ip : "";
   if (!link->peer_ip.empty()) return link->peer_ip;
   return link->fd >= 0 ? SockName(link->fd, true) : "";
 }
@@ -646,7 +669,7 @@ void ClusterBus::ProcessPingLike(BusLink* link, const BusMessage& msg, ClusterNo
         state_.Todo(kTodoSaveConfig);
       }
     }
-    if (sender == nullptr && msg.type == BusType::kMeet) {
+    if (sender == nullptr && msg.type == BusType::kMeet && !NodeIp(link, msg).empty()) {
       // Added in handshake: its name, role and slots come with the PONGs of our own link.
       ClusterNode* node = state_.AddNode("", kNodeHandshake);
       node->ctime = now;
@@ -675,7 +698,7 @@ void ClusterBus::ProcessPingLike(BusLink* link, const BusMessage& msg, ClusterNo
         state_.DeleteNode(node);
         return;
       }
-      if (state_.Lookup(h.sender) != nullptr || h.sender.size() != kNodeNameLen) {
+      if (state_.Lookup(h.sender) != nullptr || !IsNodeName(h.sender)) {
         state_.DeleteNode(node);  // our own name echoed back: we met ourselves
         return;
       }
@@ -798,6 +821,7 @@ void ClusterBus::ProcessGossip(const BusMessage& msg, BusLink* link) {
   const int64_t now = NowMs();
   const bool tls = server_.cfg().tls_cluster;
   for (const GossipEntry& g : msg.gossip) {
+    if (!g.ip.empty() && !IsIp(g.ip)) continue;  // a lie nodes.conf could not hold
     ClusterNode* node = state_.Lookup(g.name);
     const int gport = tls ? g.pport : g.port;
     const int gtls = tls ? g.port : g.pport;
@@ -833,7 +857,7 @@ void ClusterBus::ProcessGossip(const BusMessage& msg, BusLink* link) {
         node->flags &= ~kNodeNoAddr;
       }
     } else if (sender != nullptr && (g.flags & kNodeNoAddr) == 0 &&
-               !state_.BlacklistContains(g.name, now / 1000) && g.name.size() == kNodeNameLen) {
+               !state_.BlacklistContains(g.name, now / 1000) && IsNodeName(g.name)) {
       // A node our cluster knows: add it with its real name (no handshake, so an address that
       // was reused by another cluster's node can't pull us in).
       ClusterNode* added = state_.AddNode(g.name, g.flags & ~(kNodeMyself | kNodeMeet));
@@ -851,15 +875,15 @@ void ClusterBus::ProcessExtensions(const BusMessage& msg, ClusterNode* sender) {
   for (const PingExt& ext : msg.extensions) {
     switch (ext.type) {
       case PingExtType::kHostname:
-        hostname = ext.text;
+        if (IsPrintableName(ext.text)) hostname = ext.text;
         break;
       case PingExtType::kHumanNodename:
-        human = ext.text;
+        if (IsPrintableName(ext.text)) human = ext.text;
         break;
       case PingExtType::kForgottenNode: {
         ClusterNode* n = state_.Lookup(ext.name);
         ClusterNode* me = state_.myself();
-        if (n != nullptr && n != me && !(me->is_replica() && me->master == n)) {
+        if (n != nullptr && n != me && n != sender && !(me->is_replica() && me->master == n)) {
           spdlog::info("Ignoring node {} as forgotten (ttl {})", n->name, ext.ttl);
           state_.BlacklistAdd(n->name, NowMs() / 1000);
           state_.DeleteNode(n);
@@ -868,7 +892,7 @@ void ClusterBus::ProcessExtensions(const BusMessage& msg, ClusterNode* sender) {
         break;
       }
       case PingExtType::kShardId:
-        if (ext.name.size() == kNodeNameLen && sender->shard_id != ext.name) {
+        if (IsNodeName(ext.name) && sender->shard_id != ext.name) {
           sender->shard_id = ext.name;
           if (sender->is_master()) {
             for (ClusterNode* r : sender->replicas) r->shard_id = ext.name;

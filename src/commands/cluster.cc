@@ -221,7 +221,15 @@ void ReplySlotsNode(CommandContext& ctx, const ClusterState& state, const Cluste
 }
 
 // Replicas listed by CLUSTER SLOTS: not failed, and done with their first sync.
-bool ReplicaAvailable(const ClusterNode& node) { return !node.failed() && node.repl_offset != 0; }
+// A replica that has received something: nodes don't update their own record's offset, so
+// myself's is the replication's.
+bool ReplicaAvailable(CommandContext& ctx, const ClusterNode& node) {
+  if (node.failed()) return false;
+  const int64_t offset = node.has(cluster::kNodeMyself)
+                             ? ctx.server.replication().master_repl_offset()
+                             : node.repl_offset;
+  return offset != 0;
+}
 
 void ClusterSlotsCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
@@ -240,13 +248,13 @@ void ClusterSlotsCommand(CommandContext& ctx) {
   for (const auto& [first, last] : runs) {
     const ClusterNode& master = *state->OwnerOf(first);
     size_t replicas = 0;
-    for (const ClusterNode* r : master.replicas) replicas += ReplicaAvailable(*r) ? 1 : 0;
+    for (const ClusterNode* r : master.replicas) replicas += ReplicaAvailable(ctx, *r) ? 1 : 0;
     ctx.reply.Array(3 + replicas);
     ctx.reply.Integer(first);
     ctx.reply.Integer(last);
     ReplySlotsNode(ctx, *state, master);
     for (const ClusterNode* r : master.replicas) {
-      if (ReplicaAvailable(*r)) ReplySlotsNode(ctx, *state, *r);
+      if (ReplicaAvailable(ctx, *r)) ReplySlotsNode(ctx, *state, *r);
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "server/pubsub.h"
 
+#include <fmt/format.h>
+
 #include "server/client.h"
 #include "server/server.h"
 #include "util/glob.h"
@@ -177,6 +179,22 @@ size_t PubsubEngine::PublishShard(std::string_view channel, std::string_view mes
     Deliver(*client, frame.For(*client, "smessage", channel, message));
   }
   return it->second.size();
+}
+
+void PubsubEngine::DropShardChannel(std::string_view channel) {
+  auto& shards = registry_[static_cast<int>(PubsubKind::kShard)];
+  auto it = shards.find(channel);
+  if (it == shards.end()) return;
+  const Subscribers subscribers = it->second;  // Unsubscribe edits the registry
+  const std::string name(channel);
+  for (Client* client : subscribers) {
+    Unsubscribe(*client, PubsubKind::kShard, name);
+    std::string frame;
+    AppendHeader(&frame, client->resp() == 3 ? '>' : '*', 3);
+    frame += fmt::format("$12\r\nsunsubscribe\r\n${}\r\n{}\r\n:{}\r\n", name.size(), name,
+                         CountOf(*client, PubsubKind::kShard));
+    Deliver(*client, frame);
+  }
 }
 
 size_t PubsubEngine::SubscriberCount(PubsubKind kind, std::string_view name) const {

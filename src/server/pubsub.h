@@ -57,6 +57,9 @@ class PubsubEngine {
   size_t Publish(std::string_view channel, std::string_view message);
   // SPUBLISH: shard channel subscribers get "smessage".
   size_t PublishShard(std::string_view channel, std::string_view message);
+  // Cluster mode, the channel's slot left this shard: every subscriber is unsubscribed and
+  // told so with a "sunsubscribe" push, as Redis 7 does.
+  void DropShardChannel(std::string_view channel);
 
   // Introspection (PUBSUB, INFO).
   size_t channel_count() const { return registry_[0].size(); }

@@ -111,6 +111,15 @@ std::string Server::StartCluster() {
   cluster_ = std::move(state);
   slot_routing_ = cluster_.get();
   cluster_bus_ = std::make_unique<cluster::ClusterBus>(*this, *cluster_);
+  // A slot leaving this shard takes its shard channels' subscriptions along.
+  cluster_->on_slot_unassigned = [this](int slot, cluster::ClusterNode* old_owner) {
+    const cluster::ClusterNode* me = cluster_->myself();
+    if (pubsub_.shard_channel_count() == 0) return;
+    if (old_owner != me && !(me->is_replica() && me->master == old_owner)) return;
+    for (const std::string& channel : pubsub_.ActiveNames(PubsubKind::kShard, "", true)) {
+      if (cluster::KeySlot(channel) == slot) pubsub_.DropShardChannel(channel);
+    }
+  };
   if (std::string err = cluster_bus_->Listen(c.bind, bus_port); !err.empty()) return err;
   if (save) {
     if (std::string err = SaveClusterConfig(true); !err.empty()) {
