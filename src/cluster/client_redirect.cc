@@ -52,9 +52,9 @@ cluster::RedirectDecision Decide(const cluster::RedirectRequest& request,
 
 // The fast path: the one slot all keys of the request hash to (kNoKeys when none has keys)
 // when every command's keys sit at fixed positions, else kSlowPath. EXEC looks at its queue.
-int FixedRequestSlot(const Client& client, const CommandSpec& spec,
+int FixedRequestSlot(const Client& client, const CommandSpec& spec, bool exec,
                      std::span<const std::string_view> argv) {
-  if (spec.name != "exec") return cluster::FixedKeysSlot(spec, argv);
+  if (!exec) return cluster::FixedKeysSlot(spec, argv);
   int slot = cluster::kNoKeys;
   for (const QueuedCommand& q : client.multi_queue) {
     const int queued = cluster::FixedKeysSlot(*q.spec, q.argv);
@@ -73,15 +73,17 @@ std::string Server::ClusterRedirectError(const Client& client, const CommandSpec
                                          std::span<const std::string_view> argv) {
   // Keys of a slot served here, stable: no other rule can apply. This is nearly every command
   // of a healthy cluster, and it costs a key hash and one routing call, no allocation.
-  if (spec.name != "exec" || client.has(kClientMulti)) {
-    const int slot = FixedRequestSlot(client, spec, argv);
+  // (Compared as a string_view: the length is checked first, no memcmp call per command.)
+  const bool exec = std::string_view(spec.name) == "exec";
+  if (!exec || client.has(kClientMulti)) {
+    const int slot = FixedRequestSlot(client, spec, exec, argv);
     if (slot >= 0 && slot_routing_->ServesStableSlot(slot)) return {};
   }
   cluster::RedirectRequest request;
   cluster::RoutedCommand single{&spec, argv};
   std::vector<cluster::RoutedCommand> queued;
   std::vector<std::vector<std::string_view>> queued_argv;
-  if (spec.name == "exec") {
+  if (exec) {
     // EXEC without MULTI just fails by itself. Otherwise every queued key counts.
     if (!client.has(kClientMulti)) return {};
     queued_argv.reserve(client.multi_queue.size());
