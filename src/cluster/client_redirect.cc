@@ -19,16 +19,11 @@ bool IsPubsubShard(const CommandSpec& spec) {
   return spec.name == "spublish" || spec.name == "ssubscribe" || spec.name == "sunsubscribe";
 }
 
-// cluster-allow-reads-when-down and cluster-allow-pubsubshard-when-down, read by name (the
-// cluster state declares them): only needed while the cluster is down.
-cluster::RedirectOptions ReadRedirectOptions(const Config& config) {
+// Only needed while the cluster is down.
+cluster::RedirectOptions ReadRedirectOptions(const ServerConfig& config) {
   cluster::RedirectOptions options;
-  auto flag = [&](std::string_view name, bool fallback) {
-    const Config::Option* opt = config.Find(name);
-    return opt == nullptr ? fallback : opt->get(config.values()) == "yes";
-  };
-  options.allow_reads_when_down = flag("cluster-allow-reads-when-down", false);
-  options.allow_pubsubshard_when_down = flag("cluster-allow-pubsubshard-when-down", true);
+  options.allow_reads_when_down = config.cluster_allow_reads_when_down;
+  options.allow_pubsubshard_when_down = config.cluster_allow_pubsubshard_when_down;
   return options;
 }
 
@@ -51,19 +46,44 @@ cluster::RedirectDecision Decide(const cluster::RedirectRequest& request,
     return entry != nullptr && !db0.IsExpired(entry);
   };
   const cluster::RedirectOptions options =
-      routing.ClusterUp() ? cluster::RedirectOptions{} : ReadRedirectOptions(config);
+      routing.ClusterUp() ? cluster::RedirectOptions{} : ReadRedirectOptions(config.values());
   return cluster::DecideRedirect(request, routing, options, exists);
+}
+
+// The fast path: the one slot all keys of the request hash to (kNoKeys when none has keys)
+// when every command's keys sit at fixed positions, else kSlowPath. EXEC looks at its queue.
+int FixedRequestSlot(const Client& client, const CommandSpec& spec, bool exec,
+                     std::span<const std::string_view> argv) {
+  if (!exec) return cluster::FixedKeysSlot(spec, argv);
+  int slot = cluster::kNoKeys;
+  for (const QueuedCommand& q : client.multi_queue) {
+    const int queued = cluster::FixedKeysSlot(*q.spec, q.argv);
+    if (queued == cluster::kNoKeys) continue;
+    if (queued == cluster::kSlowPath || (slot != cluster::kNoKeys && queued != slot)) {
+      return cluster::kSlowPath;
+    }
+    slot = queued;
+  }
+  return slot;
 }
 
 }  // namespace
 
 std::string Server::ClusterRedirectError(const Client& client, const CommandSpec& spec,
                                          std::span<const std::string_view> argv) {
+  // Keys of a slot served here, stable: no other rule can apply. This is nearly every command
+  // of a healthy cluster, and it costs a key hash and one routing call, no allocation.
+  // (Compared as a string_view: the length is checked first, no memcmp call per command.)
+  const bool exec = std::string_view(spec.name) == "exec";
+  if (!exec || client.has(kClientMulti)) {
+    const int slot = FixedRequestSlot(client, spec, exec, argv);
+    if (slot >= 0 && slot_routing_->ServesStableSlot(slot)) return {};
+  }
   cluster::RedirectRequest request;
   cluster::RoutedCommand single{&spec, argv};
   std::vector<cluster::RoutedCommand> queued;
   std::vector<std::vector<std::string_view>> queued_argv;
-  if (spec.name == "exec") {
+  if (exec) {
     // EXEC without MULTI just fails by itself. Otherwise every queued key counts.
     if (!client.has(kClientMulti)) return {};
     queued_argv.reserve(client.multi_queue.size());
@@ -87,13 +107,19 @@ std::string Server::ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
                                        std::span<const std::string_view> argv) {
   // Our master's scripts apply whatever the slot.
   if (run.caller == nullptr || run.caller->has(kClientMaster)) return {};
-  cluster::RedirectRequest request;
-  cluster::RoutedCommand cmd{&spec, argv};
-  request.commands = {&cmd, 1};
-  // The script runs with its caller's ASKING / READONLY.
-  FillFromCommand(request, spec, *run.caller);
-  request.any_write = spec.has(kCmdWrite);
-  const cluster::RedirectDecision decision = Decide(request, *slot_routing_, *dbs_[0], config_);
+  cluster::RedirectDecision decision;
+  if (const int slot = cluster::FixedKeysSlot(spec, argv);
+      slot >= 0 && slot_routing_->ServesStableSlot(slot)) {
+    decision.slot = slot;  // served here, as the full rules would say
+  } else {
+    cluster::RedirectRequest request;
+    cluster::RoutedCommand cmd{&spec, argv};
+    request.commands = {&cmd, 1};
+    // The script runs with its caller's ASKING / READONLY.
+    FillFromCommand(request, spec, *run.caller);
+    request.any_write = spec.has(kCmdWrite);
+    decision = Decide(request, *slot_routing_, *dbs_[0], config_);
+  }
   if (decision.kind != cluster::Redirect::kNone) {
     return std::string(cluster::ScriptRedirectError(decision.kind));
   }

@@ -8,6 +8,46 @@
 
 namespace vireo::cluster {
 
+namespace {
+
+template <typename Arg>
+int FixedKeysSlotOf(const CommandSpec& spec, std::span<const Arg> argv) {
+  if (spec.key_specs.empty()) return kNoKeys;
+  const int argc = static_cast<int>(argv.size());
+  int slot = kNoKeys;
+  for (const KeySpec& ks : spec.key_specs) {
+    // Only what CommandSpec::GetKeys reads off the spec alone: an index, then a range whose
+    // end is fixed or counted from the end (no "1/limit of the rest", no key finder).
+    if (ks.begin != KeySpec::Begin::kIndex || ks.find != KeySpec::Find::kRange ||
+        (ks.flags & kKeyIncomplete) != 0 || (ks.a < 0 && ks.c != 0)) {
+      return kSlowPath;
+    }
+    const int first = ks.index;
+    const int last = ks.a >= 0 ? first + ks.a : argc + ks.a;
+    const int step = ks.b;
+    if (step <= 0 || first < 0 || last >= argc || last < first) return kSlowPath;
+    for (int i = first; i <= last; i += step) {
+      const int key_slot = KeySlot(argv[static_cast<size_t>(i)]);
+      if (slot == kNoKeys) {
+        slot = key_slot;
+      } else if (key_slot != slot) {
+        return kSlowPath;
+      }
+    }
+  }
+  return slot;
+}
+
+}  // namespace
+
+int FixedKeysSlot(const CommandSpec& spec, std::span<const std::string_view> argv) {
+  return FixedKeysSlotOf(spec, argv);
+}
+
+int FixedKeysSlot(const CommandSpec& spec, std::span<const std::string> argv) {
+  return FixedKeysSlotOf(spec, argv);
+}
+
 RedirectDecision DecideRedirect(const RedirectRequest& request, const SlotRouting& routing,
                                 const RedirectOptions& options, const KeyExistsFn& key_exists) {
   RedirectDecision decision;

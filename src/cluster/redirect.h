@@ -65,6 +65,17 @@ struct RedirectOptions {
 // Whether `key` is in db 0 (not expired; no side effects: no touch, no lazy deletion).
 using KeyExistsFn = std::function<bool(std::string_view key)>;
 
+// The fast path's key scan: the slot of a call's keys when its key specs put every key at a
+// fixed position (SET, GET, MSET, DEL, LMOVE... but not EVAL's numkeys or SORT's STORE) and
+// they all hash to one slot, found without allocating. kNoKeys when the command has none;
+// kSlowPath when only the full rules can tell (other specs, malformed arguments, keys in
+// several slots). Shard channels count as keys, as in DecideRedirect.
+inline constexpr int kNoKeys = -1;
+inline constexpr int kSlowPath = -2;
+int FixedKeysSlot(const CommandSpec& spec, std::span<const std::string_view> argv);
+// The same for a command queued by MULTI (it owns its arguments).
+int FixedKeysSlot(const CommandSpec& spec, std::span<const std::string> argv);
+
 // The decision for a request. Requests without keys are always served here.
 RedirectDecision DecideRedirect(const RedirectRequest& request, const SlotRouting& routing,
                                 const RedirectOptions& options, const KeyExistsFn& key_exists);

@@ -40,6 +40,16 @@ class SlotRouting {
   // True when this node is importing the slot (CLUSTER SETSLOT IMPORTING): ASKING clients are
   // served here.
   virtual bool Importing(int slot) const = 0;
+
+  // The common case, asked once per command with keys before anything else: the cluster is up
+  // and this node is the slot's master with the slot neither migrating nor importing, so a
+  // request whose keys are all in this slot runs here whatever the client's flags. False sends
+  // the request through the full rules (DecideRedirect). The default answers from the calls
+  // above; an implementation may override it with one lookup in a compact table.
+  virtual bool ServesStableSlot(int slot) const {
+    return ClusterUp() && Owner(slot) == SlotOwner::kMyself && !Importing(slot) &&
+           MigratingEndpoint(slot).empty();
+  }
 };
 
 }  // namespace vireo::cluster

@@ -195,6 +195,73 @@ TEST_F(ClusterDispatchTest, BlockedClientsOfAMovedSlotAreRedirected) {
   EXPECT_FALSE(wait_elsewhere.has(kClientBlocked));
 }
 
+TEST_F(ClusterDispatchTest, FastPathAgreesWithTheFullRules) {
+  // Slots in every state the rules know, keys present and absent.
+  const int mig = KeySlot("{m}"), imp = KeySlot("{i}");
+  Client& setup = NewClient();
+  for (std::string_view key : {"{a}k", "{m}here", "{i}here"}) {
+    ASSERT_EQ(Run(setup, {"SET", key, "1"}), "+OK\r\n");
+  }
+  Elsewhere("{o}");
+  routing_.owners[KeySlot("{r}")] = SlotOwner::kMyMaster;
+  routing_.migrating.insert(mig);
+  routing_.owners[imp] = SlotOwner::kOther;
+  routing_.importing.insert(imp);
+  // Idempotent commands, so running each twice leaves the same state for the second run.
+  const std::vector<std::vector<std::string_view>> commands = {
+      {"GET", "{a}k"},
+      {"GET", "{o}k"},
+      {"SET", "{a}k", "1"},
+      {"SET", "{o}k", "1"},
+      {"GET", "{r}k"},
+      {"SET", "{r}k", "1"},
+      {"GET", "{m}here"},
+      {"GET", "{m}gone"},
+      {"SET", "{m}here", "2"},
+      {"MGET", "{m}here", "{m}gone"},
+      {"GET", "{i}here"},
+      {"MGET", "{i}here", "{i}gone"},
+      {"MGET", "{a}k", "{a}j"},
+      {"MGET", "{a}k", "{o}k"},
+      {"MSET", "{a}k", "1", "{a}j", "1"},
+      {"EXISTS", "{a}k", "{a}k"},
+      {"LMOVE", "{a}x", "{a}y", "LEFT", "RIGHT"},
+      {"PING"},
+      {"SPUBLISH", "{o}ch", "m"},
+  };
+  Client& plain = NewClient();
+  Client& asking = NewClient();
+  Client& readonly = NewClient();
+  ASSERT_EQ(Run(readonly, {"READONLY"}), "+OK\r\n");
+  auto run = [&](Client& c, const std::vector<std::string_view>& argv, bool fast) {
+    routing_.fast_path = fast;
+    if (&c == &asking) Run(c, {"ASKING"});
+    server_.InjectInput(c, RespCommand(argv));
+    std::string out = c.output().substr(c.output_written);
+    c.output_written = c.output().size();
+    return out;
+  };
+  for (bool up : {true, false}) {
+    routing_.up = up;
+    for (Client* c : {&plain, &asking, &readonly}) {
+      for (const auto& argv : commands) {
+        const std::string full = run(*c, argv, false);
+        routing_.stable_slot_calls = 0;
+        EXPECT_EQ(run(*c, argv, true), full) << argv[0] << " " << argv.size() << " up " << up;
+      }
+    }
+  }
+  // A transaction on one stable slot is decided by the fast path alone.
+  routing_.up = true;
+  EXPECT_EQ(Run(plain, {"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(Run(plain, {"SET", "{a}k", "5"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run(plain, {"PING"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run(plain, {"GET", "{a}k"}), "+QUEUED\r\n");
+  routing_.stable_slot_calls = 0;
+  EXPECT_EQ(Run(plain, {"EXEC"}), "*3\r\n+OK\r\n+PONG\r\n$1\r\n5\r\n");
+  EXPECT_EQ(routing_.stable_slot_calls, 1);
+}
+
 TEST_F(ClusterDispatchTest, Db0KeepsTheSlotIndex) {
   Client& c = NewClient();
   EXPECT_TRUE(server_.db(0).slot_indexed());

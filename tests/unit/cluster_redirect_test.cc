@@ -42,6 +42,91 @@ class RedirectTest : public ::testing::Test {
   KeyExistsFn exists = [this](std::string_view k) { return present.count(k) != 0; };
 };
 
+// The fast path's key scan must find exactly GetKeys's keys whenever it answers: for every
+// command and subcommand, argument counts up to 9, each argument in turn moved to another slot.
+TEST(FixedKeysSlotTest, AgreesWithGetKeys) {
+  std::vector<const CommandSpec*> specs;
+  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+    specs.push_back(spec.get());
+    for (const auto& [sub_name, sub] : spec->subcommands) specs.push_back(sub.get());
+  }
+  const int t_slot = KeySlot("{t}");
+  int fast_answers = 0;
+  for (const CommandSpec* spec : specs) {
+    const size_t bar = spec->name.find('|');
+    const bool is_sub = bar != std::string::npos;
+    for (size_t argc = is_sub ? 2 : 1; argc <= 9; ++argc) {
+      for (size_t odd = 0; odd <= argc; ++odd) {  // odd == argc: every argument in {t}
+        std::vector<std::string> args;
+        if (is_sub) {
+          args = {spec->name.substr(0, bar), spec->name.substr(bar + 1)};
+        } else {
+          args = {spec->name};
+        }
+        while (args.size() < argc) {
+          const size_t i = args.size();
+          args.push_back((i == odd ? "{u}" : "{t}") + std::to_string(i));
+        }
+        const std::vector<std::string_view> argv(args.begin(), args.end());
+        const int slot = FixedKeysSlot(*spec, argv);
+        EXPECT_EQ(FixedKeysSlot(*spec, std::span<const std::string>(args)), slot);
+        std::vector<KeyRef> keys;
+        const bool ok = spec->GetKeys(argv, &keys, /*include_not_keys=*/true);
+        std::set<int> slots;
+        for (const KeyRef& k : keys) slots.insert(KeySlot(argv[k.pos]));
+        if (slot == kNoKeys) {
+          EXPECT_TRUE(spec->key_specs.empty()) << spec->name;
+        } else if (slot >= 0) {
+          ++fast_answers;
+          ASSERT_TRUE(ok) << spec->name << " argc " << argc;
+          EXPECT_EQ(slots, std::set<int>{slot}) << spec->name << " argc " << argc;
+        } else if (ok && odd == argc && !keys.empty()) {
+          // All keys in {t}: the scan may only give up on specs it doesn't follow.
+          bool fixed = true;
+          for (const KeySpec& ks : spec->key_specs) {
+            fixed &= ks.begin == KeySpec::Begin::kIndex && ks.find == KeySpec::Find::kRange &&
+                     !(ks.flags & kKeyIncomplete) && !(ks.a < 0 && ks.c != 0);
+          }
+          EXPECT_FALSE(fixed) << spec->name << " argc " << argc;
+        }
+        if (slot >= 0 && odd == argc) {
+          EXPECT_EQ(slot, t_slot) << spec->name;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fast_answers, 1000);
+}
+
+TEST(FixedKeysSlotTest, CommonCommands) {
+  auto slot_of = [](std::vector<std::string_view> argv) {
+    return FixedKeysSlot(*CommandTable::Instance().Find(argv[0]), argv);
+  };
+  EXPECT_EQ(slot_of({"get", "foo"}), KeySlot("foo"));
+  EXPECT_EQ(slot_of({"set", "foo", "v", "EX", "10"}), KeySlot("foo"));
+  EXPECT_EQ(slot_of({"mset", "{u}a", "1", "{u}b", "2"}), KeySlot("{u}"));
+  EXPECT_EQ(slot_of({"mset", "a", "1", "b", "2"}), kSlowPath);  // CROSSSLOT is for the rules
+  EXPECT_EQ(slot_of({"lmove", "{u}a", "{u}b", "left", "right"}), KeySlot("{u}"));
+  EXPECT_EQ(slot_of({"ping"}), kNoKeys);
+  EXPECT_EQ(slot_of({"spublish", "ch", "m"}), KeySlot("ch"));     // shard channels route
+  EXPECT_EQ(slot_of({"eval", "return 1", "1", "k"}), kSlowPath);  // numkeys
+  EXPECT_EQ(slot_of({"xread", "streams", "s", "0"}), kSlowPath);  // keyword
+}
+
+TEST(StableSlotTest, DefaultAsksOwnerMigrationAndState) {
+  FakeSlotRouting r;
+  r.owners[1] = SlotOwner::kOther;
+  r.owners[2] = SlotOwner::kMyMaster;
+  r.owners[3] = SlotOwner::kUnassigned;
+  r.migrating.insert(4);
+  r.importing.insert(5);
+  const SlotRouting& base = r;
+  EXPECT_TRUE(base.ServesStableSlot(0));
+  for (int slot = 1; slot <= 5; ++slot) EXPECT_FALSE(base.ServesStableSlot(slot)) << slot;
+  r.up = false;
+  EXPECT_FALSE(base.ServesStableSlot(0));
+}
+
 TEST_F(RedirectTest, CommandsWithoutKeysAreServedAnywhere) {
   routing.up = false;
   EXPECT_EQ(Decide({"ping"}).kind, Redirect::kNone);

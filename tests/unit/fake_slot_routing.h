@@ -22,11 +22,19 @@ class FakeSlotRouting : public SlotRouting {
     return migrating.count(slot) != 0 ? "127.0.0.1:7002" : "";
   }
   bool Importing(int slot) const override { return importing.count(slot) != 0; }
+  // Counts the fast path's questions; with fast_path off every request takes the full rules
+  // (tests compare the two).
+  bool ServesStableSlot(int slot) const override {
+    ++stable_slot_calls;
+    return fast_path && SlotRouting::ServesStableSlot(slot);
+  }
 
   bool up = true;
   SlotOwner default_owner = SlotOwner::kMyself;
   std::map<int, SlotOwner> owners;
   std::set<int> migrating, importing;
+  bool fast_path = true;
+  mutable int stable_slot_calls = 0;
 };
 
 }  // namespace vireo::cluster
