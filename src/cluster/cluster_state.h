@@ -235,6 +235,11 @@ class ClusterState : public SlotRouting {
   std::string MovedEndpoint(int slot) const override;
   std::string MigratingEndpoint(int slot) const override;
   bool Importing(int slot) const override { return importing_from_[slot] != nullptr; }
+  // The redirection check's fast path: one call instead of four.
+  bool ServesStableSlot(int slot) const override {
+    return state_ok_ && slots_[slot] == myself_ && myself_ != nullptr &&
+           migrating_to_[slot] == nullptr && importing_from_[slot] == nullptr;
+  }
 
  private:
   std::string Endpoint(const ClusterNode& node) const;
