@@ -63,16 +63,21 @@ def pick_port() -> int:
 
 
 class TlsNode(ClusterNode):
-    """A cluster node with only a TLS port (self.port), tls-cluster and tls-replication yes."""
+    """A cluster node with only a TLS port (self.port), tls-cluster and tls-replication yes.
+    It presents `cert` (signed by `cert_ca`) and verifies peers against the test CA."""
 
-    def __init__(self, binary, node_timeout, certs, extra_args=()):  # noqa: F811
+    def __init__(self, binary, node_timeout, certs, extra_args=(), cert="server",  # noqa: F811
+                 cert_ca="ca"):
         super().__init__(binary, node_timeout, extra_args)
         self.certs = certs
+        self.cert = cert
+        self.cert_ca = cert_ca
 
     def argv(self) -> list[str]:
         c = self.certs
         return [self.binary, "--port", "0", "--tls-port", str(self.port), "--bind", HOST,
-                "--tls-cert-file", str(c / "server.crt"), "--tls-key-file", str(c / "server.key"),
+                "--tls-cert-file", str(c / f"{self.cert}.crt"),
+                "--tls-key-file", str(c / f"{self.cert}.key"),
                 "--tls-ca-cert-file", str(c / "ca.crt"), "--tls-cluster", "yes",
                 "--tls-replication", "yes", "--cluster-enabled", "yes",
                 "--cluster-config-file", "nodes.conf",
@@ -86,11 +91,12 @@ class TlsNode(ClusterNode):
 
     def _ssl_kw(self) -> dict:
         c = self.certs
-        return dict(ssl=True, ssl_ca_certs=str(c / "ca.crt"), ssl_certfile=str(c / "client.crt"),
+        return dict(ssl=True, ssl_ca_certs=str(c / f"{self.cert_ca}.crt"),
+                    ssl_certfile=str(c / "client.crt"),
                     ssl_keyfile=str(c / "client.key"))
 
     def ping(self) -> bool:
-        ctx = ssl.create_default_context(cafile=str(self.certs / "ca.crt"))
+        ctx = ssl.create_default_context(cafile=str(self.certs / f"{self.cert_ca}.crt"))
         ctx.load_cert_chain(self.certs / "client.crt", self.certs / "client.key")
         try:
             with socket.create_connection((HOST, self.port), timeout=0.5) as raw:
@@ -199,6 +205,39 @@ def test_tls_cluster_forms_and_announces_tls_ports(tls_cluster):
     assert all(n.alive() for n in nodes)
 
 
+def test_bus_refuses_a_node_whose_certificate_does_not_verify(tls_cluster):
+    """A node with a certificate from another CA MEETs the cluster: its bus connections fail the
+    TLS handshake (tls-auth-clients yes), so nobody learns of it and its handshake entry for the
+    vireo node expires."""
+    c = tls_cluster
+    rogue = TlsNode(node_binary(), c.node_timeout, c.certs, cert="rogue", cert_ca="rogue-ca")
+    c.nodes.append(rogue)
+    rogue.start()
+    target = c.masters_list[0]
+    assert rogue.call("CLUSTER", "MEET", HOST, target.port) == "OK"
+    wait_for(lambda: len(parse_nodes(rogue.call("CLUSTER", "NODES"))) == 1, timeout=30,
+             interval=0.05, message="the rogue node's handshake never expired")
+    rogue_id = rogue.myid()
+    for n in c.masters_list + [c.replica]:
+        assert rogue_id not in n.call("CLUSTER", "NODES")
+        assert info_dict(n.call("CLUSTER", "INFO"))["cluster_known_nodes"] == "4"
+    rogue.stop()
+
+
+def test_stalled_bus_handshake_is_closed(tls_cluster):
+    """A peer that connects to the TLS bus and never says a word is dropped (after 10 s)."""
+    target = tls_cluster.masters_list[1]
+    if target.is_redis:
+        pytest.skip("Redis 7 has no handshake timeout on the cluster bus (a vireo addition)")
+    with socket.create_connection((HOST, target.port + 10000), timeout=5) as s:
+        s.settimeout(30)
+        try:
+            assert s.recv(16) == b""
+        except ConnectionResetError:
+            pass
+    assert info_dict(target.call("CLUSTER", "INFO"))["cluster_state"] == "ok"
+
+
 def test_replica_syncs_over_tls(tls_cluster):
     c = tls_cluster
     master, replica = c.masters_list[0], c.replica
@@ -269,6 +308,9 @@ def test_redis_7_0_tls_node_joins_vireo_tls_cluster(tls_cluster):
     for k in keys:
         hc.set(k, k)
     masters = c.masters_list + [guest]
+    # Slot 101 stays with the guest: a master that loses its last slot becomes a replica
+    # (cluster-allow-replica-migration), and SETSLOT must only go to masters.
+    assert migrate_slot(host_node, guest, 101, masters) == 0
     assert migrate_slot(host_node, guest, slot, masters) == len(keys)
     c.wait_agree(everyone, timeout=30)
     gid = guest.myid()
