@@ -18,6 +18,7 @@
 
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/listen.h"
 
 namespace vireo::cluster {
 namespace {
@@ -122,41 +123,15 @@ ClusterBus::~ClusterBus() {
 // --- sockets ----------------------------------------------------------------------------------
 
 std::string ClusterBus::Listen(const std::vector<std::string>& binds, int port) {
-  std::string error;
   for (const std::string& b : binds) {
     const bool optional = !b.empty() && b[0] == '-';
-    const std::string addr = optional ? b.substr(1) : b;
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    addrinfo* res = nullptr;
-    const std::string port_text = std::to_string(port);
-    if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port_text.c_str(), &hints, &res) != 0) {
-      if (!optional) return fmt::format("Invalid bind address '{}'", addr);
-      continue;
-    }
-    for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-      int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-      if (fd < 0) continue;
-      int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-      if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-      if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 511) != 0) {
-        if (!optional) {
-          error = fmt::format("Could not create cluster bus listening socket {}:{}: {}", addr, port,
-                              strerror(errno));
-        }
-        close(fd);
-        continue;
-      }
+    std::string error = ListenOnAddress(optional ? b.substr(1) : b, port, 511, [&](int fd) {
       const uint64_t id = next_id_++;
       listen_fds_.push_back(fd);
       listener_ids_[id] = fd;
       server_.WatchBusSocket(fd, kTag | id, EPOLLIN);
-    }
-    freeaddrinfo(res);
-    if (!error.empty()) return error;
+    });
+    if (!error.empty() && !optional) return error;
   }
   if (listen_fds_.empty()) return fmt::format("Failed listening on cluster bus port {}", port);
   return "";

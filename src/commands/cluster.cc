@@ -682,9 +682,18 @@ void ClusterResetCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     return;
   }
+  const bool was_replica = state->myself()->is_replica();
   ctx.server.cluster_bus()->Reset();
   state->Reset(hard);
   ctx.server.ClusterSyncReplication();
+  // A replica's data was its master's: a reset node starts empty, as in Redis.
+  if (was_replica) {
+    for (int i = 0; i < ctx.server.db_count(); ++i) {
+      ctx.server.TouchAllWatchedKeysInDb(i);
+      ctx.server.db(i).Clear();
+      ctx.server.SignalFlushedDb(i);
+    }
+  }
   ctx.reply.Ok();
 }
 

@@ -31,6 +31,7 @@
 #include "server/redaction.h"
 #include "server/server_loop.h"
 #include "util/clock.h"
+#include "util/listen.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -203,41 +204,18 @@ int64_t Server::CommandTimeUs() {
 // port) decides bound_port_; the tls-port never does. Returns "" or the error of a
 // non-optional address.
 std::string Server::ListenTcp(const std::string& addr, bool optional, int port_number, bool tls) {
-  const ServerConfig& c = config_.values();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-  addrinfo* res = nullptr;
-  std::string port = std::to_string(port_number);
-  if (getaddrinfo(addr == "*" ? nullptr : addr.c_str(), port.c_str(), &hints, &res) != 0) {
-    return optional ? "" : fmt::format("Invalid bind address '{}'", addr);
-  }
-  std::string error;
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
-      error = fmt::format("Could not create server TCP listening socket {}:{}: {}", addr, port,
-                          strerror(errno));
-      close(fd);
-      continue;
-    }
-    if (bound_port_ == 0 && !tls) {
-      sockaddr_storage local{};
-      socklen_t len = sizeof(local);
-      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-      bound_port_ = local.ss_family == AF_INET6
-                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                        : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-    }
-    listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
-    error.clear();
-  }
-  freeaddrinfo(res);
+  std::string error =
+      ListenOnAddress(addr, port_number, config_.values().tcp_backlog, [&](int fd) {
+        if (bound_port_ == 0 && !tls) {
+          sockaddr_storage local{};
+          socklen_t len = sizeof(local);
+          getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+          bound_port_ = local.ss_family == AF_INET6
+                            ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                            : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+        }
+        listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
+      });
   return optional ? "" : error;
 }
 

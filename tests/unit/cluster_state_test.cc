@@ -183,5 +183,42 @@ TEST_F(ClusterStateTest, SlotRangesAreMaximalRuns) {
   EXPECT_EQ(ranges[2], std::make_pair(16383, 16383));
 }
 
+TEST_F(ClusterStateTest, FailureReportsCountOncePerReporterAndExpire) {
+  ClusterNode* target = state_.AddNode("", kNodeMaster);
+  ClusterNode* a = state_.AddNode("", kNodeMaster);
+  ClusterNode* b = state_.AddNode("", kNodeMaster);
+  EXPECT_TRUE(state_.AddFailureReport(target, a, 1000));
+  EXPECT_FALSE(state_.AddFailureReport(target, a, 1500));  // refreshed, not added
+  EXPECT_TRUE(state_.AddFailureReport(target, b, 1600));
+  EXPECT_EQ(target->fail_reports.size(), 2u);
+  // Valid for twice the node timeout (1000 ms here) from the report's time.
+  state_.CleanupFailureReports(target, 3550);
+  EXPECT_EQ(target->fail_reports.size(), 1u);
+  EXPECT_EQ(target->fail_reports[0].reporter, b);
+  // A reporter that goes away takes its reports along; deleting a missing one is false.
+  state_.DeleteNode(b);
+  EXPECT_TRUE(target->fail_reports.empty());
+  EXPECT_FALSE(state_.DelFailureReport(target, a));
+}
+
+TEST_F(ClusterStateTest, HooksSeeDeletedNodesAndUnassignedSlots) {
+  std::vector<std::string> deleted;
+  std::vector<std::pair<int, ClusterNode*>> unassigned;
+  state_.before_delete_node = [&](ClusterNode* n) { deleted.push_back(n->name); };
+  state_.on_slot_unassigned = [&](int slot, ClusterNode* owner) {
+    unassigned.emplace_back(slot, owner);
+  };
+  ClusterNode* other = state_.AddNode("", kNodeMaster);
+  const std::string name = other->name;
+  state_.AddSlot(other, 7);
+  state_.AddSlot(state_.myself(), 8);
+  state_.DelSlot(8);
+  state_.DeleteNode(other);
+  ASSERT_EQ(deleted, std::vector<std::string>{name});
+  ASSERT_EQ(unassigned.size(), 2u);
+  EXPECT_EQ(unassigned[0], std::make_pair(8, state_.myself()));
+  EXPECT_EQ(unassigned[1].first, 7);
+}
+
 }  // namespace
 }  // namespace vireo::cluster
