@@ -33,6 +33,10 @@ constexpr int64_t kFailUndoTimeMult = 2;
 constexpr int64_t kReplicaMigrationDelayMs = 5000;
 constexpr int64_t kCronPeriodMs = 100;
 constexpr size_t kReadChunk = 16 * 1024;
+// A bus TLS handshake must finish within this long, as a client's must (server.cc): a peer
+// that connects and stalls would otherwise hold a descriptor (and, outbound, the node's only
+// link) forever.
+constexpr int64_t kTlsHandshakeTimeoutMs = 10000;
 
 enum CantFailoverReason {
   kCantFailoverNone = 0,
@@ -106,6 +110,7 @@ ClusterBus::ClusterBus(Server& server, ClusterState& state)
 ClusterBus::~ClusterBus() {
   state_.before_delete_node = nullptr;
   for (auto& [id, link] : links_) {
+    link->tls.reset();  // its close_notify goes out before the descriptor closes
     if (link->fd >= 0) close(link->fd);
     if (link->node != nullptr) {
       if (link->node->link == link.get()) link->node->link = nullptr;
@@ -146,6 +151,7 @@ BusLink* ClusterBus::NewLink(int fd, bool inbound, int64_t now) {
 void ClusterBus::FreeLink(BusLink* link) {
   if (link == nullptr || link->dead) return;
   link->dead = true;
+  link->tls.reset();
   if (link->fd >= 0) {
     server_.UnwatchSocket(link->fd);
     close(link->fd);
@@ -202,7 +208,12 @@ void ClusterBus::Connect(ClusterNode* node, int64_t now) {
   node->link = link;
   if (r == 0) {
     server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
-    OnConnected(link);
+    if (server_.cfg().tls_cluster) {
+      link->connected = true;
+      StartTls(link);
+    } else {
+      OnConnected(link);
+    }
   } else {
     link->watching_write = true;
     server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN | EPOLLOUT);
@@ -240,7 +251,81 @@ void ClusterBus::Accept(int listen_fd) {
     link->peer_ip = SockName(fd, true);
     server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
     spdlog::debug("Accepting cluster node connection from {}", link->peer_ip);
+    if (server_.cfg().tls_cluster) StartTls(link);
   }
+}
+
+void ClusterBus::StartTls(BusLink* link) {
+  const ServerConfig& c = server_.cfg();
+  // Both directions verify the peer against tls-ca-cert-file/dir: outbound always (the peer is
+  // a server), inbound per tls-auth-clients, as Redis's cluster bus does.
+  link->tls = link->inbound ? server_.tls().Accept(link->fd, c.tls_auth_clients)
+                            : server_.tls().Connect(link->fd);
+  if (link->tls == nullptr) {
+    spdlog::warn("Cluster bus link {} {}: TLS is not configured", link->inbound ? "from" : "to",
+                 link->inbound ? link->peer_ip : std::string(ShortName(link->node)));
+    FreeLink(link);
+    return;
+  }
+  ContinueTls(link);
+}
+
+void ClusterBus::ContinueTls(BusLink* link) {
+  switch (link->tls->Handshake()) {
+    case TlsSession::Step::kFailed:
+      // Verbose, as Redis logs these: a misconfigured peer retries every 100 ms.
+      if (link->inbound) {
+        spdlog::debug("Error accepting cluster node connection from {}: {}", link->peer_ip,
+                      link->tls->error());
+      } else {
+        spdlog::debug("Connection with Node {} at {}:{} failed: TLS handshake: {}",
+                      ShortName(link->node), link->node ? link->node->ip : "",
+                      link->node ? link->node->cport : 0, link->tls->error());
+        // As a failed connect: failure detection must see the node as silent.
+        if (link->node != nullptr && link->node->ping_sent == 0) link->node->ping_sent = NowMs();
+      }
+      FreeLink(link);
+      return;
+    case TlsSession::Step::kWantRead:
+    case TlsSession::Step::kWantWrite:
+      UpdateWriteInterest(link);
+      return;
+    case TlsSession::Step::kDone:
+      break;
+  }
+  if (!link->inbound) OnConnected(link);  // the first PING/MEET, now that it can be sent
+  if (!link->dead) Flush(link);
+  // What the peer sent right behind its last handshake message may already be in OpenSSL.
+  if (!link->dead) Read(link);
+}
+
+void ClusterBus::ExpireTlsHandshakes(int64_t now) {
+  std::vector<BusLink*> stalled;
+  for (const auto& [id, link] : links_) {
+    if (link->tls != nullptr && !link->tls->handshake_done() &&
+        now - link->ctime > kTlsHandshakeTimeoutMs) {
+      stalled.push_back(link.get());
+    }
+  }
+  for (BusLink* link : stalled) {
+    spdlog::warn("Cluster bus link {} {}: TLS handshake timed out", link->inbound ? "from" : "to",
+                 link->inbound ? link->peer_ip : std::string(ShortName(link->node)));
+    FreeLink(link);
+  }
+}
+
+void ClusterBus::UpdateWriteInterest(BusLink* link) {
+  if (link->dead) return;
+  // Output queued during a handshake waits for it: EPOLLOUT then would only spin the loop.
+  const bool want = (link->ready() && link->out_sent < link->out.size()) ||
+                    (link->tls != nullptr && link->tls->wants_write());
+  if (want == link->watching_write) return;
+  link->watching_write = want;
+  server_.WatchBusSocket(link->fd, kTag | link->id, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
+}
+
+ssize_t ClusterBus::ReadSome(BusLink* link, char* buf, size_t n) {
+  return link->tls != nullptr ? link->tls->Read(buf, n) : read(link->fd, buf, n);
 }
 
 void ClusterBus::OnSocketEvent(uint64_t id, uint32_t events) {
@@ -264,22 +349,36 @@ void ClusterBus::OnSocketEvent(uint64_t id, uint32_t events) {
       ReapDeadLinks();
       return;
     }
-    link->watching_write = false;
-    server_.WatchBusSocket(link->fd, kTag | link->id, EPOLLIN);
-    OnConnected(link);
-    if (!link->dead) Flush(link);
+    link->connected = true;
+    if (server_.cfg().tls_cluster) {
+      StartTls(link);
+    } else {
+      link->watching_write = false;
+      server_.WatchBusSocket(link->fd, kTag | link->id, EPOLLIN);
+      OnConnected(link);
+      if (!link->dead) Flush(link);
+    }
+    ReapDeadLinks();
+    return;
+  }
+  if (link->tls != nullptr && !link->tls->handshake_done()) {
+    ContinueTls(link);
     ReapDeadLinks();
     return;
   }
   if ((events & EPOLLOUT) != 0) Flush(link);
-  if (!link->dead && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) Read(link);
+  // A TLS read may have waited for the socket to take a write (a key update's answer).
+  if (!link->dead && ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 ||
+                      (link->tls != nullptr && link->tls->wants_write()))) {
+    Read(link);
+  }
   ReapDeadLinks();
 }
 
 void ClusterBus::Read(BusLink* link) {
   char buf[kReadChunk];
   for (;;) {
-    ssize_t n = read(link->fd, buf, sizeof(buf));
+    ssize_t n = ReadSome(link, buf, sizeof(buf));
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       spdlog::debug("I/O error reading from node link ({})",
                     n == 0 ? "connection closed" : strerror(errno));
@@ -288,10 +387,14 @@ void ClusterBus::Read(BusLink* link) {
     }
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (link->tls != nullptr) UpdateWriteInterest(link);
       break;
     }
     link->reader.Feed(std::string_view(buf, static_cast<size_t>(n)));
-    if (static_cast<size_t>(n) < sizeof(buf)) break;
+    // A short read drained the socket; OpenSSL may still hold decrypted bytes it won't
+    // announce again.
+    if (static_cast<size_t>(n) < sizeof(buf) && (link->tls == nullptr || link->tls->Pending() == 0))
+      break;
   }
   BusMessage msg;
   std::string error;
@@ -314,10 +417,11 @@ void ClusterBus::Read(BusLink* link) {
 }
 
 void ClusterBus::Flush(BusLink* link) {
-  if (!link->connected || link->dead) return;
+  if (link->dead || !link->ready()) return;
   while (link->out_sent < link->out.size()) {
-    ssize_t n =
-        write(link->fd, link->out.data() + link->out_sent, link->out.size() - link->out_sent);
+    const char* data = link->out.data() + link->out_sent;
+    const size_t size = link->out.size() - link->out_sent;
+    ssize_t n = link->tls != nullptr ? link->tls->Write(data, size) : write(link->fd, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -327,15 +431,11 @@ void ClusterBus::Flush(BusLink* link) {
     }
     link->out_sent += static_cast<size_t>(n);
   }
-  const bool pending = link->out_sent < link->out.size();
-  if (!pending) {
+  if (link->out_sent == link->out.size()) {
     link->out.clear();
     link->out_sent = 0;
   }
-  if (pending != link->watching_write) {
-    link->watching_write = pending;
-    server_.WatchBusSocket(link->fd, kTag | link->id, pending ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
-  }
+  UpdateWriteInterest(link);
 }
 
 void ClusterBus::Send(BusLink* link, const BusMessage& msg) {
@@ -1080,6 +1180,7 @@ void ClusterBus::Cron() {
     }
   }
 
+  ExpireTlsHandshakes(NowMs());
   server_.ClusterSyncReplication();
   CheckManualFailoverTimeout();
   if (me->is_replica()) {

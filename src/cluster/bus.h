@@ -23,6 +23,7 @@
 #include "cluster/bus_link.h"
 #include "cluster/bus_message.h"
 #include "cluster/cluster_state.h"
+#include "security/tls.h"
 
 namespace vireo {
 class Server;
@@ -31,7 +32,9 @@ class Server;
 namespace vireo::cluster {
 
 // One TCP connection of the bus. Outbound links are ours to a node (node->link); inbound ones
-// were accepted and learn their node from the first message (node->inbound_link).
+// were accepted and learn their node from the first message (node->inbound_link). With
+// tls-cluster yes every link carries a TlsSession: nothing is sent or read as a message until
+// its handshake is done.
 class BusLink {
  public:
   uint64_t id = 0;
@@ -46,6 +49,10 @@ class BusLink {
   std::string out;
   size_t out_sent = 0;
   bool watching_write = false;
+  std::unique_ptr<TlsSession> tls;  // tls-cluster yes; nullptr on the plain bus
+
+  // Messages may flow: connected, and the TLS handshake (if any) done.
+  bool ready() const { return connected && (tls == nullptr || tls->handshake_done()); }
 };
 
 class ClusterBus {
@@ -96,6 +103,14 @@ class ClusterBus {
   void ReapDeadLinks();
   void Connect(ClusterNode* node, int64_t now);
   void OnConnected(BusLink* link);
+  // tls-cluster: starts (StartTls) and advances (ContinueTls) a link's handshake.
+  void StartTls(BusLink* link);
+  void ContinueTls(BusLink* link);
+  // Frees links whose TLS handshake has not finished within the timeout (from Cron).
+  void ExpireTlsHandshakes(int64_t now);
+  // Watches the socket for writability while output waits or TLS wants the socket writable.
+  void UpdateWriteInterest(BusLink* link);
+  ssize_t ReadSome(BusLink* link, char* buf, size_t n);
   void Accept(int listen_fd);
   void Read(BusLink* link);
   void Flush(BusLink* link);

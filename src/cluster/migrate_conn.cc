@@ -66,11 +66,39 @@ int ConnectWithTimeout(std::string_view host, std::string_view port, int64_t tim
   return fd;
 }
 
+// The TLS handshake on a connected non-blocking socket, polling as OpenSSL asks.
+bool HandshakeWithTimeout(TlsSession& tls, int fd, int64_t deadline_us) {
+  bool timed_out = false;
+  while (true) {
+    switch (tls.Handshake()) {
+      case TlsSession::Step::kDone:
+        return true;
+      case TlsSession::Step::kFailed:
+        return false;
+      case TlsSession::Step::kWantRead:
+        if (!WaitFor(fd, POLLIN, deadline_us, &timed_out)) return false;
+        break;
+      case TlsSession::Step::kWantWrite:
+        if (!WaitFor(fd, POLLOUT, deadline_us, &timed_out)) return false;
+        break;
+    }
+  }
+}
+
+// Where a would-block operation on `conn` has to wait.
+short WaitEvents(const MigrateConnections::Conn& conn, short plain) {
+  if (conn.tls == nullptr) return plain;
+  return conn.tls->wants_write() ? POLLOUT : POLLIN;
+}
+
 }  // namespace
 
-MigrateConnections::~MigrateConnections() {
-  for (auto& [name, conn] : conns_) close(conn.fd);
+MigrateConnections::Conn::~Conn() {
+  tls.reset();  // its close_notify goes out before the descriptor closes
+  if (fd >= 0) close(fd);
 }
+
+MigrateConnections::~MigrateConnections() = default;
 
 std::string MigrateConnections::Name(std::string_view host, std::string_view port) {
   std::string name(host);
@@ -80,22 +108,34 @@ std::string MigrateConnections::Name(std::string_view host, std::string_view por
 }
 
 MigrateConnections::Conn* MigrateConnections::Get(std::string_view host, std::string_view port,
-                                                  int64_t timeout_ms, int64_t now_s) {
+                                                  int64_t timeout_ms, int64_t now_s,
+                                                  TlsContext* tls) {
   std::string name = Name(host, port);
   if (auto it = conns_.find(name); it != conns_.end()) {
-    it->second.last_use_s = now_s;
-    return &it->second;
+    // CONFIG SET tls-cluster since it was opened: the target expects the other kind now.
+    if ((it->second.tls != nullptr) == (tls != nullptr)) {
+      it->second.last_use_s = now_s;
+      return &it->second;
+    }
+    conns_.erase(it);
   }
   if (conns_.size() >= kMaxCached) {
     // Full: drop one at random, as Redis does.
-    auto victim = std::next(conns_.begin(), static_cast<long>(rng_() % conns_.size()));
-    close(victim->second.fd);
-    conns_.erase(victim);
+    conns_.erase(std::next(conns_.begin(), static_cast<long>(rng_() % conns_.size())));
   }
+  const int64_t deadline = MonotonicUs() + timeout_ms * 1000;
   const int fd = ConnectWithTimeout(host, port, timeout_ms);
   if (fd < 0) return nullptr;
-  Conn& conn = conns_[std::move(name)];
+  auto it = conns_.try_emplace(std::move(name)).first;
+  Conn& conn = it->second;
   conn.fd = fd;
+  if (tls != nullptr) {
+    conn.tls = tls->Connect(fd);
+    if (conn.tls == nullptr || !HandshakeWithTimeout(*conn.tls, fd, deadline)) {
+      conns_.erase(it);
+      return nullptr;
+    }
+  }
   conn.last_use_s = now_s;
   return &conn;
 }
@@ -103,27 +143,24 @@ MigrateConnections::Conn* MigrateConnections::Get(std::string_view host, std::st
 void MigrateConnections::Close(std::string_view host, std::string_view port) {
   auto it = conns_.find(Name(host, port));
   if (it == conns_.end()) return;
-  close(it->second.fd);
   conns_.erase(it);
 }
 
 void MigrateConnections::CloseIdle(int64_t now_s) {
-  std::erase_if(conns_, [now_s](auto& item) {
-    if (now_s - item.second.last_use_s <= kIdleSeconds) return false;
-    close(item.second.fd);
-    return true;
-  });
+  std::erase_if(conns_,
+                [now_s](auto& item) { return now_s - item.second.last_use_s > kIdleSeconds; });
 }
 
 bool MigrateConnections::Write(Conn& conn, std::string_view data, int64_t timeout_ms,
                                bool* timed_out) {
   const int64_t deadline = MonotonicUs() + timeout_ms * 1000;
   while (!data.empty()) {
-    const ssize_t n = send(conn.fd, data.data(), data.size(), MSG_NOSIGNAL);
+    const ssize_t n = conn.tls != nullptr ? conn.tls->Write(data.data(), data.size())
+                                          : send(conn.fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!WaitFor(conn.fd, POLLOUT, deadline, timed_out)) return false;
+      if (!WaitFor(conn.fd, WaitEvents(conn, POLLOUT), deadline, timed_out)) return false;
     } else {
       return false;
     }
@@ -143,11 +180,12 @@ bool MigrateConnections::ReadLine(Conn& conn, std::string* line, int64_t timeout
       return true;
     }
     char buf[4096];
-    const ssize_t n = recv(conn.fd, buf, sizeof(buf), 0);
+    const ssize_t n =
+        conn.tls != nullptr ? conn.tls->Read(buf, sizeof(buf)) : recv(conn.fd, buf, sizeof(buf), 0);
     if (n > 0) {
       conn.in.append(buf, static_cast<size_t>(n));
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!WaitFor(conn.fd, POLLIN, deadline, timed_out)) return false;
+      if (!WaitFor(conn.fd, WaitEvents(conn, POLLIN), deadline, timed_out)) return false;
     } else {
       return false;  // EOF or error
     }

@@ -112,7 +112,9 @@ void MigrateCommand(CommandContext& ctx) {
   // one, unless the failure was a timeout or a reply already came.
   bool may_retry = true;
   while (true) {
-    MigrateConnections::Conn* conn = pool.Get(host, port, a.timeout_ms, NowMs() / 1000);
+    // tls-cluster yes: MIGRATE speaks TLS to its target, as Redis's connTypeOfCluster().
+    MigrateConnections::Conn* conn = pool.Get(host, port, a.timeout_ms, NowMs() / 1000,
+                                              server.cfg().tls_cluster ? &server.tls() : nullptr);
     if (conn == nullptr) {
       ctx.PropagateNothing();
       ctx.reply.Error("IOERR error or timeout connecting to the client");
