@@ -575,7 +575,7 @@ void RegisterStreamReadCommands(CommandTable& table) {
              "5.0.0",
              "Returns messages from multiple streams with IDs greater than the ones requested. "
              "Blocks until a message is available otherwise.",
-             "[COUNT count] [BLOCK milliseconds] <STREAMS key [key ...] ID:string [ID:string ...]>",
+             "[COUNT count] [BLOCK milliseconds] <STREAMS key [key ...] id:string [id:string ...]>",
              XReadCommand, "", ReadKeys});
   table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking,
              Keys(KeysAfter("STREAMS", 4, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
@@ -583,7 +583,7 @@ void RegisterStreamReadCommands(CommandTable& table) {
              "Returns new or historical messages from a stream for a consumer in a group. Blocks "
              "until a message is available otherwise.",
              "group-block=<GROUP group consumer> [COUNT count] [BLOCK milliseconds] "
-             "[CLAIM min-idle-time] [NOACK] <STREAMS key [key ...] ID:string [ID:string ...]>",
+             "[CLAIM min-idle-time] [NOACK] <STREAMS key [key ...] id:string [id:string ...]>",
              XReadGroupCommand,
              "For each stream mentioned: O(M) with M being the number of elements returned. If M "
              "is constant (e.g. always asking for the first 10 elements with COUNT), you can "
