@@ -57,7 +57,10 @@ struct ReplicaState {
   int64_t psync_offset = 0;   // stream offset the replica starts from (its FULLRESYNC offset)
   bool diskless = false;      // this replica's RDB goes over its socket (EOF framing)
   bool old_sync = false;      // came with SYNC: no +FULLRESYNC, no PSYNC later
-  bool functions_only = false;  // REPLCONF rdb-filter-only functions
+  // REPLCONF rdb-filter-only: what its snapshot leaves out (kRdbExclude* bits,
+  // src/persistence/rdb.h). A filtered
+  // snapshot always goes over the socket, so dump.rdb never holds a partial image.
+  uint8_t rdb_exclude = 0;
   int64_t aof_ack_offset = 0;   // REPLCONF ACK ... FACK <offset> (WAITAOF)
   int64_t wait_since_ms = 0;    // when it started waiting for a snapshot
   // Disk sync: the dump being sent (SendBulk), after "$<size>\r\n".
