@@ -263,8 +263,8 @@ void Replication::StartRdbChildIfWaiting() {
     Client* client = server_.FindClient(id);
     const bool tls = client != nullptr && client->tls != nullptr;
     // (A SYNC client gets the EOF form only when filtered: redis-cli --functions-rdb.)
-    all_eof = all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) &&
-              !tls;
+    all_eof =
+        all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) && !tls;
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
