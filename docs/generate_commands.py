@@ -148,7 +148,8 @@ def render_arg(arg: dict) -> str:
     elif kind == "block":
         body = " ".join(render_arg(pairs(a)) for a in arg["arguments"])
     elif kind == "pure-token":
-        body = ""
+        # MIGRATE's empty-key token is empty in the reply: show it as the documentation does.
+        body = "" if token else '""'
     else:
         body = arg.get("display_text") or arg["name"]
     head = token + (" " if token and body else "")

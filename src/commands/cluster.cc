@@ -750,26 +750,29 @@ void ClusterContainerCommand(CommandContext& ctx) {
                               ctx.argc() > 1 ? ctx.arg(1) : ""));
 }
 
-// COMMAND DOCS as Redis declares CLUSTER's arguments where the syntax mini-language guesses
-// otherwise (slots and epochs are integers; KEYSLOT's key is a plain string; group names).
+// COMMAND DOCS as Redis 7.2 declares CLUSTER's arguments where the syntax mini-language
+// guesses otherwise (slots, ports and epochs are integers; KEYSLOT's key is a plain string;
+// group names; SETSLOT's node ids are named after their tokens).
 void MatchRedisArgDocs(std::vector<CommandArg>& args) {
   for (CommandArg& a : args) {
     if (a.name == "slot" || a.name == "start-slot" || a.name == "end-slot" ||
-        a.name == "config-epoch") {
-      a.type = "integer";
-    } else if (a.name == "cluster-bus-port") {
-      a.name = "cluster_bus_port";
+        a.name == "config-epoch" || a.name == "cluster-bus-port") {
       a.type = "integer";
     } else if (a.name == "key") {
       a.type = "string";
     } else if (a.name == "start-slot-end-slot") {
-      a.name = "start-slot_end-slot";
+      a.name = "range";
     } else if (a.name == "force-takeover") {
       a.name = "options";
     } else if (a.name == "hard-soft") {
-      a.name = "hard_soft";
+      a.name = "reset-type";
     } else if (a.type == "oneof" && a.name.starts_with("node-id")) {
       a.name = "subcommand";
+      for (CommandArg& member : a.subargs) {
+        if (member.name != "node-id") continue;
+        member.name = ToLower(member.token);
+        member.display_text = "node-id";
+      }
     }
     MatchRedisArgDocs(a.subargs);
   }

@@ -1088,7 +1088,7 @@ void RegisterIntrospectionCommands(CommandTable& table) {
       {"tracking", -3, kCmdNoScript | kCmdLoading | kCmdStale, Keys(), kAclConnection, "connection",
        "6.0.0", "Controls server-assisted client-side caching for the connection.",
        "status=<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix "
-       "...]] [BCAST=BCAST] [OPTIN=OPTIN] [OPTOUT=OPTOUT] [NOLOOP=NOLOOP]",
+       "...]] [bcast=BCAST] [optin=OPTIN] [optout=OPTOUT] [noloop=NOLOOP]",
        ClientTrackingCommand, "O(1). Some options may introduce additional complexity."});
   table.AddSubcommand(
       "client",

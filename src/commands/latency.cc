@@ -173,7 +173,7 @@ void RegisterLatencyCommands(CommandTable& table) {
   table.AddSubcommand(
       "latency", {"histogram", -2, kFlags, Keys(), 0, kGroup, "7.0.0",
                   "Returns the cumulative distribution of latencies of a subset or all commands.",
-                  "[COMMAND:string ...]", LatencyHistogramCommand,
+                  "[command:string ...]", LatencyHistogramCommand,
                   "O(N) where N is the number of commands with latency information being "
                   "retrieved."});
   table.AddSubcommand("latency", {"history", 3, kFlags, Keys(), 0, kGroup, "2.8.13",

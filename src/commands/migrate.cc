@@ -249,9 +249,9 @@ void RegisterMigrateCommands(CommandTable& table) {
              Keys(KeyAt(3, kKeyFlags), KeysAfter("KEYS", -2, -1, 1, 0, kKeyFlags | kKeyIncomplete)),
              kAclKeyspace | kAclDangerous, "generic", "2.6.0",
              "Atomically transfers a key from one Redis instance to another.",
-             "host port:integer key-selector=<key | empty-string='\"\"'> "
+             "host port:integer key-selector=<key | empty-string=''> "
              "destination-db:integer timeout:integer [COPY] [REPLACE] [authentication=<auth=<AUTH "
-             "password> | auth2=<AUTH2 username password>>] [KEYS key [key ...]]",
+             "password> | auth2=<AUTH2 username password>>] [KEYS keys=key [keys=key ...]]",
              MigrateCommand,
              "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in "
              "the target instance. See the pages of these commands for time complexity. Also an "

@@ -875,7 +875,7 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              kGroup, "5.0.0",
              "Returns the number of messages that were successfully acknowledged by the consumer "
              "group member of a stream.",
-             "key group ID:string ...", XAckCommand, "O(1) for each message ID processed."});
+             "key group id:string ...", XAckCommand, "O(1) for each message ID processed."});
   table.Add({"xpending", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclStream, kGroup,
              "5.0.0",
              "Returns the information and entries from a stream consumer group's pending entries "
@@ -892,7 +892,7 @@ void RegisterStreamGroupCommands(CommandTable& table) {
              kGroup, "5.0.0",
              "Changes, or acquires, ownership of a message in a consumer group, as if the message "
              "was delivered a consumer group member.",
-             "key group consumer min-idle-time ID:string ... [IDLE ms:integer] [TIME "
+             "key group consumer min-idle-time id:string ... [IDLE ms:integer] [TIME "
              "unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID "
              "lastid]",
              XClaimCommand,

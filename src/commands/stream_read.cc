@@ -216,7 +216,8 @@ void ReplyClaimEntry(ReplyBuilder& reply, const StreamEntryView& e, int64_t idle
 
 // Delivers up to `limit` entries after the group's last ID to `consumer`, as XREADGROUP ... >
 // does: the group advances, entries enter the PEL (unless NOACK), each delivery is propagated
-// as an XCLAIM and the new last ID as XGROUP SETID. The caller opens the reply array.
+// as an XCLAIM (whose LASTID carries the group's new last ID) and, with NOACK, the new last ID
+// as XGROUP SETID: exactly Redis 7.2's propagation. The caller opens the reply array.
 size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
                         std::string_view key, std::string_view group, size_t limit, bool noack,
                         bool claim_format) {
@@ -251,7 +252,7 @@ size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, Stream
       ++n;
     }
   }
-  if (moved) ctx.PropagateInstead(SetIdPropagation(key, group, g));
+  if (moved && noack) ctx.PropagateInstead(SetIdPropagation(key, group, g));
   return n;
 }
 
@@ -445,7 +446,12 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
       consumer = g.GetOrCreateConsumer(args.consumer, now, &created);
       if (created) {
         Notify(ctx, kNotifyStream, "xgroup-createconsumer", key);
-        ctx.PropagateInstead(CreateConsumerPropagation(key, args.group, args.consumer));
+        // Without NOACK the XCLAIMs of its deliveries create the consumer where they replay;
+        // Redis 7.2 propagates the creation only for NOACK (a consumer that got nothing is
+        // not propagated there either).
+        if (args.noack) {
+          ctx.PropagateInstead(CreateConsumerPropagation(key, args.group, args.consumer));
+        }
         GroupStateWritten(ctx);
       }
       consumer->seen_time_ms = now;
@@ -575,7 +581,7 @@ void RegisterStreamReadCommands(CommandTable& table) {
              "5.0.0",
              "Returns messages from multiple streams with IDs greater than the ones requested. "
              "Blocks until a message is available otherwise.",
-             "[COUNT count] [BLOCK milliseconds] <STREAMS key [key ...] ID:string [ID:string ...]>",
+             "[COUNT count] [BLOCK milliseconds] <STREAMS key [key ...] id:string [id:string ...]>",
              XReadCommand, "", ReadKeys});
   table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking,
              Keys(KeysAfter("STREAMS", 4, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
@@ -583,7 +589,7 @@ void RegisterStreamReadCommands(CommandTable& table) {
              "Returns new or historical messages from a stream for a consumer in a group. Blocks "
              "until a message is available otherwise.",
              "group-block=<GROUP group consumer> [COUNT count] [BLOCK milliseconds] "
-             "[CLAIM min-idle-time] [NOACK] <STREAMS key [key ...] ID:string [ID:string ...]>",
+             "[CLAIM min-idle-time] [NOACK] <STREAMS key [key ...] id:string [id:string ...]>",
              XReadGroupCommand,
              "For each stream mentioned: O(M) with M being the number of elements returned. If M "
              "is constant (e.g. always asking for the first 10 elements with COUNT), you can "

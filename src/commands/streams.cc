@@ -604,7 +604,7 @@ void RegisterStreamCommands(CommandTable& table) {
              "asking for the first 10 elements with COUNT), you can consider it O(1)."});
   table.Add({"xdel", -3, kCmdWrite | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyDelete)), kAclStream,
              kGroup, "5.0.0", "Returns the number of messages after removing them from a stream.",
-             "key ID:string ...", XDelCommand,
+             "key id:string ...", XDelCommand,
              "O(1) for each single item to delete in the stream, regardless of the stream size."});
   table.Add({"xsetid", -3, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(KeyAt(1, kKeyRW | kKeyUpdate)),
              kAclStream, kGroup, "5.0.0", "An internal command for replicating stream values.",

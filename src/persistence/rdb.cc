@@ -396,15 +396,17 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
     AppendAux(&b, "repl-id", repl.replid());
     AppendAux(&b, "repl-offset", std::to_string(repl.master_repl_offset()));
   }
-  for (const auto& [name, code] : server.scripting().EnumerateLibraries()) {
-    b.push_back(static_cast<char>(kOpFunction2));
-    AppendString(&b, code, options.compress);
+  if ((options.exclude & kRdbExcludeFunctions) == 0) {
+    for (const auto& [name, code] : server.scripting().EnumerateLibraries()) {
+      b.push_back(static_cast<char>(kOpFunction2));
+      AppendString(&b, code, options.compress);
+    }
   }
   const AccessHintMode access = AccessHintModeOf(server);
   // A big stream goes out node by node rather than whole.
   const rdb::Spill spill = [&w] { w.MaybeFlush(); };
   uint64_t delay_calls = 0;
-  for (int i = 0; i < server.db_count() && !options.functions_only; ++i) {
+  for (int i = 0; i < server.db_count() && (options.exclude & kRdbExcludeData) == 0; ++i) {
     Database& db = server.db(i);
     if (db.size() == 0) continue;
     b.push_back(static_cast<char>(kOpSelectDb));

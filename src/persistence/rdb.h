@@ -41,6 +41,12 @@ class Database;
 class Server;
 class Value;
 
+// Parts of the dataset a snapshot may leave out (REPLCONF rdb-filter-only).
+enum RdbExclude : uint8_t {
+  kRdbExcludeData = 1 << 0,       // the keys
+  kRdbExcludeFunctions = 1 << 1,  // the function libraries
+};
+
 struct RdbSaveOptions {
   bool compress = true;   // rdbcompression: LZF-compress strings longer than 20 bytes
   bool checksum = true;   // rdbchecksum: a real CRC64 trailer, else eight zero bytes
@@ -48,7 +54,7 @@ struct RdbSaveOptions {
   // AUX repl-stream-db, repl-id, repl-offset when the server has a replication backlog or is a
   // replica, so a restarted replica can continue with a partial resync (as Redis's rsi).
   bool replication_info = true;
-  bool functions_only = false;  // no keys (REPLCONF rdb-filter-only functions)
+  uint8_t exclude = 0;  // RdbExclude bits: what a filtered replica asked to leave out
   // When set, the image goes here (in chunks of about 16 KB) instead of to the descriptor:
   // a diskless full sync writes it to replica sockets. Returns "" or the error that stops it.
   std::function<std::string(std::string_view bytes)> sink;

@@ -30,11 +30,15 @@ void ReplyBuilder::SimpleString(std::string_view s) {
   out_->append("\r\n", 2);
 }
 
-void ReplyBuilder::Error(std::string_view message) {
+void ReplyBuilder::ErrorUncounted(std::string_view message) {
   out_->push_back('-');
   // Error texts never contain newlines on the wire; a stray one would desync the client.
   for (char c : message) out_->push_back((c == '\r' || c == '\n') ? ' ' : c);
   out_->append("\r\n", 2);
+}
+
+void ReplyBuilder::Error(std::string_view message) {
+  ErrorUncounted(message);
   if (error_hook_ != nullptr) {
     size_t space = message.find(' ');
     error_hook_(error_ctx_, message.substr(0, space));

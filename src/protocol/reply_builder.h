@@ -30,6 +30,9 @@ class ReplyBuilder {
   void Ok() { Raw("+OK\r\n"); }
   // `message` is the full text after '-', e.g. "ERR syntax error" or "WRONGTYPE ...".
   void Error(std::string_view message);
+  // An error already counted in INFO errorstats (a script returning the error its command
+  // replied): written without the hook.
+  void ErrorUncounted(std::string_view message);
   void Integer(int64_t value);
   void Bulk(std::string_view s);
   void Null();       // RESP2 "$-1", RESP3 "_"

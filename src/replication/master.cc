@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "commands/arg_parser.h"
 #include "persistence/aof.h"
@@ -123,6 +124,18 @@ void Replication::SyncCommand(CommandContext& ctx) {
   if (client.output_written < client.output().size()) {
     ctx.reply.Error("ERR SYNC and PSYNC are invalid with pending output");
     return;
+  }
+  // A filtered snapshot is made for the socket only (never the dump file everyone shares).
+  if (auto it = handshakes_.find(client.id());
+      it != handshakes_.end() && it->second.rdb_exclude != 0) {
+    if (!it->second.capa_eof) {
+      ctx.reply.Error("ERR Filtered replica requires EOF capability");
+      return;
+    }
+    if (client.tls != nullptr) {  // the snapshot child writes plain sockets only
+      ctx.reply.Error("ERR Filtered replica snapshots are not available over TLS");
+      return;
+    }
   }
   const bool psync = EqualsIgnoreCase(ctx.arg(0), "psync");
   // Our master hands over to us (its FAILOVER): we take over, then it continues as our replica.
@@ -239,18 +252,27 @@ void Replication::StartRdbChildIfWaiting() {
   std::vector<uint64_t> waiting;
   bool all_eof = true;
   int64_t oldest_ms = 0;
+  // One snapshot serves replicas that want the same parts of the dataset (REPLCONF
+  // rdb-filter-only): those of the first waiting one now, the others with the next child.
+  std::optional<uint8_t> exclude;
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveStart) continue;
+    if (!exclude) exclude = replica.rdb_exclude;
+    if (replica.rdb_exclude != *exclude) continue;
     waiting.push_back(id);
     Client* client = server_.FindClient(id);
     const bool tls = client != nullptr && client->tls != nullptr;
-    all_eof = all_eof && replica.capa_eof && !replica.old_sync && !tls;
+    // (A SYNC client gets the EOF form only when filtered: redis-cli --functions-rdb.)
+    all_eof =
+        all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) && !tls;
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
   const ServerConfig& c = server_.cfg();
-  const bool diskless = c.repl_diskless_sync && all_eof;
-  if (diskless && c.repl_diskless_sync_delay > 0) {
+  // A filtered snapshot goes over the socket whatever repl-diskless-sync says (SYNC refused
+  // those that can't take it).
+  const bool diskless = (c.repl_diskless_sync || *exclude != 0) && all_eof;
+  if (diskless && c.repl_diskless_sync && c.repl_diskless_sync_delay > 0) {
     // Wait a little for more replicas to arrive, so one child serves them all.
     const bool full = c.repl_diskless_sync_max_replicas > 0 &&
                       static_cast<int64_t>(waiting.size()) >= c.repl_diskless_sync_max_replicas;
@@ -260,12 +282,10 @@ void Replication::StartRdbChildIfWaiting() {
   // The stream after the fork starts with a SELECT: a replica knows no database yet.
   ForceSelect();
   std::vector<int> fds;
-  bool functions_only = true;
   for (uint64_t id : waiting) {
     Client* client = server_.FindClient(id);
     ReplicaState& replica = replicas_[id];
     if (client == nullptr || client->closed) continue;
-    functions_only = functions_only && replica.functions_only;
     if (!replica.old_sync) {
       // Written now, before the child can start writing to the same socket.
       std::string line = fmt::format("+FULLRESYNC {} {}\r\n", replid_, offset);
@@ -285,7 +305,7 @@ void Replication::StartRdbChildIfWaiting() {
   RdbSaveOptions options;
   options.compress = c.rdbcompression;
   options.checksum = c.rdbchecksum;
-  options.functions_only = functions_only && diskless;
+  options.exclude = diskless ? *exclude : 0;
   int results_pipe[2] = {-1, -1};
   ChildProcesses::Body body;
   if (diskless) {
@@ -505,18 +525,23 @@ void Replication::ReplconfCommand(CommandContext& ctx) {
       }
       settings.rdb_only = n == 1;
     } else if (EqualsIgnoreCase(option, "rdb-filter-only")) {
-      // An empty filter list means everything; "functions" leaves the keys out.
+      // What the snapshot includes: nothing unless listed, and "functions" is all there is to
+      // list ("" asks for an empty snapshot, as redis-cli --replica does).
       bool ok = true;
       std::vector<std::string> filters = SplitArgs(value, &ok);
-      bool functions_only = false;
+      if (!ok) {
+        ctx.reply.Error("ERR Missing rdb-filter-only values");
+        return;
+      }
+      uint8_t exclude = kRdbExcludeData | kRdbExcludeFunctions;
       for (const std::string& filter : filters) {
         if (!EqualsIgnoreCase(filter, "functions")) {
           ctx.reply.Error(fmt::format("ERR Unsupported rdb-filter-only option: {}", filter));
           return;
         }
-        functions_only = true;
+        exclude &= static_cast<uint8_t>(~kRdbExcludeFunctions);
       }
-      settings.functions_only = functions_only;
+      settings.rdb_exclude = exclude;
     } else {
       ctx.reply.Error(fmt::format("ERR Unrecognized REPLCONF option: {}", option));
       return;

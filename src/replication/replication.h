@@ -47,19 +47,22 @@ struct ReplicaState {
   };
   uint64_t client_id = 0;
   Phase phase = Phase::kWaitBgsaveStart;
-  int listening_port = 0;     // REPLCONF listening-port
-  std::string announced_ip;   // REPLCONF ip-address
-  bool capa_eof = false;      // can read a diskless ($EOF:) payload
+  int listening_port = 0;    // REPLCONF listening-port
+  std::string announced_ip;  // REPLCONF ip-address
+  bool capa_eof = false;     // can read a diskless ($EOF:) payload
   bool capa_psync2 = false;
-  bool rdb_only = false;      // REPLCONF rdb-only 1: no stream after the RDB
-  int64_t ack_offset = 0;     // REPLCONF ACK
+  bool rdb_only = false;   // REPLCONF rdb-only 1: no stream after the RDB
+  int64_t ack_offset = 0;  // REPLCONF ACK
   int64_t ack_time_ms = 0;
-  int64_t psync_offset = 0;   // stream offset the replica starts from (its FULLRESYNC offset)
-  bool diskless = false;      // this replica's RDB goes over its socket (EOF framing)
-  bool old_sync = false;      // came with SYNC: no +FULLRESYNC, no PSYNC later
-  bool functions_only = false;  // REPLCONF rdb-filter-only functions
-  int64_t aof_ack_offset = 0;   // REPLCONF ACK ... FACK <offset> (WAITAOF)
-  int64_t wait_since_ms = 0;    // when it started waiting for a snapshot
+  int64_t psync_offset = 0;  // stream offset the replica starts from (its FULLRESYNC offset)
+  bool diskless = false;     // this replica's RDB goes over its socket (EOF framing)
+  bool old_sync = false;     // came with SYNC: no +FULLRESYNC, no PSYNC later
+  // REPLCONF rdb-filter-only: what its snapshot leaves out (kRdbExclude* bits,
+  // src/persistence/rdb.h). A filtered
+  // snapshot always goes over the socket, so dump.rdb never holds a partial image.
+  uint8_t rdb_exclude = 0;
+  int64_t aof_ack_offset = 0;  // REPLCONF ACK ... FACK <offset> (WAITAOF)
+  int64_t wait_since_ms = 0;   // when it started waiting for a snapshot
   // Disk sync: the dump being sent (SendBulk), after "$<size>\r\n".
   int bulk_fd = -1;
   int64_t bulk_offset = 0;

@@ -61,6 +61,8 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
     case '-': {
       std::string_view line = ReadLine(p, end);
       PushErrorTable(L, std::string_view(line.data() - 1, line.size() + 1));  // with its '-'
+      // The reply hook counted it when the command replied.
+      MarkErrorCounted(L);
       break;
     }
     case ':':
@@ -171,7 +173,22 @@ int LuaEngine::PushRespValue(const char** p, const char* end) {
   return 0;
 }
 
-void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp) {
+void MarkErrorCounted(lua_State* L) {
+  // The field Redis 7.2 uses, so a script that walks the table sees what it sees in Redis.
+  lua_pushliteral(L, "ignore_error_stats_update");
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+}
+
+bool ErrorCounted(lua_State* L, int index) {
+  lua_pushliteral(L, "ignore_error_stats_update");
+  lua_rawget(L, index < 0 ? index - 1 : index);
+  bool counted = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  return counted;
+}
+
+void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp, bool* uncounted_error) {
   if (!lua_checkstack(L, 4)) {
     reply.Error("ERR reached lua stack limit");
     lua_pop(L, 1);
@@ -209,7 +226,12 @@ void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp) {
       if (lua_type(L, -1) == LUA_TSTRING) {
         size_t len = 0;
         const char* s = lua_tolstring(L, -1, &len);
-        reply.Error(std::string_view(s, len));
+        if (ErrorCounted(L, -2)) {
+          reply.ErrorUncounted(std::string_view(s, len));
+          *uncounted_error = true;
+        } else {
+          reply.Error(std::string_view(s, len));
+        }
         lua_pop(L, 2);
         return;
       }
@@ -288,12 +310,12 @@ void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp) {
           while (lua_next(L, -2) != 0) {
             if (is_map) {
               lua_pushvalue(L, -2);
-              LuaToReply(L, reply, script_resp);  // the key
-              LuaToReply(L, reply, script_resp);  // the value
+              LuaToReply(L, reply, script_resp, uncounted_error);  // the key
+              LuaToReply(L, reply, script_resp, uncounted_error);  // the value
             } else {
               lua_pop(L, 1);
               lua_pushvalue(L, -1);
-              LuaToReply(L, reply, script_resp);
+              LuaToReply(L, reply, script_resp, uncounted_error);
             }
           }
           lua_pop(L, 2);
@@ -313,7 +335,7 @@ void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp) {
       reply.Array(static_cast<size_t>(n));
       for (int i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        LuaToReply(L, reply, script_resp);
+        LuaToReply(L, reply, script_resp, uncounted_error);
       }
       break;
     }

@@ -504,6 +504,8 @@ LuaEngine::LuaEngine(Server& server, bool functions_mode)
   trampoline_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   client_ = std::make_unique<Client>(&server, 0, -1);
   client_->addr = "lua";
+  // Its commands' errors count in INFO errorstats as a client's do (Redis 7.2).
+  client_->reply().set_error_hook(&Server::CountError, &server);
   client_->name = "";
 }
 
@@ -712,13 +714,16 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (spec != nullptr && !spec->subcommands.empty() && argv_.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv_[1]);
   }
-  if (spec == nullptr) return fail("Unknown Redis command called from script");
-  // Refused before running: counted as the command's rejected call (INFO commandstats), as
-  // Redis counts a script's refused commands.
+  // Refused before running: counted as an error reply and the command's rejected call (INFO
+  // errorstats, commandstats), as Redis counts a script's refused commands; the error table
+  // says so, so the script returning it doesn't count it twice.
   auto reject = [&](const char* text) {
-    ++server_.command_stats(*spec).rejected_calls;
-    return fail(text);
+    server_.CountScriptRejection(spec, text);
+    PushErrorTable(L, text);
+    MarkErrorCounted(L);
+    return raise ? -1 : 1;
   };
+  if (spec == nullptr) return reject("Unknown Redis command called from script");
   if (!spec->ArityOk(argv_.size())) {
     return reject("Wrong number of args calling Redis command from script");
   }
@@ -756,8 +761,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   }
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
   if (server_.slot_routing() != nullptr && run_->caller != nullptr) {
-    if (std::string err = server_.ScriptClusterError(*run_, *spec, argv_);
-        !err.empty()) {
+    if (std::string err = server_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {
       return reject(err.c_str());
     }
   }
@@ -827,14 +831,19 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
                lua_tostring(L, -1) + ".";
       }
       lua_pop(L, 2);
-      reply.Error(msg);
+      if (ErrorCounted(L, -1)) {
+        reply.ErrorUncounted(msg);
+        run.uncounted_error = true;
+      } else {
+        reply.Error(msg);
+      }
     } else {
       const char* msg = lua_tostring(L, -1);
       std::string text = std::string(msg == nullptr ? "execution failure" : msg).substr(0, 100);
       reply.Error("ERR Error running script " + std::string(run.name) + ", " + text);
     }
   } else {
-    LuaToReply(L, reply, client_->resp());
+    LuaToReply(L, reply, client_->resp(), &run.uncounted_error);
   }
   lua_settop(L, base - 1);
   run_ = nullptr;

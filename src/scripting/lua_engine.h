@@ -56,6 +56,9 @@ struct ScriptRun {
   bool killed = false;
   bool write_dirty = false;  // a write command ran: SCRIPT KILL refuses
   bool allow_oom = false;    // the allow-oom flag: deny-oom commands run even over maxmemory
+  // The reply is an error its command already counted in INFO errorstats: the script's own
+  // command counts a failed call without counting the error again.
+  bool uncounted_error = false;
   // Cluster mode: the slot of the keys the script used so far (its declared keys first), -1
   // before any; with allow-cross-slot-keys the script may use keys of other local slots.
   int cluster_slot = -1;
@@ -143,9 +146,17 @@ class LuaEngine {
 // code (up to the first space); other text gets "ERR".
 void PushErrorTable(lua_State* L, std::string_view text);
 
+// Marks the error table on top of the stack as already counted in INFO errorstats (the reply
+// of a script's command, or its refusal): returned by the script, it isn't counted again.
+void MarkErrorCounted(lua_State* L);
+// Whether the error table at `index` (negative: from the top) is so marked.
+bool ErrorCounted(lua_State* L, int index);
+
 // Converts the Lua value on top of the stack to a reply (and pops it). `script_resp` is the
-// protocol the script selected with redis.setresp (booleans differ between 2 and 3).
-void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp);
+// protocol the script selected with redis.setresp (booleans differ between 2 and 3). An
+// error already counted is written uncounted, and sets *uncounted_error (the script then
+// failed without an error of its own: its failed_calls counts it).
+void LuaToReply(lua_State* L, ReplyBuilder& reply, int script_resp, bool* uncounted_error);
 
 // The __index of the globals: reading a name that does not exist is an error, as in Redis.
 int NonexistentGlobal(lua_State* L);

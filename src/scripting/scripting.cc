@@ -310,6 +310,7 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   scripting.set_running(&run);
   engine.Run(run, ref, keys, args, ctx.reply);
   scripting.set_running(nullptr);
+  if (run.uncounted_error) ++server.command_stats(*ctx.spec).failed_calls;
   if (run.timed_out) server.set_busy_script(0);
   // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
   // there is more than one.

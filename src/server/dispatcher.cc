@@ -388,7 +388,7 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
-  uint64_t errors_before = stats_.total_error_replies;
+  error_mark_ = stats_.total_error_replies;
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
   const uint64_t propagation_token = propagator_.BeginCall();
@@ -430,20 +430,34 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
         replication_->is_replica() ? ExpiryView::kReplicaClient : ExpiryView::kMaster;
   }
   int64_t duration = TicksToUs(CpuTicks() - start);
+  // Errors since the last nested command ended (or since this one began) are this command's.
+  // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
+  const bool failed = stats_.total_error_replies > error_mark_;
+  error_mark_ = stats_.total_error_replies;
   // A command that blocked is accounted once, when it is served, times out or is unblocked
   // (as in Redis 7.2), not also now.
   if (client.has(kClientBlocked)) return;
   CommandStats& stats = command_stats(spec);
   ++stats.calls;
   stats.usec += static_cast<uint64_t>(duration);
-  // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
-  if (stats_.total_error_replies > errors_before) ++stats.failed_calls;
+  if (failed) ++stats.failed_calls;
   // Latency: the command's histogram (a few integer ops), and the monitor's command events.
   if (latency_.tracking()) latency_.RecordCommand(spec.id, duration);
   latency_.AddSampleIfNeeded(spec.has(kCmdFast) ? "fast-command" : "command", duration / 1000);
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
+}
+
+void Server::CountScriptRejection(const CommandSpec* spec, std::string_view message) {
+  if (!message.empty() && message[0] == '-') {
+    message.remove_prefix(1);
+    CountError(this, message.substr(0, message.find(' ')));
+  } else {
+    CountError(this, "ERR");
+  }
+  if (spec != nullptr) ++command_stats(*spec).rejected_calls;
+  error_mark_ = stats_.total_error_replies;
 }
 
 }  // namespace vireo

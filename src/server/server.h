@@ -193,6 +193,14 @@ class Server : public KeyspaceListener {
   // Runs an already-resolved command with no MULTI/auth checks (EXEC, scripts).
   void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
             bool in_exec);
+  // Counts an error reply with its code ("ERR", "WRONGTYPE"...) in INFO errorstats and
+  // total_error_replies: the clients' reply builders' hook (and the scripts' client's).
+  static void CountError(void* ctx, std::string_view code);
+  // A script's command refused before it ran: its error counts as a reply (once: the script
+  // doesn't count it again if it returns it) and as the command's rejected call, as Redis 7.2
+  // counts a script's refused commands. `message` is "-CODE rest", or plain text for an ERR;
+  // `spec` is null for an unknown command.
+  void CountScriptRejection(const CommandSpec* spec, std::string_view message);
   // Client-side caching (src/server/tracking.h).
   Tracking& tracking() { return tracking_; }
   const Tracking& tracking() const { return tracking_; }
@@ -520,7 +528,6 @@ class Server : public KeyspaceListener {
   void ResumePostponedClients();
   void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
                     int64_t duration_us);
-  static void CountError(void* ctx, std::string_view code);
   // maxmemory helpers (src/server/maxmemory.cc).
   void ApplyMemoryConfig();
   void ApplyLatencyConfig();
@@ -574,6 +581,11 @@ class Server : public KeyspaceListener {
   uint64_t run_id_hash_ = 0;
   std::atomic<bool> shutdown_requested_{false};
   size_t executing_depth_ = 0;
+  // total_error_replies when the last command (possibly one a script or EXEC ran) began or
+  // ended: a command failed if errors were counted since, so a script whose redis.pcall caught
+  // an error its command already counted didn't fail itself (Redis's "errors since the last
+  // call" rule).
+  uint64_t error_mark_ = 0;
   // The client whose request is running (set by the outermost Call: a script's commands and
   // EXEC's run on its behalf), for client-side caching.
   Client* current_client_ = nullptr;

@@ -732,3 +732,52 @@ def test_stream_group_times_survive_replay(servers, data):
     assert 0 <= consumers[0]["idle"] < 60_000
     pending = r2.xpending_range("s", "g", "-", "+", 10)
     assert pending[0]["time_since_delivered"] < 60_000
+
+
+def logged_commands(log: bytes) -> list[list[bytes]]:
+    """The RESP arrays of a command log, in order."""
+    out, pos = [], 0
+    while pos < len(log):
+        assert log[pos:pos + 1] == b"*", log[pos:pos + 40]
+        end = log.index(b"\r\n", pos)
+        n, pos = int(log[pos + 1:end]), end + 2
+        args = []
+        for _ in range(n):
+            end = log.index(b"\r\n", pos)
+            size, pos = int(log[pos + 1:end]), end + 2
+            args.append(log[pos:pos + size])
+            pos += size + 2
+        out.append(args)
+    return out
+
+
+def test_xreadgroup_logs_as_redis_72(servers, data):
+    # Redis 7.2's unit/multi "MULTI propagation of XREADGROUP": each delivery is an XCLAIM whose
+    # LASTID moves the group, inside the transaction; the consumer's creation and the group's
+    # last ID go out only with NOACK (which has no XCLAIM to carry them). Checked against a
+    # Redis 7.2.6 AOF of the same sequence.
+    h = run(servers, data)
+    r = h.client()
+    for n in range(3):
+        r.xadd("s", {"f": n}, id=f"{n + 1}-0")
+    r.xgroup_create("s", "g", id="0")
+    tx = r.pipeline(transaction=True)
+    tx.xreadgroup("g", "c1", {"s": ">"}, count=2)
+    tx.xreadgroup("g", "c1", {"s": ">"})
+    tx.execute()
+    r.xreadgroup("g", "nobody", {"s": ">"})  # nothing left: nothing logged
+    r.xadd("s", {"f": 3}, id="4-0")
+    r.xreadgroup("g", "c2", {"s": ">"}, noack=True)
+    r.ping()
+    log = incr_files(data)[-1].read_bytes()
+    commands = [[a.decode() for a in c] for c in logged_commands(log)]
+    shapes = [c[0].upper() if c[0].upper() != "XGROUP" else "XGROUP " + c[1].upper()
+              for c in commands]
+    assert shapes == ["SELECT", "XADD", "XADD", "XADD", "XGROUP CREATE", "MULTI", "XCLAIM",
+                      "XCLAIM", "XCLAIM", "EXEC", "XADD", "MULTI", "XGROUP CREATECONSUMER",
+                      "XGROUP SETID", "EXEC"]
+    claims = [c for c in commands if c[0].upper() == "XCLAIM"]
+    assert [(c[3], c[5], c[-1]) for c in claims] == [("c1", "1-0", "1-0"), ("c1", "2-0", "2-0"),
+                                                     ("c1", "3-0", "3-0")]
+    assert commands[-3][2:] == ["s", "g", "c2"]
+    assert commands[-2][2:] == ["s", "g", "4-0", "ENTRIESREAD", "4"]

@@ -233,20 +233,20 @@ KNOWN_DOCS_DIFFERENCES = {
     # or dropped, key_spec_index on SORT's patterns and the new COMMAND GETKEYS optional
     # arguments, ZRANK WITHSCORE.
     "acl|cat", "bitcount", "bitfield", "bitfield_ro", "bitop", "bitpos", "client|kill",
-    "client|list", "client|reply", "client|tracking", "client|unblock", "command|getkeys",
-    "command|getkeysandflags", "config|get", "config|set", "flushall", "flushdb",
-    "function|flush", "geoadd", "geohash", "geopos", "georadius", "georadius_ro",
+    "client|list", "client|reply", "client|unblock", "cluster|addslotsrange",
+    "cluster|delslotsrange", "cluster|meet", "cluster|reset", "cluster|setslot",
+    "command|getkeys", "command|getkeysandflags", "config|get", "config|set", "flushall",
+    "flushdb", "function|flush", "geoadd", "geohash", "geopos", "georadius", "georadius_ro",
     "georadiusbymember", "georadiusbymember_ro", "geosearch", "geosearchstore", "hello",
-    "hmset", "hset", "latency|histogram", "lcs", "module|loadex", "mset", "msetnx", "pfmerge",
-    "psubscribe", "script|flush", "shutdown", "sort", "sort_ro", "xack", "xadd", "xclaim",
-    "xdel", "xgroup|create", "xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy",
-    "xgroup|setid", "xinfo|consumers", "xinfo|stream", "xread", "xreadgroup", "xsetid", "zadd",
-    "zrange", "zrangebylex", "zrangebyscore", "zrangestore", "zrank", "zrevrangebylex",
+    "hmset", "hset", "lcs", "module|loadex", "mset", "msetnx", "pfmerge", "psubscribe",
+    "script|flush", "shutdown", "sort", "sort_ro", "xadd", "xclaim", "xgroup|create",
+    "xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|setid",
+    "xinfo|consumers", "xinfo|stream", "xreadgroup", "xsetid", "zadd", "zrange",
+    "zrangebylex", "zrangebyscore", "zrangestore", "zrank", "zrevrangebylex",
     "zrevrangebyscore", "zrevrank",
     # Later than 7.2 (options vireo has): CLIENT KILL MAXAGE (7.4), BITOP DIFF/DIFF1/ANDOR/ONE
     # (8.2), XADD/XTRIM KEEPREF/DELREF/ACKED and IDMP, XREADGROUP CLAIM (8.x).
-    # MIGRATE: 7.2 named the oneofs and the AUTH2 block and spells the empty-key token '""'
-    # (7.0: an empty token).
+    # MIGRATE: 7.2 names the oneofs, the AUTH2 block and the KEYS argument ("keys").
     "migrate",
     "xtrim",
 }

@@ -275,3 +275,59 @@ def test_set_repl_chooses_where_script_effects_go(procs, tmp_path):
     aof = b"".join(f.read_bytes() for f in (m.workdir / "appendonlydir").glob("*.incr.aof"))
     assert b"aof-only" in aof and b"everywhere" in aof and b"marker" in aof
     assert b"nowhere" not in aof and b"replica-only" not in aof
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_redis_cli_functions_rdb_holds_only_functions(procs, tmp_path, diskless):
+    # Redis 7.2's integration/redis-cli "Dumping an RDB - functions only": REPLCONF
+    # rdb-filter-only functions gets a snapshot of the libraries alone, over the socket even
+    # when repl-diskless-sync is off (the dump file stays untouched).
+    m = start_vireo(procs, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0",
+                    "--dir", str(tmp_path))
+    mc = m.client()
+    mc.execute_command("DEBUG", "POPULATE", 1000, "key", 100)
+    mc.function_load("#!lua name=lib1\nredis.register_function('func1', function() return 123 end)")
+    out = tmp_path / "cli.rdb"
+    res = subprocess.run(["redis-cli", "-p", str(m.port), "--functions-rdb", str(out)],
+                         capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert b"Transfer finished with success" in res.stderr + res.stdout
+    assert not (tmp_path / "dump.rdb").exists()
+    loaded = start_vireo(procs, "--dir", str(tmp_path), "--dbfilename", "cli.rdb").client()
+    assert loaded.dbsize() == 0
+    libs = [dict(zip(lib[::2], lib[1::2])) for lib in loaded.function_list()]
+    assert [lib[b"library_name"] for lib in libs] == [b"lib1"]
+    assert loaded.fcall("func1", 0) == 123
+    wait_for(lambda: mc.info("replication")["connected_slaves"] == 0)
+    assert mc.dbsize() == 1000
+
+
+def test_rdb_filter_only_options(procs):
+    m = start_vireo(procs)
+    mc = m.client()
+    mc.set("k", "v")
+    raw = m.raw()
+    raw.send(RawConnection.encode("REPLCONF", "rdb-filter-only", "functions keys"))
+    assert raw.read_reply() == b"-ERR Unsupported rdb-filter-only option: keys\r\n"
+    # A filtered snapshot is only made for the socket: a replica that can't read one is refused.
+    raw.send(RawConnection.encode("REPLCONF", "rdb-filter-only", ""))
+    assert raw.read_reply() == b"+OK\r\n"
+    raw.send(RawConnection.encode("SYNC"))
+    assert raw.read_reply() == b"-ERR Filtered replica requires EOF capability\r\n"
+    raw.close()
+    # "" asks for neither keys nor functions: an empty image, in the EOF form.
+    raw = m.raw()
+    raw.send(RawConnection.encode("REPLCONF", "capa", "eof", "rdb-filter-only", ""))
+    assert raw.read_reply() == b"+OK\r\n"
+    raw.send(RawConnection.encode("SYNC"))
+    buf = b""
+    while b"\r\n" not in buf.lstrip(b"\n"):
+        buf += raw.sock.recv(65536)
+    header, rest = buf.lstrip(b"\n").split(b"\r\n", 1)
+    assert header.startswith(b"$EOF:")
+    mark = header[5:]
+    while not rest.endswith(mark):
+        rest += raw.sock.recv(65536)
+    image = rest[:-len(mark)]
+    assert image[:5] == b"REDIS" and b"\x00\x01k\x01v" not in image
+    raw.close()

@@ -69,3 +69,95 @@ def test_shebang_name_rules(r):
     assert r.function_load('#!lua name="quoted"\n'
                            "redis.register_function('qf', function() return 1 end)",
                            replace=True) == b"quoted"
+
+
+def _error_stats(r):
+    """errorstats, total_error_replies and (calls, rejected, failed) per command."""
+    # (redis-py versions differ in parsing "count=1".)
+    stats = {name: v if isinstance(v, str) else f"count={v['count']}"
+             for name, v in r.info("errorstats").items()}
+    stats["total"] = r.info("stats")["total_error_replies"]
+    for name, v in r.info("commandstats").items():
+        if name.startswith(("cmdstat_config", "cmdstat_info")):
+            continue
+        stats[name[len("cmdstat_"):]] = (v["calls"], v["rejected_calls"], v["failed_calls"])
+    return stats
+
+
+def _run_counting(r, *command):
+    r.config_resetstat()
+    try:
+        reply = r.execute_command(*command)
+    except redis.ResponseError as e:
+        reply = "E:" + str(e).split(" ")[0]
+    return reply, _error_stats(r)
+
+
+def test_script_command_errors_count_once(r):
+    # Expected numbers read off Redis 7.2.6 for the same sequences (unit/scripting "Consistent
+    # eval error reporting"): a command's error counts where it happened, in errorstats and its
+    # failed_calls, also when the script catches it; returning it doesn't count it again but
+    # is the script's failure.
+    r.set("Sicily", 1)
+    caught = "local t = redis.pcall('lpush', KEYS[1], 1); return 7"
+    assert _run_counting(r, "eval", caught, 1, "Sicily") == (7, {
+        "errorstat_WRONGTYPE": "count=1", "total": 1,
+        "lpush": (1, 0, 1), "eval": (1, 0, 0)})
+    returned = "return redis.pcall('lpush', KEYS[1], 1)"
+    assert _run_counting(r, "eval", returned, 1, "Sicily") == ("E:WRONGTYPE", {
+        "errorstat_WRONGTYPE": "count=1", "total": 1,
+        "lpush": (1, 0, 1), "eval": (1, 0, 1)})
+    raised = "return redis.call('lpush', KEYS[1], 1)"
+    sha = r.script_load(raised)
+    assert _run_counting(r, "evalsha", sha, 1, "Sicily") == ("E:WRONGTYPE", {
+        "errorstat_WRONGTYPE": "count=1", "total": 1,
+        "lpush": (1, 0, 1), "evalsha": (1, 0, 1)})
+    # A new error table built from the caught one is the script's own error: counted again.
+    rebuilt = "local t = redis.pcall('lpush', KEYS[1], 1); return {err = t.err}"
+    assert _run_counting(r, "eval", rebuilt, 1, "Sicily") == ("E:WRONGTYPE", {
+        "errorstat_WRONGTYPE": "count=2", "total": 2,
+        "lpush": (1, 0, 1), "eval": (1, 0, 1)})
+    # Redis marks the caught table, and a script walking it sees the mark.
+    fields = "local t = redis.pcall('lpush', KEYS[1], 1); return t['ignore_error_stats_update']"
+    assert r.eval(fields, 1, "Sicily") == 1
+
+
+def test_script_refused_commands_count_as_rejected(r):
+    r.config_set("maxmemory", 1)
+    try:
+        caught = "local t = redis.pcall('set', KEYS[1], 'y'); return t['err']"
+        assert _run_counting(r, "eval", caught, 1, "x") == (
+            b"OOM command not allowed when used memory > 'maxmemory'.", {
+                "errorstat_OOM": "count=1", "total": 1,
+                "set": (0, 1, 0), "eval": (1, 0, 0)})
+        raised = "return redis.call('set', KEYS[1], 'y')"
+        assert _run_counting(r, "eval", raised, 1, "x") == ("E:OOM", {
+            "errorstat_OOM": "count=1", "total": 1, "set": (0, 1, 0), "eval": (1, 0, 1)})
+    finally:
+        r.config_set("maxmemory", 0)
+    read_only = "local t = redis.pcall('set', KEYS[1], 'y'); return 1"
+    assert _run_counting(r, "eval_ro", read_only, 1, "x") == (1, {
+        "errorstat_ERR": "count=1", "total": 1, "set": (0, 1, 0), "eval_ro": (1, 0, 0)})
+    # An unknown command counts its error too (no command to reject), a wrong arity as a
+    # rejected call; a bad argument type is only the script's own error.
+    assert _run_counting(r, "eval", "redis.pcall('nosuch'); return 1", 0) == (1, {
+        "errorstat_ERR": "count=1", "total": 1, "eval": (1, 0, 0)})
+    assert _run_counting(r, "eval", "redis.pcall('get'); return 1", 0) == (1, {
+        "errorstat_ERR": "count=1", "total": 1, "get": (0, 1, 0), "eval": (1, 0, 0)})
+    assert _run_counting(r, "eval", "redis.pcall({}); return 1", 0) == (1, {
+        "total": 0, "eval": (1, 0, 0)})
+
+
+def test_function_command_errors_count_once(r):
+    r.set("Sicily", 1)
+    r.function_load("#!lua name=errs\n"
+                    "redis.register_function('raised', function(k)\n"
+                    "  return redis.call('lpush', k[1], 1) end)\n"
+                    "redis.register_function('caught', function(k)\n"
+                    "  redis.pcall('lpush', k[1], 1); return 7 end)\n", replace=True)
+    assert _run_counting(r, "fcall", "raised", 1, "Sicily") == ("E:WRONGTYPE", {
+        "errorstat_WRONGTYPE": "count=1", "total": 1,
+        "lpush": (1, 0, 1), "fcall": (1, 0, 1)})
+    assert _run_counting(r, "fcall", "caught", 1, "Sicily") == (7, {
+        "errorstat_WRONGTYPE": "count=1", "total": 1,
+        "lpush": (1, 0, 1), "fcall": (1, 0, 0)})

@@ -949,3 +949,26 @@ def test_failed_conditional_writes_do_not_invalidate_watch(server, r):
         pipe.multi()
         pipe.get("k")
         assert pipe.execute() == [b"1"]
+
+
+def test_set_after_big_value_keeps_no_slack(r):
+    # Redis 7.2's unit/type/string "trim on SET with big value" (run there only with jemalloc):
+    # a value that once came in a large request buffer takes about its own size.
+    r.set("key", "A" * 100000)
+    r.set("key", "A" * 33000)
+    assert r.memory_usage("key") < 42000
+    assert r.strlen("key") == 33000
+
+
+def test_big_request_buffer_is_released_when_idle(r):
+    r.set("key", "A" * 100000)
+    me = r.client_id()
+    other = redis.Redis(host=r.connection_pool.connection_kwargs["host"],
+                        port=r.connection_pool.connection_kwargs["port"])
+    try:
+        def query_buffer():
+            return next(int(c["qbuf"]) + int(c["qbuf-free"]) for c in other.client_list()
+                        if int(c["id"]) == me)
+        wait_for(lambda: query_buffer() < 64 * 1024, timeout=10)
+    finally:
+        other.close()
