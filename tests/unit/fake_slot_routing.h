@@ -22,11 +22,12 @@ class FakeSlotRouting : public SlotRouting {
     return migrating.count(slot) != 0 ? "127.0.0.1:7002" : "";
   }
   bool Importing(int slot) const override { return importing.count(slot) != 0; }
+  bool MigratingToMyself(int slot) const override { return migrating_to_myself.count(slot) != 0; }
 
   bool up = true;
   SlotOwner default_owner = SlotOwner::kMyself;
   std::map<int, SlotOwner> owners;
-  std::set<int> migrating, importing;
+  std::set<int> migrating, importing, migrating_to_myself;  // the last also in `migrating`
 };
 
 }  // namespace vireo::cluster
