@@ -245,6 +245,9 @@ def test_slot_commands_errors(c):
         (("ADDSLOTS", "5", "5"), "Slot 5 specified multiple times"),
         (("DELSLOTS", "9"), "Slot 9 is already unassigned"),
         (("ADDSLOTSRANGE", "10", "5"), "start slot number 10 is greater than end slot number 5"),
+        # The RANGE forms check each range as it parses; the plain forms parse all slots first.
+        (("DELSLOTSRANGE", "9", "9", "10", "5"), "Slot 9 is already unassigned"),
+        (("DELSLOTS", "9", "x"), "Invalid or out of range slot"),
         (("SETSLOT", "9", "MIGRATING", "a" * 40), "I'm not the owner of hash slot 9"),
         (("SETSLOT", "1", "MIGRATING", "zz"), "I don't know about node zz"),
         (("SETSLOT", "1", "IMPORTING", "zz"), "I'm already the owner of hash slot 1"),
