@@ -13,7 +13,8 @@ commands leading up to it, and the script exits 1.
 
 Adding a family: in a new file family_NAME.py (loaded automatically), write `def family_NAME() -> list[Op]` returning
 (weight, generator, compare-mode) entries, decorate it with
-@register_family("NAME", share=...), and optionally register a state dumper
+@register_family("NAME", share=...) (cluster=True: it runs afterwards against a second pair of
+servers in cluster mode, each a lone node serving every slot), and optionally register a state dumper
 for a new data type in STATE_DUMPERS and a command's prelude in PRELUDES.
 A generator is `gen(rng, ctx)` and returns either an argv list (str/bytes/int items) or a Seq of
 (argv, mode) steps that are sent in order on the same connection (used for

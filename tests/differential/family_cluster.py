@@ -10,7 +10,8 @@ GETKEYSINSLOT over keys the sequence writes, CLUSTER INFO (its message counters 
 NODES, SLOTS, SHARDS, LINKS; slot ownership changes (ADDSLOTS, DELSLOTS and the RANGE forms,
 SETSLOT MIGRATING/IMPORTING/NODE/STABLE with this node, unknown nodes and bad slots), with the
 commands served or refused (-CLUSTERDOWN, -ASK to itself, -TRYAGAIN) while a slot is unassigned
-or migrating; -CROSSSLOT on multi-key commands, scripts and MULTI/EXEC; READONLY, READWRITE,
+or migrating; -CROSSSLOT on multi-key commands, scripts and MULTI/EXEC; shard channels (SSUBSCRIBE across
+slots, SPUBLISH, PUBSUB SHARDCHANNELS / SHARDNUMSUB); FLUSHALL; READONLY, READWRITE,
 ASKING; the refusals of SELECT, MOVE, SWAPDB, COPY ... DB and SORT BY/GET patterns; epochs
 (BUMPEPOCH, SET-CONFIG-EPOCH); the other subcommands' errors and wrong arities.
 
@@ -338,6 +339,33 @@ def g_multi(rng, ctx):
 
 
 # --------------------------------------------------------------------------
+# Sharded pub/sub: shard channels are routed like keys
+
+
+def g_shard_pubsub(rng, ctx):
+    r = rng.random()
+    if r < 0.3:
+        return Seq([([cmd(rng, "SPUBLISH"), key(rng), "m"], "exact")])
+    if r < 0.45:
+        return Seq([(["PUBSUB", "SHARDNUMSUB"] + [key(rng) for _ in range(rng.randint(0, 2))], "exact")])
+    # Two channels of different slots: one -CROSSSLOT reply, no subscription.
+    if r < 0.55:
+        a, b = rng.sample(["{t}a", "{u}a", "a", "b", "c"], 2)
+        return Seq([([cmd(rng, "SSUBSCRIBE"), a, b], "exact")])
+    # Subscribe channel by channel (one reply each), a command or two in subscribed mode, then
+    # leave the same way.
+    channels = list(dict.fromkeys(same_slot_keys(rng, rng.randint(1, 2))))
+    steps = [([cmd(rng, "SSUBSCRIBE"), ch], "exact") for ch in channels]
+    if rng.random() < 0.5:
+        steps.append((["PUBSUB", "SHARDCHANNELS"], "sorted"))
+    if rng.random() < 0.3:
+        steps.append((["SPUBLISH", channels[0], "m"], "exact"))
+    for ch in channels:
+        steps.append(([cmd(rng, "SUNSUBSCRIBE"), ch], "exact"))
+    return Seq(steps)
+
+
+# --------------------------------------------------------------------------
 # Connection and db refusals, epochs, other subcommands
 
 
@@ -427,6 +455,8 @@ def family_cluster():
         (6, g_multikey, "exact"),
         (3, g_eval, "exact"),
         (3, g_multi, None),
+        (3, g_shard_pubsub, None),
+        (1, lambda rng, ctx: [cmd(rng, rng.choice(["FLUSHALL", "FLUSHDB"]))], "exact"),
         (4, g_refusals, "cluster"),
         (3, g_nodes_cmds, "exact"),
         (2, g_epochs, "exact"),
