@@ -234,6 +234,7 @@ class ClusterState : public SlotRouting {
   cluster::SlotOwner Owner(int slot) const override;
   std::string MovedEndpoint(int slot) const override;
   std::string MigratingEndpoint(int slot) const override;
+  bool MigratingToMyself(int slot) const override { return migrating_to_[slot] == myself_; }
   bool Importing(int slot) const override { return importing_from_[slot] != nullptr; }
   // The redirection check's fast path: one call instead of four.
   bool ServesStableSlot(int slot) const override {

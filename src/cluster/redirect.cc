@@ -123,7 +123,7 @@ RedirectDecision DecideRedirect(const RedirectRequest& request, const SlotRoutin
   if (migrating && missing > 0) {
     if (existing > 0) {
       decision.kind = Redirect::kTryAgain;
-    } else {
+    } else if (!routing.MigratingToMyself(decision.slot)) {
       decision.kind = Redirect::kAsk;
       decision.endpoint = routing.MigratingEndpoint(decision.slot);
     }

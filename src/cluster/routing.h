@@ -37,6 +37,10 @@ class SlotRouting {
   // When this node is migrating the slot: the target's endpoint for -ASK; empty otherwise.
   virtual std::string MigratingEndpoint(int slot) const = 0;
 
+  // When this node is migrating the slot to itself (CLUSTER SETSLOT s MIGRATING <own id>): the
+  // -ASK such a request would get names this node, so Redis serves it here instead.
+  virtual bool MigratingToMyself(int slot) const { return false; }
+
   // True when this node is importing the slot (CLUSTER SETSLOT IMPORTING): ASKING clients are
   // served here.
   virtual bool Importing(int slot) const = 0;

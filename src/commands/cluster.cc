@@ -334,39 +334,46 @@ void ChangeSlots(CommandContext& ctx, bool del, bool ranges) {
                                 ctx.spec != nullptr ? ctx.spec->name : "cluster"));
     return;
   }
-  std::vector<std::pair<int, int>> wanted;
-  const size_t step = ranges ? 2 : 1;
-  // All arguments parse before any is checked against the table (Redis's order of errors).
-  for (size_t j = 2; j < ctx.argc(); j += step) {
-    int first = SlotOrReply(ctx, ctx.arg(j));
-    if (first < 0) return;
-    int last = first;
-    if (ranges) {
-      if ((last = SlotOrReply(ctx, ctx.arg(j + 1))) < 0) return;
-      if (first > last) {
-        ctx.reply.Error(fmt::format("ERR start slot number {} is greater than end slot number {}",
-                                    first, last));
-        return;
-      }
-    }
-    wanted.emplace_back(first, last);
-  }
   std::vector<uint8_t> seen(cluster::kSlotCount, 0);
-  for (const auto& [first, last] : wanted) {
+  // Whether slots first..last may change hands; else replies the error.
+  auto check = [&](int first, int last) {
     for (int s = first; s <= last; ++s) {
       if (del && state->OwnerOf(s) == nullptr) {
         ctx.reply.Error(fmt::format("ERR Slot {} is already unassigned", s));
-        return;
+        return false;
       }
       if (!del && state->OwnerOf(s) != nullptr) {
         ctx.reply.Error(fmt::format("ERR Slot {} is already busy", s));
-        return;
+        return false;
       }
       if (seen[s]++ == 1) {
         ctx.reply.Error(fmt::format("ERR Slot {} specified multiple times", s));
-        return;
+        return false;
       }
     }
+    return true;
+  };
+  // Redis's order of errors: the RANGE forms check each range against the table as soon as it
+  // parses; the plain forms parse every slot before checking any.
+  std::vector<int> single;
+  for (size_t j = 2; j < ctx.argc(); j += ranges ? 2 : 1) {
+    const int first = SlotOrReply(ctx, ctx.arg(j));
+    if (first < 0) return;
+    if (!ranges) {
+      single.push_back(first);
+      continue;
+    }
+    const int last = SlotOrReply(ctx, ctx.arg(j + 1));
+    if (last < 0) return;
+    if (first > last) {
+      ctx.reply.Error(
+          fmt::format("ERR start slot number {} is greater than end slot number {}", first, last));
+      return;
+    }
+    if (!check(first, last)) return;
+  }
+  for (int s : single) {
+    if (!check(s, s)) return;
   }
   for (int s = 0; s < cluster::kSlotCount; ++s) {
     if (!seen[s]) continue;

@@ -56,14 +56,26 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
     } else if (!readonly && args.Option("STORE", &value)) {
       a->store = value;
     } else if (args.Option("BY", &value)) {
+      a->by = value;
+      // A pattern without '*' can't name per-element keys: it only means "don't sort".
+      if (value.find('*') == std::string_view::npos) {
+        a->dontsort = true;
+        continue;
+      }
+      // The keys a pattern names may live in any slot, on any node.
+      if (ctx.server.cfg().cluster_enabled) {
+        args.Fail("ERR BY option of SORT denied in Cluster mode.");
+        break;
+      }
       if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
         args.Fail("ERR BY option of SORT denied due to insufficient ACL permissions.");
         break;
       }
-      a->by = value;
-      // A pattern without '*' can't name per-element keys: it only means "don't sort".
-      if (value.find('*') == std::string_view::npos) a->dontsort = true;
     } else if (args.Option("GET", &value)) {
+      if (ctx.server.cfg().cluster_enabled) {
+        args.Fail("ERR GET option of SORT denied in Cluster mode.");
+        break;
+      }
       if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
         args.Fail("ERR GET option of SORT denied due to insufficient ACL permissions.");
         break;

@@ -295,7 +295,8 @@ void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, 
   ScriptRun run;
   run.caller = &ctx.client;
   run.allow_oom = (flags & kScriptAllowOom) != 0;
-  run.allow_cross_slot = (flags & kScriptAllowCrossSlot) != 0;
+  // A script without a shebang keeps the pre-7.0 freedom to reach keys of any local slot.
+  run.allow_cross_slot = compat || (flags & kScriptAllowCrossSlot) != 0;
   run.name = name;
   run.argv = ctx.argv;
   run.eval_mode = &engine == &scripting.eval_engine();

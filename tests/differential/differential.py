@@ -13,7 +13,8 @@ commands leading up to it, and the script exits 1.
 
 Adding a family: in a new file family_NAME.py (loaded automatically), write `def family_NAME() -> list[Op]` returning
 (weight, generator, compare-mode) entries, decorate it with
-@register_family("NAME", share=...), and optionally register a state dumper
+@register_family("NAME", share=...) (cluster=True: it runs afterwards against a second pair of
+servers in cluster mode, each a lone node serving every slot), and optionally register a state dumper
 for a new data type in STATE_DUMPERS and a command's prelude in PRELUDES.
 A generator is `gen(rng, ctx)` and returns either an argv list (str/bytes/int items) or a Seq of
 (argv, mode) steps that are sent in order on the same connection (used for
@@ -180,10 +181,11 @@ def show_reply(raw: bytes, limit=1500) -> str:
 
 
 class Server:
-    def __init__(self, name, binary=None, extra_args=(), addr=None):
+    def __init__(self, name, binary=None, extra_args=(), addr=None, cluster=False):
         self.name = name
         self.proc = None
         self.workdir = None
+        self.cluster_port = None
         if addr:
             host, _, port = addr.rpartition(":")
             self.host, self.port = host or HOST, int(port)
@@ -197,6 +199,12 @@ class Server:
             self.workdir = tempfile.mkdtemp(prefix=f"vireo-diff-{name}-")
             self.port = free_port()
             argv = [path, "--port", str(self.port), "--bind", HOST, *extra_args]
+            if cluster:
+                # A lone cluster node; its bus port is chosen explicitly so port + 10000 need
+                # not be free (or exist).
+                self.cluster_port = free_port()
+                argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                         "--cluster-port", str(self.cluster_port)]
             self.log = os.path.join(self.workdir, "server.log")
             with open(self.log, "wb") as log:
                 self.proc = subprocess.Popen(argv, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
@@ -337,6 +345,9 @@ class Seq:
 FAMILIES: dict = {}          # name -> (share, builder)
 STATE_DUMPERS: dict = {}     # TYPE reply -> fn(key) -> list[(argv, mode)]
 TX_SAFE_FAMILIES = set()     # families whose exact single commands may be queued in MULTI
+CLUSTER_FAMILIES = set()     # families run against servers in cluster mode (see run_group)
+# In cluster mode, an argv word that the runner replaces with each server's own node id.
+OWN_NODE_ID = b"<own-node-id>"
 # Upper-case command name (bytes) -> argv sent to both servers, exact-compared, right before every
 # command of that name, inside MULTI too (there it is queued just ahead). For a Redis quirk that
 # depends on hidden process state left by earlier commands, which vireo deliberately lacks: the
@@ -344,11 +355,13 @@ TX_SAFE_FAMILIES = set()     # families whose exact single commands may be queue
 PRELUDES: dict = {}
 
 
-def register_family(name, share=1.0, tx_safe=False):
+def register_family(name, share=1.0, tx_safe=False, cluster=False):
     def deco(fn):
         FAMILIES[name] = (share, fn)
         if tx_safe:
             TX_SAFE_FAMILIES.add(name)
+        if cluster:
+            CLUSTER_FAMILIES.add(name)
         return fn
     return deco
 
@@ -1086,6 +1099,10 @@ class Runner:
         self.probe_conn = RespConn(redis.host, redis.port)
         self.history = deque(maxlen=20)
         self.verbose = args.verbose
+        # Cluster mode: argv words standing for each server's own value (OWN_* -> (vireo, redis))
+        # and the (vireo, redis) spellings rewritten in vireo's replies; see claim_all_slots.
+        self.own = {}
+        self.renames = []
 
     def probe(self, argv):
         # Reads the reference state to steer generation; never sent to vireo.
@@ -1093,11 +1110,13 @@ class Runner:
         return self.probe_conn.read()
 
     def both(self, argv):
-        data = encode(argv)
+        data = [encode(argv)] * 2
+        if self.own and any(to_bytes(a) in self.own for a in argv):
+            data = [encode([self.own.get(to_bytes(a), (a, a))[i] for a in argv]) for i in (0, 1)]
         replies = []
-        for name, conn, srv in (("vireo", self.v, self.vs), ("redis", self.r, self.rs)):
+        for (name, conn, srv), d in zip((("vireo", self.v, self.vs), ("redis", self.r, self.rs)), data):
             try:
-                conn.send(data)
+                conn.send(d)
             except OSError as e:
                 raise Mismatch(f"{name}: send failed: {e}{self.death_note(srv)}")
         for name, conn, srv in (("vireo", self.v, self.vs), ("redis", self.r, self.rs)):
@@ -1105,7 +1124,21 @@ class Runner:
                 replies.append(conn.read())
             except (OSError, ProtocolError) as e:
                 raise Mismatch(f"{name}: no valid reply: {e!r}{self.death_note(srv)}")
+        if self.renames:
+            replies[0] = self.renamed(replies[0])
         return replies
+
+    def renamed(self, rep):
+        """vireo's reply with its own node id and ports spelled as redis' (equal lengths, so the
+        RESP framing stays valid): cluster replies then compare byte for byte."""
+        raw = rep.raw
+        for mine, theirs in self.renames:
+            raw = raw.replace(mine, theirs)
+        if raw == rep.raw:
+            return rep
+        parser = RespConn.__new__(RespConn)
+        parser.buf, parser.pos = bytearray(raw), 0
+        return parser.read()
 
     @staticmethod
     def death_note(srv):
@@ -1217,12 +1250,45 @@ class Runner:
         if not self.args.no_state_check:
             self.state_check(ctx, "final state check")
 
+    @staticmethod
+    def probe_other(srv, argv):
+        conn = RespConn(srv.host, srv.port)
+        try:
+            conn.send(encode(argv))
+            return conn.read()
+        finally:
+            conn.close()
+
     def reset(self):
         # Between seeds of one invocation; also drops any MULTI/WATCH state.
         for conn in (self.v, self.r):
             for argv in (["DISCARD"], ["UNWATCH"], ["FLUSHALL"]):
                 conn.send(encode(argv))
                 conn.read()
+
+    def claim_all_slots(self, timeout=15.0):
+        """Makes each server a one-node cluster serving every slot and waits for cluster_state:ok
+        (Redis holds a fresh master in the fail state for its first 2 seconds)."""
+        ids = [self.probe_other(srv, ["CLUSTER", "MYID"]).value for srv in (self.vs, self.rs)]
+        self.own = {OWN_NODE_ID: tuple(ids)}
+        pairs = [tuple(ids)] + [(str(v).encode(), str(r).encode()) for v, r in (
+            (self.vs.port, self.rs.port), (self.vs.cluster_port, self.rs.cluster_port))]
+        # Ephemeral ports all have five digits; a pair that differs in length is left alone.
+        self.renames = [(v, r) for v, r in pairs if len(v) == len(r) and v != r]
+        self.step("setup", ["CLUSTER", "ADDSLOTSRANGE", "0", "16383"], "exact")
+        for name, port in (("vireo", self.vs.port), ("redis", self.rs.port)):
+            conn = RespConn(HOST, port)
+            try:
+                deadline = time.monotonic() + timeout
+                while True:
+                    conn.send(encode(["CLUSTER", "INFO"]))
+                    if b"cluster_state:ok" in (conn.read().value or b""):
+                        break
+                    if time.monotonic() > deadline:
+                        raise Mismatch(f"{name}: cluster_state not ok {timeout}s after ADDSLOTSRANGE")
+                    time.sleep(0.05)
+            finally:
+                conn.close()
 
 
 def main():
@@ -1255,12 +1321,34 @@ def main():
     # The servers run in their own work dirs, so a relative binary path must be resolved first.
     if os.sep in args.vireo:
         args.vireo = os.path.abspath(args.vireo)
+    # Cluster families need both servers started with cluster-enabled, which the other families
+    # must not see (only db 0, CROSSSLOT): they run afterwards against a second pair of servers,
+    # for their share of --ops on top of the plain run, which keeps its sequence unchanged.
+    plain = [f for f in families if f not in CLUSTER_FAMILIES]
+    clustered = [f for f in families if f in CLUSTER_FAMILIES]
+    code = 0
+    if plain:
+        code = run_group(args, plain, args.ops, cluster=False)
+    if clustered:
+        if args.vireo_addr:
+            print(f"skipped {','.join(clustered)}: cluster families start their own vireo")
+        else:
+            total = sum(FAMILIES[f][0] for f in families)
+            share = sum(FAMILIES[f][0] for f in clustered)
+            ops = args.ops if not plain else max(1, round(args.ops * share / total))
+            code = run_group(args, clustered, ops, cluster=True) or code
+    return code
+
+
+def run_group(args, families, ops, cluster):
+    """Starts both servers, runs the seeds over `families` and stops them; 0 when all matched."""
     # DEBUG is off by default in both (Redis 7's enable-debug-command no); families may use it.
     debug = ["--enable-debug-command", "yes"]
-    redis_srv = Server("redis", args.redis, ["--save", "", "--appendonly", "no", *debug])
+    redis_srv = Server("redis", args.redis, ["--save", "", "--appendonly", "no", *debug],
+                       cluster=cluster)
     try:
         vireo_srv = Server("vireo", args.vireo, [*debug, *shlex.split(args.vireo_args)],
-                           addr=args.vireo_addr)
+                           addr=None if cluster else args.vireo_addr, cluster=cluster)
     except SystemExit:
         redis_srv.stop()
         raise
@@ -1269,12 +1357,14 @@ def main():
     runner = None
     try:
         runner = Runner(args, vireo_srv, redis_srv)
+        if cluster:
+            runner.claim_all_slots()
         for n in range(args.runs):
             seed = args.seed + n
             if n:
                 runner.reset()
             try:
-                runner.run(seed, args.ops, families)
+                runner.run(seed, ops, families)
             except Mismatch as e:
                 print(str(e))
                 print(f"seed {seed}, families {','.join(families)}, keys {args.keys}")
@@ -1282,7 +1372,7 @@ def main():
                 for label, argv in runner.history:
                     print(f"  {label}: {show_argv(argv)}")
                 print(f"reproduce: {sys.argv[0]} --vireo {args.vireo} --redis {args.redis} --seed {seed} "
-                      f"--ops {args.ops} --keys {args.keys} --family {','.join(families)}"
+                      f"--ops {ops} --keys {args.keys} --family {','.join(families)}"
                       + (f" --errors {args.errors}" if args.errors != "exact" else "")
                       + (f" --vireo-args {shlex.quote(args.vireo_args)}" if args.vireo_args else ""))
                 code = 1
@@ -1290,8 +1380,9 @@ def main():
             if args.verbose or args.runs > 1:
                 print(f"seed {seed}: ok")
         if code == 0:
-            print(f"OK: {args.runs} run(s) x {args.ops} ops, seeds {args.seed}..{args.seed + args.runs - 1}, "
-                  f"families {','.join(families)}, {time.monotonic() - t0:.1f}s")
+            print(f"OK: {args.runs} run(s) x {ops} ops, seeds {args.seed}..{args.seed + args.runs - 1}, "
+                  f"families {','.join(families)}{' (cluster mode)' if cluster else ''}, "
+                  f"{time.monotonic() - t0:.1f}s")
     finally:
         for srv in (vireo_srv, redis_srv):
             srv.stop()

@@ -132,6 +132,30 @@ def test_migrating_slot_ask_and_tryagain(c):
     assert c.execute_command("GET", missing) is None
 
 
+def test_slot_migrating_to_myself_is_served(c):
+    # SETSLOT MIGRATING to this very node: Redis's -ASK would name this node, so it serves the
+    # request; only a multi-key request with some keys gone still gets -TRYAGAIN.
+    key = key_in(c, 0, 8191)
+    slot = slot_of(c, key)
+    present, missing = f"{{{key}}}present", f"{{{key}}}missing"
+    c.execute_command("SET", present, "here")
+    assert c.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ME) == "OK"
+    assert c.execute_command("GET", missing) is None
+    assert c.execute_command("SET", missing, "new") == "OK"
+    assert c.execute_command("MGET", present, missing) == ["here", "new"]
+    assert error_of(c, "MGET", present, f"{{{key}}}gone").startswith("TRYAGAIN")
+    assert c.execute_command("CLUSTER", "SETSLOT", slot, "STABLE") == "OK"
+
+
+def test_sort_patterns_refused(c):
+    key = key_in(c, 0, 8191)
+    c.execute_command("RPUSH", key, "2", "1")
+    assert error_of(c, "SORT", key, "BY", "w_*") == "BY option of SORT denied in Cluster mode."
+    assert error_of(c, "SORT", key, "GET", "#") == "GET option of SORT denied in Cluster mode."
+    # A BY pattern without '*' only means "don't sort": allowed.
+    assert c.execute_command("SORT", key, "BY", "nosort") == ["2", "1"]
+
+
 def test_importing_slot_needs_asking(node, c):
     key = key_in(c, 8192, 16383)
     slot = slot_of(c, key)
@@ -175,6 +199,14 @@ def test_scripts_checked(c):
     # A key the script did not declare, in a slot served elsewhere.
     err = error_of(c, "EVAL", "return redis.call('GET', ARGV[1])", 0, theirs)
     assert "Script attempted to access a non local key in a cluster node" in err, err
+    # Undeclared local keys of another slot: refused with a shebang, allowed without (Redis keeps
+    # pre-7.0 scripts working).
+    other_mine = next(k for k in (key_in(c, 0, 8191, p) for p in "xyzw")
+                      if slot_of(c, k) != slot_of(c, mine))
+    script = "redis.call('GET', KEYS[1]); return redis.call('GET', ARGV[1])"
+    assert c.execute_command("EVAL", script, 1, mine, other_mine) is None
+    err = error_of(c, "EVAL", "#!lua\n" + script, 1, mine, other_mine)
+    assert "Script attempted to access keys that do not hash to the same slot" in err, err
 
 
 def test_blocked_client_is_redirected_when_its_slot_moves(node, c):

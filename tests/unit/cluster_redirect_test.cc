@@ -187,6 +187,19 @@ TEST_F(RedirectTest, MigratingSlotAsksForMissingKeys) {
   EXPECT_EQ(Decide({"mget", "{m}a", "{m}a"}).kind, Redirect::kNone);
 }
 
+TEST_F(RedirectTest, MigratingToMyselfServesWhatWouldBeAskedHere) {
+  // CLUSTER SETSLOT s MIGRATING <own id>: the -ASK would name this node, so Redis serves the
+  // request; a partial multi-key request still gets -TRYAGAIN.
+  Own("{m}a", SlotOwner::kMyself);
+  routing.migrating.insert(KeySlot("{m}"));
+  routing.migrating_to_myself.insert(KeySlot("{m}"));
+  present = {"{m}a"};
+  EXPECT_EQ(Decide({"get", "{m}gone"}).kind, Redirect::kNone);
+  EXPECT_EQ(Decide({"set", "{m}gone", "v"}).kind, Redirect::kNone);
+  EXPECT_EQ(Decide({"mget", "{m}gone", "{m}gone2"}).kind, Redirect::kNone);
+  EXPECT_EQ(Decide({"mget", "{m}a", "{m}gone"}).kind, Redirect::kTryAgain);
+}
+
 TEST_F(RedirectTest, ImportingSlotServesOnlyAskingClients) {
   routing.importing.insert(KeySlot("{i}"));  // owned by another node until SETSLOT NODE
   present = {"{i}here"};

@@ -28,11 +28,12 @@ class FakeSlotRouting : public SlotRouting {
     ++stable_slot_calls;
     return fast_path && SlotRouting::ServesStableSlot(slot);
   }
+  bool MigratingToMyself(int slot) const override { return migrating_to_myself.count(slot) != 0; }
 
   bool up = true;
   SlotOwner default_owner = SlotOwner::kMyself;
   std::map<int, SlotOwner> owners;
-  std::set<int> migrating, importing;
+  std::set<int> migrating, importing, migrating_to_myself;  // the last also in `migrating`
   bool fast_path = true;
   mutable int stable_slot_calls = 0;
 };
