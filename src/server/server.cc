@@ -125,6 +125,12 @@ constexpr uint64_t kWakeTag = 1ull << 62;
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)), loop_(std::make_unique<ServerLoop>()) {
+  // A cluster node has one database, as in Redis 7.2 (CONFIG GET databases says so too).
+  if (config_.values().cluster_enabled && config_.values().databases > 1) {
+    spdlog::warn("WARNING: Changing databases number from {} to 1 since we are in cluster mode",
+                 config_.values().databases);
+    config_.values().databases = 1;
+  }
   const ServerConfig& c = config_.values();
   watched_keys_.resize(c.databases);
   ApplyMemoryConfig();
