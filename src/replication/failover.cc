@@ -58,6 +58,11 @@ std::string ParseFailoverArgs(const CommandContext& ctx, FailoverArgs* out) {
 }  // namespace
 
 void Replication::FailoverCommand(CommandContext& ctx) {
+  if (server_.cfg().cluster_enabled) {
+    ctx.reply.Error(
+        "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
+    return;
+  }
   FailoverArgs args;
   if (std::string err = ParseFailoverArgs(ctx, &args); !err.empty()) {
     ctx.reply.Error(err);
@@ -85,7 +90,8 @@ void Replication::FailoverCommand(CommandContext& ctx) {
     return;
   }
   if (args.force && (args.timeout_ms == 0 || !args.to)) {
-    ctx.reply.Error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+    ctx.reply.Error(
+        "ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
     return;
   }
   if (args.to) {

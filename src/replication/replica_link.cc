@@ -954,6 +954,11 @@ void ReplicaLink::Cron() {
 // ---- Replication's replica-side commands ----
 
 void Replication::ReplicaofCommand(CommandContext& ctx) {
+  // A cluster node replicates whichever master the cluster gives it (CLUSTER REPLICATE).
+  if (server_.cfg().cluster_enabled) {
+    ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
+    return;
+  }
   if (failover_state_ != FailoverState::kNone) {
     ctx.reply.Error("ERR REPLICAOF not allowed while failing over.");
     return;

@@ -52,6 +52,7 @@ std::string LockClusterConfig(const std::string& path, int* fd_out) {
 std::string Server::StartCluster() {
   const ServerConfig& c = config_.values();
   if (!c.cluster_enabled) return "";
+  if (!c.replicaof.empty()) return "replicaof directive not allowed in cluster mode";
   const int client_port = c.tls_cluster ? static_cast<int>(c.tls_port) : bound_port_;
   const int bus_port =
       c.cluster_port != 0 ? c.cluster_port : client_port + cluster::kDefaultBusPortOffset;

@@ -398,3 +398,14 @@ def test_keys_loaded_at_startup_claim_their_slots(tmpdir_path):
     finally:
         second.stop()
         second.cleanup()
+
+
+def test_replication_commands_refused_in_cluster_mode(node):
+    client = plain_client(node)
+    with pytest.raises(redis.ResponseError, match="REPLICAOF not allowed in cluster mode"):
+        client.execute_command("REPLICAOF", "127.0.0.1", "1234")
+    with pytest.raises(redis.ResponseError, match="FAILOVER not allowed in cluster mode"):
+        client.execute_command("FAILOVER")
+    assert client.execute_command("ROLE")[0] == "master"
+    # A cluster node has a single database, as in Redis 7.2.
+    assert client.execute_command("CONFIG", "GET", "databases") == ["databases", "1"]
