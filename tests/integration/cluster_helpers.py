@@ -16,7 +16,6 @@ and fails the test if a node died that the test did not kill on purpose.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
 import socket
@@ -28,7 +27,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conftest import HOST, server_binary, wait_for
+from conftest import HOST, free_cluster_port, server_binary, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
@@ -118,28 +117,9 @@ def tag_for_slot(slot: int) -> str:
 # Ports
 
 
-_reserved: set[int] = set()
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((HOST, port))
-            return True
-        except OSError:
-            return False
-
-
 def pick_cluster_port() -> int:
     """A client port P in 24000-29999 such that P and P + 10000 both bind free on 127.0.0.1."""
-    for _ in range(2000):
-        port = random.randint(PORT_LO, PORT_HI)
-        if port in _reserved:
-            continue
-        if _bindable(port) and _bindable(port + BUS_OFFSET):
-            _reserved.add(port)
-            return port
-    raise RuntimeError("no free cluster port pair in 24000-29999")
+    return free_cluster_port(PORT_LO, PORT_HI)
 
 
 # --------------------------------------------------------------------------

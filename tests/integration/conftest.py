@@ -55,22 +55,30 @@ def free_port() -> int:
 
 # Cluster nodes also listen on port + 10000 (the bus): their ports come from a range where
 # both are valid and outside the kernel's ephemeral range (32768-60999 here), so an outgoing
-# connection can't take a bus port between the check and the bind.
+# connection can't take a bus port between the check and the bind. Ports handed out once are
+# not handed out again in this process.
 CLUSTER_PORT_RANGE = (12000, 21999)
+_reserved_cluster_ports: set[int] = set()
 
 
-def free_cluster_port() -> int:
-    import random
-    for _ in range(200):
-        port = random.randint(*CLUSTER_PORT_RANGE)
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
-            for p in (port, port + 10000):
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                    s.bind((HOST, p))
-            return port
+            s.bind((HOST, port))
+            return True
         except OSError:
-            continue
-    raise RuntimeError("no free port pair for a cluster node")
+            return False
+
+
+def free_cluster_port(lo: int = CLUSTER_PORT_RANGE[0], hi: int = CLUSTER_PORT_RANGE[1]) -> int:
+    """A client port P in [lo, hi] such that P and P + 10000 both bind free on 127.0.0.1."""
+    import random
+    for _ in range(2000):
+        port = random.randint(lo, hi)
+        if port not in _reserved_cluster_ports and _bindable(port) and _bindable(port + 10000):
+            _reserved_cluster_ports.add(port)
+            return port
+    raise RuntimeError(f"no free cluster port pair in {lo}-{hi}")
 
 
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.005, message: str | None = None):

@@ -11,7 +11,6 @@ and taking a slot. Certificates come from test_tls.py's `certs` fixture (the ope
 
 from __future__ import annotations
 
-import random
 import shutil
 import socket
 import ssl
@@ -22,7 +21,7 @@ import redis
 
 from cluster_helpers import (REDIS_CLI, REDIS_SERVER, Cluster, ClusterNode, info_dict, key_slot,
                              keys_in_slots, migrate_slot, node_binary, parse_nodes, slot_map)
-from conftest import HOST, wait_for
+from conftest import HOST, free_cluster_port, wait_for
 from test_tls import certs  # noqa: F401  (module fixture: the CA and signed certificates)
 
 
@@ -41,25 +40,8 @@ pytestmark = pytest.mark.skipif(
 
 # This module's ports: TLS client ports 26000-26999, bus ports 10000 above.
 PORT_LO, PORT_HI = 26000, 26999
-_reserved: set[int] = set()
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((HOST, port))
-            return True
-        except OSError:
-            return False
-
-
 def pick_port() -> int:
-    for _ in range(2000):
-        port = random.randint(PORT_LO, PORT_HI)
-        if port not in _reserved and _bindable(port) and _bindable(port + 10000):
-            _reserved.add(port)
-            return port
-    raise RuntimeError(f"no free port pair in {PORT_LO}-{PORT_HI}")
+    return free_cluster_port(PORT_LO, PORT_HI)
 
 
 class TlsNode(ClusterNode):
