@@ -456,13 +456,18 @@ void ClusterBus::Send(BusLink* link, const BusMessage& msg) {
   Flush(link);
 }
 
-void ClusterBus::Broadcast(const BusMessage& msg) {
-  std::vector<BusLink*> targets;
+std::vector<BusLink*> ClusterBus::PeerLinks() const {
+  // Collected first: sending may free a link (its buffer limit), which edits the nodes' links.
+  std::vector<BusLink*> links;
   for (const auto& [name, node] : state_.nodes()) {
     if (node->link == nullptr || node->has(kNodeMyself | kNodeHandshake)) continue;
-    targets.push_back(node->link);
+    links.push_back(node->link);
   }
-  for (BusLink* link : targets) Send(link, msg);
+  return links;
+}
+
+void ClusterBus::Broadcast(const BusMessage& msg) {
+  for (BusLink* link : PeerLinks()) Send(link, msg);
 }
 
 // --- building messages ------------------------------------------------------------------------
@@ -556,12 +561,7 @@ void ClusterBus::SendPing(BusLink* link, BusType type) {
 }
 
 void ClusterBus::BroadcastPong() {
-  std::vector<BusLink*> targets;
-  for (const auto& [name, node] : state_.nodes()) {
-    if (node->link == nullptr || node->has(kNodeMyself | kNodeHandshake)) continue;
-    targets.push_back(node->link);
-  }
-  for (BusLink* link : targets) SendPing(link, BusType::kPong);
+  for (BusLink* link : PeerLinks()) SendPing(link, BusType::kPong);
 }
 
 void ClusterBus::SendFail(const std::string& name) {

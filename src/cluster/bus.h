@@ -116,6 +116,8 @@ class ClusterBus {
   void Flush(BusLink* link);
   void Send(BusLink* link, const BusMessage& msg);
   void Broadcast(const BusMessage& msg);
+  // The outbound links of every known node but myself and handshakes.
+  std::vector<BusLink*> PeerLinks() const;
 
   BusMessage Header(BusType type) const;
   void SendPing(BusLink* link, BusType type);
