@@ -608,9 +608,12 @@ void Server::ProcessInput(Client& client) {
     if (result == RespParser::Result::kCommand) {
       const std::vector<std::string_view>& args = client.parser().args();
       ExecuteCommand(client, args);
-      // Our master's stream: the offset advances and sub-replicas get the exact bytes.
+      // Our master's stream: the offset advances and sub-replicas get the exact bytes, but a
+      // transaction only once its EXEC ran. Until then a lost link or a snapshot must not count
+      // the queued commands as applied (the master resends them from MULTI), as in Redis.
       if (client.has(kClientMaster)) {
-        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed), true);
+        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed),
+                                    !client.has(kClientMulti));
       }
       buf.start += consumed;
     } else if (result == RespParser::Result::kNeedMore) {

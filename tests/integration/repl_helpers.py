@@ -152,6 +152,7 @@ class FakeMaster:
     def __init__(self, replies):
         self.replies = replies
         self.syncs = 0
+        self.psyncs: list[tuple[str, int]] = []  # (replid, offset) of each PSYNC received
         self.released = threading.Event()
         self.stopping = False
         self.sock = socket.socket()
@@ -181,7 +182,18 @@ class FakeMaster:
         for marker, reply in ((b"PING\r\n", b"+PONG\r\n"), (b"psync2\r\n", b"+OK\r\n+OK\r\n")):
             buf = self.read_until(conn, buf, marker)
             conn.sendall(reply)
-        self.read_until(conn, buf, b"PSYNC")
+        buf = self.read_until(conn, buf, b"PSYNC")
+        # The rest of the command: \r\n $len replid $len offset, each line ending in \r\n.
+        while buf.count(b"\r\n") < 5:
+            try:
+                data = conn.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise OSError("closed")
+            buf += data
+        lines = buf.split(b"\r\n")
+        self.psyncs.append((lines[2].decode(), int(lines[4])))
         payload, then, *more = self.replies[min(self.syncs, len(self.replies) - 1)]
         self.syncs += 1
         conn.sendall(payload)

@@ -262,3 +262,51 @@ def test_killed_replica_sees_the_drop_while_a_child_runs(procs):
     wait_in_sync(m, s)
     assert s.get("k2") == b"1"
     stuck.close()
+
+
+# ---- a transaction cut by the link ----------------------------------------------------------
+
+
+def resp(*args) -> bytes:
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def test_transaction_cut_by_the_link_is_not_counted_as_applied(procs):
+    # As Redis: the offset moves past a MULTI only at its EXEC. A link lost between them (or a
+    # snapshot taken then) must not count the queued commands, or the master's resend starts
+    # after them and the transaction is lost on the replica.
+    empty = procs()
+    c = empty.client()
+    assert c.save()
+    rdb = (empty.workdir / "dump.rdb").read_bytes()
+    before = resp("SET", "a", "1")
+    cut = resp("MULTI") + resp("INCR", "x")
+    rest = resp("INCR", "x") + resp("EXEC")
+    start = 100
+    fake = FakeMaster([
+        (fullresync(start) + b"$%d\r\n" % len(rdb) + rdb + before + cut, "until_release"),
+        (b"+CONTINUE\r\n" + cut + rest, "hold"),
+    ])
+    try:
+        replica = procs()
+        s = replica.client()
+        s.execute_command("REPLICAOF", HOST, fake.port)
+        wait_for(lambda: s.get("a") == b"1", timeout=SYNC_TIMEOUT)
+        # The queued INCR is not applied, and the offset stops before MULTI.
+        wait_for(lambda: s.info("replication")["slave_read_repl_offset"]
+                 == start + len(before) + len(cut), timeout=SYNC_TIMEOUT)
+        assert s.info("replication")["master_repl_offset"] == start + len(before)
+        assert s.get("x") is None
+
+        fake.release()  # the link drops mid-transaction; the replica asks from MULTI on
+        wait_for(lambda: fake.syncs >= 2, timeout=SYNC_TIMEOUT)
+        assert fake.psyncs[1][1] == start + len(before) + 1
+        wait_for(lambda: s.get("x") == b"2", timeout=SYNC_TIMEOUT)
+        assert s.info("replication")["master_repl_offset"] == start + len(before + cut + rest)
+        assert replica.alive()
+    finally:
+        fake.close()
