@@ -14,6 +14,8 @@ bool ParseLength(std::string_view text, int64_t* out) { return ParseInt64(text, 
 
 constexpr int64_t kUnauthenticatedMaxMultibulk = 10;
 constexpr int64_t kUnauthenticatedMaxBulk = 16384;
+// Argument slots kept between commands; more are released when the next command starts.
+constexpr size_t kKeptScratchArgs = 1024;
 
 }  // namespace
 
@@ -44,6 +46,12 @@ RespParser::Result RespParser::Parse(std::string_view data, size_t* consumed) {
   *consumed = 0;
   args_.clear();
   if (multibulk_left_ < 0) {
+    // A new command: what a huge one left (32 bytes an argument) goes back to the allocator,
+    // as Redis frees a command's argv array, so used_memory falls once it is done.
+    if (args_.capacity() > kKeptScratchArgs) std::vector<std::string_view>().swap(args_);
+    if (arg_spans_.capacity() > kKeptScratchArgs) {
+      std::vector<std::pair<size_t, size_t>>().swap(arg_spans_);
+    }
     if (data.empty()) return Result::kNeedMore;
     if (data[0] != '*') return ParseInline(data, consumed);
   }

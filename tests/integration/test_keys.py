@@ -6,6 +6,8 @@ import time
 import pytest
 import redis
 
+from conftest import wait_for
+
 
 def watcher(server, db=0):
     """A client on one connection, so WATCH and the later EXEC share a session."""
@@ -59,6 +61,23 @@ def test_unlink_large_value(r):
     assert r.exists("big") == 0
     r.rpush("big", 1)
     assert r.lrange("big", 0, -1) == [b"1"]
+
+
+def test_unlink_reclaims_memory_in_background(server):
+    # Redis 7.2's unit/lazyfree "UNLINK can reclaim memory in background", on one connection as
+    # there: the set goes to the background, and what its 100000-argument SADD needed (the
+    # parser's argument slots) is given back when the next command starts.
+    c = server.client(single_connection_client=True)
+    orig = c.info("memory")["used_memory"]
+    c.sadd("myset", *range(100000))
+    assert c.scard("myset") == 100000
+    peak = c.info("memory")["used_memory"]
+    assert peak > orig + 1_000_000
+    assert c.unlink("myset") == 1
+    wait_for(lambda: c.info("memory")["used_memory"] < min(peak, orig * 2), timeout=10,
+             message="memory not reclaimed by UNLINK")
+    wait_for(lambda: c.info("memory")["lazyfree_pending_objects"] == 0)
+    c.close()
 
 
 def test_exists_and_touch_count_duplicates(r):
