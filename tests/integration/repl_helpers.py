@@ -184,15 +184,10 @@ class FakeMaster:
             conn.sendall(reply)
         buf = self.read_until(conn, buf, b"PSYNC")
         # The rest of the command: \r\n $len replid $len offset, each line ending in \r\n.
-        while buf.count(b"\r\n") < 5:
-            try:
-                data = conn.recv(65536)
-            except socket.timeout:
-                continue
-            if not data:
-                raise OSError("closed")
-            buf += data
-        lines = buf.split(b"\r\n")
+        lines = []
+        for _ in range(5):
+            line, buf = self.read_line(conn, buf)
+            lines.append(line)
         self.psyncs.append((lines[2].decode(), int(lines[4])))
         payload, then, *more = self.replies[min(self.syncs, len(self.replies) - 1)]
         self.syncs += 1
@@ -209,6 +204,14 @@ class FakeMaster:
                 pass
 
     def read_until(self, conn, buf, marker):
+        """What follows the first `marker` (reading until it has come)."""
+        return self.read_through(conn, buf, marker)[1]
+
+    def read_line(self, conn, buf):
+        """(the next line without its CRLF, what follows it)."""
+        return self.read_through(conn, buf, b"\r\n")
+
+    def read_through(self, conn, buf, marker):
         while marker not in buf:
             if self.stopping:
                 raise OSError("stopping")
@@ -219,7 +222,8 @@ class FakeMaster:
             if not data:
                 raise OSError("closed")
             buf += data
-        return buf[buf.index(marker) + len(marker):]
+        at = buf.index(marker)
+        return buf[:at], buf[at + len(marker):]
 
     def release(self):
         self.released.set()
