@@ -39,23 +39,45 @@ void Client::ReadBuffer::EnsureWritable(size_t n, size_t known_total) {
   // A request whose size is known gets exactly that much, not the next power of two: a 300 KB
   // argument holds 300 KB, as in Redis, which sizes a big argument's buffer exactly.
   if (known_total >= used + n && new_capacity > known_total) new_capacity = known_total;
-  // Not value-initialised: zeroing a 100 MB buffer we are about to fill would be waste.
-  std::unique_ptr<char[]> fresh(new char[new_capacity]);
-  if (used > 0) memcpy(fresh.get(), data.get() + start, used);
-  data = std::move(fresh);
+  Reallocate(new_capacity);
+}
+
+void Client::ReadBuffer::Reallocate(size_t new_capacity) {
+  const size_t used = end - start;
+  if (new_capacity == 0) {
+    data.reset();
+  } else {
+    // Not value-initialised: zeroing a 100 MB buffer we are about to fill would be waste.
+    std::unique_ptr<char[]> fresh(new char[new_capacity]);
+    if (used > 0) memcpy(fresh.get(), data.get() + start, used);
+    data = std::move(fresh);
+  }
   capacity = new_capacity;
   start = 0;
   end = used;
 }
 
 void Client::ReadBuffer::ShrinkIfIdle() {
-  if (start == end) {
-    start = end = 0;
-    if (capacity > 64 * 1024) {
-      data.reset();
-      capacity = 0;
+  // Redis keeps an emptied buffer until its cron; past 1 MB we don't wait for that.
+  constexpr size_t kKeptAfterCommand = 1024 * 1024;
+  if (start != end) return;
+  start = end = 0;
+  if (capacity > kKeptAfterCommand) Reallocate(0);
+}
+
+void Client::ReadBuffer::CronResize(bool idle, size_t pending_bulk) {
+  // Redis's PROTO_RESIZE_THRESHOLD, and the least free room worth giving back.
+  constexpr size_t kResizeThreshold = 32 * 1024;
+  constexpr size_t kMinWaste = 4 * 1024;
+  const size_t used = size();
+  if (capacity - used > kMinWaste) {
+    if (idle) {
+      Reallocate(used);
+    } else if (capacity > kResizeThreshold && capacity / 2 > peak) {
+      Reallocate(std::max({used, peak, pending_bulk}));
     }
   }
+  peak = std::max(used, pending_bulk);
 }
 
 }  // namespace vireo

@@ -162,8 +162,17 @@ class Client {
     // and growing geometrically, so a large bulk costs linear copying overall; never beyond
     // `known_total` unconsumed bytes when that is given (the size of the request arriving).
     void EnsureWritable(size_t n, size_t known_total = 0);
-    // Drops a large idle buffer so an idle client holds little memory.
+    // Drops a very large buffer once it is empty (a huge command is done with).
     void ShrinkIfIdle();
+    // The clients cron's resize, Redis's model: a buffer idle for more than 2 s gives back all
+    // its free room; one much bigger than its recent peak shrinks to that peak (never below
+    // what is buffered or `pending_bulk`, the bytes the current argument still needs).
+    void CronResize(bool idle, size_t pending_bulk);
+    // The most bytes the buffer was asked to hold since the last cron (what a read expected).
+    size_t peak = 0;
+
+   private:
+    void Reallocate(size_t new_capacity);
   };
   ReadBuffer read_buffer;
   RespParser& parser() { return parser_; }
@@ -182,8 +191,6 @@ class Client {
     if (collect_pushes && output_.size() > begin) pushes_in_command.emplace_back(begin, output_.size());
   }
   bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
-  size_t read_chunk =
-      1024;  // next read size; grows while reads fill it, so idle clients stay small
   bool in_pending_writes = false;
   // client-output-buffer-limit: when (unix seconds) the soft limit was first exceeded, or 0.
   int64_t obuf_soft_limit_since_s = 0;

@@ -10,6 +10,7 @@
 #include "server/client.h"
 #include "server/info.h"
 #include "server/server.h"
+#include "util/clock.h"
 
 namespace vireo {
 namespace {
@@ -19,6 +20,8 @@ constexpr size_t kMinLimit = 128 * 1024;
 // An idle client keeps at most this much buffer between cron visits (Redis's clientsCron
 // resizes idle query and reply buffers too); bigger ones are released.
 constexpr size_t kIdleBufferKeep = 64 * 1024;
+// A client that sent nothing for longer than this gives back its whole query buffer (Redis).
+constexpr int64_t kQueryBufferIdleMs = 2000;
 // Each cron tick re-measures at least this many clients (Redis: CLIENTS_CRON_MIN_ITERATIONS).
 constexpr size_t kMinCronVisits = 5;
 
@@ -33,6 +36,7 @@ ClientMemory MeasureClient(Server& server, const Client& c) {
   m.watched = c.watched_keys.capacity() * sizeof(Client::WatchedKey) + c.watched_key_bytes +
               c.watched_keys.size() * sizeof(Client*);
   m.pubsub = server.pubsub().MemoryOf(c);
+  m.tracking = server.tracking().MemoryOf(c);
   m.other = sizeof(Client) + c.parser().MemoryUsage();
   if (c.tls) m.other += c.tls->MemoryUsage();
   // A blocked client keeps a copy of its command to run it again; rarely more than a few keys.
@@ -143,7 +147,8 @@ void ClientEviction::CronStep(bool inside_command) {
     if (client.closed) continue;
     // Inside a command (a long script serving the loop) a buffer may be in use: only measure.
     if (!inside_command && !client.in_pending_writes) {
-      client.read_buffer.ShrinkIfIdle();
+      const bool idle = FastNowMs() - client.last_interaction_ms > kQueryBufferIdleMs;
+      client.read_buffer.CronResize(idle, client.parser().bytes_wanted());
       std::string& out = client.output();
       if (out.empty() && out.capacity() > kIdleBufferKeep) std::string().swap(out);
     }

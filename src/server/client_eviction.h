@@ -34,8 +34,11 @@ struct ClientMemory {
   size_t multi = 0;          // commands queued by MULTI
   size_t watched = 0;        // WATCHed keys
   size_t pubsub = 0;         // channels, patterns and shard channels subscribed to
+  size_t tracking = 0;       // CLIENT TRACKING BCAST prefixes
   size_t other = 0;          // the Client object, parser scratch, a blocked command's copy, OpenSSL
-  size_t total() const { return query_buffer + output_buffer + multi + watched + pubsub + other; }
+  size_t total() const {
+    return query_buffer + output_buffer + multi + watched + pubsub + tracking + other;
+  }
 };
 
 // O(1) whatever the client holds.

@@ -44,6 +44,32 @@ constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
 constexpr size_t kMaxReadPerTurn = 8 * 1024 * 1024;
 // A command at least this big is read on within a turn (Redis's PROTO_MBULK_BIG_ARG).
 constexpr size_t kBigArgument = 32 * 1024;
+// The most of a big argument's announced length its buffer is sized for before it arrives.
+constexpr size_t kMaxPreallocatedArgument = 16 * 1024 * 1024;
+
+// Redis's model: reads of 16 KB; a big argument (32 KB or more) gets a buffer sized for all of
+// it as soon as its length is known, so it is read straight into place. Only up to 16 MB of
+// such a claim is trusted: beyond, the buffer grows at most by what has already arrived
+// (doubling), so "$107374182400" costs nothing until the bytes come, and
+// client-query-buffer-limit closes the connection long before they all do. Returns the size
+// of the next read.
+size_t SizeReadBuffer(Client& client) {
+  Client::ReadBuffer& buf = client.read_buffer;
+  size_t want = kReadChunk;
+  const size_t needed = client.parser().bytes_wanted();
+  if (needed > buf.size()) {
+    const size_t missing = needed - buf.size();
+    if (needed >= kBigArgument) {
+      want = needed <= kMaxPreallocatedArgument ? missing : std::max(want, buf.size());
+    }
+    // The last bytes of a command (a bulk's CRLF) need room for just them: a buffer sized for
+    // the command must not double for two bytes.
+    want = std::min(want, missing);
+  }
+  buf.EnsureWritable(want, needed);
+  buf.peak = std::max(buf.peak, buf.size() + want);
+  return want;
+}
 
 constexpr std::string_view kProtectedModeError =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
@@ -531,19 +557,7 @@ void Server::ReadFromClient(Client& client) {
 bool Server::ReadAndProcess(Client& client, size_t* budget) {
   Client::ReadBuffer& buf = client.read_buffer;
   buf.ShrinkIfIdle();
-  // Read what the parser says the current command still needs (a large bulk in fewer reads),
-  // or the client's current chunk size. The announced size is only a claim: the buffer grows
-  // at most by what has already arrived (doubling), never to a size the client merely named,
-  // so "$107374182400" costs nothing until the bytes come, and client-query-buffer-limit
-  // closes the connection long before they all do.
-  size_t want = client.read_chunk;
-  size_t needed = client.parser().bytes_wanted();
-  if (needed > buf.size() && needed - buf.size() > want) {
-    want = std::min(needed - buf.size(), std::max(want, buf.size()));
-  }
-  // The last bytes of a command (a bulk's CRLF) need room for just them: a buffer sized for
-  // the command must not double for two bytes.
-  buf.EnsureWritable(needed > buf.size() ? std::min(want, needed - buf.size()) : want, needed);
+  size_t want = SizeReadBuffer(client);
   // Use whatever room the buffer has: fewer, larger reads.
   want = buf.capacity - buf.end;
   ssize_t n = client.ReadSocket(buf.data.get() + buf.end, want);
@@ -562,8 +576,6 @@ bool Server::ReadAndProcess(Client& client, size_t* budget) {
   }
   size_t got = static_cast<size_t>(n);
   buf.end += got;
-  // A read that filled its buffer suggests more is coming: read bigger next time.
-  if (got == want && client.read_chunk < kReadChunk) client.read_chunk *= 2;
   client.net_input_bytes += got;
   stats_.total_net_input_bytes += got;
   ++stats_.total_reads_processed;
@@ -580,6 +592,8 @@ bool Server::ReadAndProcess(Client& client, size_t* budget) {
   if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (client.closed) return false;
   ProcessInput(client);
+  // A big argument's length just arrived: its buffer is sized now, as Redis does.
+  if (!client.closed && client.parser().bytes_wanted() >= kBigArgument) SizeReadBuffer(client);
   // Read on only while the read filled the buffer (the socket likely holds more) and a big
   // command is waiting for more of its bytes. A pipeline of small commands still gets one read
   // per turn, so it can't hold the loop.
@@ -954,6 +968,7 @@ void Server::ScheduleCron() {
 void Server::Cron() {
   RecalibrateFastClock();
   UpdateCommandTime();
+  if (debug_settings_.pause_cron) return;  // DEBUG PAUSE-CRON 1: tests freeze the cron's work
   const ServerConfig& c = config_.values();
   int64_t now_ms = NowMs();
   stats_.ops_rate.Sample(now_ms, stats_.total_commands_processed);

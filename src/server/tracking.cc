@@ -24,6 +24,13 @@ void AppendBulk(std::string* out, std::string_view s) {
 
 constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
 
+// One prefix of one client: its node in the client's set and its id in the prefix table's
+// entry (estimated node sizes), and the name's heap copy beyond the inline 15 bytes.
+size_t PrefixMemory(std::string_view prefix) {
+  constexpr size_t kNodes = 64 + 40;
+  return kNodes + (prefix.size() > 15 ? prefix.size() + 1 : 0);
+}
+
 }  // namespace
 
 std::string Tracking::Enable(Client& client, const TrackingOptions& o) {
@@ -73,7 +80,7 @@ std::string Tracking::Enable(Client& client, const TrackingOptions& o) {
   if (o.bcast) {
     auto add = [&](std::string_view prefix) {
       prefixes_[std::string(prefix)].clients.insert(client.id());
-      s.prefixes.emplace(prefix);
+      if (s.prefixes.emplace(prefix).second) s.prefix_memory += PrefixMemory(prefix);
     };
     if (o.prefixes.empty()) add("");
     for (std::string_view p : o.prefixes) add(p);
@@ -94,6 +101,12 @@ void Tracking::Disable(Client& client) {
   // Its entries in the key table stay until those keys change: finding them would cost a walk
   // of the whole table, and a stale id is skipped when met.
   clients_.erase(it);
+}
+
+size_t Tracking::MemoryOf(const Client& client) const {
+  if (!client.has(kClientTracking)) return 0;
+  auto it = clients_.find(client.id());
+  return it == clients_.end() ? 0 : it->second.prefix_memory;
 }
 
 std::string Tracking::Caching(Client& client, bool yes) {

@@ -45,6 +45,7 @@ struct TrackingState {
   bool caching = false;          // CLIENT CACHING given for the next command or transaction
   bool broken_redirect = false;  // the redirect target went away
   std::set<std::string> prefixes;
+  size_t prefix_memory = 0;  // what `prefixes` holds here and in the prefix table
 };
 
 class Tracking {
@@ -60,6 +61,8 @@ class Tracking {
   void EndOfCommand(Client& client);
   // nullptr when the client isn't tracking.
   const TrackingState* StateOf(const Client& client) const;
+  // The memory of a client's BCAST prefixes (maxmemory-clients counts it, as Redis does).
+  size_t MemoryOf(const Client& client) const;
 
   // After a read-only command run for `caller` (the client whose request it is, also for the
   // commands a script runs): remember its keys for the caller.

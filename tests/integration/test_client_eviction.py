@@ -170,14 +170,57 @@ def test_big_argument_buffer_is_sized_to_it(srv, ctl):
     assert n < field(ctl, "exact", "tot-mem") < n + 32 * KB
     raw.close()
 
-    # Once queued by MULTI, the argument is the queue's; the read buffer is released.
+    # Once queued by MULTI, the argument is the queue's. The emptied read buffer stays until
+    # the clients cron (as Redis keeps one of the argument's size, expecting another).
     m = named_raw(srv, "queued")
     assert m.execute("MULTI") == b"+OK\r\n"
     for _ in range(2):
         m.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % n + b"v" * n)
         m.send(b"\r\n")
         assert m.read_reply() == b"+QUEUED\r\n"
-    assert 2 * n < field(ctl, "queued", "tot-mem") < 2 * n + 32 * KB
+    assert 2 * n < field(ctl, "queued", "tot-mem") < 3 * n + 32 * KB
+
+
+def query_buffer(ctl, name) -> int:
+    c = clients_by_name(ctl)[name]
+    return int(c["qbuf"]) + int(c["qbuf-free"])
+
+
+def test_query_buffer_follows_redis_sizes(srv, ctl):
+    # Redis 7.2's model (its unit/querybuf): reads of 16 KB, a buffer idle for more than 2 s
+    # given back by the clients cron, a busy one shrunk to its recent peak, and a big argument's
+    # buffer sized for all of it as soon as its length is known.
+    ctl.config_set("hz", 100)
+    fresh = named_raw(srv, "fresh")
+    assert 16 * KB <= query_buffer(ctl, "fresh") < 32 * KB
+    wait_for(lambda: query_buffer(ctl, "fresh") == 0, timeout=10)
+    assert field(ctl, "fresh", "idle") >= 2
+    assert fresh.execute("PING") == b"+PONG\r\n"  # and it reads again
+    fresh.close()
+
+    # Busy: a 400 KB argument leaves its buffer; small commands after it let the cron shrink
+    # it to their peak (a 16 KB read), not to nothing.
+    busy = named_raw(srv, "busy")
+    assert busy.execute("SET", "x", "A" * 400_000) == b"+OK\r\n"
+    big = query_buffer(ctl, "busy")
+    assert big > 32 * KB
+
+    def shrunk():
+        assert busy.execute("SET", "x", "A" * 100) == b"+OK\r\n"
+        return 0 < query_buffer(ctl, "busy") < big
+    wait_for(shrunk, timeout=10)
+    busy.close()
+
+    # A 1 MB argument announced: its buffer is there before the bytes come, and an idle client
+    # gives the room back while it waits.
+    fat = named_raw(srv, "fat")
+    fat.send(b"*3\r\n$3\r\nset\r\n$1\r\na\r\n$1000000\r\n")
+    wait_for(lambda: query_buffer(ctl, "fat") >= 1_000_000)
+    wait_for(lambda: query_buffer(ctl, "fat") < 1_000_000, timeout=10)
+    fat.send(b"v" * 1_000_000 + b"\r\n")
+    assert fat.read_reply() == b"+OK\r\n"
+    assert ctl.strlen("a") == 1_000_000
+    fat.close()
 
 
 def test_mem_clients_normal_counts_client_memory(srv, ctl):
@@ -291,6 +334,24 @@ def test_subscriptions_are_evicted(srv, ctl, command):
             for _ in names:
                 raw.read_reply()
     assert not exists(ctl, "subs")
+    assert evicted(ctl) == 1
+
+
+def test_tracking_prefixes_are_evicted(srv, ctl):
+    # Redis counts a BCAST client's prefixes: adding them grows the client until it goes.
+    ctl.config_set("maxmemory-clients", 200_000)
+    raw = named_raw(srv, "prefixes")
+    before = field(ctl, "prefixes", "tot-mem")
+    assert raw.execute("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "x", "PREFIX", "y") == \
+        b"+OK\r\n"
+    assert field(ctl, "prefixes", "tot-mem") > before
+    with pytest.raises((ConnectionError, OSError)):
+        for batch in range(1, 2000):
+            args = []
+            for letter in "abc":
+                args += ["PREFIX", f"{letter}{batch:09d}"]
+            assert raw.execute("CLIENT", "TRACKING", "on", "BCAST", *args) == b"+OK\r\n"
+    assert not exists(ctl, "prefixes")
     assert evicted(ctl) == 1
 
 
