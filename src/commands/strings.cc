@@ -427,7 +427,10 @@ void SetrangeCommand(CommandContext& ctx) {
       return;
     }
     if (!CheckStringLength(ctx, offset, patch.size())) return;
-    std::string s(offset, '\0');
+    // Sized exactly: appending the patch to the zeros would double the allocation.
+    std::string s;
+    s.reserve(offset + patch.size());
+    s.assign(offset, '\0');
     s.append(patch);
     ctx.db.Add(ctx.arg(1), Value::RawString(std::move(s)));
     KeyWritten(ctx, ctx.arg(1));

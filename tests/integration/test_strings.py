@@ -589,6 +589,13 @@ def test_setrange_keeps_ttl(r):
     assert r.ttl("k") > 0
 
 
+def test_setrange_on_a_new_key_allocates_its_length(r):
+    # Zeros then the patch, sized once: not doubled by appending the patch (Redis's unit/maxmemory
+    # fills 5 MB this way and expects 5 MB).
+    assert r.setrange("grown", 100_000, "x") == 100_001
+    assert 100_001 <= r.memory_usage("grown") < 110_000
+
+
 def test_setrange_errors(r, raw):
     assert err(raw, "SETRANGE", "k", "-1", "x") == "ERR offset is out of range"
     assert err(raw, "SETRANGE", "k", "-1", "") == "ERR offset is out of range"
