@@ -122,6 +122,36 @@ CachedScript* Scripting::LoadScript(std::string_view body, std::string* sha, std
   return &script;
 }
 
+std::optional<uint32_t> Scripting::DeclaredFlags(std::string_view command,
+                                                 std::span<const std::string_view> argv) {
+  if (argv.size() < 2) return std::nullopt;
+  uint32_t flags = kScriptEvalCompat;
+  if (EqualsIgnoreCase(command, "fcall") || EqualsIgnoreCase(command, "fcall_ro")) {
+    const FunctionInfo* fn = FindFunction(argv[1]);
+    if (fn == nullptr) return std::nullopt;
+    flags = fn->flags;
+  } else if (EqualsIgnoreCase(command, "evalsha") || EqualsIgnoreCase(command, "evalsha_ro")) {
+    const CachedScript* script = FindScript(argv[1]);
+    if (script == nullptr) return std::nullopt;
+    flags = script->flags;
+  } else if (const CachedScript* script = FindScript(Sha1Hex(argv[1])); script != nullptr) {
+    flags = script->flags;
+  } else {
+    Shebang shebang = ParseShebang(argv[1]);
+    if (!shebang.present || shebang.engine != "#!lua") return std::nullopt;
+    flags = 0;
+    std::string bad;
+    for (const std::string& option : shebang.options) {
+      if (!option.starts_with("flags=") ||
+          !ParseScriptFlags(std::string_view(option).substr(6), &flags, &bad)) {
+        return std::nullopt;
+      }
+    }
+  }
+  if ((flags & kScriptEvalCompat) != 0) return std::nullopt;
+  return flags;
+}
+
 void Scripting::FlushScripts() {
   // A fresh interpreter, as Redis: globals a script may have left behind go too.
   scripts_.clear();

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -65,6 +67,13 @@ class Scripting {
   const std::map<std::string, std::unique_ptr<Library>>& libraries() const { return libraries_; }
   FunctionInfo* FindFunction(std::string_view name);
   size_t function_count() const { return functions_.size(); }
+
+  // The flags an EVAL/EVALSHA/FCALL (or _RO) command's script declares, found without running
+  // it (a cached script, a shebang, a function): what decides, as in Redis, whether a write
+  // pause holds it. nullopt when it declares none (a script without a shebang, an unknown
+  // script or function, a shebang that doesn't parse: the command's own flags apply).
+  std::optional<uint32_t> DeclaredFlags(std::string_view command,
+                                        std::span<const std::string_view> argv);
 
   // For persistence (RDB aux "functions" / FUNCTION DUMP): every library as (name, code).
   std::vector<std::pair<std::string, std::string>> EnumerateLibraries() const;

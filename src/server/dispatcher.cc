@@ -7,6 +7,7 @@
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
+#include "scripting/scripting.h"
 #include "security/acl_server.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -15,6 +16,12 @@
 
 namespace vireo {
 namespace {
+
+// EVAL, EVALSHA, FCALL and their _RO forms: their script's declared flags stand for theirs.
+bool RunsScript(std::string_view name) {
+  return name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" ||
+         name == "fcall" || name == "fcall_ro";
+}
 
 // Redis formats these with printf's %s, so text stops at a NUL byte.
 std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
@@ -337,8 +344,15 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // master are never paused.
   if (!client.has(kClientReplica) && !client.has(kClientMaster)) {
     const uint32_t paused = client_pause_.Actions(MonotonicUs() / 1000);
-    const bool may_replicate = spec->has(kCmdWrite) || spec->has(kCmdMayReplicate) ||
-                               (spec->name == "exec" && QueuedWrite(client));
+    bool may_replicate = spec->has(kCmdWrite) || spec->has(kCmdMayReplicate) ||
+                         (spec->name == "exec" && QueuedWrite(client));
+    // A script that declares its flags replaces the command's (Redis's scriptFlagsToCmdFlags):
+    // a no-writes one runs through a write pause.
+    if (may_replicate && (paused & kPauseClientWrite) != 0 && RunsScript(spec->name)) {
+      if (std::optional<uint32_t> flags = scripting_->DeclaredFlags(spec->name, argv)) {
+        may_replicate = (*flags & kScriptNoWrites) == 0;
+      }
+    }
     if ((paused & kPauseClientAll) != 0 || ((paused & kPauseClientWrite) != 0 && may_replicate)) {
       PostponeClient(client, *spec, argv);
       return;

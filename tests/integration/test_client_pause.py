@@ -33,6 +33,33 @@ def test_write_pause_holds_writes_not_reads(server, r):
     other.close()
 
 
+def test_write_pause_holds_scripts_by_their_declared_flags(server, r):
+    # Redis 7.2: a script's declared flags replace EVAL's/FCALL's, so no-writes scripts and
+    # functions run through a write pause; a script without a shebang, or one that may write,
+    # waits (it may replicate).
+    r.function_load("#!lua name=lib\nredis.register_function{function_name='ro', "
+                    "callback=function() return 'hello' end, flags={'no-writes'}}")
+    cached = r.script_load("#!lua flags=no-writes\nreturn 'cached'")
+    other = server.client()
+    assert r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    try:
+        assert other.eval("#!lua flags=no-writes\nreturn 'fresh'", 0) == b"fresh"
+        assert other.evalsha(cached, 0) == b"cached"
+        assert other.fcall("ro", 0) == b"hello"
+        assert other.fcall_ro("ro", 0) == b"hello"
+        done = {}
+        for name, body in [("plain", "return 1"), ("writer", "#!lua\nreturn 2")]:
+            c = server.client()
+            t = threading.Thread(target=lambda c=c, n=name, b=body: done.setdefault(n, c.eval(b, 0)))
+            t.start()
+        wait_for(lambda: len(postponed(r)) == 2)
+        assert done == {}
+    finally:
+        assert r.execute_command("CLIENT", "UNPAUSE")
+    wait_for(lambda: done == {"plain": 1, "writer": 2})
+    other.close()
+
+
 def test_all_pause_holds_everything_and_ends_by_itself(server, r):
     other = server.client()
     start = time.monotonic()
