@@ -749,8 +749,12 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
       server_.pre_command_oom() && server_.cfg().maxmemory > 0) {
     return reject("-OOM command not allowed when used memory > 'maxmemory'.");
   }
+  // A read-only script may not replicate anything either (PUBLISH): that is what lets it run
+  // through CLIENT PAUSE WRITE, as in Redis.
+  if (run_->read_only && (spec->has(kCmdWrite) || spec->has(kCmdMayReplicate))) {
+    return reject("Write commands are not allowed from read-only scripts.");
+  }
   if (spec->has(kCmdWrite)) {
-    if (run_->read_only) return reject("Write commands are not allowed from read-only scripts.");
     // A read-only replica refuses a script's writes as it refuses a client's (not its
     // master's: it applies whatever the master sends).
     if (server_.replication().is_replica() && server_.cfg().replica_read_only &&

@@ -344,16 +344,26 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // master are never paused.
   if (!client.has(kClientReplica) && !client.has(kClientMaster)) {
     const uint32_t paused = client_pause_.Actions(MonotonicUs() / 1000);
-    bool may_replicate = spec->has(kCmdWrite) || spec->has(kCmdMayReplicate) ||
-                         (spec->name == "exec" && QueuedWrite(client));
     // A script that declares its flags replaces the command's (Redis's scriptFlagsToCmdFlags):
-    // a no-writes one runs through a write pause.
-    if (may_replicate && (paused & kPauseClientWrite) != 0 && RunsScript(spec->name)) {
-      if (std::optional<uint32_t> flags = scripting_->DeclaredFlags(spec->name, argv)) {
-        may_replicate = (*flags & kScriptNoWrites) == 0;
+    // a no-writes one runs through a write pause. EXEC is held when a queued command may
+    // replicate.
+    auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
+      if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
+      if ((paused & kPauseClientWrite) == 0 || !RunsScript(s.name)) return true;
+      std::optional<uint32_t> flags = scripting_->DeclaredFlags(s.name, args);
+      return !flags || (*flags & kScriptNoWrites) == 0;
+    };
+    bool held = (paused & kPauseClientAll) != 0;
+    if (!held && (paused & kPauseClientWrite) != 0) {
+      held = may_replicate(*spec, argv);
+      if (!held && spec->name == "exec") {
+        for (const QueuedCommand& q : client.multi_queue) {
+          std::vector<std::string_view> args(q.argv.begin(), q.argv.end());
+          if ((held = may_replicate(*q.spec, args))) break;
+        }
       }
     }
-    if ((paused & kPauseClientAll) != 0 || ((paused & kPauseClientWrite) != 0 && may_replicate)) {
+    if (held) {
       PostponeClient(client, *spec, argv);
       return;
     }
@@ -395,10 +405,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Inside EXEC and scripts the caller's setting holds.
   if (executing_depth_ == 0) {
     keyspace_options_.access.touch = !client.has(kClientNoTouch) || spec.name == "touch";
-    // A replica leaves expiry to its master (see ExpiryView).
-    keyspace_options_.expiry_view = !replication_->is_replica() ? ExpiryView::kMaster
-                                    : client.has(kClientMaster) ? ExpiryView::kReplicaMaster
-                                                                : ExpiryView::kReplicaClient;
+    // A replica leaves expiry to its master (see ExpiryView); during a pause (CLIENT PAUSE,
+    // FAILOVER) a master's expired keys read as missing but stay, as in Redis.
+    keyspace_options_.expiry_view =
+        replication_->is_replica()
+            ? (client.has(kClientMaster) ? ExpiryView::kReplicaMaster : ExpiryView::kReplicaClient)
+            : (Paused(kPauseExpire) ? ExpiryView::kReplicaClient : ExpiryView::kMaster);
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;

@@ -60,6 +60,53 @@ def test_write_pause_holds_scripts_by_their_declared_flags(server, r):
     other.close()
 
 
+def test_write_pause_holds_exec_of_queued_scripts_that_may_write(server, r):
+    c = server.client()
+    pipe = c.pipeline(transaction=True)
+    pipe.eval("#!lua\nreturn 12", 0)
+    assert r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    done = {}
+    t = threading.Thread(target=lambda: done.setdefault("exec", pipe.execute()))
+    t.start()
+    try:
+        wait_for(lambda: len(postponed(r)) == 1)
+        assert done == {}
+    finally:
+        assert r.execute_command("CLIENT", "UNPAUSE")
+    t.join(5)
+    assert done["exec"] == [12]
+    c.close()
+
+
+def test_read_only_scripts_may_not_publish(r):
+    # What may replicate counts as a write in a read-only script (so it can't get past a pause).
+    for run in (lambda: r.eval_ro("return redis.call('publish','ch','msg')", 0),
+                lambda: r.eval("#!lua flags=no-writes\nreturn redis.call('publish','ch','msg')", 0)):
+        with pytest.raises(redis.ResponseError, match="^Write commands are not allowed from "
+                                                       "read-only scripts"):
+            run()
+    assert r.eval("return redis.call('publish','ch','msg')", 0) == 0
+
+
+def test_expired_keys_stay_until_the_pause_ends(server, r):
+    # Expired keys read as missing during the pause, but neither active nor lazy expiry
+    # deletes them (expired_keys stands still) until it ends.
+    before = r.info("stats")["expired_keys"]
+    with r.pipeline(transaction=True) as p:
+        p.set("foo{t}", "bar", px=10).set("bar{t}", "foo", px=10)
+        p.execute_command("CLIENT", "PAUSE", 50000, "WRITE")
+        p.execute()
+    try:
+        wait_for(lambda: r.get("foo{t}") is None and r.get("bar{t}") is None)
+        assert r.info("stats")["expired_keys"] == before
+    finally:
+        assert r.execute_command("CLIENT", "UNPAUSE")
+    r.get("foo{t}")
+    r.get("bar{t}")
+    assert r.info("stats")["expired_keys"] == before + 2
+    r.config_resetstat()  # later tests count expirations from zero
+
+
 def test_all_pause_holds_everything_and_ends_by_itself(server, r):
     other = server.client()
     start = time.monotonic()
