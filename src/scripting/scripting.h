@@ -70,8 +70,9 @@ class Scripting {
 
   // The flags an EVAL/EVALSHA/FCALL (or _RO) command's script declares, found without running
   // it (a cached script, a shebang, a function): what decides, as in Redis, whether a write
-  // pause holds it. nullopt when it declares none (a script without a shebang, an unknown
-  // script or function, a shebang that doesn't parse: the command's own flags apply).
+  // pause holds it. `command` is a command table name (lower case). nullopt when it declares
+  // none (another command, a script without a shebang, an unknown script or function, a
+  // shebang that doesn't parse: the command's own flags apply).
   std::optional<uint32_t> DeclaredFlags(std::string_view command,
                                         std::span<const std::string_view> argv);
 

@@ -17,12 +17,6 @@
 namespace vireo {
 namespace {
 
-// EVAL, EVALSHA, FCALL and their _RO forms: their script's declared flags stand for theirs.
-bool RunsScript(std::string_view name) {
-  return name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" ||
-         name == "fcall" || name == "fcall_ro";
-}
-
 // Redis formats these with printf's %s, so text stops at a NUL byte.
 std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
 
@@ -349,7 +343,6 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     // replicate.
     auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
-      if ((paused & kPauseClientWrite) == 0 || !RunsScript(s.name)) return true;
       std::optional<uint32_t> flags = scripting_->DeclaredFlags(s.name, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
@@ -410,7 +403,9 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
     keyspace_options_.expiry_view =
         replication_->is_replica()
             ? (client.has(kClientMaster) ? ExpiryView::kReplicaMaster : ExpiryView::kReplicaClient)
-            : (Paused(kPauseExpire) ? ExpiryView::kReplicaClient : ExpiryView::kMaster);
+            // (NextEnd first: no clock read per command while nothing is paused.)
+            : (client_pause_.NextEnd() != 0 && Paused(kPauseExpire) ? ExpiryView::kReplicaClient
+                                                                    : ExpiryView::kMaster);
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
