@@ -343,7 +343,8 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     // replicate.
     auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
-      std::optional<uint32_t> flags = scripting_->DeclaredFlags(s.name, args);
+      // scripting() builds the interpreter on first use; scripting_ may still be null here.
+      std::optional<uint32_t> flags = scripting().DeclaredFlags(s.name, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;
