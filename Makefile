@@ -1,6 +1,7 @@
 # vireo: `make run` and `make test` do everything on a fresh Debian machine.
 PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
             libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest \
+            python3-pytest-xdist \
             liblua5.1-0-dev libssl-dev openssl
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
@@ -41,7 +42,7 @@ test-release: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2
 
 build-asan: deps
-	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIREO_SANITIZE=ON
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIREO_SANITIZE=ON -DVIREO_MICROBENCH=OFF
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 
 test-asan: build-asan

@@ -70,15 +70,36 @@ def _bindable(port: int) -> bool:
             return False
 
 
+def _worker_slice(lo: int, hi: int) -> tuple[int, int]:
+    """The part of [lo, hi] this pytest-xdist worker picks from: workers are separate processes,
+    so their reservations can't see each other, but their slices don't overlap."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count <= 1:
+        return lo, hi
+    index = int(worker[2:])
+    width = (hi - lo + 1) // count
+    return lo + index * width, lo + (index + 1) * width - 1
+
+
 def free_cluster_port(lo: int = CLUSTER_PORT_RANGE[0], hi: int = CLUSTER_PORT_RANGE[1]) -> int:
     """A client port P in [lo, hi] such that P and P + 10000 both bind free on 127.0.0.1."""
     import random
+    lo, hi = _worker_slice(lo, hi)
     for _ in range(2000):
         port = random.randint(lo, hi)
         if port not in _reserved_cluster_ports and _bindable(port) and _bindable(port + 10000):
             _reserved_cluster_ports.add(port)
             return port
     raise RuntimeError(f"no free cluster port pair in {lo}-{hi}")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "load: pushes the server hard or bounds its latency. CTest runs these on their own "
+        "(-m load, RUN_SERIAL) and the rest in parallel pytest-xdist workers, so no other test "
+        "competing for the cores skews them.")
 
 
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.005, message: str | None = None):

@@ -368,6 +368,7 @@ def test_bgrewriteaof_replies_and_info(servers, data):
         b"*1\r\n*10\r\n$12\r\nbgrewriteaof\r\n:1\r\n")
 
 
+@pytest.mark.load
 def test_bgrewriteaof_already_in_progress(servers, data):
     if SANITIZED:
         pytest.skip("needs a rewrite that takes a while")
@@ -665,6 +666,7 @@ def test_vireo_loads_redis_server_aof(servers, data):
 # Writes while rewriting
 
 
+@pytest.mark.load
 def test_bgrewriteaof_while_50_clients_write(servers, data):
     if SANITIZED:
         pytest.skip("load test")

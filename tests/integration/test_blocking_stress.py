@@ -28,8 +28,9 @@ import pytest
 
 from conftest import wait_for
 
-pytestmark = pytest.mark.skipif(bool(os.environ.get("VIREO_SANITIZED")),
-                                reason="load test: too slow under sanitizers")
+pytestmark = [pytest.mark.load,
+              pytest.mark.skipif(bool(os.environ.get("VIREO_SANITIZED")),
+                                 reason="load test: too slow under sanitizers")]
 
 HOST = "127.0.0.1"
 QUEUES = [b"q0", b"q1", b"q2", b"q3"]

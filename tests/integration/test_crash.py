@@ -104,6 +104,7 @@ def check_after_restart(data, acks, kill_time, tolerance_s: float):
         h.cleanup()
 
 
+@pytest.mark.load
 @pytest.mark.skipif(SANITIZED, reason="load test")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_sigkill_with_appendfsync_always_loses_nothing(tmp_path, seed):
@@ -116,6 +117,7 @@ def test_sigkill_with_appendfsync_always_loses_nothing(tmp_path, seed):
     print(f"\nalways: {len(acks)} acknowledged writes before SIGKILL, all present")
 
 
+@pytest.mark.load
 @pytest.mark.skipif(SANITIZED, reason="load test")
 def test_sigkill_with_appendfsync_everysec_loses_at_most_a_second(tmp_path):
     data = tmp_path / "data"

@@ -259,6 +259,7 @@ def test_active_expiry_removes_unaccessed_keys(r):
     assert r.get("live") == b"v"
 
 
+@pytest.mark.load
 @load_test
 def test_million_keys_expire_without_stalling_clients(server_factory):
     """1M keys with 1 s TTLs disappear within seconds, in cycles that yield to other clients.
@@ -325,6 +326,7 @@ def load_raw(port: int, keys: int, ttl_ms: int, batch: int = 10_000) -> None:
             assert got == expected
 
 
+@pytest.mark.load
 @load_test
 def test_million_keys_expiring_together(server_factory):
     """The harder case: a million keys whose TTL has passed, all waiting for active expiry.

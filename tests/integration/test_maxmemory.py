@@ -390,6 +390,7 @@ def test_lazyfree_counts_unlink(mm):
 # Lowering the limit under load
 
 
+@pytest.mark.load
 @pytest.mark.skipif(SANITIZED, reason="latency bound only meaningful in the release build")
 def test_lowering_maxmemory_evicts_without_stalling(mm, server):
     mm.config_set("maxmemory-policy", "allkeys-random")

@@ -585,6 +585,7 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
     return 0
 
 
+@pytest.mark.load
 @pytest.mark.skipif(SANITIZED, reason="load test: too slow under the sanitizers")
 def test_slow_subscriber_is_disconnected_and_memory_stays_bounded(server_factory):
     srv = server_factory()

@@ -297,6 +297,7 @@ def test_xreadgroup_noack_block(r, conns):
 # Stress: 3 groups x 8 consumers, 4 producers
 
 
+@pytest.mark.load
 def test_stress_groups_consumers_producers(server, r):
     sanitized = os.environ.get("VIREO_SANITIZED") == "1"
     total = 10_000 if sanitized else 100_000
