@@ -8,21 +8,22 @@
 #include <string_view>
 #include <vector>
 
+#include "../tests/unit/test_commands.h"
+#include "core/command_table.h"
 #include "security/acl.h"
-#include "server/command_table.h"
 
 namespace vireo {
 namespace {
 
 AclUser MakeUser(const std::vector<std::string>& rules) {
-  AclUser user("app", false);
+  AclUser user(TestCommands(), "app", false);
   std::string error;
   if (!user.ApplyAll(rules, &error)) std::abort();
   return user;
 }
 
 void RunCheck(benchmark::State& state, const AclUser& user, std::vector<std::string_view> argv) {
-  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  const CommandSpec* spec = TestCommands().Find(argv[0]);
   if (spec == nullptr) std::abort();
   size_t pos = 0;
   for (auto _ : state) {

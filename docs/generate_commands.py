@@ -5,7 +5,7 @@
     docs/generate_commands.py --vireo build/vireo-server --check   # exit 1 if it is stale
 
 The server's own command table is the single source: every command declares its syntax,
-summary, flags and ACL categories once (src/server/command_table.h), and this page, COMMAND
+summary, flags and ACL categories once (src/core/command_table.h), and this page, COMMAND
 DOCS and redis-cli's hints all come from that declaration. Coverage is measured against
 docs/redis-7.2-commands.txt, one Redis 7.2 command or "container|subcommand" per line.
 

@@ -131,7 +131,7 @@ def main() -> None:
         "# Configuration",
         "",
         "vireo reads redis.conf syntax (a file, `include`, command-line `--name value`) and",
-        "implements CONFIG GET / SET / REWRITE over one option table (src/server/config.cc,",
+        "implements CONFIG GET / SET / REWRITE over one option table (src/core/config.cc,",
         "config_process.cc). Every option of Redis 7.2 is there with Redis's default, value",
         "check and error text, mutability, aliases (`slave-*`, `*-ziplist-*`), protection",
         "(`dir` and `dbfilename` need `enable-protected-configs`) and hidden status (test knobs",

@@ -21,10 +21,11 @@
 #include <functional>
 #include <iostream>
 
+#include "commands/build_command_table.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
-#include "server/fd_limits.h"
 #include "server/server.h"
+#include "util/fd_limits.h"
 
 namespace {
 
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
     std::ofstream(pidfile) << getpid() << "\n";
   }
 
-  vireo::Server server(std::move(config));
+  const vireo::CommandTable commands = vireo::BuildCommandTable();
+  vireo::Server server(std::move(config), commands);
   // always-show-logo: a start-up banner even when logging to a file (by default only on a
   // terminal), with the pid on a "PID:" line as Redis's logo has it.
   if (server.cfg().always_show_logo ||

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/key_slot.h"
+#include "core/key_slot.h"
 
 namespace vireo::cluster {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <random>
 
-#include "server/config.h"
+#include "core/config.h"
 #include "util/clock.h"
 
 namespace vireo::cluster {

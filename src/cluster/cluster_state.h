@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cluster/bus_message.h"
-#include "cluster/key_slot.h"
 #include "cluster/routing.h"
+#include "core/key_slot.h"
 
 namespace vireo {
 struct ServerConfig;

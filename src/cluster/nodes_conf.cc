@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "server/config.h"
+#include "core/config.h"
 #include "util/clock.h"
 #include "util/strings.h"
 

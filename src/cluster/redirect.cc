@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 
 namespace vireo::cluster {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "cluster/key_slot.h"
+#include "core/key_slot.h"
 
 namespace vireo::cluster {
 

@@ -7,8 +7,8 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "security/acl_server.h"
-#include "server/command_table.h"
+#include "core/command_table.h"
+#include "server/acl_server.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -35,7 +35,7 @@ void AclSetuserCommand(CommandContext& ctx) {
   std::string error;
   AclUser* user = acl.Find(name);
   if (user == nullptr) {
-    AclUser staged(std::string(name), acl.pubsub_all_default());
+    AclUser staged(ctx.server.commands(), std::string(name), acl.pubsub_all_default());
     if (!staged.ApplyAll(rules, &error)) {
       ctx.reply.Error("ERR " + error);
       return;
@@ -178,7 +178,7 @@ void AclCatCommand(CommandContext& ctx) {
     return;
   }
   std::vector<std::string_view> names;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+  for (const auto& [name, spec] : ctx.server.commands().all()) {
     if (spec->acl_categories & mask) names.push_back(spec->name);
     for (const auto& [subname, sub] : spec->subcommands) {
       if (sub->acl_categories & mask) names.push_back(sub->name);

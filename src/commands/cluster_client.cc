@@ -2,9 +2,9 @@
 // imported, after -ASK) and READONLY / READWRITE (reads of a replica's master's slots served
 // by the replica). They set client flags the redirection check reads (src/cluster/redirect.h).
 #include "commands/families.h"
+#include "core/command_table.h"
 #include "server/client.h"
 #include "server/command_context.h"
-#include "server/command_table.h"
 #include "server/server.h"
 
 namespace vireo {

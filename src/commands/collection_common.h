@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
 #include "server/command_context.h"
 
 namespace vireo {

@@ -1,11 +1,11 @@
 // Connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
 #include <fmt/format.h>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "security/acl_server.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
+#include "server/acl_server.h"
 #include "server/info.h"
 #include "server/server.h"
 #include "util/strings.h"

@@ -17,17 +17,17 @@
 #include <thread>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
+#include "core/config.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
 #include "replication/replication.h"
 #include "scripting/sha1.h"
 #include "server/client_eviction.h"
-#include "server/command_table.h"
-#include "server/config.h"
 #include "server/server.h"
 #include "types/hash_object.h"
 #include "types/packed_list.h"

@@ -37,5 +37,8 @@ void RegisterAclCommands(CommandTable& table);      // acl.cc (ACL ...)
 void RegisterClusterClientCommands(CommandTable& table);  // cluster_client.cc (ASKING, READONLY)
 void RegisterMigrateCommands(CommandTable& table);  // migrate.cc (MIGRATE, RESTORE-ASKING)
 void RegisterClusterCommands(CommandTable& table);  // cluster.cc (CLUSTER ...)
+// Redis's deprecation notes, doc flags and version history, added once every family is in
+// (command_docs.cc).
+void AddCommandDocNotes(CommandTable& table);
 
 }  // namespace vireo

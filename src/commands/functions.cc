@@ -1,13 +1,13 @@
 // FUNCTION LOAD/DELETE/FLUSH/LIST/STATS/DUMP/RESTORE/KILL/HELP, FCALL and FCALL_RO.
 #include <fmt/format.h>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/numkeys.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "persistence/rdb_encoding.h"
 #include "scripting/scripting.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/glob.h"

@@ -16,7 +16,7 @@
 
 #include "commands/families.h"
 #include "commands/zset_common.h"
-#include "server/command_table.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "types/geohash.h"
 #include "util/strings.h"

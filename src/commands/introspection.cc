@@ -7,10 +7,10 @@
 #include <optional>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -56,21 +56,12 @@ std::vector<const CommandSpec*> SortedSubcommands(const CommandSpec& spec) {
   return subs;
 }
 
-std::vector<const CommandSpec*> SortedCommands() {
+std::vector<const CommandSpec*> SortedCommands(const CommandTable& table) {
   std::vector<const CommandSpec*> all;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) all.push_back(spec.get());
+  for (const auto& [name, spec] : table.all()) all.push_back(spec.get());
   std::sort(all.begin(), all.end(),
             [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
   return all;
-}
-
-// "get" or "config|get", any case.
-const CommandSpec* LookupFullName(std::string_view name) {
-  size_t bar = name.find('|');
-  const CommandSpec* spec = CommandTable::Instance().Find(name.substr(0, bar));
-  if (spec == nullptr || bar == std::string_view::npos) return spec;
-  if (spec->subcommands.empty()) return nullptr;
-  return CommandTable::FindSubcommand(*spec, name.substr(bar + 1));
 }
 
 void ReplyStatusSet(ReplyBuilder& r, const std::vector<std::string_view>& items) {
@@ -287,13 +278,13 @@ void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
 }
 
 void CommandCommand(CommandContext& ctx) {
-  std::vector<const CommandSpec*> all = SortedCommands();
+  std::vector<const CommandSpec*> all = SortedCommands(ctx.server.commands());
   ctx.reply.Array(all.size());
   for (const CommandSpec* spec : all) ReplyCommandInfo(ctx.reply, *spec);
 }
 
 void CommandCountCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(CommandTable::Instance().all().size()));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().all().size()));
 }
 
 void CommandInfoCommand(CommandContext& ctx) {
@@ -303,7 +294,7 @@ void CommandInfoCommand(CommandContext& ctx) {
   }
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    const CommandSpec* spec = LookupFullName(ctx.arg(i));
+    const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i));
     if (spec == nullptr) {
       ctx.reply.Null();
     } else {
@@ -314,7 +305,7 @@ void CommandInfoCommand(CommandContext& ctx) {
 
 void CommandDocsCommand(CommandContext& ctx) {
   if (ctx.argc() == 2) {
-    std::vector<const CommandSpec*> all = SortedCommands();
+    std::vector<const CommandSpec*> all = SortedCommands(ctx.server.commands());
     ctx.reply.Map(all.size());
     for (const CommandSpec* spec : all) {
       ctx.reply.Bulk(spec->name);
@@ -324,7 +315,7 @@ void CommandDocsCommand(CommandContext& ctx) {
   }
   std::vector<const CommandSpec*> found;
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (const CommandSpec* spec = LookupFullName(ctx.arg(i))) found.push_back(spec);
+    if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i))) found.push_back(spec);
   }
   ctx.reply.Map(found.size());
   for (const CommandSpec* spec : found) {
@@ -374,7 +365,7 @@ void CommandListCommand(CommandContext& ctx) {
     i += 2;
   }
   std::vector<std::string_view> names;
-  for (const CommandSpec* spec : SortedCommands()) {
+  for (const CommandSpec* spec : SortedCommands(ctx.server.commands())) {
     if (filter.Matches(*spec)) names.push_back(spec->name);
     for (const CommandSpec* sub : SortedSubcommands(*spec)) {
       if (filter.Matches(*sub)) names.push_back(sub->name);
@@ -386,7 +377,7 @@ void CommandListCommand(CommandContext& ctx) {
 
 void GetKeys(CommandContext& ctx, bool with_flags) {
   std::span<const std::string_view> argv = ctx.argv.subspan(2);
-  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  const CommandSpec* spec = ctx.server.commands().Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv[1]);
   }

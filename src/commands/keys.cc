@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "persistence/snapshot.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "util/glob.h"
 #include "util/strings.h"

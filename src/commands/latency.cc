@@ -1,14 +1,14 @@
 // LATENCY DOCTOR / GRAPH / HISTOGRAM / HISTORY / LATEST / RESET / HELP: the server's latency
-// monitor (src/server/latency_monitor.h) and latency-tracking's per-command histograms.
+// monitor (src/core/latency_monitor.h) and latency-tracking's per-command histograms.
 #include <ctime>
 #include <string>
 #include <vector>
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/command_table.h"
+#include "core/latency_monitor.h"
 #include "persistence/aof.h"
-#include "server/command_table.h"
-#include "server/latency_monitor.h"
 #include "server/server.h"
 #include "util/strings.h"
 
@@ -110,25 +110,16 @@ void CollectWithHistograms(const LatencyMonitor& monitor, const CommandSpec& spe
   }
 }
 
-// "client|id" names a subcommand; unknown names are skipped, as in Redis.
-const CommandSpec* FindByFullName(std::string_view name) {
-  const CommandTable& table = CommandTable::Instance();
-  const size_t bar = name.find('|');
-  if (bar == std::string_view::npos) return table.Find(name);
-  const CommandSpec* parent = table.Find(name.substr(0, bar));
-  return parent == nullptr ? nullptr : CommandTable::FindSubcommand(*parent, name.substr(bar + 1));
-}
-
 void LatencyHistogramCommand(CommandContext& ctx) {
   const LatencyMonitor& monitor = ctx.server.latency();
   std::vector<const CommandSpec*> specs;
   if (ctx.argc() == 2) {
-    for (const auto& [name, spec] : CommandTable::Instance().all()) {
+    for (const auto& [name, spec] : ctx.server.commands().all()) {
       CollectWithHistograms(monitor, *spec, &specs);
     }
   } else {
     for (size_t i = 2; i < ctx.argc(); ++i) {
-      if (const CommandSpec* spec = FindByFullName(ctx.arg(i))) {
+      if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i))) {
         CollectWithHistograms(monitor, *spec, &specs);
       }
     }

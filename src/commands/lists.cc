@@ -9,11 +9,11 @@
 #include <cmath>
 #include <limits>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/mpop_args.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "types/packed_list.h"
 #include "util/strings.h"

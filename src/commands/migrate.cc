@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "cluster/migrate_conn.h"
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "persistence/rdb.h"
 #include "protocol/resp_command.h"
 #include "server/command_context.h"
-#include "server/command_table.h"
 #include "server/notify.h"
 #include "server/server.h"
 #include "util/clock.h"

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "commands/arg_parser.h"
+#include "core/arg_parser.h"
 
 namespace vireo {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "commands/arg_parser.h"
+#include "core/arg_parser.h"
 #include "util/strings.h"
 
 namespace vireo {

@@ -1,13 +1,13 @@
-// Persistence commands: SAVE, BGSAVE, DUMP, RESTORE.
+// Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, DUMP, RESTORE.
 #include <string>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "util/strings.h"
 
@@ -160,6 +160,8 @@ void RestoreCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+void BgRewriteAofCommand(CommandContext& ctx) { ctx.server.aof().BgRewriteCommand(ctx); }
+
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& table) {
@@ -175,6 +177,9 @@ void RegisterPersistenceCommands(CommandTable& table) {
   table.Add({"bgsave", -1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading, Keys(), 0, "server",
              "1.0.0", "Asynchronously saves the database(s) to disk.", "[SCHEDULE]", BgsaveCommand,
              "O(1)"});
+  table.Add({"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading, Keys(), 0, "server",
+             "1.0.0", "Asynchronously rewrites the append-only file to disk.", "",
+             BgRewriteAofCommand, "O(1)"});
   table.Add({"dump", 2, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclKeyspace, "generic",
              "2.6.0", "Returns a serialized representation of the value stored at a key.", "key",
              DumpCommand,

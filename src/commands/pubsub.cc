@@ -7,7 +7,7 @@
 #include "cluster/bus.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "server/command_table.h"
+#include "core/command_table.h"
 #include "server/server.h"
 
 namespace vireo {

@@ -1,9 +1,9 @@
 // The replication family: SYNC, PSYNC, REPLCONF, REPLICAOF/SLAVEOF, ROLE, WAIT. The work is
 // in src/replication/; these handlers route the command there.
 #include "commands/families.h"
+#include "core/command_table.h"
 #include "replication/replication.h"
 #include "server/command_context.h"
-#include "server/command_table.h"
 #include "server/server.h"
 
 namespace vireo {

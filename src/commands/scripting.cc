@@ -5,11 +5,11 @@
 
 #include <cctype>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/numkeys.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "util/strings.h"
 

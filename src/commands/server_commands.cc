@@ -11,9 +11,9 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/command_table.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "types/packed_list.h"
 #include "util/clock.h"

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "commands/numkeys.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "types/set_object.h"
 #include "util/glob.h"

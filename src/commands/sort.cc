@@ -16,12 +16,12 @@
 #include <cstdlib>
 #include <optional>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "scripting/scripting.h"
-#include "security/acl_server.h"
-#include "server/command_table.h"
+#include "server/acl_server.h"
 #include "server/server.h"
 #include "types/hash_object.h"
 #include "types/packed_list.h"

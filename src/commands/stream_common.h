@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "commands/helpers.h"
-#include "server/command_table.h"
+#include "core/command_table.h"
 #include "types/stream.h"
 #include "types/stream_groups.h"
 

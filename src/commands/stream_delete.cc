@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
+#include "core/arg_parser.h"
 #include "server/server.h"
 #include "util/strings.h"
 

@@ -6,8 +6,8 @@
 
 #include <limits>
 
-#include "commands/arg_parser.h"
 #include "commands/stream_common.h"
+#include "core/arg_parser.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"

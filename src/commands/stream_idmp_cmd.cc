@@ -7,9 +7,9 @@
 // the same pair -> ID mapping without accepting an explicit ID together with IDMP.
 #include <fmt/format.h>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
+#include "core/arg_parser.h"
 #include "server/server.h"
 #include "types/stream_idmp.h"
 #include "util/strings.h"

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "commands/arg_parser.h"
 #include "commands/stream_common.h"
+#include "core/arg_parser.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
 #include "util/clock.h"

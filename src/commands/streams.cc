@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/stream_common.h"
+#include "core/arg_parser.h"
 #include "server/server.h"
 #include "types/stream_idmp.h"
 #include "util/clock.h"

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "types/lcs.h"
 

@@ -1,8 +1,8 @@
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 #include "commands/families.h"
 #include "commands/helpers.h"
-#include "security/acl_server.h"
-#include "server/command_table.h"
+#include "core/command_table.h"
+#include "server/acl_server.h"
 #include "server/server.h"
 
 namespace vireo {

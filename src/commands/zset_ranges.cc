@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/zset_common.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "util/strings.h"
 

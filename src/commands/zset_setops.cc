@@ -10,10 +10,10 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "commands/arg_parser.h"
 #include "commands/families.h"
 #include "commands/zset_common.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "types/set_object.h"
 #include "util/strings.h"

@@ -11,13 +11,13 @@
 #include <limits>
 #include <random>
 
-#include "commands/arg_parser.h"
 #include "commands/collection_common.h"
 #include "commands/families.h"
 #include "commands/mpop_args.h"
 #include "commands/numkeys.h"
 #include "commands/zset_common.h"
-#include "server/command_table.h"
+#include "core/arg_parser.h"
+#include "core/command_table.h"
 #include "server/server.h"
 #include "util/glob.h"
 #include "util/strings.h"

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/key_slot.h"
+#include "core/key_slot.h"
 #include "db/access_clock.h"
 #include "db/value.h"
 #include "types/compact_string.h"

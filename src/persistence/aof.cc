@@ -16,13 +16,13 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/command_table.h"
 #include "persistence/aof_loader.h"
 #include "persistence/aof_rewrite.h"
 #include "persistence/background_io.h"
 #include "persistence/rdb.h"
 #include "scripting/scripting.h"
 #include "server/command_context.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -54,16 +54,9 @@ int64_t PrivateDirtyBytes() {
 
 std::string ChildTempName(pid_t pid) { return fmt::format("temp-rewriteaof-bg-{}.aof", pid); }
 
-void BgRewriteAofHandler(CommandContext& ctx) { ctx.server.aof().BgRewriteCommand(ctx); }
-
 }  // namespace
 
-Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<BackgroundIo>()) {
-  // Registered here rather than in a family file so the command and its engine live together;
-  // once per process, before any server runs, since it may replace a stub.
-  static std::once_flag registered;
-  std::call_once(registered, [] { RegisterCommands(CommandTable::Instance()); });
-}
+Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<BackgroundIo>()) {}
 
 Aof::~Aof() {
   KillChild();
@@ -71,12 +64,6 @@ Aof::~Aof() {
   if (fd_ >= 0) bio_->Close(fd_, false);
   fd_ = -1;
   bio_.reset();  // runs what is queued, then joins
-}
-
-void Aof::RegisterCommands(CommandTable& table) {
-  table.Add({"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript | kCmdNoAsyncLoading, Keys(), 0, "server",
-             "1.0.0", "Asynchronously rewrites the append-only file to disk.", "",
-             BgRewriteAofHandler, "O(1)"});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // file (an RDB image, or commands), incremental files of commands, and the manifest listing
 // them (see aof_manifest.h), so redis-server and vireo load each other's AOF directories.
 //
-// The command log is a sink of the server's effect stream (src/replication/propagator.h),
+// The command log is a sink of the server's effect stream (src/core/propagator.h),
 // which decides what is logged and frames each top-level call's commands in MULTI/EXEC; the
 // AOF puts a SELECT before any command whose database differs from the previous one in the
 // file, and `#TS:` annotations with aof-timestamp-enabled.
@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/child_processes.h"
+#include "core/propagator.h"
 #include "persistence/aof_manifest.h"
-#include "replication/propagator.h"
-#include "server/child_processes.h"
 
 namespace vireo {
 
@@ -102,9 +102,6 @@ class Aof : public EffectSink {
   std::vector<std::pair<std::string, std::string>> InfoFields() const;
   std::vector<std::pair<std::string, std::string>> InfoEnabledFields() const;
 
-  // Registers BGREWRITEAOF (it replaces a stub of the same name, if any).
-  static void RegisterCommands(CommandTable& table);
-
  private:
   void RecordWriteLatency(int64_t ms);
   // --- the log
@@ -125,7 +122,7 @@ class Aof : public EffectSink {
 
   // --- rewrites
   bool StartRewrite(std::string* error);
-  // The child's OnExit (src/server/child_processes.h): cleanup after KillChild, else RewriteDone.
+  // The child's OnExit (src/core/child_processes.h): cleanup after KillChild, else RewriteDone.
   void RewriteExited(const ChildExit& exit);
   // Installs the new base from `temp`, or (not ok) removes it and records the `failure`.
   void RewriteDone(bool ok, const std::string& temp, const std::string& failure);

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/command_table.h"
 #include "persistence/rdb.h"
 #include "server/client.h"
-#include "server/command_table.h"
 #include "server/server.h"
 #include "util/clock.h"
 
@@ -124,7 +124,7 @@ class Replayer {
 
   // Returns "" or the error to log (unknown command, wrong arity).
   std::string Run(std::vector<std::string>& argv, const std::string& filename) {
-    const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+    const CommandSpec* spec = server_.commands().Find(argv[0]);
     if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
       spec = CommandTable::FindSubcommand(*spec, argv[1]);
     }

@@ -23,7 +23,7 @@
 #include <cstring>
 #include <optional>
 
-#include "commands/arg_parser.h"
+#include "core/arg_parser.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"

@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/child_processes.h"
+#include "core/propagator.h"
 #include "replication/backlog.h"
-#include "replication/propagator.h"
-#include "server/child_processes.h"
 
 namespace vireo {
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/command_table.h"
 #include "protocol/reply_builder.h"
 #include "scripting/bitop.h"
 #include "scripting/cjson.h"
@@ -14,9 +15,8 @@
 #include "scripting/lua_patterns.h"
 #include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
-#include "security/acl_server.h"
+#include "server/acl_server.h"
 #include "server/client.h"
-#include "server/command_table.h"
 #include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -249,7 +249,7 @@ int RedisAclCheckCmd(lua_State* L) {
     args.emplace_back(arg, len);
   }
   std::vector<std::string_view> argv(args.begin(), args.end());
-  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  const CommandSpec* spec = engine->server().commands().Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv[1]);
   }

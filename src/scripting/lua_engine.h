@@ -19,7 +19,7 @@ extern "C" {
 #include <lualib.h>
 }
 
-#include "replication/propagator.h"
+#include "core/propagator.h"
 
 namespace vireo {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cluster/key_slot.h"
+#include "core/key_slot.h"
 #include "scripting/sha1.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -14,8 +14,6 @@
 
 namespace vireo {
 namespace {
-
-void DeleteScripting(Scripting* s) { delete s; }
 
 bool ValidName(std::string_view name) {
   if (name.empty()) return false;
@@ -28,14 +26,6 @@ bool ValidName(std::string_view name) {
 constexpr int64_t kLoadTimeoutMs = 500;
 
 }  // namespace
-
-Scripting& Server::scripting() {
-  if (!scripting_) {
-    scripting_ =
-        std::unique_ptr<Scripting, void (*)(Scripting*)>(new Scripting(*this), &DeleteScripting);
-  }
-  return *scripting_;
-}
 
 Shebang ParseShebang(std::string_view code) {
   Shebang out;

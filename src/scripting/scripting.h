@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/command_table.h"
 #include "scripting/lua_engine.h"
-#include "server/command_table.h"
 
 namespace vireo {
 

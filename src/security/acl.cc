@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -48,17 +48,6 @@ bool SameHash(std::string_view a, std::string_view b) {
   unsigned char diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
-}
-
-// Redis's ACLLookupCommand: "name" or "container|sub", case-insensitive.
-const CommandSpec* LookupAclCommand(std::string_view name) {
-  const CommandTable& table = CommandTable::Instance();
-  size_t bar = name.find('|');
-  if (bar == std::string_view::npos) return table.Find(name);
-  if (name.find('|', bar + 1) != std::string_view::npos) return nullptr;
-  const CommandSpec* parent = table.Find(name.substr(0, bar));
-  if (parent == nullptr || parent->subcommands.empty()) return nullptr;
-  return CommandTable::FindSubcommand(*parent, name.substr(bar + 1));
 }
 
 bool IsSubcommand(const CommandSpec& spec) { return spec.name.find('|') != std::string::npos; }
@@ -190,8 +179,10 @@ bool AclGlob::Matches(std::string_view s) const {
 // ---------------------------------------------------------------------------------------------
 // AclSelector
 
-AclSelector::AclSelector(bool all_channels)
-    : all_channels_(all_channels), allowed_((CommandTable::Instance().spec_count() + 63) / 64, 0) {}
+AclSelector::AclSelector(const CommandTable& commands, bool all_channels)
+    : commands_(&commands),
+      all_channels_(all_channels),
+      allowed_((commands.spec_count() + 63) / 64, 0) {}
 
 void AclSelector::SetBit(uint32_t id, bool allow) {
   size_t word = id / 64;
@@ -211,7 +202,7 @@ void AclSelector::ChangeCommand(const CommandSpec& spec, bool allow) {
 }
 
 void AclSelector::SetCategory(uint32_t mask, bool allow) {
-  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+  for (const auto& [name, spec] : commands_->all()) {
     if (spec->acl_categories & mask) ChangeCommand(*spec, allow);
     for (const auto& [subname, sub] : spec->subcommands) {
       if (sub->acl_categories & mask) ChangeCommand(*sub, allow);
@@ -261,7 +252,7 @@ AclRuleError AclSelector::ApplyCommandRule(std::string_view op) {
     return AclRuleError::kNone;
   }
   if (!allow || name.rfind('|') == std::string_view::npos) {
-    const CommandSpec* spec = LookupAclCommand(name);
+    const CommandSpec* spec = commands_->FindByFullName(name);
     if (spec == nullptr) return AclRuleError::kUnknownCommand;
     ChangeCommand(*spec, allow);
     AddRule(spec->name, allow);
@@ -271,12 +262,12 @@ AclRuleError AclSelector::ApplyCommandRule(std::string_view op) {
   size_t bar = name.rfind('|');
   std::string_view base = name.substr(0, bar);
   std::string_view sub = name.substr(bar + 1);
-  const CommandSpec* spec = LookupAclCommand(base);
+  const CommandSpec* spec = commands_->FindByFullName(base);
   if (spec == nullptr) return AclRuleError::kUnknownCommand;
   if (IsSubcommand(*spec)) return AclRuleError::kSubcommandArg;
   if (sub.empty()) return AclRuleError::kSyntax;
   if (!spec->subcommands.empty()) {
-    const CommandSpec* subspec = LookupAclCommand(name);
+    const CommandSpec* subspec = commands_->FindByFullName(name);
     if (subspec == nullptr) return AclRuleError::kUnknownCommand;
     ChangeCommand(*subspec, true);
   } else {
@@ -481,9 +472,11 @@ AclResult AclSelector::ChannelCheck(const CommandSpec& spec, std::span<const std
 // ---------------------------------------------------------------------------------------------
 // AclUser
 
-AclUser::AclUser(std::string name, bool all_channels_default_value)
-    : all_channels_default(all_channels_default_value), name_(std::move(name)) {
-  selectors_.emplace_back(all_channels_default);
+AclUser::AclUser(const CommandTable& commands, std::string name, bool all_channels_default_value)
+    : all_channels_default(all_channels_default_value),
+      commands_(&commands),
+      name_(std::move(name)) {
+  selectors_.emplace_back(commands, all_channels_default);
   Refresh();
 }
 
@@ -541,7 +534,7 @@ AclRuleError AclUser::Apply(std::string_view op) {
     if (it == passwords_.end()) return AclRuleError::kNoSuchPassword;
     passwords_.erase(it);
   } else if (op[0] == '(' && op.back() == ')') {
-    AclSelector selector(all_channels_default);
+    AclSelector selector(*commands_, all_channels_default);
     bool ok = true;
     std::vector<std::string> parts = SplitArgs(op.substr(1, op.size() - 2), &ok);
     for (const std::string& part : parts) {
@@ -573,7 +566,7 @@ bool AclUser::ApplyAll(std::span<const std::string> rules, std::string* error) {
     *error = fmt::format("Unmatched parenthesis in acl selector starting at '{}'.", rules[bad]);
     return false;
   }
-  AclUser staged(name_, all_channels_default);
+  AclUser staged(*commands_, name_, all_channels_default);
   staged.CopyRulesFrom(*this);
   for (const std::string& rule : merged) {
     if (AclRuleError err = staged.Apply(rule); err != AclRuleError::kNone) {
@@ -661,8 +654,8 @@ std::string AclErrorMessage(AclResult result, const std::string& user, const Com
 // ---------------------------------------------------------------------------------------------
 // AclRegistry
 
-AclRegistry::AclRegistry() {
-  auto user = std::make_unique<AclUser>("default", false);
+AclRegistry::AclRegistry(const CommandTable& commands) : commands_(commands) {
+  auto user = std::make_unique<AclUser>(commands_, "default", false);
   for (std::string_view op : {"+@all", "~*", "&*", "on", "nopass"}) user->Apply(op);
   default_user_ = user.get();
   users_.emplace("default", std::move(user));
@@ -675,7 +668,7 @@ AclUser* AclRegistry::Find(std::string_view name) {
 
 AclUser* AclRegistry::Create(std::string_view name) {
   if (AclUser* u = Find(name)) return u;
-  auto user = std::make_unique<AclUser>(std::string(name), pubsub_all_default_);
+  auto user = std::make_unique<AclUser>(commands_, std::string(name), pubsub_all_default_);
   AclUser* raw = user.get();
   users_.emplace(std::string(name), std::move(user));
   return raw;
@@ -720,7 +713,7 @@ std::string AclRegistry::Parse(
       errors += fmt::format("WARNING: Duplicate user '{}' found on line {}. ", argv[1], linenum);
       continue;
     }
-    auto user = std::make_unique<AclUser>(argv[1], pubsub_all_default_);
+    auto user = std::make_unique<AclUser>(commands_, argv[1], pubsub_all_default_);
     std::vector<std::string> merged;
     size_t bad = 0;
     if (!MergeSelectorArgs(std::span(argv).subspan(2), &merged, &bad)) {
@@ -755,7 +748,7 @@ std::vector<std::unique_ptr<AclUser>> AclRegistry::Replace(
   if (it != users.end()) {
     default_user_->CopyRulesFrom(*it->second);
   } else {
-    AclUser fresh("default", false);
+    AclUser fresh(commands_, "default", false);
     for (std::string_view op : {"+@all", "~*", "&*", "on", "nopass"}) fresh.Apply(op);
     default_user_->CopyRulesFrom(fresh);
   }

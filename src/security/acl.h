@@ -19,6 +19,7 @@
 
 namespace vireo {
 
+class CommandTable;
 struct CommandSpec;
 struct KeyRef;
 
@@ -72,7 +73,8 @@ inline constexpr uint8_t kAclPermAll = kAclPermRead | kAclPermWrite;
 
 class AclSelector {
  public:
-  explicit AclSelector(bool all_channels);
+  // `commands` (the server's table) outlives the selector.
+  AclSelector(const CommandTable& commands, bool all_channels);
 
   // One selector rule (~pat, %R~pat, &chan, +cmd, -@cat, allkeys ...).
   AclRuleError Apply(std::string_view op);
@@ -114,6 +116,7 @@ class AclSelector {
   AclResult ChannelCheck(const CommandSpec& spec, std::span<const std::string_view> argv,
                          size_t* pos) const;
 
+  const CommandTable* commands_;
   bool all_keys_ = false;
   bool all_channels_ = false;
   bool all_commands_ = false;     // every bit is set: the bitmap needn't be read
@@ -138,7 +141,7 @@ enum AclUserFlag : uint32_t {
 class AclUser {
  public:
   // A new user: off, no passwords, no permissions (channels per acl-pubsub-default).
-  AclUser(std::string name, bool all_channels_default);
+  AclUser(const CommandTable& commands, std::string name, bool all_channels_default);
 
   // One rule of ACL SETUSER / a user line (selectors included as "(...)").
   AclRuleError Apply(std::string_view op);
@@ -171,6 +174,7 @@ class AclUser {
  private:
   void Refresh();
 
+  const CommandTable* commands_;
   std::string name_;
   uint32_t flags_ = kAclUserOff | kAclUserSanitize;
   std::vector<std::string> passwords_;  // hex SHA-256
@@ -185,7 +189,7 @@ std::string AclErrorMessage(AclResult result, const std::string& user, const Com
 // The users, the default one, the ACL log. One per server.
 class AclRegistry {
  public:
-  AclRegistry();
+  explicit AclRegistry(const CommandTable& commands);
   AclUser* default_user() { return default_user_; }
   AclUser* Find(std::string_view name);
   const std::map<std::string, std::unique_ptr<AclUser>, std::less<>>& users() const {
@@ -232,6 +236,7 @@ class AclRegistry {
   uint64_t denied_auth = 0, denied_cmd = 0, denied_key = 0, denied_channel = 0;
 
  private:
+  const CommandTable& commands_;
   std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users_;
   AclUser* default_user_ = nullptr;
   bool pubsub_all_default_ = false;

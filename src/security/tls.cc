@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "server/config.h"
+#include "core/config.h"
 #include "util/strings.h"
 
 namespace vireo {

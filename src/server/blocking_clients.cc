@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "security/acl_server.h"
+#include "server/acl_server.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "server/server_loop.h"

@@ -6,29 +6,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/propagator.h"
 #include "db/database.h"
 #include "protocol/reply_builder.h"
-#include "replication/propagator.h"
 
 namespace vireo {
 
 class Server;
 class Client;
 struct CommandSpec;
-
-// Redis's shared error texts, so every family words them identically.
-namespace errors {
-inline constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-inline constexpr std::string_view kSyntax = "ERR syntax error";
-inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
-inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
-inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
-inline constexpr std::string_view kNoSuchKey = "ERR no such key";
-inline constexpr std::string_view kOutOfRange = "ERR index out of range";
-inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
-inline constexpr std::string_view kInvalidExpire = "ERR invalid expire time in '%s' command";
-}  // namespace errors
 
 class CommandContext {
  public:
@@ -51,14 +38,10 @@ class CommandContext {
   // PropagateInstead call adds one command to the replacement, in order. PropagateNothing logs
   // nothing for this call.
   void PropagateInstead(std::vector<std::string> command, uint8_t targets = kEffectToAll) {
-    propagation_overridden = true;
-    propagation.push_back(std::move(command));
-    propagation_targets.push_back(targets);
+    effects.Replace(std::move(command), targets);
   }
-  void PropagateNothing() { propagation_overridden = true; }
-  bool propagation_overridden = false;
-  std::vector<std::vector<std::string>> propagation;
-  std::vector<uint8_t> propagation_targets;  // EffectTarget bits, one per propagation entry
+  void PropagateNothing() { effects.overridden = true; }
+  CallEffects effects;
 
   Server& server;
   Client& client;

@@ -8,7 +8,7 @@
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
 #include "scripting/scripting.h"
-#include "security/acl_server.h"
+#include "server/acl_server.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -436,15 +436,19 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
   if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
-    if (ctx.propagation_overridden) {
-      for (auto& command : ctx.propagation) script_effects_->Add(std::move(command));
+    if (ctx.effects.overridden) {
+      for (auto& command : ctx.effects.commands) script_effects_->Add(std::move(command));
     } else {
       script_effects_->Add(std::vector<std::string>(argv.begin(), argv.end()));
     }
   }
-  // The effect stream (src/replication/propagator.h). Inside a script the script records its
+  // The effect stream (src/core/propagator.h). Inside a script the script records its
   // effects itself.
-  propagator_.EndCall(ctx, propagation_token, dirty_ - dirty_before, client.has(kClientBlocked),
+  propagator_.EndCall({.db = ctx.db.index(),
+                       .argv = argv,
+                       .effects = &ctx.effects,
+                       .touches_arbitrary_keys = spec.has(kCmdTouchesArbitraryKeys)},
+                      propagation_token, dirty_ - dirty_before, client.has(kClientBlocked),
                       script_effects_ != nullptr);
   // Between commands (the cron's expiry cycle) the server's role decides.
   if (executing_depth_ == 0) {

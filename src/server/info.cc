@@ -374,7 +374,7 @@ void AddCommandStats(Server& server, const CommandSpec& spec,
 void CommandstatsSection(Server& server, InfoWriter& w, std::string* out) {
   w.Header("Commandstats");
   std::vector<const CommandSpec*> used;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+  for (const auto& [name, spec] : server.commands().all()) {
     AddCommandStats(server, *spec, &used);
   }
   std::sort(used.begin(), used.end(),
@@ -397,7 +397,7 @@ void LatencystatsSection(Server& server, InfoWriter& w, std::string* out) {
   if (!server.cfg().latency_tracking) return;
   const LatencyMonitor& monitor = server.latency();
   std::vector<const CommandSpec*> used;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+  for (const auto& [name, spec] : server.commands().all()) {
     if (monitor.histogram(spec->id) != nullptr) used.push_back(spec.get());
     for (const auto& [sub_name, sub] : spec->subcommands) {
       if (monitor.histogram(sub->id) != nullptr) used.push_back(sub.get());

@@ -1,6 +1,7 @@
-// Serving clients while a dataset loads (a replica's full sync). Kept apart from the event
-// loop (server.cc), like busy.cc: the loader steps that loop between chunks of its work.
+// Serving clients while a dataset loads (a replica's full sync) or a script runs long. Kept apart from the event
+// loop (server.cc): the loader steps that loop between chunks of its work.
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
 #include <ctime>
@@ -53,6 +54,23 @@ std::vector<std::pair<std::string, std::string>> Server::LoadingInfoFields() con
       {"loading_loaded_perc", perc_text},
       {"loading_eta_seconds", num(eta)},
   };
+}
+
+// Serving other clients while a script runs past busy-reply-threshold: the loop is stepped
+// once with the script's caller masked.
+void Server::ProcessEventsWhileBusy(Client& caller) {
+  // The caller's socket leaves the poll set for this turn: its next commands wait for the
+  // script to finish, and its read buffer (which the script's arguments point into) must not
+  // move or be consumed meanwhile.
+  bool masked = caller.fd() >= 0 && !caller.closed;
+  if (masked) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, caller.fd(), nullptr);
+  PollEvents(0);
+  if (masked && !caller.closed) {
+    epoll_event ev{};
+    ev.events = caller.write_pending ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+    ev.data.u64 = caller.id();
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, caller.fd(), &ev);
+  }
 }
 
 }  // namespace vireo

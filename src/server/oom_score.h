@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/config.h"
+#include "core/config.h"
 
 namespace vireo {
 

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/command_table.h"  // StringMap
+#include "core/command_table.h"  // StringMap
 
 namespace vireo {
 

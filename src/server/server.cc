@@ -24,8 +24,9 @@
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "replication/replica_link.h"
-#include "security/acl_server.h"
+#include "scripting/scripting.h"
 #include "security/tls.h"
+#include "server/acl_server.h"
 #include "server/command_context.h"
 #include "server/notify.h"
 #include "server/redaction.h"
@@ -150,7 +151,11 @@ constexpr uint64_t kListenerTag = 1ull << 63;  // | index into listeners_
 constexpr uint64_t kWakeTag = 1ull << 62;
 }  // namespace
 
-Server::Server(Config config) : config_(std::move(config)), loop_(std::make_unique<ServerLoop>()) {
+Server::Server(Config config, const CommandTable& commands)
+    : config_(std::move(config)),
+      commands_(commands),
+      loop_(std::make_unique<ServerLoop>()),
+      acl_(commands) {
   // A cluster node has one database, as in Redis 7.2 (CONFIG GET databases says so too).
   if (config_.values().cluster_enabled && config_.values().databases > 1) {
     spdlog::warn("WARNING: Changing databases number from {} to 1 since we are in cluster mode",
@@ -1392,6 +1397,15 @@ std::string Server::RebindTcp(bool* tls_failed) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
   return error;
+}
+
+// Built on first use: most servers never run a script.
+Scripting& Server::scripting() {
+  if (!scripting_) {
+    scripting_ = std::unique_ptr<Scripting, void (*)(Scripting*)>(
+        new Scripting(*this), [](Scripting* s) { delete s; });
+  }
+  return *scripting_;
 }
 
 }  // namespace vireo

@@ -16,22 +16,22 @@
 
 #include "cluster/cluster_state.h"
 #include "cluster/routing.h"
+#include "core/child_processes.h"
+#include "core/command_table.h"
+#include "core/config.h"
+#include "core/latency_monitor.h"
+#include "core/propagator.h"
 #include "db/blocking.h"
 #include "db/database.h"
 #include "db/eviction.h"
 #include "db/lazy_free.h"
 #include "persistence/snapshot.h"
-#include "replication/propagator.h"
 #include "replication/replication.h"
 #include "security/acl.h"
 #include "security/tls.h"
-#include "server/child_processes.h"
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
-#include "server/command_table.h"
-#include "server/config.h"
-#include "server/latency_monitor.h"
 #include "server/oom_score.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
@@ -150,7 +150,8 @@ struct BlockOptions {
 
 class Server : public KeyspaceListener {
  public:
-  explicit Server(Config config);
+  // `commands` (BuildCommandTable(), commands/) outlives the server.
+  Server(Config config, const CommandTable& commands);
   ~Server() override;
 
   // Opens the listeners. Returns "" or an error (e.g. the port is taken).
@@ -220,11 +221,12 @@ class Server : public KeyspaceListener {
   // True if a key watched by `client` has passed its TTL since WATCH (EXEC must fail).
   bool WatchedKeyExpired(const Client& client);
 
-  // What RESET undoes beyond the client's own fields: MONITOR, and later pub/sub.
+  // What RESET undoes beyond the client's own fields: ASKING/READONLY, pub/sub, tracking,
+  // MONITOR.
   void ResetClientState(Client& client);
   // MONITOR support.
   void AddMonitor(Client& client);
-  // ACL users and the ACL log (src/security/acl.h, acl_server.h).
+  // ACL users and the ACL log (src/security/acl.h, src/server/acl_server.h).
   AclRegistry& acl() { return acl_; }
   // The client whose request is running (nullptr between requests).
   Client* current_client() const { return current_client_; }
@@ -354,10 +356,10 @@ class Server : public KeyspaceListener {
   Scripting& scripting();
   // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
   Aof& aof() { return *aof_; }
-  // The effect stream (src/replication/propagator.h): what changed, framed once, fanned out
-  // to the AOF (and later the replication backlog).
+  // The effect stream (src/core/propagator.h): what changed, framed once, fanned out to the
+  // AOF and the replication stream.
   Propagator& propagator() { return propagator_; }
-  // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/server/child_processes.h).
+  // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/core/child_processes.h).
   ChildProcesses& children() { return children_; }
   // SAVE/BGSAVE bookkeeping (src/persistence/snapshot.h).
   RdbState& rdb_state() { return rdb_state_; }
@@ -390,8 +392,9 @@ class Server : public KeyspaceListener {
   void ClusterDeleteKeysInSlot(int slot);
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
-    return command_cache_.Find(CommandTable::Instance(), name);
+    return command_cache_.Find(commands_, name);
   }
+  const CommandTable& commands() const { return commands_; }
   // Random picks by commands (RANDOMKEY, SPOP, SRANDMEMBER, ...), seeded from the OS.
   std::mt19937_64& rng() { return rng_; }
   // INFO commandstats, per server.
@@ -404,13 +407,13 @@ class Server : public KeyspaceListener {
     command_stats_.assign(command_stats_.size(), CommandStats{});
     latency_.ResetHistograms();
   }
-  // LATENCY and latency-tracking (src/server/latency_monitor.h).
+  // LATENCY and latency-tracking (src/core/latency_monitor.h).
   LatencyMonitor& latency() { return latency_; }
   // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
   // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
   int busy_script() const { return busy_script_; }
   void set_busy_script(int kind) { busy_script_ = kind; }
-  // From inside a long script (src/scripting/busy.cc): serve other clients for one loop turn
+  // From inside a long script (src/server/loading.cc): serve other clients for one loop turn
   // without reading from `caller`, whose buffer holds the running script's arguments.
   void ProcessEventsWhileBusy(Client& caller);
   // A dataset loading while the loop keeps serving (a replica's full sync, src/server/
@@ -458,7 +461,7 @@ class Server : public KeyspaceListener {
   cluster::SlotRouting* slot_routing() const { return slot_routing_; }
   void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
   // The redirection a client's command gets instead of running (-MOVED, -ASK, -CROSSSLOT,
-  // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/cluster/client_redirect.cc).
+  // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/server/cluster_redirect.cc).
   std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
                                    std::span<const std::string_view> argv);
   // The same check for a command a script runs through redis.call: "" or the error text
@@ -537,6 +540,7 @@ class Server : public KeyspaceListener {
   void ContinueEvictions();
 
   Config config_;
+  const CommandTable& commands_;
   // The io_context and the timers (cron, blocked clients, fast expiry, accept pause, client
   // pause). Destroyed late, as the io_context was: after the clients and engines below.
   std::unique_ptr<ServerLoop> loop_;
@@ -644,7 +648,6 @@ class Server : public KeyspaceListener {
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
   void DispatchCommand(Client& client, std::span<const std::string_view> argv);
-  friend class ServerAccess;
 };
 
 }  // namespace vireo

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 
 namespace vireo {
 

@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -648,6 +650,15 @@ std::string QuoteRepr(std::string_view s) {
   }
   out += '"';
   return out;
+}
+
+std::string FormatPercentile(double p) {
+  std::string s = fmt::format("{:f}", p);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
 }
 
 }  // namespace vireo

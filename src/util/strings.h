@@ -67,6 +67,8 @@ size_t FormatDouble(double v, char* buf);
 // Redis 7.0's reply text for doubles (addReplyDouble: "inf"/"-inf", otherwise "%.17g", so 0.1 ->
 // "0.10000000000000001", 1e17 -> "1e+17"). Kept for differential tests against a 7.0 server.
 std::string FormatDoubleG17(double v);
+// "50 99 99.9": percentiles as Redis prints them (%f with trailing zeros trimmed).
+std::string FormatPercentile(double p);
 
 // ASCII-only case folding: command names and options are ASCII, and locale-aware folding would
 // make matching depend on the environment.

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/test_commands.h"
 #include "persistence/aof_loader.h"
 #include "persistence/rdb.h"
 #include "persistence/rdb_encoding.h"
@@ -359,9 +360,9 @@ void AddRedisSeeds(Rng& rng, std::vector<std::string>* seeds) {
 class Harness {
  public:
   Harness()
-      : server_(Config()),
+      : server_(Config(), TestCommands()),
         client_(&server_, 1, -1),
-        rdb_server_(Config()),
+        rdb_server_(Config(), TestCommands()),
         memfd_(memfd_create("restore_fuzz_rdb", MFD_CLOEXEC)) {
     if (memfd_ < 0) Fail("memfd_create failed");
     char dir[] = "/tmp/restore_fuzz_aof.XXXXXX";

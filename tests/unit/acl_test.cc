@@ -6,14 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
+#include "test_commands.h"
 #include "util/glob.h"
 
 namespace vireo {
 namespace {
 
 const CommandSpec& Spec(std::string_view name) {
-  const CommandSpec* spec = CommandTable::Instance().Find(name);
+  const CommandSpec* spec = TestCommands().Find(name);
   EXPECT_NE(spec, nullptr) << name;
   return *spec;
 }
@@ -25,7 +26,7 @@ const CommandSpec& Sub(std::string_view name, std::string_view sub) {
 }
 
 AclUser Make(std::vector<std::string> rules) {
-  AclUser user("u", false);
+  AclUser user(TestCommands(), "u", false);
   std::string error;
   EXPECT_TRUE(user.ApplyAll(rules, &error)) << error;
   return user;
@@ -46,7 +47,7 @@ TEST(AclTest, HashIsSha256Hex) {
 }
 
 TEST(AclTest, NewUserDescription) {
-  AclUser user("u", false);
+  AclUser user(TestCommands(), "u", false);
   EXPECT_EQ(user.Describe(), "off sanitize-payload resetchannels -@all");
   EXPECT_FALSE(user.unrestricted());
 }
@@ -216,7 +217,7 @@ TEST(AclTest, GlobFastPathsAgreeWithGlobMatch) {
 }
 
 TEST(AclTest, RegistryParseAndReplace) {
-  AclRegistry registry;
+  AclRegistry registry(TestCommands());
   std::map<std::string, std::unique_ptr<AclUser>, std::less<>> users;
   std::string err =
       registry.Parse("user alice on >p ~* +@all\n\nuser bob off\n", "users.acl", &users);
@@ -239,7 +240,7 @@ TEST(AclTest, RegistryParseAndReplace) {
 }
 
 TEST(AclTest, LogGroupsSimilarEntries) {
-  AclRegistry registry;
+  AclRegistry registry(TestCommands());
   AclRegistry::LogEntry e{1, AclResult::kDeniedKey, "toplevel", "k", "u", 1000, "info", 0, 0};
   registry.AddLog(e, 5);
   registry.AddLog(e, 5);

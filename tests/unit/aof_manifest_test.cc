@@ -10,6 +10,7 @@
 
 #include "persistence/aof_loader.h"
 #include "server/server.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
@@ -146,7 +147,7 @@ void WriteFile(const std::string& dir, const std::string& name, const std::strin
 
 class AofLoaderTest : public ::testing::Test {
  protected:
-  AofLoaderTest() : server_(Config()) {
+  AofLoaderTest() : server_(Config(), TestCommands()) {
     char tmpl[] = "/tmp/vireo_aof_loaderXXXXXX";
     dir_ = mkdtemp(tmpl);
   }

@@ -1,4 +1,4 @@
-#include "server/child_processes.h"
+#include "core/child_processes.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -13,6 +13,7 @@
 
 #include "server/client.h"
 #include "server/server.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
@@ -21,7 +22,7 @@ constexpr size_t kKb = 1024;
 
 class ClientEvictionTest : public ::testing::Test {
  protected:
-  ClientEvictionTest() : server_(Config()) {}
+  ClientEvictionTest() : server_(Config(), TestCommands()) {}
 
   Client& NewClient(size_t query_bytes) {
     int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

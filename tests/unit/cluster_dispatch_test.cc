@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "cluster/key_slot.h"
 #include "cluster/routing.h"
+#include "core/key_slot.h"
 #include "fake_slot_routing.h"
 #include "protocol/resp_command.h"
 #include "server/client.h"
 #include "server/server.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
@@ -31,7 +32,7 @@ Config ClusterConfig() {
 
 class ClusterDispatchTest : public ::testing::Test {
  protected:
-  ClusterDispatchTest() : server_(ClusterConfig()) { server_.set_slot_routing(&routing_); }
+  ClusterDispatchTest() : server_(ClusterConfig(), TestCommands()) { server_.set_slot_routing(&routing_); }
   ~ClusterDispatchTest() override {
     for (int fd : peers_) close(fd);
   }

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cluster/key_slot.h"
 #include "cluster/redirect.h"
+#include "core/command_table.h"
+#include "core/key_slot.h"
 #include "fake_slot_routing.h"
-#include "server/command_table.h"
+#include "test_commands.h"
 
 namespace vireo::cluster {
 namespace {
@@ -19,7 +20,7 @@ class RedirectTest : public ::testing::Test {
  protected:
   // Decides for one command (argv as text).
   RedirectDecision Decide(std::vector<std::string_view> argv, RedirectRequest base = {}) {
-    const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+    const CommandSpec* spec = TestCommands().Find(argv[0]);
     EXPECT_NE(spec, nullptr) << argv[0];
     RoutedCommand cmd{spec, argv};
     base.commands = {&cmd, 1};
@@ -46,7 +47,7 @@ class RedirectTest : public ::testing::Test {
 // command and subcommand, argument counts up to 9, each argument in turn moved to another slot.
 TEST(FixedKeysSlotTest, AgreesWithGetKeys) {
   std::vector<const CommandSpec*> specs;
-  for (const auto& [name, spec] : CommandTable::Instance().all()) {
+  for (const auto& [name, spec] : TestCommands().all()) {
     specs.push_back(spec.get());
     for (const auto& [sub_name, sub] : spec->subcommands) specs.push_back(sub.get());
   }
@@ -100,7 +101,7 @@ TEST(FixedKeysSlotTest, AgreesWithGetKeys) {
 
 TEST(FixedKeysSlotTest, CommonCommands) {
   auto slot_of = [](std::vector<std::string_view> argv) {
-    return FixedKeysSlot(*CommandTable::Instance().Find(argv[0]), argv);
+    return FixedKeysSlot(*TestCommands().Find(argv[0]), argv);
   };
   EXPECT_EQ(slot_of({"get", "foo"}), KeySlot("foo"));
   EXPECT_EQ(slot_of({"set", "foo", "v", "EX", "10"}), KeySlot("foo"));
@@ -243,7 +244,7 @@ TEST_F(RedirectTest, ReadonlyClientsReadFromReplicas) {
 TEST_F(RedirectTest, ExecChecksEveryQueuedCommand) {
   Own("{t}", SlotOwner::kMyself);
   std::vector<std::string_view> a{"set", "{t}a", "1"}, b{"get", "{t}b"}, c{"get", "x"};
-  const CommandTable& table = CommandTable::Instance();
+  const CommandTable& table = TestCommands();
   std::vector<RoutedCommand> queue{{table.Find("set"), a}, {table.Find("get"), b}};
   RedirectRequest exec;
   exec.commands = queue;

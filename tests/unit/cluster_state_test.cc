@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/config.h"
+#include "core/config.h"
 
 namespace vireo::cluster {
 namespace {

@@ -6,7 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 using Keys = std::vector<std::pair<size_t, uint32_t>>;
 
 Keys KeysOf(std::vector<std::string_view> argv, bool* ok = nullptr) {
-  const CommandSpec* spec = CommandTable::Instance().Find(argv[0]);
+  const CommandSpec* spec = TestCommands().Find(argv[0]);
   EXPECT_NE(spec, nullptr) << argv[0];
   std::vector<KeyRef> refs;
   bool found = spec->GetKeys(argv, &refs);
@@ -52,7 +53,7 @@ TEST(CommandKeys, KeyNumAndKeyword) {
 }
 
 TEST(CommandKeys, ShardChannelsOnlyWhenAsked) {
-  const CommandSpec* spec = CommandTable::Instance().Find("spublish");
+  const CommandSpec* spec = TestCommands().Find("spublish");
   std::vector<std::string_view> argv = {"spublish", "ch", "m"};
   std::vector<KeyRef> refs;
   ASSERT_TRUE(spec->GetKeys(argv, &refs));
@@ -64,7 +65,7 @@ TEST(CommandKeys, ShardChannelsOnlyWhenAsked) {
 }
 
 TEST(CommandKeys, LegacyRangeAndMovableKeys) {
-  const CommandTable& table = CommandTable::Instance();
+  const CommandTable& table = TestCommands();
   const CommandSpec* mset = table.Find("mset");
   EXPECT_EQ(std::make_tuple(mset->first_key, mset->last_key, mset->key_step),
             std::make_tuple(1, -1, 2));
@@ -79,7 +80,7 @@ TEST(CommandKeys, LegacyRangeAndMovableKeys) {
 }
 
 TEST(CommandKeys, ImplicitAclCategories) {
-  const CommandTable& table = CommandTable::Instance();
+  const CommandTable& table = TestCommands();
   EXPECT_EQ(table.Find("get")->acl_categories, kAclRead | kAclString | kAclFast);
   EXPECT_EQ(table.Find("blpop")->acl_categories, kAclWrite | kAclList | kAclSlow | kAclBlocking);
   // Read-only scripts are not @read.

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 
 namespace vireo {
 namespace {

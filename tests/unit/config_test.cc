@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "core/config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -733,7 +733,7 @@ TEST(ConfigProtectedActions, DefaultsAndLocal) {
   EXPECT_FALSE(ProtectedActionAllowed("no", true));
 }
 
-// Redis 7.2's process options (src/server/config_process.cc).
+// Redis 7.2's process options (src/core/config_process.cc).
 TEST_F(ConfigTest, ShutdownSignalFlags) {
   Config c;
   EXPECT_EQ(Get1(c, "shutdown-on-sigint"), "default");

@@ -1,4 +1,4 @@
-#include "cluster/key_slot.h"
+#include "core/key_slot.h"
 
 #include <gtest/gtest.h>
 

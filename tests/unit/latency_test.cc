@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "server/latency_monitor.h"
+#include "core/latency_monitor.h"
+#include "util/strings.h"
 
 namespace vireo {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/config.h"
+#include "core/config.h"
 
 namespace vireo::cluster {
 namespace {

@@ -1,5 +1,5 @@
 // The effect stream: units, MULTI/EXEC framing, fan-out to the sinks that accept.
-#include "replication/propagator.h"
+#include "core/propagator.h"
 
 #include <gtest/gtest.h>
 

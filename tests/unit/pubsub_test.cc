@@ -13,13 +13,14 @@
 
 #include "server/client.h"
 #include "server/server.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
 
 class PubsubTest : public ::testing::Test {
  protected:
-  PubsubTest() : server_(Config()) {}
+  PubsubTest() : server_(Config(), TestCommands()) {}
 
   Client& NewClient(int resp = 2) {
     clients_.push_back(std::make_unique<Client>(&server_, clients_.size() + 1, -1));

@@ -11,6 +11,7 @@
 #include "persistence/rdb_encoding.h"
 #include "persistence/rdb_internal.h"
 #include "server/server.h"
+#include "test_commands.h"
 #include "types/packed_list.h"
 #include "util/clock.h"
 
@@ -195,7 +196,7 @@ TEST(RdbEncoding, LzfExpansionBoundHolds) {
 
 class RdbServerTest : public ::testing::Test {
  protected:
-  RdbServerTest() : server_(Config()) {}
+  RdbServerTest() : server_(Config(), TestCommands()) {}
   Server server_;
 };
 
@@ -239,7 +240,7 @@ TEST_F(RdbServerTest, SaveAndLoadFile) {
   ssize_t extra = write(fd, "*1\r\n$4\r\nPING\r\n", 14);  // an AOF tail after the preamble
   ASSERT_EQ(extra, 14);
   lseek(fd, 0, SEEK_SET);
-  Server other{Config()};
+  Server other{Config(), TestCommands()};
   RdbLoadStats stats;
   ASSERT_EQ(RdbLoad(other, fd, {}, &stats), "");
   EXPECT_EQ(stats.keys_loaded, 4u);
@@ -272,7 +273,7 @@ TEST_F(RdbServerTest, LoadFromSourceIntoDetachedDatabases) {
   ASSERT_EQ(pread(fd, image.data(), image.size(), 0), static_cast<ssize_t>(image.size()));
   close(fd);
   unlink(path);
-  Server target{Config()};
+  Server target{Config(), TestCommands()};
   target.db(0).Add("old", Value::String("kept"));
   std::vector<std::unique_ptr<Database>> loaded;
   std::vector<Database*> dbs;
@@ -460,7 +461,7 @@ TEST_F(RdbServerTest, IdleTimeRoundTripsUnderLru) {
   server_.db(0)
       .Add("idle", Value::String("v"))
       ->value.set_access_clock(LruClockForIdle(500'000, now));
-  Server other{Config()};
+  Server other{Config(), TestCommands()};
   SetPolicy(other, "volatile-lru");
   std::string image;
   SaveAndLoad(server_, other, &image);
@@ -479,7 +480,7 @@ TEST_F(RdbServerTest, FrequencyRoundTripsUnderLfu) {
   server_.db(0)
       .Add("hot", Value::String("v"))
       ->value.set_access_clock(LfuPack(LfuMinutes(now), 77));
-  Server other{Config()};
+  Server other{Config(), TestCommands()};
   SetPolicy(other, "volatile-lfu");
   std::string image;
   SaveAndLoad(server_, other, &image);
@@ -491,21 +492,21 @@ TEST_F(RdbServerTest, HintsOfAnotherPolicyAreIgnoredOrAbsent) {
   // noeviction writes neither opcode.
   server_.db(0).Add("k", Value::String("v"));
   std::string image;
-  Server plain{Config()};
+  Server plain{Config(), TestCommands()};
   SaveAndLoad(server_, plain, &image);
   EXPECT_NE(image.find(kResized + std::string("\x00\x01k", 3)), std::string::npos);
 
   // An idle time loads under any non-LFU policy (as Redis's objectSetLRUOrLFU) ...
-  Server lru{Config()};
+  Server lru{Config(), TestCommands()};
   SetPolicy(lru, "allkeys-lru");
   lru.db(0)
       .Add("k", Value::String("v"))
       ->value.set_access_clock(LruClockForIdle(3600'000, NowMs()));
-  Server noevict{Config()};
+  Server noevict{Config(), TestCommands()};
   SaveAndLoad(lru, noevict);
   EXPECT_GE(LruIdleMs(noevict.db(0).Peek("k")->value.access_clock(), NowMs()), 3600'000);
   // ... but not under LFU, where the key starts as a new one.
-  Server lfu{Config()};
+  Server lfu{Config(), TestCommands()};
   SetPolicy(lfu, "allkeys-lfu");
   SaveAndLoad(lru, lfu);
   EXPECT_EQ(LfuCounter(lfu.db(0).Peek("k")->value.access_clock()), kLfuInitCounter);

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "server/config.h"
+#include "core/config.h"
 
 namespace vireo {
 namespace {

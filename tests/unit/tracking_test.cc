@@ -14,13 +14,14 @@
 #include "protocol/resp_command.h"
 #include "server/client.h"
 #include "server/server.h"
+#include "test_commands.h"
 
 namespace vireo {
 namespace {
 
 class TrackingTest : public ::testing::Test {
  protected:
-  TrackingTest() : server_(Config()) {}
+  TrackingTest() : server_(Config(), TestCommands()) {}
   ~TrackingTest() override {
     for (int fd : peers_) close(fd);
   }

@@ -1,4 +1,4 @@
-#include "commands/arg_parser.h"
+#include "core/arg_parser.h"
 
 #include <fmt/format.h>
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/errors.h"
 #include "protocol/reply_builder.h"
-#include "server/command_context.h"
 
 namespace vireo {
 
@@ -25,9 +25,11 @@ enum class TimeUnit : uint8_t { kSeconds, kMilliseconds };
 
 class ArgParser {
  public:
-  // Reads ctx.argv from index `first` on; Check() replies to ctx.
-  explicit ArgParser(CommandContext& ctx, size_t first = 1)
-      : ArgParser(ctx.argv, &ctx.reply, first) {}
+  // Reads ctx.argv from index `first` on; Check() replies to ctx.reply. Any context with
+  // those two members will do (a command handler's CommandContext), so the parser needs
+  // nothing above core.
+  template <typename Context>
+  explicit ArgParser(Context& ctx, size_t first = 1) : ArgParser(ctx.argv, &ctx.reply, first) {}
   // `reply` may be null (parsing outside a command: tests, COMMAND GETKEYS helpers).
   ArgParser(std::span<const std::string_view> argv, ReplyBuilder* reply, size_t first = 1)
       : argv_(argv), reply_(reply), pos_(first) {}

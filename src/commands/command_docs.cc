@@ -5,7 +5,7 @@
 // its notes without touching this file.
 #include <string_view>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 
 namespace vireo {
 namespace {

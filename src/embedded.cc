@@ -1,6 +1,9 @@
+// The embedding API (include/vireo/server.h): a server on a thread of its own, with its own
+// command table.
 #include <future>
 #include <thread>
 
+#include "commands/build_command_table.h"
 #include "server/server.h"
 #include "vireo/server.h"
 
@@ -8,6 +11,7 @@ namespace vireo {
 
 struct EmbeddedServer::Impl {
   EmbeddedOptions options;
+  CommandTable commands = BuildCommandTable();
   std::unique_ptr<Server> server;
   std::thread thread;
 };
@@ -25,7 +29,7 @@ std::string EmbeddedServer::Start() {
   args.insert(args.end(), {"--bind", o.bind, "--port", o.tcp ? "0" : "0"});
   if (!o.unix_socket.empty()) args.insert(args.end(), {"--unixsocket", o.unix_socket});
   if (std::string err = config.LoadCommandLine(args); !err.empty()) return err;
-  impl_->server = std::make_unique<Server>(std::move(config));
+  impl_->server = std::make_unique<Server>(std::move(config), impl_->commands);
   impl_->server->set_listen_port(o.tcp ? (o.port == 0 ? -1 : o.port) : 0);
   if (std::string err = impl_->server->Listen(); !err.empty()) {
     impl_->server.reset();

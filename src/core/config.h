@@ -214,7 +214,7 @@ struct ServerConfig {
   std::string enable_debug_command = "no";
   std::string enable_module_command = "no";
 
-  // The process and its tuning (src/server/config_process.cc; docs/configuration.md says
+  // The process and its tuning (src/core/config_process.cc; docs/configuration.md says
   // which of these vireo honours and why the others are accepted without effect).
   bool dynamic_hz = true;  // the cron runs faster with many clients
   bool activerehashing = true;

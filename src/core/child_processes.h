@@ -15,7 +15,7 @@
 
 namespace vireo {
 
-class LatencyMonitor;  // server/latency_monitor.h
+class LatencyMonitor;  // core/latency_monitor.h
 
 enum class ChildKind {
   kNone,

@@ -1,9 +1,11 @@
+#include "commands/build_command_table.h"
+
 #include "commands/families.h"
-#include "server/command_table.h"
 
 namespace vireo {
 
-void RegisterAllCommands(CommandTable& table) {
+CommandTable BuildCommandTable() {
+  CommandTable table;
   RegisterConnectionCommands(table);
   RegisterTransactionCommands(table);
   RegisterStringCommands(table);
@@ -33,6 +35,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterMigrateCommands(table);
   RegisterClusterCommands(table);
   RegisterReplicationCommands(table);
+  AddCommandDocNotes(table);
+  return table;
 }
 
 }  // namespace vireo

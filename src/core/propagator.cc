@@ -1,8 +1,6 @@
-#include "replication/propagator.h"
+#include "core/propagator.h"
 
 #include "protocol/resp_command.h"
-#include "server/command_context.h"
-#include "server/command_table.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -32,26 +30,26 @@ void Propagator::Record(int db, const Seq& argv, uint8_t targets) {
   ops_.push_back({db, begin, pending_.size(), targets});
 }
 
-void Propagator::EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta,
+void Propagator::EndCall(const CallRecord& call, uint64_t token, uint64_t dirty_delta,
                          bool blocked, bool in_script) {
   // SCAN and RANDOMKEY may lazily expire any number of keys: like Redis, their DELs go out
   // one by one rather than as a transaction.
   if (depth_ == 1) {
-    unit_untransacted_ = ctx.spec != nullptr && ctx.spec->has(kCmdTouchesArbitraryKeys);
+    unit_untransacted_ = call.touches_arbitrary_keys;
   }
   // A command that blocks is logged when it is served, but what it did before blocking and
   // said explicitly (XREADGROUP creating its consumer) goes out now, as in Redis.
   if (!in_script && Active()) {
-    const int db = ctx.db.index();
-    if (ctx.propagation_overridden) {
-      for (size_t i = 0; i < ctx.propagation.size(); ++i) {
-        const std::vector<std::string>& command = ctx.propagation[i];
-        if (!IsTransactionMarker(command)) Record(db, command, ctx.propagation_targets[i]);
+    const int db = call.db;
+    if (call.effects != nullptr && call.effects->overridden) {
+      for (size_t i = 0; i < call.effects->commands.size(); ++i) {
+        const std::vector<std::string>& command = call.effects->commands[i];
+        if (!IsTransactionMarker(command)) Record(db, command, call.effects->targets[i]);
       }
     } else if (!blocked && dirty_delta > 0 && calls_started_ == token) {
       // calls_started_ moved: the command ran others (EXEC, a script), which recorded
       // themselves.
-      Record(db, ctx.argv);
+      Record(db, call.argv);
     }
   }
   Leave();

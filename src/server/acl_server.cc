@@ -1,5 +1,5 @@
 // The server side of ACL (see acl_server.h).
-#include "security/acl_server.h"
+#include "server/acl_server.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/command_table.h"
+#include "core/command_table.h"
 #include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"

@@ -1,4 +1,4 @@
-#include "server/command_table.h"
+#include "core/command_table.h"
 
 #include <algorithm>
 #include <cctype>
@@ -559,16 +559,6 @@ std::vector<size_t> CommandSpec::KeyPositions(std::span<const std::string_view> 
   return out;
 }
 
-CommandTable& CommandTable::Instance() {
-  static CommandTable* table = [] {
-    auto* t = new CommandTable;
-    RegisterAllCommands(*t);
-    AddCommandDocNotes(*t);
-    return t;
-  }();
-  return *table;
-}
-
 static std::unique_ptr<CommandSpec> MakeSpec(const CommandDef& def, std::string name) {
   auto spec = std::make_unique<CommandSpec>();
   spec->name = std::move(name);
@@ -625,11 +615,14 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   return it == commands_.end() ? nullptr : it->second.get();
 }
 
+const CommandSpec* CommandTable::FindByFullName(std::string_view name) const {
+  const size_t bar = name.find('|');
+  const CommandSpec* spec = Find(name.substr(0, bar));
+  if (spec == nullptr || bar == std::string_view::npos) return spec;
+  return FindSubcommand(*spec, name.substr(bar + 1));
+}
+
 const CommandSpec* CommandLookupCache::Find(const CommandTable& table, std::string_view name) {
-  if (filled_for_ != table.spec_count()) {
-    for (Slot& slot : slots_) slot = Slot{};
-    filled_for_ = table.spec_count();
-  }
   char buf[sizeof(Slot::name)];
   if (name.size() > sizeof(buf)) return table.Find(name);
   uint32_t hash = 2166136261u;  // FNV-1a of the lowered name

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/config.h"
-#include "server/config_builders.h"
+#include "core/config.h"
+#include "core/config_builders.h"
 #include "util/strings.h"
 
 namespace vireo {

@@ -279,12 +279,10 @@ struct CommandStats {
   uint64_t failed_calls = 0;
 };
 
+// Built once at start-up by BuildCommandTable() (commands/) and read-only afterwards, so servers
+// share it; what changes at run time (statistics, the lookup cache) belongs to each server.
 class CommandTable {
  public:
-  // The table is filled once at start-up and read-only afterwards, so servers share it; what
-  // changes at run time (statistics, the lookup cache) belongs to each server.
-  static CommandTable& Instance();
-
   CommandSpec* Add(const CommandDef& def);
   // Adds "parent|sub"; the parent must exist (a container command).
   CommandSpec* AddSubcommand(const char* parent, const CommandDef& def);
@@ -293,6 +291,8 @@ class CommandTable {
   // How many specs (commands and subcommands) have been added: ids are below this.
   uint32_t spec_count() const { return next_id_; }
   const StringMap<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
+  // "get" or "config|get", any case; nullptr for an unknown name or subcommand.
+  const CommandSpec* FindByFullName(std::string_view name) const;
   // Resolves a container command's subcommand, or returns nullptr.
   static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view sub);
 
@@ -303,7 +303,7 @@ class CommandTable {
 
 // A direct-mapped cache in front of CommandTable::Find, keyed by the lowered name: the map's
 // string hash and bucket walk were a few percent of a pipelined simple command. One per
-// server; it starts over whenever the table has gained commands since it was filled.
+// server, always used with that server's table (which never changes after start-up).
 class CommandLookupCache {
  public:
   const CommandSpec* Find(const CommandTable& table, std::string_view name);
@@ -316,17 +316,10 @@ class CommandLookupCache {
     char name[23];
   };
   Slot slots_[kSlots] = {};
-  uint32_t filled_for_ = 0;  // the table's spec_count() when the slots were filled
 };
 
 // Parses the syntax mini-language ("key value [NX | XX] [EX seconds | PX milliseconds]") into
 // an argument tree; see command_table.cc for the notation.
 std::vector<CommandArg> ParseCommandSyntax(std::string_view syntax);
-
-// Registers every command family. Called once at startup.
-void RegisterAllCommands(CommandTable& table);
-// Adds Redis's deprecation notes, doc flags and version history to the registered commands
-// (command_table_docs.cc). Called once, after RegisterAllCommands.
-void AddCommandDocNotes(CommandTable& table);
 
 }  // namespace vireo

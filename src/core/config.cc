@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "core/config.h"
 
 #include <fcntl.h>
 #include <glob.h>
@@ -19,9 +19,8 @@
 #include <limits>
 #include <set>
 
-#include "server/config_builders.h"
-#include "server/fd_limits.h"
-#include "server/latency_monitor.h"
+#include "core/config_builders.h"
+#include "util/fd_limits.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -827,7 +826,7 @@ std::string Config::LoadText(const std::string& text, const std::string& origin,
     } else if (IsDeprecatedDirective(name, argv.size())) {
       continue;
     } else if (name == "user" && argv.size() >= 2) {
-      // ACL users: validated and created at start-up (src/security/acl_server.cc). A second
+      // ACL users: validated and created at start-up (src/server/acl_server.cc). A second
       // line for the same user is an error, as in Redis (even for "default").
       const bool duplicate = std::any_of(values_.acl_users.begin(), values_.acl_users.end(),
                                          [&](const auto& u) { return u[0] == argv[1]; });

@@ -1,4 +1,4 @@
-#include "server/child_processes.h"
+#include "core/child_processes.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "server/latency_monitor.h"
+#include "core/latency_monitor.h"
 #include "util/clock.h"
 
 namespace vireo {

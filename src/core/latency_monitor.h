@@ -115,7 +115,4 @@ class LatencyMonitor {
   std::vector<std::unique_ptr<LatencyHistogram>> histograms_;
 };
 
-// "50 99 99.9": percentiles as Redis prints them (%f with trailing zeros trimmed).
-std::string FormatPercentile(double p);
-
 }  // namespace vireo

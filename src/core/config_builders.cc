@@ -1,4 +1,4 @@
-#include "server/config_builders.h"
+#include "core/config_builders.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// The builders Config's option table is declared with (src/server/config.cc and
+// The builders Config's option table is declared with (src/core/config.cc and
 // config_process.cc): one per kind of value, each giving the option Redis's parsing, bounds and
 // error texts. Internal to the config module.
 #pragma once
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "server/config.h"
+#include "core/config.h"
 
 namespace vireo::config_detail {
 

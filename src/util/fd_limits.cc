@@ -1,4 +1,4 @@
-#include "server/fd_limits.h"
+#include "util/fd_limits.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>

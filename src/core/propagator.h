@@ -1,10 +1,9 @@
 // The effect stream: every change to the dataset, as commands that replay it, in the order
-// they happened, framed once and handed to each consumer (the AOF today; the replication
-// backlog and slot migration later).
+// they happened, framed once and handed to each consumer (the AOF, the replication stream).
 //
 // Server::Call brackets every command with BeginCall/EndCall. A write command that changed
 // data (the dirty counter moved) is recorded as received, unless it asked for something else
-// through CommandContext::PropagateInstead/PropagateNothing; a command that ran other commands
+// (CallEffects, filled by CommandContext::PropagateInstead/PropagateNothing); a command that ran other commands
 // (EXEC, scripts) is represented by what those recorded. Work outside commands (expiry,
 // eviction) is fed with Feed. What one top-level call records is one unit: when the call ends
 // it goes out, wrapped in MULTI/EXEC when it holds more than one command (as Redis 7 does),
@@ -23,12 +22,33 @@
 
 namespace vireo {
 
-class CommandContext;
-
 // Where an effect goes: a script's redis.set_repl() may keep its next writes out of the AOF or
 // away from replicas (Redis's REPL_AOF = 1, REPL_REPLICA = 2).
 enum EffectTarget : uint8_t { kEffectToNone = 0, kEffectToAof = 1, kEffectToReplicas = 2,
                               kEffectToAll = 3 };
+
+// What one command asked to be propagated instead of itself (CommandContext::PropagateInstead):
+// `overridden` with no commands means nothing.
+struct CallEffects {
+  bool overridden = false;
+  std::vector<std::vector<std::string>> commands;
+  std::vector<uint8_t> targets;  // EffectTarget bits, one per command
+  void Replace(std::vector<std::string> command, uint8_t target) {
+    overridden = true;
+    commands.push_back(std::move(command));
+    targets.push_back(target);
+  }
+};
+
+// A finished call as the effect stream sees it: plain data, so the stream needs nothing of the
+// server or its command context.
+struct CallRecord {
+  int db = 0;
+  std::span<const std::string_view> argv;  // as received
+  const CallEffects* effects = nullptr;    // what it asked for instead, if anything
+  // SCAN and RANDOMKEY (kCmdTouchesArbitraryKeys): their lazy expiries are never wrapped.
+  bool touches_arbitrary_keys = false;
+};
 
 // The effects a running script produced (propagated instead of the script), each with the
 // targets redis.set_repl() allowed when it ran.
@@ -69,7 +89,7 @@ class Propagator {
   // records nothing (it runs again when served); one run by a script records nothing either
   // (the script records its effects; MULTI/EXEC in its PropagateInstead list are dropped,
   // since the unit is wrapped here anyway).
-  void EndCall(const CommandContext& ctx, uint64_t token, uint64_t dirty_delta, bool blocked,
+  void EndCall(const CallRecord& call, uint64_t token, uint64_t dirty_delta, bool blocked,
                bool in_script);
   // The end of a call that recorded nothing itself: when it was the top-level one, its unit
   // goes out.

@@ -1,4 +1,4 @@
-#include "server/latency_monitor.h"
+#include "core/latency_monitor.h"
 
 #include <fmt/format.h>
 
@@ -72,15 +72,6 @@ std::vector<std::pair<int64_t, uint64_t>> LatencyHistogram::PowerOfTwoBuckets() 
     }
   }
   return out;
-}
-
-std::string FormatPercentile(double p) {
-  std::string s = fmt::format("{:f}", p);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
 }
 
 // ---- LatencyMonitor ----
