@@ -15,7 +15,10 @@
 
 namespace vireo {
 
-void KillRunningScript(CommandContext& ctx, bool eval);  // scripting.cc
+// scripting.cc
+void KillRunningScript(CommandContext& ctx, bool eval);
+void RunScriptFor(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
+                  std::string_view name, size_t numkeys);
 
 namespace {
 
@@ -31,7 +34,7 @@ void FcallGeneric(CommandContext& ctx, bool ro) {
   ArgParser args(ctx, 2);
   const size_t numkeys = ReadScriptNumkeys(args, "ERR Bad number of keys provided");
   if (!args.Check()) return;
-  RunScript(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys, 3);
+  RunScriptFor(ctx, scripting.function_engine(), fn->ref, fn->flags, ro, fn->name, numkeys);
 }
 
 void FcallCommand(CommandContext& ctx) { FcallGeneric(ctx, false); }

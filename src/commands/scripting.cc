@@ -18,6 +18,40 @@ namespace {
 
 constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 
+}  // namespace
+
+// Shared with functions.cc: runs the script or function compiled at `ref`, whose keys follow
+// numkeys at argv[2], then does what is left to its command: counting its failed call and
+// propagating what the script wrote instead of the script.
+void RunScriptFor(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
+                  std::string_view name, size_t numkeys) {
+  ScriptOutcome outcome = ctx.server.scripting().Run({.engine = &engine,
+                                                      .ref = ref,
+                                                      .flags = flags,
+                                                      .ro = ro,
+                                                      .name = name,
+                                                      .argv = ctx.argv,
+                                                      .numkeys = numkeys,
+                                                      .first_key = 3,
+                                                      .from_master = ctx.client.has(kClientMaster)},
+                                                     ctx.reply);
+  if (!outcome.ran) return;
+  if (outcome.uncounted_error) ++ctx.server.command_stats(*ctx.spec).failed_calls;
+  // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
+  // there is more than one. (The propagator wraps them per consumer: redis.set_repl may have
+  // sent some to only one.)
+  ScriptEffects& effects = outcome.effects;
+  if (effects.commands.empty()) {
+    ctx.PropagateNothing();
+    return;
+  }
+  for (size_t i = 0; i < effects.commands.size(); ++i) {
+    ctx.PropagateInstead(std::move(effects.commands[i]), effects.targets[i]);
+  }
+}
+
+namespace {
+
 // EVAL's numkeys, checked as Redis does. Returns false after replying an error.
 bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
   ArgParser args(ctx, 2);
@@ -54,7 +88,8 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
       return;
     }
   }
-  RunScript(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha, numkeys, 3);
+  RunScriptFor(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha,
+               numkeys);
 }
 
 void EvalCommand(CommandContext& ctx) { EvalGeneric(ctx, false, false); }

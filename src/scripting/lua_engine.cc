@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/command_table.h"
+#include "core/version.h"
 #include "protocol/reply_builder.h"
 #include "scripting/bitop.h"
 #include "scripting/cjson.h"
@@ -15,10 +16,7 @@
 #include "scripting/lua_patterns.h"
 #include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
-#include "server/acl_server.h"
-#include "server/client.h"
-#include "server/info.h"
-#include "server/server.h"
+#include "security/acl.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -249,15 +247,14 @@ int RedisAclCheckCmd(lua_State* L) {
     args.emplace_back(arg, len);
   }
   std::vector<std::string_view> argv(args.begin(), args.end());
-  const CommandSpec* spec = engine->server().commands().Find(argv[0]);
+  const CommandSpec* spec = engine->commands().Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv[1]);
   }
   if (spec == nullptr) return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
   // Checked against the calling client's user, without an ACL LOG entry (only a refused
   // command logs). Key positions need the arguments the command's arity promises.
-  const Client* caller = engine->current()->caller;
-  const AclUser* user = caller != nullptr ? caller->acl_user() : nullptr;
+  const AclUser* user = engine->host().ScriptCallerUser();
   bool allowed = true;
   if (user != nullptr && !user->unrestricted()) {
     size_t pos = 0;
@@ -484,8 +481,9 @@ std::vector<std::string_view> ScriptFlagNames(uint32_t flags) {
   return out;
 }
 
-LuaEngine::LuaEngine(Server& server, bool functions_mode)
-    : server_(server), functions_mode_(functions_mode) {
+LuaEngine::LuaEngine(ScriptHost& host, const CommandTable& commands, const ServerConfig& config,
+                     bool functions_mode)
+    : host_(host), commands_(commands), config_(config), functions_mode_(functions_mode) {
   // The allocator outlives the state: the destructor frees it after lua_close.
   allocator_ = new LuaAllocator(kHeapLimit);
   lua_ = lua_newstate(LuaAllocator::Alloc, allocator_);
@@ -502,11 +500,6 @@ LuaEngine::LuaEngine(Server& server, bool functions_mode)
   handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, RunTrampoline);
   trampoline_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  client_ = std::make_unique<Client>(&server, 0, -1);
-  client_->addr = "lua";
-  // Its commands' errors count in INFO errorstats as a client's do (Redis 7.2).
-  client_->reply().set_error_hook(&Server::CountError, &server);
-  client_->name = "";
 }
 
 LuaEngine::~LuaEngine() {
@@ -666,7 +659,7 @@ int LuaEngine::LuaSetResp(lua_State* L) {
     PushErrorTable(L, "RESP version must be 2 or 3.");
     return -1;
   }
-  client_->set_resp(resp);
+  resp_ = resp;
   return 0;
 }
 
@@ -710,7 +703,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   for (size_t i = 0, n = 0; i < argv_.size(); ++i) {
     if (lua_type(L, static_cast<int>(i) + 1) == LUA_TNUMBER) argv_[i] = number_args_[n++];
   }
-  const CommandSpec* spec = server_.LookupCommand(argv_[0]);
+  const CommandSpec* spec = command_cache_.Find(commands_, argv_[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv_.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv_[1]);
   }
@@ -718,7 +711,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   // errorstats, commandstats), as Redis counts a script's refused commands; the error table
   // says so, so the script returning it doesn't count it twice.
   auto reject = [&](const char* text) {
-    server_.CountScriptRejection(spec, text);
+    host_.CountScriptRejection(spec, text);
     PushErrorTable(L, text);
     MarkErrorCounted(L);
     return raise ? -1 : 1;
@@ -727,26 +720,23 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (!spec->ArityOk(argv_.size())) {
     return reject("Wrong number of args calling Redis command from script");
   }
-  if (spec->has(kCmdNoScript) && !server_.debug_settings().disable_deny_scripts) {
+  if (spec->has(kCmdNoScript) && !host_.DenyScriptsDisabled()) {
     return reject("This Redis command is not allowed from script");
   }
   // ACL: the script's commands are checked against the calling client's user.
-  if (run_->caller != nullptr) {
-    if (std::string denied; !AclCheckCommand(server_, *client_, *spec, argv_, AclContext::kLua,
-                                             &denied, run_->caller->acl_user())) {
-      return reject(denied.c_str());
-    }
+  if (std::string denied = host_.ScriptAclError(*spec, argv_); !denied.empty()) {
+    return reject(denied.c_str());
   }
   // min-replicas-to-write holds for a script's writes too (not for our master's scripts).
-  if (spec->has(kCmdWrite) && (run_->caller == nullptr || !run_->caller->has(kClientMaster))) {
-    if (std::string_view err = server_.replication().MinReplicasError(); !err.empty()) {
+  if (spec->has(kCmdWrite) && !run_->from_master) {
+    if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
       return reject("-NOREPLICAS Not enough good replicas to write.");
     }
   }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
   if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&
-      server_.pre_command_oom() && server_.cfg().maxmemory > 0) {
+      host_.PreCommandOom() && config_.maxmemory > 0) {
     return reject("-OOM command not allowed when used memory > 'maxmemory'.");
   }
   // A read-only script may not replicate anything either (PUBLISH): that is what lets it run
@@ -757,23 +747,18 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (spec->has(kCmdWrite)) {
     // A read-only replica refuses a script's writes as it refuses a client's (not its
     // master's: it applies whatever the master sends).
-    if (server_.replication().is_replica() && server_.cfg().replica_read_only &&
-        (run_->caller == nullptr || !run_->caller->has(kClientMaster))) {
+    if (host_.IsReplica() && config_.replica_read_only && !run_->from_master) {
       return reject("-READONLY You can't write against a read only replica.");
     }
     run_->write_dirty = true;
   }
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
-  if (server_.slot_routing() != nullptr && run_->caller != nullptr) {
-    if (std::string err = server_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {
-      return reject(err.c_str());
-    }
+  if (std::string err = host_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {
+    return reject(err.c_str());
   }
   // No lua_checkstack here: with thousands of arguments (unpack of a large table) it would
   // refuse, and the error table needs only the LUA_MINSTACK slots every C function gets.
-  std::string& out = client_->output();
-  out.clear();
-  server_.Call(*client_, *spec, argv_, true);
+  std::string& out = host_.RunScriptCommand(*spec, argv_, resp_);
   // The arguments are done with: the reply gets the whole stack (CVE-2021-32626: with thousands
   // of arguments left below it, a nested reply would outgrow what lua_checkstack can grant).
   argv_.clear();
@@ -789,8 +774,7 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
                     std::span<const std::string_view> args, ReplyBuilder& reply) {
   lua_State* L = lua_;
   run_ = &run;
-  client_->set_db_index(run.caller->db_index());
-  client_->set_resp(2);
+  resp_ = 2;
   if (functions_mode_) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, api_slot_ref_);
     lua_pushliteral(L, "__index");
@@ -805,13 +789,13 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
   lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, trampoline_ref_);
   lua_pushlightuserdata(L, &setup);
-  bool hooked = server_.cfg().busy_reply_threshold > 0;
+  bool hooked = config_.busy_reply_threshold > 0;
   if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
-  server_.set_script_effects(&run.effects);
+  host_.ScriptStarted(run);
   allocator_->set_limit(kHeapLimit - kEngineReserve);
   int status = lua_pcall(L, 1, 1, base);
   allocator_->set_limit(kHeapLimit);
-  server_.set_script_effects(nullptr);
+  host_.ScriptEnded();
   if (hooked) lua_sethook(L, nullptr, 0, 0);
   if (status == LUA_ERRMEM) {
     // The script ran into the allocator's bound: free what it left before anything else
@@ -847,7 +831,7 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
       reply.Error("ERR Error running script " + std::string(run.name) + ", " + text);
     }
   } else {
-    LuaToReply(L, reply, client_->resp(), &run.uncounted_error);
+    LuaToReply(L, reply, resp_, &run.uncounted_error);
   }
   lua_settop(L, base - 1);
   run_ = nullptr;
@@ -865,22 +849,17 @@ void LuaEngine::Hook(lua_State* L) {
   ScriptRun& run = *run_;
   if (!run.timed_out) {
     int64_t elapsed_ms = (MonotonicUs() - run.start_us) / 1000;
-    if (elapsed_ms < server_.cfg().busy_reply_threshold) return;
+    if (elapsed_ms < config_.busy_reply_threshold) return;
     run.timed_out = true;
     spdlog::warn(
         "Slow script detected: still in execution after {} milliseconds. You can try killing "
         "the script using the {} command.",
         elapsed_ms, run.eval_mode ? "SCRIPT KILL" : "FUNCTION KILL");
-    server_.set_busy_script(run.eval_mode ? 1 : 2);
+    host_.SetBusyScript(run.eval_mode ? 1 : 2);
   }
   // Answer other clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE) while the script runs on.
-  bool expire = server_.active_expire_enabled();
-  int64_t now = server_.command_time_ms();
-  server_.set_active_expire_enabled(false);
-  server_.ProcessEventsWhileBusy(*run.caller);
-  server_.set_active_expire_enabled(expire);
-  server_.set_command_time_ms(now);
-  if (run.killed || server_.shutting_down()) {
+  host_.ServeClientsWhileBusy();
+  if (run.killed || host_.ShuttingDown()) {
     if (run.killed) spdlog::warn("Lua script killed by user with SCRIPT KILL.");
     // Every line from now on raises again, so a pcall in the script can't swallow the kill.
     lua_sethook(L, CountHook, LUA_MASKLINE, 0);
@@ -890,7 +869,7 @@ void LuaEngine::Hook(lua_State* L) {
 }
 
 void LuaEngine::CheckTime(lua_State* L) {
-  if (run_ == nullptr ? load_deadline_us_ == 0 : server_.cfg().busy_reply_threshold <= 0) return;
+  if (run_ == nullptr ? load_deadline_us_ == 0 : config_.busy_reply_threshold <= 0) return;
   Hook(L);
 }
 

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,12 +18,13 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "core/command_table.h"
+#include "core/config.h"
 #include "core/propagator.h"
+#include "scripting/script_host.h"
 
 namespace vireo {
 
-class Server;
-class Client;
 class LuaAllocator;
 class ReplyBuilder;
 
@@ -46,7 +46,9 @@ std::vector<std::string_view> ScriptFlagNames(uint32_t flags);
 
 // The state of the script being executed.
 struct ScriptRun {
-  Client* caller = nullptr;
+  // The caller is our master: its scripts apply whatever min-replicas, replica-read-only or
+  // the cluster's slots say.
+  bool from_master = false;
   std::string name;                        // the SHA1 for EVAL, the function name for FCALL
   std::span<const std::string_view> argv;  // the command that runs it (FUNCTION STATS)
   bool eval_mode = true;
@@ -69,13 +71,16 @@ struct ScriptRun {
 
 class LuaEngine {
  public:
-  LuaEngine(Server& server, bool functions_mode);
+  // `host` runs the scripts' commands; `commands` and `config` outlive the engine.
+  LuaEngine(ScriptHost& host, const CommandTable& commands, const ServerConfig& config,
+            bool functions_mode);
   ~LuaEngine();
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
 
   lua_State* state() { return lua_; }
-  Server& server() { return server_; }
+  ScriptHost& host() { return host_; }
+  const CommandTable& commands() const { return commands_; }
   ScriptRun* current() { return run_; }
 
   // Compiles `code` under `chunk_name` ("@user_script") with the sandboxed globals as its
@@ -121,11 +126,14 @@ class LuaEngine {
   void ProtectGlobals();
   int PushRespValue(const char** p, const char* end);
 
-  Server& server_;
+  ScriptHost& host_;
+  const CommandTable& commands_;
+  CommandLookupCache command_cache_;  // redis.call's argv[0]
+  const ServerConfig& config_;
   bool functions_mode_;
   lua_State* lua_ = nullptr;
   ScriptRun* run_ = nullptr;
-  std::unique_ptr<Client> client_;  // the client script commands run as
+  int resp_ = 2;  // the protocol the running script chose with redis.setresp
   std::vector<std::string_view> argv_;
   std::vector<std::string> number_args_;  // "%.17g" texts of number arguments
   LuaAllocator* allocator_ = nullptr;     // owned: freed after lua_close

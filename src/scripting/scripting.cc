@@ -6,9 +6,8 @@
 #include <cctype>
 
 #include "core/key_slot.h"
+#include "protocol/reply_builder.h"
 #include "scripting/sha1.h"
-#include "server/command_context.h"
-#include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -52,10 +51,14 @@ Shebang ParseShebang(std::string_view code) {
   return out;
 }
 
-Scripting::Scripting(Server& server)
-    : server_(server), eval_(std::make_unique<LuaEngine>(server, false)) {}
+Scripting::Scripting(ScriptHost& host, const CommandTable& commands, const ServerConfig& config)
+    : host_(host), commands_(commands), config_(config), eval_(NewEngine(false)) {}
 
 Scripting::~Scripting() = default;
+
+std::unique_ptr<LuaEngine> Scripting::NewEngine(bool functions_mode) {
+  return std::make_unique<LuaEngine>(host_, commands_, config_, functions_mode);
+}
 
 CachedScript* Scripting::FindScript(std::string_view sha) {
   if (sha.size() != 40) return nullptr;
@@ -148,11 +151,11 @@ void Scripting::FlushScripts() {
   // A fresh interpreter, as Redis: globals a script may have left behind go too.
   scripts_.clear();
   scripts_bytes_ = 0;
-  eval_ = std::make_unique<LuaEngine>(server_, false);
+  eval_ = NewEngine(false);
 }
 
 LuaEngine& Scripting::function_engine() {
-  if (!functions_engine_) functions_engine_ = std::make_unique<LuaEngine>(server_, true);
+  if (!functions_engine_) functions_engine_ = NewEngine(true);
   return *functions_engine_;
 }
 
@@ -280,71 +283,62 @@ std::vector<std::pair<std::string, std::string>> Scripting::EnumerateLibraries()
   return out;
 }
 
-void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
-               std::string_view name, size_t numkeys, size_t first_key) {
-  Server& server = ctx.server;
-  Scripting& scripting = server.scripting();
-  bool compat = (flags & kScriptEvalCompat) != 0;
-  if (!compat && (flags & kScriptNoCluster) != 0 && server.cfg().cluster_enabled) {
-    ctx.reply.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
-    return;
+ScriptOutcome Scripting::Run(const ScriptCall& call, ReplyBuilder& reply) {
+  const uint32_t flags = call.flags;
+  const bool compat = (flags & kScriptEvalCompat) != 0;
+  const bool may_write = !compat && (flags & kScriptNoWrites) == 0;
+  ScriptOutcome outcome;
+  if (!compat && (flags & kScriptNoCluster) != 0 && config_.cluster_enabled) {
+    reply.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+    return outcome;
   }
-  if (!compat && (flags & kScriptNoWrites) == 0 && ro) {
-    ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
-    return;
+  if (may_write && call.ro) {
+    reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return outcome;
   }
   // A script that declares flags and may write is refused up front on a read-only replica
   // (not for our master, whose commands always apply).
-  if (!compat && (flags & kScriptNoWrites) == 0 && server.replication().is_replica() &&
-      server.cfg().replica_read_only && !ctx.client.has(kClientMaster)) {
-    ctx.reply.Error("READONLY You can't write against a read only replica.");
-    return;
+  if (may_write && host_.IsReplica() && config_.replica_read_only && !call.from_master) {
+    reply.Error("READONLY You can't write against a read only replica.");
+    return outcome;
   }
   // A script that declares flags and may write is a deny-oom command (Redis 7): refused
   // before it runs when memory is over the limit. allow-oom and no-writes scripts run.
-  if (!compat && (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 && server.pre_command_oom() &&
-      server.cfg().maxmemory > 0) {
-    ctx.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
-    return;
+  if (!compat && (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 && host_.PreCommandOom() &&
+      config_.maxmemory > 0) {
+    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return outcome;
   }
   // And like any write, it needs min-replicas-to-write good replicas (Redis 7).
-  if (!compat && (flags & kScriptNoWrites) == 0 && !ctx.client.has(kClientMaster)) {
-    if (std::string_view err = server.replication().MinReplicasError(); !err.empty()) {
-      ctx.reply.Error(std::string(err));
-      return;
+  if (may_write && !call.from_master) {
+    if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
+      reply.Error(std::string(err));
+      return outcome;
     }
   }
   ScriptRun run;
-  run.caller = &ctx.client;
+  run.from_master = call.from_master;
   run.allow_oom = (flags & kScriptAllowOom) != 0;
   // A script without a shebang keeps the pre-7.0 freedom to reach keys of any local slot.
   run.allow_cross_slot = compat || (flags & kScriptAllowCrossSlot) != 0;
-  run.name = name;
-  run.argv = ctx.argv;
-  run.eval_mode = &engine == &scripting.eval_engine();
-  run.read_only = ro || (!compat && (flags & kScriptNoWrites) != 0);
+  run.name = call.name;
+  run.argv = call.argv;
+  run.eval_mode = call.engine == eval_.get();
+  run.read_only = call.ro || (!compat && (flags & kScriptNoWrites) != 0);
   run.start_us = MonotonicUs();
-  auto keys = ctx.argv.subspan(first_key, numkeys);
-  auto args = ctx.argv.subspan(first_key + numkeys);
+  auto keys = call.argv.subspan(call.first_key, call.numkeys);
+  auto args = call.argv.subspan(call.first_key + call.numkeys);
   // The declared keys were routed with the command (all in one slot): undeclared keys the
-  // script reaches must be in that slot too.
-  if (server.slot_routing() != nullptr && !keys.empty())
-    run.cluster_slot = cluster::KeySlot(keys[0]);
-  scripting.set_running(&run);
-  engine.Run(run, ref, keys, args, ctx.reply);
-  scripting.set_running(nullptr);
-  if (run.uncounted_error) ++server.command_stats(*ctx.spec).failed_calls;
-  if (run.timed_out) server.set_busy_script(0);
-  // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
-  // there is more than one.
-  // (The propagator wraps them per consumer: redis.set_repl may have sent some to only one.)
-  if (run.effects.commands.empty()) {
-    ctx.PropagateNothing();
-  } else {
-    for (size_t i = 0; i < run.effects.commands.size(); ++i) {
-      ctx.PropagateInstead(std::move(run.effects.commands[i]), run.effects.targets[i]);
-    }
-  }
+  // script reaches must be in that slot too (the host's cluster check reads it).
+  if (!keys.empty()) run.cluster_slot = cluster::KeySlot(keys[0]);
+  running_ = &run;
+  call.engine->Run(run, call.ref, keys, args, reply);
+  running_ = nullptr;
+  if (run.timed_out) host_.SetBusyScript(0);
+  outcome.ran = true;
+  outcome.uncounted_error = run.uncounted_error;
+  outcome.effects = std::move(run.effects);
+  return outcome;
 }
 
 }  // namespace vireo

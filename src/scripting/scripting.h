@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "core/command_table.h"
+#include "core/config.h"
+#include "core/propagator.h"
 #include "scripting/lua_engine.h"
+#include "scripting/script_host.h"
 
 namespace vireo {
 
-class Server;
-class CommandContext;
+class ReplyBuilder;
 
 struct CachedScript {
   int ref = LUA_NOREF;
@@ -41,12 +43,34 @@ struct Library {
   std::vector<std::unique_ptr<FunctionInfo>> functions;
 };
 
+// A script or function to run, and for whom.
+struct ScriptCall {
+  LuaEngine* engine = nullptr;  // eval_engine() or function_engine()
+  int ref = LUA_NOREF;
+  uint32_t flags = 0;
+  bool ro = false;  // EVAL_RO, EVALSHA_RO, FCALL_RO
+  std::string_view name;
+  std::span<const std::string_view> argv;  // the command that runs it
+  size_t numkeys = 0;
+  size_t first_key = 0;  // where the keys start in argv; the arguments follow them
+  bool from_master = false;
+};
+
+// What is left for the command that ran a script, once the script has replied.
+struct ScriptOutcome {
+  bool ran = false;  // false: refused before it ran (the reply says why)
+  // The reply is an error its command already counted: the script's command counts a failed
+  // call (INFO commandstats) without counting the error again.
+  bool uncounted_error = false;
+  // What the script wrote, to propagate instead of the script.
+  ScriptEffects effects;
+};
+
 class Scripting {
  public:
-  explicit Scripting(Server& server);
+  // `host` runs the scripts' commands; `commands` and `config` outlive the scripting state.
+  Scripting(ScriptHost& host, const CommandTable& commands, const ServerConfig& config);
   ~Scripting();
-
-  Server& server() { return server_; }
 
   // ---- EVAL ----
   LuaEngine& eval_engine() { return *eval_; }
@@ -79,12 +103,18 @@ class Scripting {
   // For persistence (RDB aux "functions" / FUNCTION DUMP): every library as (name, code).
   std::vector<std::pair<std::string, std::string>> EnumerateLibraries() const;
 
+  // Runs a script or function with all of Redis's checks and reply shapes.
+  ScriptOutcome Run(const ScriptCall& call, ReplyBuilder& reply);
+
   // The script being executed, if any (SCRIPT KILL, FUNCTION KILL, FUNCTION STATS).
   ScriptRun* running() { return running_; }
-  void set_running(ScriptRun* run) { running_ = run; }
 
  private:
-  Server& server_;
+  std::unique_ptr<LuaEngine> NewEngine(bool functions_mode);
+
+  ScriptHost& host_;
+  const CommandTable& commands_;
+  const ServerConfig& config_;
   std::unique_ptr<LuaEngine> eval_;
   std::unique_ptr<LuaEngine> functions_engine_;
   StringMap<CachedScript> scripts_;
@@ -102,9 +132,5 @@ struct Shebang {
   size_t body_offset = 0;            // where the line ends (at its '\n')
 };
 Shebang ParseShebang(std::string_view code);
-
-// Runs a script or function for `ctx` with all of Redis's checks and reply shapes.
-void RunScript(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
-               std::string_view name, size_t numkeys, size_t first_key);
 
 }  // namespace vireo

@@ -106,7 +106,7 @@ std::string Server::ClusterRedirectError(const Client& client, const CommandSpec
 std::string Server::ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
                                        std::span<const std::string_view> argv) {
   // Our master's scripts apply whatever the slot.
-  if (run.caller == nullptr || run.caller->has(kClientMaster)) return {};
+  if (slot_routing_ == nullptr || run.from_master) return {};
   cluster::RedirectDecision decision;
   if (const int slot = cluster::FixedKeysSlot(spec, argv);
       slot >= 0 && slot_routing_->ServesStableSlot(slot)) {
@@ -116,7 +116,7 @@ std::string Server::ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
     cluster::RoutedCommand cmd{&spec, argv};
     request.commands = {&cmd, 1};
     // The script runs with its caller's ASKING / READONLY.
-    FillFromCommand(request, spec, *run.caller);
+    FillFromCommand(request, spec, *script_caller_);
     request.any_write = spec.has(kCmdWrite);
     decision = Decide(request, *slot_routing_, *dbs_[0], config_);
   }

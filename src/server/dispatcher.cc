@@ -475,15 +475,4 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
 }
 
-void Server::CountScriptRejection(const CommandSpec* spec, std::string_view message) {
-  if (!message.empty() && message[0] == '-') {
-    message.remove_prefix(1);
-    CountError(this, message.substr(0, message.find(' ')));
-  } else {
-    CountError(this, "ERR");
-  }
-  if (spec != nullptr) ++command_stats(*spec).rejected_calls;
-  error_mark_ = stats_.total_error_replies;
-}
-
 }  // namespace vireo

@@ -8,13 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "core/version.h"
+
 namespace vireo {
 
 class Server;
 class Client;
-
-// The version clients see in INFO and HELLO: libraries enable features by it.
-inline constexpr std::string_view kRedisCompatVersion = "7.2.4";
 
 // INFO's reply text for the requested sections (any case). "default", "all" and "everything"
 // expand; unknown names contribute nothing; no names means "default". Sections always come in

@@ -1399,13 +1399,5 @@ std::string Server::RebindTcp(bool* tls_failed) {
   return error;
 }
 
-// Built on first use: most servers never run a script.
-Scripting& Server::scripting() {
-  if (!scripting_) {
-    scripting_ = std::unique_ptr<Scripting, void (*)(Scripting*)>(
-        new Scripting(*this), [](Scripting* s) { delete s; });
-  }
-  return *scripting_;
-}
 
 }  // namespace vireo

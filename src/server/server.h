@@ -27,6 +27,7 @@
 #include "db/lazy_free.h"
 #include "persistence/snapshot.h"
 #include "replication/replication.h"
+#include "scripting/script_host.h"
 #include "security/acl.h"
 #include "security/tls.h"
 #include "server/client.h"
@@ -111,7 +112,6 @@ struct ServerStats {
 
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
-struct ScriptRun;  // src/scripting/lua_engine.h
 namespace cluster {
 class SlotRouting;          // src/cluster/routing.h
 class MigrateConnections;   // src/cluster/migrate_conn.h
@@ -148,7 +148,7 @@ struct BlockOptions {
   bool rerun_on_timeout = false;
 };
 
-class Server : public KeyspaceListener {
+class Server : public KeyspaceListener, private ScriptHost {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -197,11 +197,6 @@ class Server : public KeyspaceListener {
   // Counts an error reply with its code ("ERR", "WRONGTYPE"...) in INFO errorstats and
   // total_error_replies: the clients' reply builders' hook (and the scripts' client's).
   static void CountError(void* ctx, std::string_view code);
-  // A script's command refused before it ran: its error counts as a reply (once: the script
-  // doesn't count it again if it returns it) and as the command's rejected call, as Redis 7.2
-  // counts a script's refused commands. `message` is "-CODE rest", or plain text for an ERR;
-  // `spec` is null for an unknown command.
-  void CountScriptRejection(const CommandSpec* spec, std::string_view message);
   // Client-side caching (src/server/tracking.h).
   Tracking& tracking() { return tracking_; }
   const Tracking& tracking() const { return tracking_; }
@@ -412,10 +407,6 @@ class Server : public KeyspaceListener {
   // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
   // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
   int busy_script() const { return busy_script_; }
-  void set_busy_script(int kind) { busy_script_ = kind; }
-  // From inside a long script (src/server/loading.cc): serve other clients for one loop turn
-  // without reading from `caller`, whose buffer holds the running script's arguments.
-  void ProcessEventsWhileBusy(Client& caller);
   // A dataset loading while the loop keeps serving (a replica's full sync, src/server/
   // loading.cc): kSync refuses every command without the "loading" flag with -LOADING; kAsync
   // (repl-diskless-load swapdb from the same history) serves the old data and refuses only the
@@ -437,11 +428,6 @@ class Server : public KeyspaceListener {
   bool ProcessEventsWhileLoading(int wait_fd, int timeout_ms);
   // INFO persistence's loading_* fields (empty when not loading).
   std::vector<std::pair<std::string, std::string>> LoadingInfoFields() const;
-  // Where Call records the writes of the commands a script runs (the script's effects, which
-  // are propagated instead of the script, when anything consumes effects); nullptr outside
-  // scripts.
-  void set_script_effects(ScriptEffects* effects) { script_effects_ = effects; }
-
   // The replica side of replication (src/replication/replica_link.cc). The link to our master
   // is a socket on the loop's epoll set under its own tag while it connects, handshakes and
   // reads the RDB; then it becomes a client (kClientMaster) whose commands are applied.
@@ -464,10 +450,6 @@ class Server : public KeyspaceListener {
   // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/server/cluster_redirect.cc).
   std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
                                    std::span<const std::string_view> argv);
-  // The same check for a command a script runs through redis.call: "" or the error text
-  // (without "ERR "). Tracks the slot the script's keys are in (run.cluster_slot).
-  std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
-                                 std::span<const std::string_view> argv);
   // Clients blocked on keys (BLPOP, BZPOPMIN, XREAD ...) whose slot this node no longer serves
   // (nor imports) are unblocked with -MOVED slot endpoint, or -CLUSTERDOWN when the slot has
   // no owner or the cluster is down, as Redis 7 does. The cluster state calls this after
@@ -477,6 +459,30 @@ class Server : public KeyspaceListener {
   cluster::MigrateConnections& migrate_connections();
 
  private:
+  // ScriptHost (src/scripting/script_host.h), in src/server/script_host.cc: the script's
+  // commands run on script_client_ for script_caller_, the client whose command started it.
+  void ScriptStarted(ScriptRun& run) override;
+  void ScriptEnded() override;
+  const AclUser* ScriptCallerUser() override;
+  std::string ScriptAclError(const CommandSpec& spec,
+                             std::span<const std::string_view> argv) override;
+  std::string_view MinReplicasError() override;
+  bool PreCommandOom() override { return pre_command_oom_; }
+  bool IsReplica() override;
+  bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }
+  // In src/server/cluster_redirect.cc.
+  std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
+                                 std::span<const std::string_view> argv) override;
+  void CountScriptRejection(const CommandSpec* spec, std::string_view message) override;
+  std::string& RunScriptCommand(const CommandSpec& spec, std::span<const std::string_view> argv,
+                                int resp) override;
+  void SetBusyScript(int kind) override { busy_script_ = kind; }
+  void ServeClientsWhileBusy() override;
+  bool ShuttingDown() override { return shutting_down(); }
+  // One loop turn without reading from `caller`, whose buffer holds the running script's
+  // arguments (src/server/loading.cc).
+  void ProcessEventsWhileBusy(Client& caller);
+
   struct Listener;
   std::string ListenTcp(const std::string& addr, bool optional, int port, bool tls);
   void OnAccept(Listener& listener);
@@ -616,7 +622,11 @@ class Server : public KeyspaceListener {
   cluster::SlotRouting* slot_routing_ = nullptr;
   std::unique_ptr<cluster::MigrateConnections> migrate_connections_;
   LoadingProgress loading_;
+  // Where Call records the writes of the commands a script runs (the script's effects, which
+  // are propagated instead of the script, when anything consumes effects); nullptr outside
+  // scripts.
   ScriptEffects* script_effects_ = nullptr;
+  Client* script_caller_ = nullptr;  // the client a running script runs for
   ChildProcesses children_;
   ClientPause client_pause_;
   std::vector<uint64_t> postponed_;
@@ -633,6 +643,7 @@ class Server : public KeyspaceListener {
   int effective_hz_ = 10;  // hz, raised by dynamic-hz while many clients are connected
   // Last, so the engines (and their client) go before the io_context and the clients.
   std::unique_ptr<Scripting, void (*)(Scripting*)> scripting_{nullptr, nullptr};
+  std::unique_ptr<Client> script_client_;  // the client scripts' commands run as
   // Before the io_context and the clients too: it flushes and fsyncs the log when destroyed.
   std::unique_ptr<Aof> aof_;
   // Cluster mode: loads or creates nodes.conf (after the listeners, whose ports myself
