@@ -25,21 +25,13 @@ constexpr std::string_view kBadFieldType =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
     "i64 is.";
 
-// A bit offset argument: a non-negative integer whose byte lies below proto-max-bulk-len. With
+// The next argument as a bit offset: its byte must lie below proto-max-bulk-len; with
 // `field_bits` (BITFIELD), "#n" means the n-th field of that width. Our master's commands (and
 // the AOF's) are applied whatever our own limit says, as Redis does.
-std::optional<uint64_t> ArgBitOffset(CommandContext& ctx, std::string_view arg,
-                                     unsigned field_bits = 0) {
-  const bool by_index = field_bits > 0 && !arg.empty() && arg[0] == '#';
-  int64_t offset;
-  if (!ParseInt64(by_index ? arg.substr(1) : arg, &offset) ||
-      (by_index && __builtin_mul_overflow(offset, static_cast<int64_t>(field_bits), &offset)) ||
-      offset < 0 ||
-      (!ctx.client.has(kClientMaster) && (offset >> 3) >= ctx.server.cfg().proto_max_bulk_len)) {
-    ctx.reply.Error(kBadOffset);
-    return std::nullopt;
-  }
-  return static_cast<uint64_t>(offset);
+uint64_t ReadBitOffset(CommandContext& ctx, ArgParser& args, unsigned field_bits = 0) {
+  const int64_t max_bytes =
+      ctx.client.has(kClientMaster) ? -1 : static_cast<int64_t>(ctx.server.cfg().proto_max_bulk_len);
+  return static_cast<uint64_t>(args.BitOffset(field_bits, max_bytes, kBadOffset));
 }
 
 // The string at key for a command that writes bits up to `max_bit`: created or zero-extended to
@@ -76,20 +68,17 @@ std::optional<std::string_view> ReadBits(CommandContext& ctx, std::string_view k
 }
 
 void SetbitCommand(CommandContext& ctx) {
-  auto offset = ArgBitOffset(ctx, ctx.arg(2));
-  if (!offset) return;
-  int64_t on;
-  if (!ParseInt64(ctx.arg(3), &on) || (on != 0 && on != 1)) {
-    ctx.reply.Error(kBadBit);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const uint64_t offset = ReadBitOffset(ctx, args);
+  const int64_t on = args.IntInRange(0, 1, kBadBit);
+  if (!args.Check()) return;
   bool grown;
-  std::string* s = BitStringForWrite(ctx, ctx.arg(1), *offset, &grown);
+  std::string* s = BitStringForWrite(ctx, ctx.arg(1), offset, &grown);
   if (s == nullptr) return;
-  const bool old = bitmap::GetBit(*s, *offset);
+  const bool old = bitmap::GetBit(*s, offset);
   // Setting a bit to what it already is changes nothing: no event, nothing to propagate.
   if (grown || old != (on == 1)) {
-    bitmap::SetBit(s->data(), *offset, on == 1);
+    bitmap::SetBit(s->data(), offset, on == 1);
     KeyWritten(ctx, ctx.arg(1));
     Notify(ctx, kNotifyString, "setbit", ctx.arg(1));
   }
@@ -97,12 +86,13 @@ void SetbitCommand(CommandContext& ctx) {
 }
 
 void GetbitCommand(CommandContext& ctx) {
-  auto offset = ArgBitOffset(ctx, ctx.arg(2));
-  if (!offset) return;
+  ArgParser args(ctx, 2);
+  const uint64_t offset = ReadBitOffset(ctx, args);
+  if (!args.Check()) return;
   char scratch[24];
   bool exists;
   auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
-  if (bits) ctx.reply.Integer(bitmap::GetBit(*bits, *offset) ? 1 : 0);
+  if (bits) ctx.reply.Integer(bitmap::GetBit(*bits, offset) ? 1 : 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,18 +121,8 @@ BitRange ResolveRange(int64_t start, int64_t end, bool in_bits, size_t length) {
   return range;
 }
 
-// Parses the BYTE | BIT unit; replies a syntax error otherwise.
-bool ArgUnit(CommandContext& ctx, std::string_view arg, bool* in_bits) {
-  if (IsArg(arg, "BIT")) {
-    *in_bits = true;
-  } else if (IsArg(arg, "BYTE")) {
-    *in_bits = false;
-  } else {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  return true;
-}
+// Reads the BYTE | BIT unit: whether it is BIT.
+bool ReadInBits(ArgParser& args) { return args.Keyword({"BYTE", "BIT"}) == 1; }
 
 void BitcountCommand(CommandContext& ctx) {
   // The key comes first, as in Redis 7.2: a missing key counts 0 whatever the other arguments.
@@ -158,11 +138,8 @@ void BitcountCommand(CommandContext& ctx) {
     ctx.reply.Integer(static_cast<int64_t>(bitmap::Popcount(*bits)));
     return;
   }
-  if (ctx.argc() != 4 && ctx.argc() != 5) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
   ArgParser args(ctx, 2);
+  args.ExpectRemaining(2, 3);
   const int64_t start = args.Int();
   const int64_t end = args.Int();
   if (!args.Check()) return;
@@ -171,8 +148,8 @@ void BitcountCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  bool in_bits = false;
-  if (ctx.argc() == 5 && !ArgUnit(ctx, ctx.arg(4), &in_bits)) return;
+  const bool in_bits = args.HasNext() && ReadInBits(args);
+  if (!args.Check()) return;
   const BitRange range = ResolveRange(start, end, in_bits, bits->size());
   ctx.reply.Integer(
       range.empty ? 0 : static_cast<int64_t>(bitmap::CountRange(*bits, range.first, range.last)));
@@ -192,24 +169,21 @@ void BitposCommand(CommandContext& ctx) {
     ctx.reply.Integer(bit == 1 ? -1 : 0);
     return;
   }
-  if (ctx.argc() > 6) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 3);
+  args.ExpectRemaining(0, 3);
   int64_t start = 0;
   int64_t end = -1;
   bool in_bits = false;
   const bool end_given = ctx.argc() >= 5;
-  if (ctx.argc() >= 4) {
-    ArgParser args(ctx, 3);
-    start = args.Int();
-    if (!args.Check()) return;
-    if (ctx.argc() == 6 && !ArgUnit(ctx, ctx.arg(5), &in_bits)) return;
-    if (end_given) {
-      end = args.Int();
-      if (!args.Check()) return;
-    }
+  // The start, then the unit, then the end: the order Redis reports their errors in.
+  if (args.HasNext()) start = args.Int();
+  if (ctx.argc() == 6 && args.ok()) {
+    args.Seek(5);
+    in_bits = ReadInBits(args);
+    args.Seek(4);
   }
+  if (end_given) end = args.Int();
+  if (!args.Check()) return;
   const BitRange range = ResolveRange(start, end, in_bits, bits->size());
   if (range.empty) {
     ctx.reply.Integer(-1);
@@ -243,14 +217,13 @@ constexpr std::array<BitopName, 8> kBitops = {{{"AND", bitmap::Op::kAnd},
                                                {"ONE", bitmap::Op::kOne}}};
 
 void BitopCommand(CommandContext& ctx) {
+  ArgParser args(ctx, 1);
   const BitopName* found = nullptr;
   for (const BitopName& candidate : kBitops) {
-    if (IsArg(ctx.arg(1), candidate.name)) found = &candidate;
+    if (args.Flag(candidate.name)) found = &candidate;
   }
-  if (found == nullptr) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  if (found == nullptr) args.SyntaxError();
+  if (!args.Check()) return;
   const bitmap::Op op = found->op;
   const size_t num_sources = ctx.argc() - 3;
   if (op == bitmap::Op::kNot && num_sources != 1) {
@@ -310,55 +283,42 @@ struct FieldOp {
 // whether there is any.
 bool ParseFieldOps(CommandContext& ctx, std::vector<FieldOp>* ops, uint64_t* max_write_bit,
                    bool* writes) {
+  static constexpr bitmap::Overflow kOverflows[] = {
+      bitmap::Overflow::kWrap, bitmap::Overflow::kSat, bitmap::Overflow::kFail};
   bitmap::Overflow overflow = bitmap::Overflow::kWrap;
   *writes = false;
   *max_write_bit = 0;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    const std::string_view sub = ctx.arg(i);
-    const size_t remaining = ctx.argc() - i - 1;
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
     FieldOp op{};
-    if (IsArg(sub, "GET") && remaining >= 2) {
+    if (args.OptionName("GET", 2)) {
       op.kind = FieldOpKind::kGet;
-    } else if (IsArg(sub, "SET") && remaining >= 3) {
+    } else if (args.OptionName("SET", 3)) {
       op.kind = FieldOpKind::kSet;
-    } else if (IsArg(sub, "INCRBY") && remaining >= 3) {
+    } else if (args.OptionName("INCRBY", 3)) {
       op.kind = FieldOpKind::kIncrBy;
-    } else if (IsArg(sub, "OVERFLOW") && remaining >= 1) {
-      const std::string_view mode = ctx.arg(++i);
-      if (IsArg(mode, "WRAP")) {
-        overflow = bitmap::Overflow::kWrap;
-      } else if (IsArg(mode, "SAT")) {
-        overflow = bitmap::Overflow::kSat;
-      } else if (IsArg(mode, "FAIL")) {
-        overflow = bitmap::Overflow::kFail;
-      } else {
-        ctx.reply.Error("ERR Invalid OVERFLOW type specified");
-        return false;
-      }
+    } else if (args.OptionName("OVERFLOW")) {
+      int mode = args.Keyword({"WRAP", "SAT", "FAIL"}, "ERR Invalid OVERFLOW type specified");
+      if (mode >= 0) overflow = kOverflows[mode];
       continue;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.SyntaxError();
+      break;
     }
-    if (!bitmap::ParseFieldType(ctx.arg(i + 1), &op.type)) {
-      ctx.reply.Error(kBadFieldType);
-      return false;
+    if (!bitmap::ParseFieldType(args.Next(), &op.type)) {
+      args.Fail(kBadFieldType);
+      break;
     }
-    auto offset = ArgBitOffset(ctx, ctx.arg(i + 2), op.type.bits);
-    if (!offset) return false;
-    op.offset = *offset;
+    op.offset = ReadBitOffset(ctx, args, op.type.bits);
     op.overflow = overflow;
     if (op.kind != FieldOpKind::kGet) {
-      ArgParser value_arg(ctx, i + 3);
-      op.value = value_arg.Int();
-      if (!value_arg.Check()) return false;
+      op.value = args.Int();
       *writes = true;
       *max_write_bit = std::max(*max_write_bit, op.offset + op.type.bits - 1);
     }
-    ops->push_back(op);
-    i += op.kind == FieldOpKind::kGet ? 2 : 3;
+    if (args.ok()) ops->push_back(op);
   }
-  return true;
+  return args.Check();
 }
 
 // Runs one SET or INCRBY on the string; replies with its result, or null when OVERFLOW FAIL

@@ -16,6 +16,7 @@
 
 #include "commands/families.h"
 #include "commands/zset_common.h"
+#include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "server/server.h"
 #include "types/geohash.h"
@@ -25,71 +26,38 @@ namespace vireo {
 
 namespace {
 
-// Reads "longitude latitude" at argv[i], argv[i+1]; replies the error on failure.
-bool ParseLonLat(CommandContext& ctx, size_t i, double xy[2]) {
-  for (size_t k = 0; k < 2; ++k) {
-    if (!ParseDouble(ctx.arg(i + k), &xy[k])) {
-      ctx.reply.Error(errors::kNotFloat);
-      return false;
-    }
+// Reads "longitude latitude": floats, then a pair inside the geohash range.
+void ReadLonLat(ArgParser& args, double xy[2]) {
+  xy[0] = args.Double();
+  xy[1] = args.Double();
+  if (args.ok() && (xy[0] < geo::kLonMin || xy[0] > geo::kLonMax || xy[1] < geo::kLatMin ||
+                    xy[1] > geo::kLatMax)) {
+    args.Fail(fmt::format("ERR invalid longitude,latitude pair {:f},{:f}", xy[0], xy[1]));
   }
-  if (xy[0] < geo::kLonMin || xy[0] > geo::kLonMax || xy[1] < geo::kLatMin ||
-      xy[1] > geo::kLatMax) {
-    ctx.reply.Error(fmt::format("ERR invalid longitude,latitude pair {:f},{:f}", xy[0], xy[1]));
-    return false;
-  }
-  return true;
 }
 
-// Meters per unit, or a negative value after replying the error.
-double ParseUnit(CommandContext& ctx, std::string_view unit) {
-  if (IsArg(unit, "M")) return 1;
-  if (IsArg(unit, "KM")) return 1000;
-  if (IsArg(unit, "FT")) return 0.3048;
-  if (IsArg(unit, "MI")) return 1609.34;
-  ctx.reply.Error("ERR unsupported unit provided. please use M, KM, FT, MI");
-  return -1;
+// Reads a unit: meters per unit.
+double ReadUnit(ArgParser& args) {
+  static constexpr double kMeters[] = {1, 1000, 0.3048, 1609.34};
+  int unit = args.Keyword({"M", "KM", "FT", "MI"},
+                          "ERR unsupported unit provided. please use M, KM, FT, MI");
+  return unit < 0 ? 1 : kMeters[unit];
 }
 
-// A number argument whose parse error has its own wording ("need numeric radius").
-bool ParseNumber(CommandContext& ctx, std::string_view arg, std::string_view what, double* out) {
-  if (ParseDouble(arg, out)) return true;
-  ctx.reply.Error(fmt::format("ERR need numeric {}", what));
-  return false;
+// Reads "<radius> <unit>".
+void ReadRadius(ArgParser& args, geo::Shape* shape) {
+  shape->radius = args.DoubleAtLeast(0, "ERR need numeric radius", "ERR radius cannot be negative");
+  shape->conversion = ReadUnit(args);
 }
 
-// "<radius> <unit>" at argv[i].
-bool ParseRadius(CommandContext& ctx, size_t i, geo::Shape* shape) {
-  double radius;
-  if (!ParseNumber(ctx, ctx.arg(i), "radius", &radius)) return false;
-  if (radius < 0) {
-    ctx.reply.Error("ERR radius cannot be negative");
-    return false;
+// Reads "<width> <height> <unit>"; the sign is checked once both are numbers, as Redis does.
+void ReadBox(ArgParser& args, geo::Shape* shape) {
+  shape->width = args.Double("ERR need numeric width");
+  shape->height = args.Double("ERR need numeric height");
+  if (args.ok() && (shape->height < 0 || shape->width < 0)) {
+    args.Fail("ERR height or width cannot be negative");
   }
-  shape->radius = radius;
-  double conversion = ParseUnit(ctx, ctx.arg(i + 1));
-  if (conversion < 0) return false;
-  shape->conversion = conversion;
-  return true;
-}
-
-// "<width> <height> <unit>" at argv[i].
-bool ParseBox(CommandContext& ctx, size_t i, geo::Shape* shape) {
-  double width, height;
-  if (!ParseNumber(ctx, ctx.arg(i), "width", &width) ||
-      !ParseNumber(ctx, ctx.arg(i + 1), "height", &height)) {
-    return false;
-  }
-  if (height < 0 || width < 0) {
-    ctx.reply.Error("ERR height or width cannot be negative");
-    return false;
-  }
-  shape->width = width;
-  shape->height = height;
-  double conversion = ParseUnit(ctx, ctx.arg(i + 2));
-  if (conversion < 0) return false;
-  shape->conversion = conversion;
-  return true;
+  shape->conversion = ReadUnit(args);
 }
 
 void ReplyDistance(CommandContext& ctx, double d) {
@@ -134,38 +102,37 @@ bool MemberPosition(const ZSet& z, std::string_view member, double xy[2]) {
 // GEOADD
 
 void GeoaddCommand(CommandContext& ctx) {
-  bool nx = false, xx = false;
-  size_t first = 2;
-  for (; first < ctx.argc(); ++first) {
-    std::string_view a = ctx.arg(first);
-    if (IsArg(a, "NX")) {
+  ArgParser args(ctx, 2);
+  bool nx = false, xx = false, ch = false;
+  while (true) {
+    if (args.Flag("NX")) {
       nx = true;
-    } else if (IsArg(a, "XX")) {
+    } else if (args.Flag("XX")) {
       xx = true;
-    } else if (!IsArg(a, "CH")) {
+    } else if (args.Flag("CH")) {
+      ch = true;
+    } else {
       break;
     }
   }
-  bool ch = false;
-  for (size_t i = 2; i < first; ++i) ch |= IsArg(ctx.arg(i), "CH");
-  size_t rest = ctx.argc() - first;
-  if (rest % 3 != 0 || (xx && nx) || rest == 0) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  const size_t first = args.pos();
+  args.ExpectGroupsOf(3);
+  args.Exclusive({nx, xx});
   struct Item {
     uint64_t score;
     std::string_view member;
   };
   std::vector<Item> items;
-  items.reserve(rest / 3);
+  items.reserve(args.remaining() / 3);
   size_t max_len = 0;
-  for (size_t i = first; i < ctx.argc(); i += 3) {
+  while (args.HasNext()) {
     double xy[2];
-    if (!ParseLonLat(ctx, i, xy)) return;
-    items.push_back({geo::ScoreOf(xy[0], xy[1]), ctx.arg(i + 2)});
-    max_len = std::max(max_len, ctx.arg(i + 2).size());
+    ReadLonLat(args, xy);
+    std::string_view member = args.Next();
+    items.push_back({geo::ScoreOf(xy[0], xy[1]), member});
+    max_len = std::max(max_len, member.size());
   }
+  if (!args.Check()) return;
 
   std::string_view key = ctx.arg(1);
   auto [z, wrong_type] = LookupZset(ctx, key);
@@ -212,14 +179,10 @@ void GeoaddCommand(CommandContext& ctx) {
 // GEODIST, GEOHASH, GEOPOS
 
 void GeodistCommand(CommandContext& ctx) {
-  double to_meters = 1;
-  if (ctx.argc() == 5) {
-    to_meters = ParseUnit(ctx, ctx.arg(4));
-    if (to_meters < 0) return;
-  } else if (ctx.argc() > 5) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 4);
+  args.ExpectRemaining(0, 1);
+  const double to_meters = args.HasNext() ? ReadUnit(args) : 1;
+  if (!args.Check()) return;
   bool wrong_type;
   ZSet* z = LookupGeoRead(ctx, ctx.arg(1), &wrong_type);
   if (wrong_type) return;
@@ -294,100 +257,80 @@ struct GeoPoint {
   double lon, lat, dist, score;
 };
 
-// Parses the options after `base` in Redis's order, replying the first error Redis would.
-bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, size_t base, const ZSet* z,
+// Reads the options in Redis's order; the first error Redis would reply is the one recorded.
+bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, ArgParser& args, const ZSet* z,
                         SearchArgs* a) {
-  size_t argc = ctx.argc();
-  for (size_t i = base; i < argc; ++i) {
-    std::string_view arg = ctx.arg(i);
-    size_t left = argc - i - 1;  // arguments after this one
-    bool search = (flags & kSearch) != 0;
-    bool may_store = !(flags & kNoStore) && !search;
-    if (IsArg(arg, "WITHDIST")) {
+  const bool search = (flags & kSearch) != 0;
+  const bool may_store = !(flags & kNoStore) && !search;
+  while (args.HasNext()) {
+    if (args.Flag("WITHDIST")) {
       a->with_dist = true;
-    } else if (IsArg(arg, "WITHHASH")) {
+    } else if (args.Flag("WITHHASH")) {
       a->with_hash = true;
-    } else if (IsArg(arg, "WITHCOORD")) {
+    } else if (args.Flag("WITHCOORD")) {
       a->with_coord = true;
-    } else if (IsArg(arg, "ANY")) {
+    } else if (args.Flag("ANY")) {
       a->any = true;
-    } else if (IsArg(arg, "ASC")) {
+    } else if (args.Flag("ASC")) {
       a->sort = Sort::kAsc;
-    } else if (IsArg(arg, "DESC")) {
+    } else if (args.Flag("DESC")) {
       a->sort = Sort::kDesc;
-    } else if (IsArg(arg, "COUNT") && left >= 1) {
-      if (!ParseInt64(ctx.arg(i + 1), &a->count)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return false;
-      }
-      if (a->count <= 0) {
-        ctx.reply.Error("ERR COUNT must be > 0");
-        return false;
-      }
-      ++i;
-    } else if ((IsArg(arg, "STORE") || IsArg(arg, "STOREDIST")) && left >= 1 && may_store) {
+    } else if (args.OptionName("COUNT")) {
+      a->count = args.IntAtLeast(1, "ERR COUNT must be > 0");
+    } else if (may_store && args.OptionName("STORE")) {
       a->has_store = true;
-      a->store_key = ctx.arg(i + 1);
-      a->store_dist = IsArg(arg, "STOREDIST");
-      ++i;
-    } else if (IsArg(arg, "STOREDIST") && search && (flags & kSearchStore)) {
+      a->store_key = args.Next();
+      a->store_dist = false;
+    } else if (may_store && args.OptionName("STOREDIST")) {
+      a->has_store = true;
+      a->store_key = args.Next();
       a->store_dist = true;
-    } else if (IsArg(arg, "FROMMEMBER") && left >= 1 && search && !a->from_lonlat) {
+    } else if (search && (flags & kSearchStore) && args.Flag("STOREDIST")) {
+      a->store_dist = true;
+    } else if (search && !a->from_lonlat && args.OptionName("FROMMEMBER")) {
+      std::string_view member = args.Next();
       // Without the source key the member can't be checked; the reply is empty anyway.
-      if (z != nullptr) {
-        double xy[2];
-        if (!MemberPosition(*z, ctx.arg(i + 1), xy)) {
-          ctx.reply.Error("ERR could not decode requested zset member");
-          return false;
-        }
+      double xy[2];
+      if (z != nullptr && !MemberPosition(*z, member, xy)) {
+        args.Fail("ERR could not decode requested zset member");
+      } else if (z != nullptr) {
         a->shape.lon = xy[0];
         a->shape.lat = xy[1];
       }
       a->from_member = true;
-      ++i;
-    } else if (IsArg(arg, "FROMLONLAT") && left >= 2 && search && !a->from_member) {
+    } else if (search && !a->from_member && args.OptionName("FROMLONLAT", 2)) {
       double xy[2];
-      if (!ParseLonLat(ctx, i + 1, xy)) return false;
+      ReadLonLat(args, xy);
       a->shape.lon = xy[0];
       a->shape.lat = xy[1];
       a->from_lonlat = true;
-      i += 2;
-    } else if (IsArg(arg, "BYRADIUS") && left >= 2 && search && !a->by_box) {
-      if (!ParseRadius(ctx, i + 1, &a->shape)) return false;
+    } else if (search && !a->by_box && args.OptionName("BYRADIUS", 2)) {
+      ReadRadius(args, &a->shape);
       a->shape.type = geo::Shape::Type::kCircle;
       a->by_radius = true;
-      i += 2;
-    } else if (IsArg(arg, "BYBOX") && left >= 3 && search && !a->by_radius) {
-      if (!ParseBox(ctx, i + 1, &a->shape)) return false;
+    } else if (search && !a->by_radius && args.OptionName("BYBOX", 3)) {
+      ReadBox(args, &a->shape);
       a->shape.type = geo::Shape::Type::kBox;
       a->by_box = true;
-      i += 3;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.SyntaxError();
     }
   }
+  if (!args.ok()) return args.Check();
   if (a->has_store && (a->with_dist || a->with_hash || a->with_coord)) {
-    ctx.reply.Error(
+    args.Fail(
         fmt::format("ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
                     (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
-    return false;
-  }
-  if ((flags & kSearch) && !(a->from_member || a->from_lonlat)) {
-    ctx.reply.Error(fmt::format(
-        "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}", ctx.arg(0)));
-    return false;
-  }
-  if ((flags & kSearch) && !(a->by_radius || a->by_box)) {
-    ctx.reply.Error(
+  } else if (search && !(a->from_member || a->from_lonlat)) {
+    args.Fail(fmt::format("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
+                          ctx.arg(0)));
+  } else if (search && !(a->by_radius || a->by_box)) {
+    args.Fail(
         fmt::format("ERR exactly one of BYRADIUS and BYBOX can be specified for {}", ctx.arg(0)));
-    return false;
+  } else if (a->any && a->count == 0) {
+    args.Fail("ERR the ANY argument requires COUNT argument");
   }
-  if (a->any && a->count == 0) {
-    ctx.reply.Error("ERR the ANY argument requires COUNT argument");
-    return false;
-  }
-  return true;
+  return args.Check();
 }
 
 // Appends the members of one cell that lie inside the shape, stopping at `limit` (0 = none).
@@ -463,36 +406,30 @@ void SearchGeneric(CommandContext& ctx, size_t src_index, uint32_t flags) {
   ZSet* z = LookupGeoRead(ctx, ctx.arg(src_index), &wrong_type);
   if (wrong_type) return;
   SearchArgs a;
-  size_t base;
+  ArgParser args(ctx, 2);
   if (flags & kFromCoords) {
-    base = 6;
     double xy[2];
-    if (!ParseLonLat(ctx, 2, xy)) return;
+    ReadLonLat(args, xy);
     a.shape.lon = xy[0];
     a.shape.lat = xy[1];
-    if (!ParseRadius(ctx, 4, &a.shape)) return;
+    ReadRadius(args, &a.shape);
   } else if (flags & kFromMember) {
-    base = 5;
     // Without the key Redis parses only the options (to pick the reply) and answers empty.
-    if (z != nullptr) {
-      double xy[2];
-      if (!MemberPosition(*z, ctx.arg(2), xy)) {
-        ctx.reply.Error("ERR could not decode requested zset member");
-        return;
-      }
+    double xy[2];
+    if (z != nullptr && !MemberPosition(*z, args.Next(), xy)) {
+      args.Fail("ERR could not decode requested zset member");
+    } else if (z != nullptr) {
       a.shape.lon = xy[0];
       a.shape.lat = xy[1];
-      if (!ParseRadius(ctx, 3, &a.shape)) return;
+      ReadRadius(args, &a.shape);
     }
-  } else {
-    base = 2;
-    if (flags & kSearchStore) {
-      base = 3;
-      a.has_store = true;
-      a.store_key = ctx.arg(1);
-    }
+    args.Seek(5);
+  } else if (flags & kSearchStore) {
+    a.has_store = true;
+    a.store_key = ctx.arg(1);
+    args.Seek(3);
   }
-  if (!ParseSearchOptions(ctx, flags, base, z, &a)) return;
+  if (!ParseSearchOptions(ctx, flags, args, z, &a)) return;
 
   if (z == nullptr) {
     if (a.has_store) {

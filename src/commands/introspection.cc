@@ -344,26 +344,20 @@ struct CommandListFilter {
 };
 
 void CommandListCommand(CommandContext& ctx) {
+  static constexpr CommandListFilter::Kind kKinds[] = {CommandListFilter::Kind::kModule,
+                                                       CommandListFilter::Kind::kAclCat,
+                                                       CommandListFilter::Kind::kPattern};
   CommandListFilter filter;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (!IsArg(ctx.arg(i), "FILTERBY") || ctx.argc() - 1 - i != 2) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    std::string_view type = ctx.arg(i + 1);
-    if (IsArg(type, "MODULE")) {
-      filter.kind = CommandListFilter::Kind::kModule;
-    } else if (IsArg(type, "ACLCAT")) {
-      filter.kind = CommandListFilter::Kind::kAclCat;
-    } else if (IsArg(type, "PATTERN")) {
-      filter.kind = CommandListFilter::Kind::kPattern;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    filter.arg = ctx.arg(i + 2);
-    i += 2;
+  ArgParser args(ctx, 2);
+  // At most one "FILTERBY <kind> <value>", and nothing after it.
+  if (args.HasNext()) {
+    args.ExpectRemaining(3, 3);
+    if (!args.Flag("FILTERBY")) args.SyntaxError();
+    const int kind = args.Keyword({"MODULE", "ACLCAT", "PATTERN"});
+    if (kind >= 0) filter.kind = kKinds[kind];
+    filter.arg = args.Next();
   }
+  if (!args.Check()) return;
   std::vector<std::string_view> names;
   for (const CommandSpec* spec : SortedCommands(ctx.server.commands())) {
     if (filter.Matches(*spec)) names.push_back(spec->name);
@@ -439,12 +433,15 @@ void CommandHelpCommand(CommandContext& ctx) {
 
 enum class ClientType { kNormal, kReplica, kPubsub, kMaster };
 
-std::optional<ClientType> ParseClientType(std::string_view name) {
-  if (IsArg(name, "NORMAL")) return ClientType::kNormal;
-  if (IsArg(name, "SLAVE") || IsArg(name, "REPLICA")) return ClientType::kReplica;
-  if (IsArg(name, "PUBSUB")) return ClientType::kPubsub;
-  if (IsArg(name, "MASTER")) return ClientType::kMaster;
-  return std::nullopt;
+// Reads a client type (CLIENT LIST TYPE, CLIENT KILL TYPE).
+ClientType ReadClientType(ArgParser& args) {
+  static constexpr ClientType kTypes[] = {ClientType::kNormal, ClientType::kReplica,
+                                          ClientType::kReplica, ClientType::kPubsub,
+                                          ClientType::kMaster};
+  const std::string_view name = args.Peek();
+  const int type = args.Keyword({"NORMAL", "SLAVE", "REPLICA", "PUBSUB", "MASTER"},
+                                fmt::format("ERR Unknown client type '{}'", name));
+  return type < 0 ? ClientType::kNormal : kTypes[type];
 }
 
 // A MONITOR counts as a normal client, as in Redis.
@@ -515,29 +512,26 @@ void ClientInfoCommand(CommandContext& ctx) {
 void ClientListCommand(CommandContext& ctx) {
   std::optional<ClientType> type;
   std::vector<uint64_t> ids;
-  if (ctx.argc() == 4 && IsArg(ctx.arg(2), "TYPE")) {
-    type = ParseClientType(ctx.arg(3));
-    if (!type) {
-      ctx.reply.Error(fmt::format("ERR Unknown client type '{}'", ctx.arg(3)));
-      return;
-    }
-  } else if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
-    ArgParser args(ctx, 3);
+  ArgParser args(ctx, 2);
+  const bool by_id = ctx.argc() > 3 && IsArg(ctx.arg(2), "ID");
+  if (ctx.argc() == 4 && args.Flag("TYPE")) {
+    type = ReadClientType(args);
+  } else if (by_id) {
+    args.Seek(3);
     while (args.HasNext()) {
       const int64_t id = args.Int("ERR Invalid client ID");
       if (id > 0) ids.push_back(static_cast<uint64_t>(id));
     }
-    if (!args.Check()) return;
-  } else if (ctx.argc() != 2) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
+  } else {
+    args.ExpectEnd();
   }
+  if (!args.Check()) return;
   std::string text;
   auto add = [&](Client& client) {
     text += ClientInfoLine(ctx.server, client, &client == &ctx.client ? ArgvBytes(ctx) : 0);
     text += '\n';
   };
-  if (ctx.argc() > 3 && IsArg(ctx.arg(2), "ID")) {
+  if (by_id) {
     for (uint64_t id : ids) {
       Client* client = ctx.server.FindClient(id);
       if (client != nullptr && !client->closed) add(*client);
@@ -574,53 +568,30 @@ struct KillFilter {
 
 // Parses "CLIENT KILL <filter> <value> ...". False after replying an error.
 bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
-  for (size_t i = 2; i < ctx.argc(); i += 2) {
-    std::string_view name = ctx.arg(i);
-    if (i + 1 >= ctx.argc()) {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
-    }
-    std::string_view value = ctx.arg(i + 1);
-    if (IsArg(name, "ID")) {
-      ArgParser id(ctx, i + 1);
-      filter->id = static_cast<uint64_t>(id.Positive("ERR client-id should be greater than 0"));
-      if (!id.Check()) return false;
-    } else if (IsArg(name, "TYPE")) {
-      filter->type = ParseClientType(value);
-      if (!filter->type) {
-        ctx.reply.Error(fmt::format("ERR Unknown client type '{}'", value));
-        return false;
-      }
-    } else if (IsArg(name, "ADDR")) {
-      filter->addr = value;
-    } else if (IsArg(name, "LADDR")) {
-      filter->laddr = value;
-    } else if (IsArg(name, "USER")) {
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    if (args.OptionName("ID")) {
+      filter->id = static_cast<uint64_t>(args.Positive("ERR client-id should be greater than 0"));
+    } else if (args.OptionName("TYPE")) {
+      filter->type = ReadClientType(args);
+    } else if (args.OptionName("ADDR")) {
+      filter->addr = args.Next();
+    } else if (args.OptionName("LADDR")) {
+      filter->laddr = args.Next();
+    } else if (args.OptionName("USER")) {
       // Only the default user exists until ACLs do.
-      if (value != "default") {
-        ctx.reply.Error(fmt::format("ERR No such user '{}'", value));
-        return false;
-      }
-      filter->user = value;
-    } else if (IsArg(name, "SKIPME")) {
-      if (IsArg(value, "YES")) {
-        filter->skip_me = true;
-      } else if (IsArg(value, "NO")) {
-        filter->skip_me = false;
-      } else {
-        ctx.reply.Error(errors::kSyntax);
-        return false;
-      }
-    } else if (IsArg(name, "MAXAGE")) {
-      ArgParser age(ctx, i + 1);
-      filter->max_age = age.Int("ERR maxage is not an integer or out of range");
-      if (!age.Check()) return false;
+      const std::string_view user = args.Next();
+      if (user != "default") args.Fail(fmt::format("ERR No such user '{}'", user));
+      filter->user = user;
+    } else if (args.OptionName("SKIPME")) {
+      filter->skip_me = args.Keyword({"YES", "NO"}) == 0;
+    } else if (args.OptionName("MAXAGE")) {
+      filter->max_age = args.Int("ERR maxage is not an integer or out of range");
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      args.SyntaxError();
     }
   }
-  return true;
+  return args.Check();
 }
 
 void KillClient(CommandContext& ctx, Client& victim) {
@@ -658,18 +629,18 @@ void ClientKillCommand(CommandContext& ctx) {
 
 void ClientReplyCommand(CommandContext& ctx) {
   Client& c = ctx.client;
-  std::string_view mode = ctx.arg(2);
-  if (IsArg(mode, "ON")) {
+  ArgParser args(ctx, 2);
+  const int mode = args.Keyword({"ON", "OFF", "SKIP"});
+  if (!args.Check()) return;
+  if (mode == 0) {
     c.clear(kClientReplyOff);
     c.clear(kClientReplySkip);
     c.clear(kClientReplySkipNext);
     ctx.reply.Ok();
-  } else if (IsArg(mode, "OFF")) {
+  } else if (mode == 1) {
     c.set(kClientReplyOff);
-  } else if (IsArg(mode, "SKIP")) {
-    if (!c.has(kClientReplyOff)) c.set(kClientReplySkipNext);
-  } else {
-    ctx.reply.Error(errors::kSyntax);
+  } else if (!c.has(kClientReplyOff)) {
+    c.set(kClientReplySkipNext);
   }
 }
 
@@ -678,9 +649,7 @@ void ClientPauseCommand(CommandContext& ctx) {
   // Redis checks the mode before the timeout.
   ArgParser args(ctx, 3);
   uint32_t actions = kPauseAll;
-  if (args.remaining() > 1) {
-    args.Fail(errors::kSyntax);
-  } else if (args.HasNext()) {
+  if (args.ExpectRemaining(0, 1) && args.HasNext()) {
     int mode = args.OneOf({"WRITE", "ALL"});
     if (mode < 0) args.Fail("ERR CLIENT PAUSE mode must be WRITE or ALL");
     if (mode == 0) actions = kPauseWrite;
@@ -704,11 +673,8 @@ void ClientUnpauseCommand(CommandContext& ctx) {
 
 // CLIENT NO-EVICT / NO-TOUCH on|off.
 void ClientUnblockCommand(CommandContext& ctx) {
-  if (ctx.argc() > 4) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
   ArgParser args(ctx, 2);
+  args.ExpectRemaining(0, 2);
   const int64_t id = args.Int();
   Server::UnblockReason reason = Server::UnblockReason::kTimeout;
   if (args.HasNext()) {
@@ -724,13 +690,13 @@ void ClientUnblockCommand(CommandContext& ctx) {
 }
 
 void SetClientFlagFromArg(CommandContext& ctx, ClientFlag flag) {
-  if (IsArg(ctx.arg(2), "ON")) {
+  ArgParser args(ctx, 2);
+  const int on_off = args.Keyword({"ON", "OFF"});
+  if (!args.Check()) return;
+  if (on_off == 0) {
     ctx.client.set(flag);
-  } else if (IsArg(ctx.arg(2), "OFF")) {
-    ctx.client.clear(flag);
   } else {
-    ctx.reply.Error(errors::kSyntax);
-    return;
+    ctx.client.clear(flag);
   }
   ctx.reply.Ok();
 }
@@ -769,35 +735,32 @@ void ClientTrackingCommand(CommandContext& ctx) {
     } else if (args.Option("PREFIX", &prefix)) {
       options.prefixes.push_back(prefix);
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
+  // ON | OFF is looked at once the options parsed.
+  args.Seek(2);
+  const bool on = args.Keyword({"ON", "OFF"}) == 0;
   if (!args.Check()) return;
-  if (IsArg(ctx.arg(2), "ON")) {
+  if (on) {
     if (std::string err = ctx.server.tracking().Enable(ctx.client, options); !err.empty()) {
       ctx.reply.Error(err);
       return;
     }
-  } else if (IsArg(ctx.arg(2), "OFF")) {
-    ctx.server.tracking().Disable(ctx.client);
   } else {
-    ctx.reply.Error(errors::kSyntax);
-    return;
+    ctx.server.tracking().Disable(ctx.client);
   }
   ctx.reply.Ok();
 }
 
 void ClientCachingCommand(CommandContext& ctx) {
   // Redis checks that tracking is on before it looks at the argument.
-  std::string_view mode = ctx.arg(2);
-  const bool yes = IsArg(mode, "YES");
-  std::string err;
-  if (ctx.server.tracking().StateOf(ctx.client) != nullptr && !yes && !IsArg(mode, "NO")) {
-    err = errors::kSyntax;
-  } else {
-    err = ctx.server.tracking().Caching(ctx.client, yes);
-  }
-  if (!err.empty()) {
+  ArgParser args(ctx, 2);
+  const bool yes = ctx.server.tracking().StateOf(ctx.client) != nullptr
+                       ? args.Keyword({"YES", "NO"}) == 0
+                       : args.Flag("YES");
+  if (!args.Check()) return;
+  if (std::string err = ctx.server.tracking().Caching(ctx.client, yes); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }

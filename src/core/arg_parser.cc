@@ -103,6 +103,17 @@ double ArgParser::Double(std::string_view error) {
   return value;
 }
 
+double ArgParser::DoubleAtLeast(double min, std::string_view not_number,
+                                std::string_view below) {
+  double value = Double(not_number);
+  if (failed_) return 0;
+  if (value < min) {
+    Fail(below);
+    return 0;
+  }
+  return value;
+}
+
 long double ArgParser::LongDouble(std::string_view error) {
   const std::string_view* arg = NextValue();
   long double value;
@@ -181,6 +192,22 @@ int ArgParser::DbIndex(std::string_view error) {
   return static_cast<int>(IntInRange(INT_MIN, INT_MAX, error));
 }
 
+int64_t ArgParser::BitOffset(unsigned field_bits, int64_t max_bytes, std::string_view error) {
+  const std::string_view* arg = NextValue();
+  if (arg == nullptr) return 0;
+  std::string_view digits = *arg;
+  const bool by_index = field_bits > 0 && !digits.empty() && digits[0] == '#';
+  if (by_index) digits.remove_prefix(1);
+  int64_t offset;
+  if (!ParseInt64(digits, &offset) ||
+      (by_index && __builtin_mul_overflow(offset, static_cast<int64_t>(field_bits), &offset)) ||
+      offset < 0 || (max_bytes >= 0 && (offset >> 3) >= max_bytes)) {
+    Fail(error);
+    return 0;
+  }
+  return offset;
+}
+
 std::span<const std::string_view> ArgParser::NumKeys(std::string_view below_one) {
   int64_t numkeys = Int();
   if (failed_) return {};
@@ -214,7 +241,21 @@ int ArgParser::OneOf(std::initializer_list<std::string_view> keywords) {
   return -1;
 }
 
-bool ArgParser::OptionName(std::string_view keyword) { return remaining() >= 2 && Flag(keyword); }
+bool ArgParser::OptionName(std::string_view keyword, size_t values) {
+  return remaining() > values && Flag(keyword);
+}
+
+int ArgParser::Keyword(std::initializer_list<std::string_view> keywords, std::string_view error) {
+  const std::string_view* arg = NextValue();
+  if (arg == nullptr) return -1;
+  int index = 0;
+  for (std::string_view keyword : keywords) {
+    if (EqualsIgnoreCase(*arg, keyword)) return index;
+    ++index;
+  }
+  Fail(error);
+  return -1;
+}
 
 bool ArgParser::Option(std::string_view keyword, int64_t* out, std::string_view error) {
   if (!OptionName(keyword)) return false;
@@ -247,6 +288,16 @@ bool ArgParser::Fail(std::string_view error) {
 
 void ArgParser::ExpectEnd() {
   if (ok() && pos_ < argv_.size()) Fail(errors::kSyntax);
+}
+
+bool ArgParser::ExpectRemaining(size_t min, size_t max) {
+  if (ok() && (remaining() < min || remaining() > max)) Fail(errors::kSyntax);
+  return ok();
+}
+
+bool ArgParser::ExpectGroupsOf(size_t width) {
+  if (ok() && (remaining() == 0 || remaining() % width != 0)) Fail(errors::kSyntax);
+  return ok();
 }
 
 bool ArgParser::Check() {

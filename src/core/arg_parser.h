@@ -66,6 +66,9 @@ class ArgParser {
   int64_t IntAtLeast(int64_t min, std::string_view below);
   // A double by Redis's float rules (ParseDouble: no NaN, no trailing bytes).
   double Double(std::string_view error = errors::kNotFloat);
+  // A double >= min: `not_number` when it isn't one, `below` when it is smaller (GEO's radius,
+  // width and height).
+  double DoubleAtLeast(double min, std::string_view not_number, std::string_view below);
   // A long double (INCRBYFLOAT's string2ld).
   long double LongDouble(std::string_view error = errors::kNotFloat);
   // A blocking command's timeout (BLPOP, BZPOPMIN, BLMOVE...): seconds in strtold's grammar
@@ -83,6 +86,11 @@ class ArgParser {
                      bool positive_only);
   // A database index: an integer that fits 32 bits (`error` replaces both messages, SWAPDB).
   int DbIndex(std::string_view error = {});
+  // A bit offset (SETBIT, GETBIT, BITFIELD): an integer >= 0 whose byte (offset / 8) is below
+  // `max_bytes` (< 0: no limit). With `field_bits` > 0, "#n" means the n-th field of that width,
+  // offset n * field_bits. Every failure replies `error` ("ERR bit offset is not an integer or
+  // out of range").
+  int64_t BitOffset(unsigned field_bits, int64_t max_bytes, std::string_view error);
 
   // "numkeys key [key ...]": an integer >= 1 (`below_one` is the error for 0 or less), then
   // that many arguments; a syntax error when fewer are left.
@@ -93,9 +101,13 @@ class ArgParser {
   bool Flag(std::string_view keyword);
   // Consumes the next argument if it is one of `keywords`; its index, or -1 (nothing consumed).
   int OneOf(std::initializer_list<std::string_view> keywords);
-  // Consumes `keyword` if a value follows it; the caller then reads the value with a typed read
-  // (for options whose values have their own rules: RANK, COUNT, MAXLEN...).
-  bool OptionName(std::string_view keyword);
+  // Consumes `keyword` if `values` arguments follow it; the caller then reads them with typed
+  // reads (for options whose values have their own rules: RANK, COUNT, FROMLONLAT lon lat...).
+  bool OptionName(std::string_view keyword, size_t values = 1);
+  // The next argument, consumed, which must be one of `keywords`: its index. Otherwise records
+  // `error` (a syntax error past the end) and returns -1 (LEFT | RIGHT, ON | OFF, a GEO unit...).
+  int Keyword(std::initializer_list<std::string_view> keywords,
+              std::string_view error = errors::kSyntax);
   // `keyword value`: consumes both if the next argument is `keyword` and a value follows,
   // reading the value as Int() (with `error`) or as a string.
   bool Option(std::string_view keyword, int64_t* out, std::string_view error = errors::kNotInteger);
@@ -107,8 +119,16 @@ class ArgParser {
   // Records `error` unless an earlier failure already did (the first error wins). Returns false
   // so a caller can `return args.Fail(...)`.
   bool Fail(std::string_view error);
+  // Records a syntax error: an unknown option, a word out of place, a missing part.
+  bool SyntaxError() { return Fail(errors::kSyntax); }
   // Fails with a syntax error if arguments are left unread (then Check() replies it).
   void ExpectEnd();
+  // Fails with a syntax error unless between `min` and `max` arguments are left (nothing is
+  // consumed): for commands whose optional tail has a fixed shape (BITCOUNT, GEODIST...).
+  bool ExpectRemaining(size_t min, size_t max);
+  // Fails with a syntax error unless what is left is a non-empty multiple of `width` arguments
+  // (GEOADD's lon/lat/member triples, ZADD's score/member pairs); nothing is consumed.
+  bool ExpectGroupsOf(size_t width);
   bool ok() const { return !failed_; }
   const std::string& error() const { return error_; }
   // Replies the recorded error (once) and returns false, or returns true if all went well.

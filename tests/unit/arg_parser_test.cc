@@ -215,5 +215,86 @@ TEST(ArgParserTest, TakeBeyondTheEndIsSyntaxError) {
   EXPECT_FALSE(a.HasNext());  // loops stop at the first failure
 }
 
+TEST(ArgParserTest, RequiredKeywords) {
+  Fixture f({"km", "yards", "right"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.Keyword({"M", "KM"}), 1);
+  EXPECT_EQ(a.Keyword({"M", "KM"}, "ERR unsupported unit"), -1);
+  EXPECT_EQ(a.error(), "ERR unsupported unit");
+  ArgParser b = f.Parser(1);
+  EXPECT_EQ(b.Keyword({"LEFT", "RIGHT"}), -1);  // consumed, but not one of them
+  EXPECT_EQ(b.error(), "ERR syntax error");
+  ArgParser c = f.Parser(3);
+  EXPECT_EQ(c.Keyword({"LEFT"}, "ERR custom"), -1);  // past the end: a syntax error
+  EXPECT_EQ(c.error(), "ERR syntax error");
+  EXPECT_FALSE(c.SyntaxError());
+  EXPECT_EQ(c.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, OptionNameWithSeveralValues) {
+  Fixture f({"FROMLONLAT", "1", "2", "BYBOX", "1", "2"});
+  ArgParser a = f.Parser();
+  EXPECT_FALSE(a.OptionName("FROMLONLAT", 6));
+  EXPECT_TRUE(a.OptionName("FROMLONLAT", 2));
+  EXPECT_DOUBLE_EQ(a.Double(), 1.0);
+  EXPECT_DOUBLE_EQ(a.Double(), 2.0);
+  EXPECT_FALSE(a.OptionName("BYBOX", 3));  // only two values follow
+  EXPECT_EQ(a.Peek(), "BYBOX");
+  EXPECT_TRUE(a.ok());
+}
+
+TEST(ArgParserTest, DoubleAtLeast) {
+  Fixture f({"abc", "-1", "2.5"});
+  ArgParser a = f.Parser();
+  a.DoubleAtLeast(0, "ERR need numeric radius", "ERR radius cannot be negative");
+  EXPECT_EQ(a.error(), "ERR need numeric radius");
+  ArgParser b = f.Parser(1);
+  b.DoubleAtLeast(0, "ERR need numeric radius", "ERR radius cannot be negative");
+  EXPECT_EQ(b.error(), "ERR radius cannot be negative");
+  ArgParser c = f.Parser(2);
+  EXPECT_DOUBLE_EQ(c.DoubleAtLeast(0, "x", "y"), 2.5);
+  EXPECT_TRUE(c.ok());
+}
+
+TEST(ArgParserTest, BitOffsets) {
+  constexpr std::string_view kBad = "ERR bit offset is not an integer or out of range";
+  Fixture f({"7", "#3", "#3", "-1", "800", "800", "x", "#9223372036854775807"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.BitOffset(0, -1, kBad), 7);
+  EXPECT_EQ(a.BitOffset(8, -1, kBad), 24);  // the 3rd 8-bit field
+  EXPECT_TRUE(a.ok());
+  a.BitOffset(0, -1, kBad);  // "#3" without a field width
+  EXPECT_EQ(a.error(), kBad);
+  ArgParser b = f.Parser(3);
+  b.BitOffset(0, -1, kBad);
+  EXPECT_EQ(b.error(), kBad);
+  ArgParser c = f.Parser(4);
+  EXPECT_EQ(c.BitOffset(0, -1, kBad), 800);  // no limit
+  c.BitOffset(0, 100, kBad);                 // byte 100 is not below 100
+  EXPECT_EQ(c.error(), kBad);
+  ArgParser d = f.Parser(6);
+  d.BitOffset(0, -1, kBad);
+  EXPECT_EQ(d.error(), kBad);
+  ArgParser e = f.Parser(7);
+  e.BitOffset(16, -1, kBad);  // the field index overflows
+  EXPECT_EQ(e.error(), kBad);
+}
+
+TEST(ArgParserTest, ArgumentCountShapes) {
+  Fixture f({"a", "b", "c", "d", "e", "f"});
+  ArgParser a = f.Parser();
+  EXPECT_TRUE(a.ExpectRemaining(6, 6));
+  EXPECT_TRUE(a.ExpectGroupsOf(3));
+  EXPECT_TRUE(a.ExpectGroupsOf(2));
+  EXPECT_EQ(a.pos(), 0u);  // nothing consumed
+  EXPECT_FALSE(a.ExpectGroupsOf(4));
+  EXPECT_EQ(a.error(), "ERR syntax error");
+  ArgParser b = f.Parser(6);
+  EXPECT_FALSE(b.ExpectGroupsOf(2));  // none left is not a group
+  ArgParser c = f.Parser(2);
+  EXPECT_FALSE(c.ExpectRemaining(0, 3));
+  EXPECT_EQ(c.error(), "ERR syntax error");
+}
+
 }  // namespace
 }  // namespace vireo
