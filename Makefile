@@ -1,4 +1,5 @@
-# vireo: `make run` and `make test` do everything on a fresh Debian machine.
+# vireo: `make run` and `make test` do everything on a fresh Debian machine; `make install`
+# installs the server, a config and a systemd unit under PREFIX (README.md, "Install").
 PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
             libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest \
             python3-pytest-xdist \
@@ -6,9 +7,12 @@ PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
+# Where `make install` puts things; DESTDIR, if set, is prepended to every installed path (a
+# staging directory for packaging), and the files still name the paths without it.
+PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build build-asan run test test-release test-asan fuzz fuzz-args fuzz-restore fuzz-resp bench compare format clean
+.PHONY: all deps build server install build-asan run test test-release test-asan fuzz fuzz-args fuzz-restore fuzz-resp bench compare format clean
 
 all: build
 
@@ -24,14 +28,26 @@ deps:
 	fi
 
 $(BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 
+# Everything: the server, tests, fuzzers, benchmarks and load tools.
 build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+# The server binary alone, all that `run` and `install` need.
+server: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target vireo-server
+
+run: server
 	mkdir -p data
 	./$(BUILD_DIR)/vireo-server conf/vireo.conf
+
+# The installed paths are written into the unit and the config, so they are fixed when the
+# build is configured: a PREFIX other than the build directory's reconfigures it first.
+install: server
+	@[ "$$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' $(BUILD_DIR)/CMakeCache.txt)" = "$(PREFIX)" ] || \
+	  cmake -S . -B $(BUILD_DIR) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD_DIR)
 
 # The whole suite twice: the Release build, then the sanitizer build (ASan + UBSan, leak
 # detection on), whose run includes every fuzz target's short run. A crash or sanitizer report
