@@ -117,7 +117,7 @@ void RestoreCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   Value value;
   std::string error;
-  if (!RdbRestoreValue(ctx.server, ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
+  if (!RdbRestoreValue(ctx.server.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
     ctx.reply.Error(error);
     return;
   }
@@ -160,7 +160,24 @@ void RestoreCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void BgRewriteAofCommand(CommandContext& ctx) { ctx.server.aof().BgRewriteCommand(ctx); }
+void BgRewriteAofCommand(CommandContext& ctx) {
+  switch (ctx.server.aof().RequestRewrite(ctx.in_exec)) {
+    case Aof::RewriteRequest::kInProgress:
+      ctx.reply.Error("ERR Background append only file rewriting already in progress");
+      break;
+    case Aof::RewriteRequest::kScheduled:
+      ctx.reply.SimpleString("Background append only file rewriting scheduled");
+      break;
+    case Aof::RewriteRequest::kStarted:
+      ctx.reply.SimpleString("Background append only file rewriting started");
+      break;
+    case Aof::RewriteRequest::kFailed:
+      ctx.reply.Error(
+          "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+          "information.");
+      break;
+  }
+}
 
 }  // namespace
 
@@ -191,8 +208,7 @@ void RegisterPersistenceCommands(CommandTable& table) {
              "Creates a key from the serialized representation of a value.",
              "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] "
              "[FREQ frequency:integer]",
-             RestoreCommand,
-             kRestoreComplexity});
+             RestoreCommand, kRestoreComplexity});
   // MIGRATE's form of RESTORE in cluster mode (src/commands/migrate.cc): the same command,
   // flagged "asking" so a node importing the key's slot accepts it without ASKING.
   table.Add({"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdAsking,
@@ -200,8 +216,7 @@ void RegisterPersistenceCommands(CommandTable& table) {
              "An internal command for migrating keys in a cluster.",
              "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] "
              "[FREQ frequency:integer]",
-             RestoreCommand,
-             kRestoreComplexity});
+             RestoreCommand, kRestoreComplexity});
 }
 
 }  // namespace vireo

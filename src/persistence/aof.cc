@@ -17,13 +17,15 @@
 #include <sstream>
 
 #include "core/command_table.h"
+#include "core/config.h"
+#include "core/latency_monitor.h"
+#include "db/database.h"
 #include "persistence/aof_loader.h"
 #include "persistence/aof_rewrite.h"
 #include "persistence/background_io.h"
+#include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
 #include "scripting/scripting.h"
-#include "server/command_context.h"
-#include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -56,7 +58,7 @@ std::string ChildTempName(pid_t pid) { return fmt::format("temp-rewriteaof-bg-{}
 
 }  // namespace
 
-Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<BackgroundIo>()) {}
+Aof::Aof(PersistenceHost& host) : host_(host), bio_(std::make_unique<BackgroundIo>()) {}
 
 Aof::~Aof() {
   KillChild();
@@ -77,7 +79,7 @@ bool Aof::Logging() const {
 }
 
 void Aof::AppendEffect(int db, std::string_view resp) {
-  if (server_.cfg().aof_timestamp_enabled) {
+  if (host_.PersistenceConfig().aof_timestamp_enabled) {
     int64_t now_sec = NowMs() / 1000;
     if (now_sec > last_ts_annotation_) {
       last_ts_annotation_ = now_sec;
@@ -111,12 +113,12 @@ void Aof::BeforeSleep() {
 
 // Redis's AOF write events: "aof-write" always, and one naming what the disk was busy with.
 void Aof::RecordWriteLatency(int64_t ms) {
-  LatencyMonitor& monitor = server_.latency();
+  LatencyMonitor& monitor = host_.PersistenceLatency();
   if (monitor.threshold_ms() == 0 || ms < monitor.threshold_ms()) return;
   monitor.AddSampleIfNeeded("aof-write", ms);
   if (bio_->pending_fsyncs() > 0) {
     monitor.AddSampleIfNeeded("aof-write-pending-fsync", ms);
-  } else if (server_.children().active()) {
+  } else if (host_.PersistenceChildren().active()) {
     monitor.AddSampleIfNeeded("aof-write-active-child", ms);
   } else {
     monitor.AddSampleIfNeeded("aof-write-alone", ms);
@@ -129,7 +131,7 @@ void Aof::Flush(bool force) {
     buf_.clear();
     return;
   }
-  const bool everysec = server_.cfg().appendfsync == "everysec";
+  const bool everysec = host_.PersistenceConfig().appendfsync == "everysec";
   if (everysec && !force && bio_->pending_fsyncs() > 0) {
     // A write(2) to a file being fdatasync'd can wait for the disk (pages under writeback are
     // kept stable). With everysec the replies may go out before the write, so hold the buffer
@@ -161,7 +163,7 @@ void Aof::Flush(bool force) {
     done += static_cast<size_t>(n);
   }
   RecordWriteLatency((MonotonicUs() - write_start_us) / 1000);
-  const bool always = server_.cfg().appendfsync == "always";
+  const bool always = host_.PersistenceConfig().appendfsync == "always";
   if (err != 0) {
     if (always) {
       // The replies of this turn can't be taken back and their writes are not on disk.
@@ -183,7 +185,7 @@ void Aof::Flush(bool force) {
   written_ += static_cast<int64_t>(done);
   current_size_ += static_cast<int64_t>(done);
   // Every effect up to the current stream offset is in the file now.
-  written_reploff_ = server_.replication().master_repl_offset();
+  written_reploff_ = host_.ReplicationOffset();
   if (last_write_errno_ != 0) {
     spdlog::warn("AOF write error looks solved, Redis can write again.");
     last_write_errno_ = 0;
@@ -192,12 +194,13 @@ void Aof::Flush(bool force) {
   if (buf_.capacity() > (4u << 20)) buf_.shrink_to_fit();
 
   // Like Redis, any child (BGSAVE too) counts: its disk writes are what makes fsync stall.
-  if (server_.cfg().no_appendfsync_on_rewrite && server_.children().active()) return;
+  if (host_.PersistenceConfig().no_appendfsync_on_rewrite && host_.PersistenceChildren().active())
+    return;
   if (always) {
     const int64_t fsync_start_us = MonotonicUs();
     const int fsync_result = fdatasync(fd_);
-    server_.latency().AddSampleIfNeeded("aof-fsync-always",
-                                        (MonotonicUs() - fsync_start_us) / 1000);
+    host_.PersistenceLatency().AddSampleIfNeeded("aof-fsync-always",
+                                                 (MonotonicUs() - fsync_start_us) / 1000);
     if (fsync_result == -1) {
       spdlog::warn(
           "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. "
@@ -238,7 +241,7 @@ void Aof::FlushAndSync() {
 // ---------------------------------------------------------------------------------------------
 // Files
 
-std::string Aof::DirPath() const { return server_.cfg().appenddirname; }
+std::string Aof::DirPath() const { return host_.PersistenceConfig().appenddirname; }
 
 std::string Aof::PathOf(const std::string& name) const { return DirPath() + "/" + name; }
 
@@ -248,8 +251,8 @@ int64_t Aof::FileSize(const std::string& name) const {
 }
 
 std::string Aof::PersistManifest(const AofManifest& manifest) {
-  std::string err = WriteFileAtomically(DirPath(), AofManifestName(server_.cfg().appendfilename),
-                                        manifest.ToString());
+  std::string err = WriteFileAtomically(
+      DirPath(), AofManifestName(host_.PersistenceConfig().appendfilename), manifest.ToString());
   if (!err.empty()) spdlog::warn("Can't persist the AOF manifest: {}", err);
   return err;
 }
@@ -265,18 +268,18 @@ int Aof::OpenIncr(const std::string& name, bool truncate, std::string* error) {
 }
 
 std::string Aof::WriteSnapshot(int fd, bool rdb_preamble) {
-  if (!rdb_preamble) return WriteDatasetAsCommands(server_, fd);
+  if (!rdb_preamble) return WriteDatasetAsCommands(host_, fd);
   RdbSaveOptions options;
-  options.compress = server_.cfg().rdbcompression;
-  options.checksum = server_.cfg().rdbchecksum;
+  options.compress = host_.PersistenceConfig().rdbcompression;
+  options.checksum = host_.PersistenceConfig().rdbchecksum;
   options.aof_base = true;
-  return RdbSave(server_, fd, options);
+  return RdbSave(host_, fd, options);
 }
 
 std::string Aof::CreateBaseNow() {
-  const bool preamble = server_.cfg().aof_use_rdb_preamble;
+  const bool preamble = host_.PersistenceConfig().aof_use_rdb_preamble;
   AofManifest next = manifest_;
-  AofFileInfo base = next.NextBase(server_.cfg().appendfilename, preamble);
+  AofFileInfo base = next.NextBase(host_.PersistenceConfig().appendfilename, preamble);
   std::string temp = PathOf("temp-" + base.name);
   int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return fmt::format("Can't create the AOF base file {}: {}", temp, strerror(errno));
@@ -296,7 +299,7 @@ std::string Aof::CreateBaseNow() {
 
 void Aof::DeleteHistory() {
   // aof-disable-auto-gc (a test knob): the old files stay on disk until it is turned off.
-  if (server_.cfg().aof_disable_auto_gc) return;
+  if (host_.PersistenceConfig().aof_disable_auto_gc) return;
   for (const AofFileInfo& info : manifest_.history) {
     spdlog::info("Removing the history file {} in the background", info.name);
     bio_->Unlink(PathOf(info.name));
@@ -309,10 +312,10 @@ void Aof::DeleteHistory() {
 
 std::string Aof::DebugReload() {
   if (fd_ >= 0) FlushAndSync();
-  for (int i = 0; i < server_.db_count(); ++i) server_.db(i).Clear();
-  server_.scripting().FlushLibraries();
+  for (int i = 0; i < host_.PersistedDbCount(); ++i) host_.PersistedDb(i).Clear();
+  host_.FunctionLibraries().FlushLibraries();
   const std::string dir = DirPath();
-  const std::string path = PathOf(AofManifestName(server_.cfg().appendfilename));
+  const std::string path = PathOf(AofManifestName(host_.PersistenceConfig().appendfilename));
   if (!PathExists(path)) return "";  // nothing to load: an empty dataset, as Redis's AOF_EMPTY
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -322,9 +325,9 @@ std::string Aof::DebugReload() {
   if (std::string err = manifest.Parse(text.str(), &line); !err.empty()) return err;
   loading_ = true;
   AofLoadOptions options;
-  options.load_truncated = server_.cfg().aof_load_truncated;
+  options.load_truncated = host_.PersistenceConfig().aof_load_truncated;
   bool loaded_any = false;
-  std::string err = LoadAofFiles(server_, dir, manifest, options, &loaded_any);
+  std::string err = LoadAofFiles(host_, dir, manifest, options, &loaded_any);
   loading_ = false;
   return err;
 }
@@ -333,7 +336,7 @@ std::string Aof::DebugReload() {
 // Start-up
 
 std::string Aof::LoadAndOpen() {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.PersistenceConfig();
   const std::string dir = DirPath();
   const std::string manifest_name = AofManifestName(c.appendfilename);
   if (DirExists(dir) && PathExists(PathOf(manifest_name))) {
@@ -387,7 +390,7 @@ std::string Aof::LoadAndOpen() {
     AofLoadOptions options;
     options.load_truncated = c.aof_load_truncated;
     bool loaded_any = false;
-    std::string err = LoadAofFiles(server_, dir, manifest_, options, &loaded_any);
+    std::string err = LoadAofFiles(host_, dir, manifest_, options, &loaded_any);
     loading_ = false;
     if (!err.empty()) return err;
   }
@@ -429,7 +432,9 @@ std::string Aof::LoadAndOpen() {
 // ---------------------------------------------------------------------------------------------
 // Rewrites
 
-bool Aof::rewrite_in_progress() const { return server_.children().active(ChildKind::kAof); }
+bool Aof::rewrite_in_progress() const {
+  return host_.PersistenceChildren().active(ChildKind::kAof);
+}
 
 bool Aof::StartRewrite(std::string* error) {
   if (rewrite_in_progress()) {
@@ -437,11 +442,11 @@ bool Aof::StartRewrite(std::string* error) {
     return false;
   }
   // Checked before the files change: the fork below must not fail for this reason.
-  if (server_.children().active()) {
+  if (host_.PersistenceChildren().active()) {
     *error = "Another child process is active";
     return false;
   }
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.PersistenceConfig();
   if (!DirExists(DirPath()) && mkdir(DirPath().c_str(), 0755) != 0) {
     *error = fmt::format("Can't open or create append-only dir {}: {}", DirPath(), strerror(errno));
     spdlog::warn("{}", *error);
@@ -485,7 +490,7 @@ bool Aof::StartRewrite(std::string* error) {
   const bool preamble = c.aof_use_rdb_preamble;
   const pid_t parent = getpid();
   const int write_end = pipe_fds[1];
-  pid_t pid = server_.children().Start(
+  pid_t pid = host_.PersistenceChildren().Start(
       ChildKind::kAof,
       [this, parent, write_end, read_end = pipe_fds[0], preamble] {
         // The snapshot is worthless without the parent, so die with it.
@@ -546,7 +551,7 @@ void Aof::RewriteExited(const ChildExit& exit) {
 }
 
 void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failure) {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.PersistenceConfig();
   const int64_t now = NowMs();
   auto fail = [&](const std::string& why) {
     spdlog::warn("{}", why);
@@ -567,7 +572,8 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
   AofFileInfo base = next.NextBase(c.appendfilename, child_rdb_preamble_);
   const int64_t rename_start_us = MonotonicUs();
   const int renamed = rename(temp.c_str(), PathOf(base.name).c_str());
-  server_.latency().AddSampleIfNeeded("aof-rename", (MonotonicUs() - rename_start_us) / 1000);
+  host_.PersistenceLatency().AddSampleIfNeeded("aof-rename",
+                                               (MonotonicUs() - rename_start_us) / 1000);
   if (renamed != 0) {
     fail(fmt::format("Error trying to rename the temporary AOF base file {} into {}: {}", temp,
                      base.name, strerror(errno)));
@@ -614,43 +620,33 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
 void Aof::KillChild() {
   if (!rewrite_in_progress()) return;
   killing_ = true;
-  server_.children().Kill(SIGKILL);  // RewriteExited runs: it only cleans up
+  host_.PersistenceChildren().Kill(SIGKILL);  // RewriteExited runs: it only cleans up
   killing_ = false;
 }
 
-void Aof::BgRewriteCommand(CommandContext& ctx) {
-  if (rewrite_in_progress()) {
-    ctx.reply.Error("ERR Background append only file rewriting already in progress");
-    return;
-  }
-  if (server_.children().active() || ctx.in_exec) {
+Aof::RewriteRequest Aof::RequestRewrite(bool in_exec) {
+  if (rewrite_in_progress()) return RewriteRequest::kInProgress;
+  if (host_.PersistenceChildren().active() || in_exec) {
     scheduled_ = true;
     consecutive_failures_ = 0;
     retry_after_ms_ = 0;
-    ctx.reply.SimpleString("Background append only file rewriting scheduled");
-    return;
+    return RewriteRequest::kScheduled;
   }
   std::string error;
-  if (StartRewrite(&error)) {
-    ctx.reply.SimpleString("Background append only file rewriting started");
-  } else {
-    ctx.reply.Error(
-        "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
-        "information.");
-  }
+  return StartRewrite(&error) ? RewriteRequest::kStarted : RewriteRequest::kFailed;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Cron, configuration, INFO
 
 void Aof::Cron() {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.PersistenceConfig();
   if (state_ != State::kOff && c.appendfsync == "everysec" &&
-      !(c.no_appendfsync_on_rewrite && server_.children().active())) {
+      !(c.no_appendfsync_on_rewrite && host_.PersistenceChildren().active())) {
     MaybeBackgroundFsync(false);
   }
   // One child at a time (a finished one was reaped just before this cron).
-  if (server_.children().active()) return;
+  if (host_.PersistenceChildren().active()) return;
   const int64_t now = NowMs();
   if (scheduled_ && now >= retry_after_ms_) {
     std::string error;
@@ -672,7 +668,7 @@ void Aof::Cron() {
 void Aof::ApplyConfigChange(const std::string& name) {
   if (name == "aof-disable-auto-gc") DeleteHistory();
   if (name == "appendonly") {
-    if (server_.cfg().appendonly) {
+    if (host_.PersistenceConfig().appendonly) {
       StartAppendOnly();
     } else {
       StopAppendOnly();
@@ -694,7 +690,7 @@ void Aof::StartAppendOnly() {
         "background AOF and starting a rewrite now.");
     KillChild();
   }
-  if (server_.children().active() || server_.propagator().depth() > 1) {
+  if (host_.PersistenceChildren().active() || host_.PersistenceEffects().depth() > 1) {
     scheduled_ = true;
     spdlog::warn(
         "AOF was enabled but there is already another background operation. An AOF background "
@@ -722,10 +718,10 @@ void Aof::StopAppendOnly() {
     fd_ = -1;
   }
   if (rewrite_in_progress()) {
-    spdlog::info("Killing running AOF rewrite child: {}", server_.children().pid());
+    spdlog::info("Killing running AOF rewrite child: {}", host_.PersistenceChildren().pid());
     KillChild();
   }
-  if (waiting) unlink(PathOf(AofTempIncrName(server_.cfg().appendfilename)).c_str());
+  if (waiting) unlink(PathOf(AofTempIncrName(host_.PersistenceConfig().appendfilename)).c_str());
   buf_.clear();
   state_ = State::kOff;
   scheduled_ = false;
@@ -739,7 +735,7 @@ std::string Aof::write_error() const {
 std::vector<std::pair<std::string, std::string>> Aof::InfoFields() const {
   auto s = [](int64_t v) { return std::to_string(v); };
   int64_t current = -1;
-  if (rewrite_in_progress()) current = (NowMs() - server_.children().start_ms()) / 1000;
+  if (rewrite_in_progress()) current = (NowMs() - host_.PersistenceChildren().start_ms()) / 1000;
   return {
       {"aof_enabled", s(state_ != State::kOff ? 1 : 0)},
       {"aof_rewrite_in_progress", s(rewrite_in_progress() ? 1 : 0)},

@@ -17,6 +17,8 @@
 // the parent keeps logging into a new incremental file opened when the rewrite started. When
 // the child succeeds the manifest is replaced atomically (temp file + rename) and the files
 // the new base makes redundant are deleted in the background.
+//
+// The server is reached only through its PersistenceHost (persistence_host.h).
 #pragma once
 
 #include <sys/types.h>
@@ -36,16 +38,14 @@
 
 namespace vireo {
 
-class Server;
-class CommandContext;
-class CommandTable;
 class BackgroundIo;
+class PersistenceHost;
 
 class Aof : public EffectSink {
  public:
   enum class State { kOff, kOn, kWaitRewrite };
 
-  explicit Aof(Server& server);
+  explicit Aof(PersistenceHost& host);
   ~Aof() override;  // writes and fsyncs what is buffered
   Aof(const Aof&) = delete;
   Aof& operator=(const Aof&) = delete;
@@ -84,8 +84,10 @@ class Aof : public EffectSink {
   // while the AOF is off (Redis's fsynced_reploff). Moves in BeforeSleep.
   int64_t fsynced_reploff() const { return fsynced_reploff_; }
 
-  // BGREWRITEAOF. Replies with Redis's texts.
-  void BgRewriteCommand(CommandContext& ctx);
+  // BGREWRITEAOF: starts a rewrite, or schedules it while another child runs or inside
+  // MULTI/EXEC (`in_exec`). The command replies with Redis's text for each outcome.
+  enum class RewriteRequest { kInProgress, kScheduled, kStarted, kFailed };
+  RewriteRequest RequestRewrite(bool in_exec);
   // The rewrite child runs in the server's ChildProcesses, which allows one child at a time:
   // a rewrite asked for while another child (BGSAVE) runs is scheduled for when it is done.
   bool rewrite_in_progress() const;
@@ -135,19 +137,19 @@ class Aof : public EffectSink {
   void StartAppendOnly();
   void StopAppendOnly();
 
-  Server& server_;
+  PersistenceHost& host_;
   std::unique_ptr<BackgroundIo> bio_;
   State state_ = State::kOff;
   bool loaded_at_startup_ = false;
   bool loading_ = false;
 
   AofManifest manifest_;
-  int fd_ = -1;                  // the incremental file being appended to
-  std::string buf_;              // logged commands not yet written
-  int selected_db_ = -1;         // the database the file's last SELECT chose (-1: none yet)
-  int64_t current_size_ = 0;     // base + incremental files, bytes
-  int64_t base_size_ = 0;        // current_size_ after the last rewrite (or at start-up)
-  int64_t written_ = 0;          // bytes written to fd_ since it was opened
+  int fd_ = -1;               // the incremental file being appended to
+  std::string buf_;           // logged commands not yet written
+  int selected_db_ = -1;      // the database the file's last SELECT chose (-1: none yet)
+  int64_t current_size_ = 0;  // base + incremental files, bytes
+  int64_t base_size_ = 0;     // current_size_ after the last rewrite (or at start-up)
+  int64_t written_ = 0;       // bytes written to fd_ since it was opened
   // WAITAOF bookkeeping, in replication-stream offsets: what the file holds, what the queued
   // background fsync covers, what is known fsynced.
   int64_t written_reploff_ = 0;
@@ -161,7 +163,7 @@ class Aof : public EffectSink {
   int last_write_errno_ = 0;
   int64_t last_ts_annotation_ = 0;
 
-  // Rewrite state (the child itself is in server_.children()).
+  // Rewrite state (the child itself is in host_.PersistenceChildren()).
   int child_pipe_ = -1;  // the child reports its copy-on-write size here
   bool child_rdb_preamble_ = true;
   bool scheduled_ = false;

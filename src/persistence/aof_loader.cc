@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/command_table.h"
+#include "core/config.h"
+#include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
-#include "server/client.h"
-#include "server/server.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -22,8 +22,6 @@ namespace {
 
 // Redis reads the "*<argc>" and "$<len>" lines with a buffer of this size.
 constexpr size_t kMaxLine = 1024;
-// The id of the client that replays the AOF (Redis gives it a reserved id too).
-constexpr uint64_t kAofClientId = UINT64_MAX - 1;
 
 // Buffered reads from a descriptor, starting at its current offset, that know their absolute
 // offset (for truncation) and tell a clean end of file from a short read.
@@ -115,16 +113,17 @@ class Reader {
   int error_ = 0;
 };
 
-// Runs parsed commands on a connection-less client: SELECT moves it between databases,
-// MULTI ... EXEC is held back until EXEC so a transaction cut off by a crash never half
-// applies.
+// Runs parsed commands on the host's connection-less client: SELECT moves it between
+// databases, MULTI ... EXEC is held back until EXEC so a transaction cut off by a crash never
+// half applies.
 class Replayer {
  public:
-  explicit Replayer(Server& server) : server_(server), client_(&server, kAofClientId, -1) {}
+  explicit Replayer(PersistenceHost& host)
+      : commands_(host.PersistenceCommands()), client_(host.NewAofReplayClient()) {}
 
   // Returns "" or the error to log (unknown command, wrong arity).
   std::string Run(std::vector<std::string>& argv, const std::string& filename) {
-    const CommandSpec* spec = server_.commands().Find(argv[0]);
+    const CommandSpec* spec = commands_.Find(argv[0]);
     if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
       spec = CommandTable::FindSubcommand(*spec, argv[1]);
     }
@@ -159,14 +158,11 @@ class Replayer {
  private:
   void Execute(const CommandSpec& spec, const std::vector<std::string>& argv) {
     views_.assign(argv.begin(), argv.end());
-    // in_exec: never blocks (an AOF client must not wait for anyone) and keeps the clock
-    // where the loader put it.
-    server_.Call(client_, spec, views_, /*in_exec=*/true);
-    client_.output().clear();
+    client_->Run(spec, views_);
   }
 
-  Server& server_;
-  Client client_;
+  const CommandTable& commands_;
+  std::unique_ptr<AofReplayClient> client_;
   bool in_multi_ = false;
   std::vector<std::pair<const CommandSpec*, std::vector<std::string>>> queue_;
   std::vector<std::string_view> views_;
@@ -174,7 +170,7 @@ class Replayer {
 
 }  // namespace
 
-AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::string& name,
+AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const std::string& name,
                           const AofLoadOptions& options) {
   const std::string path = dir + "/" + name;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -205,9 +201,9 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
     spdlog::info("Reading RDB base file on AOF loading...");
     RdbLoadOptions rdb_options;
     rdb_options.keep_expired = true;
-    rdb_options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
+    rdb_options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
     RdbLoadStats stats;
-    std::string err = RdbLoad(server, fd, rdb_options, &stats);
+    std::string err = RdbLoad(host, fd, rdb_options, &stats);
     if (!err.empty()) {
       spdlog::warn("Error reading the RDB base file {}, AOF loading aborted", name);
       spdlog::warn("Unrecoverable error reading the append only file {}: {}", name, err);
@@ -222,7 +218,7 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
   }
 
   Reader reader(fd, start, st.st_size);
-  Replayer replayer(server);
+  Replayer replayer(host);
   int64_t valid_up_to = start;
   int64_t valid_before_multi = start;
   std::string line, arg;
@@ -326,7 +322,7 @@ AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::str
   return AofLoadStatus::kFailed;
 }
 
-std::string LoadAofFiles(Server& server, const std::string& dir, const AofManifest& manifest,
+std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const AofManifest& manifest,
                          const AofLoadOptions& options, bool* loaded_any) {
   *loaded_any = false;
   std::vector<const AofFileInfo*> files;
@@ -348,7 +344,7 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
   // at the point it did, and a key must not vanish between its SET and a later command of
   // the log that still saw it. Time 0 puts every TTL in the future; the real clock comes back
   // afterwards, and keys past their TTL then expire as usual.
-  server.set_command_time_ms(0);
+  host.SetCommandTimeMs(0);
   int64_t start_us = MonotonicUs();
   std::string error;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -358,7 +354,7 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
       spdlog::info("Loading base AOF file {}", info.name);
     }
     const int64_t file_start_us = MonotonicUs();
-    AofLoadStatus status = LoadAofFile(server, dir, info.name, options);
+    AofLoadStatus status = LoadAofFile(host, dir, info.name, options);
     if (status == AofLoadStatus::kOk || status == AofLoadStatus::kEmpty ||
         (status == AofLoadStatus::kTruncated && last)) {
       *loaded_any = true;
@@ -375,7 +371,7 @@ std::string LoadAofFiles(Server& server, const std::string& dir, const AofManife
     error = fmt::format("Failed loading the append only file {}", info.name);
     break;
   }
-  server.UpdateCommandTime();
+  host.RefreshCommandTime();
   if (error.empty() && *loaded_any) {
     spdlog::info("DB loaded from append only file: {:.3f} seconds",
                  static_cast<double>(MonotonicUs() - start_us) / 1e6);

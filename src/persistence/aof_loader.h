@@ -1,8 +1,8 @@
 // Replaying AOF files at start-up: the base (an RDB image, possibly followed by commands, or
 // only commands) and then each incremental file, command by command through a client with no
-// connection. A file cut short in its last command (a crash mid-write) is truncated at the
-// last complete command and loading continues when aof-load-truncated is yes, as in Redis;
-// anything else malformed stops the server.
+// connection (the host's AofReplayClient, persistence_host.h). A file cut short in its last command
+// (a crash mid-write) is truncated at the last complete command and loading continues when
+// aof-load-truncated is yes, as in Redis; anything else malformed stops the server.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace vireo {
 
-class Server;
+class PersistenceHost;
 
 enum class AofLoadStatus { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncated };
 
@@ -20,16 +20,16 @@ struct AofLoadOptions {
   bool load_truncated = true;  // aof-load-truncated
 };
 
-// Replays dir/name into the server. kTruncated: the file was cut at its last complete command
-// (only acceptable for the last file; LoadAofFiles checks).
-AofLoadStatus LoadAofFile(Server& server, const std::string& dir, const std::string& name,
+// Replays dir/name into the host's databases. kTruncated: the file was cut at its last complete
+// command (only acceptable for the last file; LoadAofFiles checks).
+AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const std::string& name,
                           const AofLoadOptions& options);
 
 // Replays every file the manifest lists (base, then incremental files). Returns "" or the
 // reason loading failed (in Redis's words; the caller logs it and refuses to start). A listed
 // file that does not exist fails before anything is loaded, as in Redis: starting without it
 // would serve part of the data. *loaded_any: some file was loaded.
-std::string LoadAofFiles(Server& server, const std::string& dir, const AofManifest& manifest,
+std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const AofManifest& manifest,
                          const AofLoadOptions& options, bool* loaded_any);
 
 }  // namespace vireo

@@ -12,8 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "db/database.h"
+#include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
-#include "server/server.h"
 #include "types/hash_object.h"
 #include "types/packed_list.h"
 
@@ -111,11 +112,11 @@ void WriteHashWithTtls(CommandWriter& w, std::string_view key, const HashObject&
 
 }  // namespace
 
-std::string WriteDatasetAsCommands(Server& server, int fd) {
+std::string WriteDatasetAsCommands(PersistenceHost& host, int fd) {
   CommandWriter w(fd);
   bool ok = true;
-  for (int i = 0; i < server.db_count() && ok; ++i) {
-    Database& db = server.db(i);
+  for (int i = 0; i < host.PersistedDbCount() && ok; ++i) {
+    Database& db = host.PersistedDb(i);
     if (db.size() == 0) continue;
     std::string index = std::to_string(i);
     w.Begin(2);

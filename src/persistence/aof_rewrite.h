@@ -5,10 +5,10 @@
 
 namespace vireo {
 
-class Server;
+class PersistenceHost;
 
-// Writes every database as SELECT + commands that rebuild each key and its TTL. Returns "" or
-// the error of the failed write. Only reads server state: safe in a forked child.
-std::string WriteDatasetAsCommands(Server& server, int fd);
+// Writes every database of the host as SELECT + commands that rebuild each key and its TTL. Returns
+// "" or the error of the failed write. Only reads the dataset: safe in a forked child.
+std::string WriteDatasetAsCommands(PersistenceHost& host, int fd);
 
 }  // namespace vireo

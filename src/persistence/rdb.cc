@@ -11,11 +11,12 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/version.h"
+#include "db/database.h"
+#include "db/eviction.h"
+#include "persistence/persistence_host.h"
 #include "persistence/rdb_internal.h"
-#include "replication/replica_link.h"
 #include "scripting/scripting.h"
-#include "server/info.h"
-#include "server/server.h"
 #include "types/hash_object.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -337,12 +338,12 @@ struct AccessHintMode {
   int64_t now_ms = 0;
 };
 
-AccessHintMode AccessHintModeOf(const Server& server) {
-  const EvictionPolicy policy = server.eviction_policy();
+AccessHintMode AccessHintModeOf(PersistenceHost& host) {
+  const EvictionPolicy policy = host.PersistedEvictionPolicy();
   AccessHintMode mode;
   mode.idle = policy == EvictionPolicy::kAllKeysLru || policy == EvictionPolicy::kVolatileLru;
   mode.freq = IsLfu(policy);
-  mode.lfu_decay_time = server.keyspace_options().access.lfu_decay_time;
+  mode.lfu_decay_time = host.PersistedKeyspaceOptions().access.lfu_decay_time;
   mode.now_ms = NowMs();
   return mode;
 }
@@ -375,7 +376,7 @@ void TestDelay(int64_t usec, uint64_t* calls) {
 
 }  // namespace
 
-std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
+std::string RdbSave(PersistenceHost& host, int fd, const RdbSaveOptions& options) {
   Writer w(fd, options.checksum, options.sink);
   std::string& b = w.buf();
   char version[16];
@@ -384,30 +385,27 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
   AppendAux(&b, "redis-ver", kRedisCompatVersion);
   AppendAux(&b, "redis-bits", "64");
   AppendAux(&b, "ctime", std::to_string(time(nullptr)));
-  AppendAux(&b, "used-mem", std::to_string(server.UsedMemory()));
+  AppendAux(&b, "used-mem", std::to_string(host.PersistedUsedMemory()));
   AppendAux(&b, "aof-base", options.aof_base ? "1" : "0");
-  Replication& repl = server.replication();
-  if (options.replication_info && (repl.is_replica() || repl.backlog().created())) {
-    // The database the stream has selected: a replica's master link's; a master restarts
-    // its stream with a SELECT anyway.
-    int stream_db = 0;
-    if (repl.is_replica()) stream_db = repl.link()->stream_db();
-    AppendAux(&b, "repl-stream-db", std::to_string(stream_db));
-    AppendAux(&b, "repl-id", repl.replid());
-    AppendAux(&b, "repl-offset", std::to_string(repl.master_repl_offset()));
+  RdbReplicationInfo repl;
+  if (options.replication_info && host.PersistedReplicationInfo(&repl)) {
+    AppendAux(&b, "repl-stream-db", std::to_string(repl.stream_db));
+    AppendAux(&b, "repl-id", repl.replid);
+    AppendAux(&b, "repl-offset", std::to_string(repl.offset));
   }
   if ((options.exclude & kRdbExcludeFunctions) == 0) {
-    for (const auto& [name, code] : server.scripting().EnumerateLibraries()) {
+    for (const auto& [name, code] : host.FunctionLibraries().EnumerateLibraries()) {
       b.push_back(static_cast<char>(kOpFunction2));
       AppendString(&b, code, options.compress);
     }
   }
-  const AccessHintMode access = AccessHintModeOf(server);
+  const AccessHintMode access = AccessHintModeOf(host);
   // A big stream goes out node by node rather than whole.
   const rdb::Spill spill = [&w] { w.MaybeFlush(); };
   uint64_t delay_calls = 0;
-  for (int i = 0; i < server.db_count() && (options.exclude & kRdbExcludeData) == 0; ++i) {
-    Database& db = server.db(i);
+  const ServerConfig& config = host.PersistenceConfig();
+  for (int i = 0; i < host.PersistedDbCount() && (options.exclude & kRdbExcludeData) == 0; ++i) {
+    Database& db = host.PersistedDb(i);
     if (db.size() == 0) continue;
     b.push_back(static_cast<char>(kOpSelectDb));
     AppendLength(&b, static_cast<uint64_t>(i));
@@ -427,7 +425,7 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
       AppendString(&b, e.key.view(), options.compress);
       AppendValue(&b, e.value, options.compress, spill);
       ok = w.MaybeFlush();
-      TestDelay(server.cfg().rdb_key_save_delay, &delay_calls);
+      TestDelay(config.rdb_key_save_delay, &delay_calls);
     });
     if (!ok) return w.error();
   }
@@ -438,13 +436,14 @@ std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options) {
   return "";
 }
 
-std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOptions& options) {
+std::string RdbSaveFile(PersistenceHost& host, const std::string& path,
+                        const RdbSaveOptions& options) {
   std::string dir = ".";
   if (size_t slash = path.rfind('/'); slash != std::string::npos) dir = path.substr(0, slash);
   std::string temp = dir + "/temp-" + std::to_string(getpid()) + ".rdb";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return std::strerror(errno);
-  std::string err = RdbSave(server, fd, options);
+  std::string err = RdbSave(host, fd, options);
   if (err.empty() && fsync(fd) != 0) err = std::strerror(errno);
   if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
   if (err.empty() && rename(temp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
@@ -467,9 +466,11 @@ void ReadReplicationAux(std::string_view key, std::string_view value, RdbReplica
   }
 }
 
-std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
+std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& options,
                       RdbLoadStats* stats) {
   const std::string kShort = kShortReadOrOom;
+  const ServerConfig& config = host.PersistenceConfig();
+  const int db_count = host.PersistedDbCount();
   uint64_t delay_calls = 0;
   char magic[9];
   if (!r.Read(magic, 9)) return kShort;
@@ -490,7 +491,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
   int64_t lru_idle = -1, lfu_freq = -1;
   std::string key_scratch, error;
   auto target_db = [&](int index) -> Database& {
-    return options.target_dbs.empty() ? server.db(index) : *options.target_dbs[index];
+    return options.target_dbs.empty() ? host.PersistedDb(index) : *options.target_dbs[index];
   };
   int64_t next_progress = options.progress_interval;
   while (true) {
@@ -526,10 +527,10 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (type == kOpSelectDb) {
       uint64_t id;
       if (!r.ReadLength(&id)) return kShort;
-      if (id >= static_cast<uint64_t>(server.db_count())) {
+      if (id >= static_cast<uint64_t>(db_count)) {
         return "FATAL: Data file was created with a Redis server configured to handle more "
                "than " +
-               std::to_string(server.db_count()) + " databases. Exiting\n";
+               std::to_string(db_count) + " databases. Exiting\n";
       }
       dbid = static_cast<int>(id);
       continue;
@@ -556,7 +557,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
         continue;
       }
       std::string err;
-      if (server.scripting().LoadLibrary(code, options.allow_duplicates, &err).empty()) {
+      if (host.FunctionLibraries().LoadLibrary(code, options.allow_duplicates, &err).empty()) {
         return "Failed loading library: " + err;
       }
       continue;
@@ -565,7 +566,7 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
     if (!r.ReadString(&key_view, &key_scratch)) return kShort;
     std::string key(key_view);
     Value value;
-    if (!ReadValue(r, type, server, &value, &error)) {
+    if (!ReadValue(r, type, config, &value, &error)) {
       return "Bad RDB value for key '" + key + "' (type " + std::to_string(type) + "): " + error;
     }
     // Hash fields whose TTL passed are dropped on load as expired keys are (a hash left
@@ -589,9 +590,9 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
       }
       DbEntry* entry = db.Add(key, std::move(value));
       if (expire != -1) db.SetExpire(entry, expire);
-      TestDelay(server.cfg().key_load_delay, &delay_calls);
+      TestDelay(config.key_load_delay, &delay_calls);
       uint32_t clock;
-      if (ClockFromHints(server.keyspace_options().access, lfu_freq, lru_idle, now, &clock)) {
+      if (ClockFromHints(host.PersistedKeyspaceOptions().access, lfu_freq, lru_idle, now, &clock)) {
         entry->value.set_access_clock(clock);
       }
       ++stats->keys_loaded;
@@ -612,14 +613,15 @@ std::string LoadImage(Server& server, Reader& r, const RdbLoadOptions& options,
 
 }  // namespace
 
-std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats) {
+std::string RdbLoad(PersistenceHost& host, int fd, const RdbLoadOptions& options,
+                    RdbLoadStats* stats) {
   Reader reader(fd);
   reader.set_deep(options.deep_sanitize);
   std::string err;
   // Lengths are checked against the file before allocating; a failure that remains (a valid
   // but too large dataset) is reported as Redis words it, and the caller refuses to start.
   try {
-    err = LoadImage(server, reader, options, stats);
+    err = LoadImage(host, reader, options, stats);
   } catch (const std::bad_alloc&) {
     err = kShortReadOrOom;
   } catch (const std::length_error&) {
@@ -629,12 +631,12 @@ std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLo
   return err;
 }
 
-std::string RdbLoadFromSource(Server& server, RdbByteSource source, const RdbLoadOptions& options,
-                              RdbLoadStats* stats) {
+std::string RdbLoadFromSource(PersistenceHost& host, RdbByteSource source,
+                              const RdbLoadOptions& options, RdbLoadStats* stats) {
   Reader reader(std::move(source));
   reader.set_deep(options.deep_sanitize);
   try {
-    std::string err = LoadImage(server, reader, options, stats);
+    std::string err = LoadImage(host, reader, options, stats);
     if (err.empty() && reader.buffered() > 0) err = kRdbTrailingBytes;
     return err;
   } catch (const std::bad_alloc&) {
@@ -644,8 +646,8 @@ std::string RdbLoadFromSource(Server& server, RdbByteSource source, const RdbLoa
   }
 }
 
-std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,
-                        RdbLoadStats* stats, bool* missing) {
+std::string RdbLoadFile(PersistenceHost& host, const std::string& path,
+                        const RdbLoadOptions& options, RdbLoadStats* stats, bool* missing) {
   if (missing != nullptr) *missing = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -656,7 +658,7 @@ std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOp
     return std::strerror(errno);
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::string err = RdbLoad(server, fd, options, stats);
+  std::string err = RdbLoad(host, fd, options, stats);
   ::close(fd);
   return err;
 }
@@ -700,8 +702,8 @@ size_t RdbSerializedLength(const Value& value, bool compress) {
   return out.size();
 }
 
-bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error,
-                     bool deep) {
+bool RdbRestoreValue(const ServerConfig& config, std::string_view payload, Value* out,
+                     std::string* error, bool deep) {
   const char* kBadPayload = "ERR DUMP payload version or checksum are wrong";
   if (payload.size() < 10) {
     *error = kBadPayload;
@@ -729,7 +731,7 @@ bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::
          !((type > kTypeStreamListpacks3 && type != kTypeStreamVireo && type != kTypeHashMetadata &&
             type != kTypeHashListpackEx) ||
            type == 8) &&
-         ReadValue(r, type, server, &value, &detail);
+         ReadValue(r, type, config, &value, &detail);
     if (ok) *out = std::move(value);
   } catch (const std::bad_alloc&) {
     ok = false;

@@ -38,8 +38,9 @@
 namespace vireo {
 
 class Database;
-class Server;
+class PersistenceHost;
 class Value;
+struct ServerConfig;
 
 // Parts of the dataset a snapshot may leave out (REPLCONF rdb-filter-only).
 enum RdbExclude : uint8_t {
@@ -71,10 +72,11 @@ struct RdbReplicationInfo {
 bool RdbReadReplicationInfo(const std::string& path, RdbReplicationInfo* info);
 
 // Writes the whole image to fd. Returns "" or an error (strerror text of the failed write).
-std::string RdbSave(Server& server, int fd, const RdbSaveOptions& options);
+std::string RdbSave(PersistenceHost& host, int fd, const RdbSaveOptions& options);
 // Writes `path` atomically: temp-<pid>.rdb in the same directory, fsync, rename. The temp file
 // is removed on failure. Returns "" or an error text.
-std::string RdbSaveFile(Server& server, const std::string& path, const RdbSaveOptions& options);
+std::string RdbSaveFile(PersistenceHost& host, const std::string& path,
+                        const RdbSaveOptions& options);
 
 struct RdbLoadOptions {
   bool keep_expired = false;   // load keys whose TTL has passed (AOF preamble)
@@ -106,7 +108,8 @@ struct RdbLoadStats {
 };
 
 // Loads one image from fd's current offset (see the file comment). Returns "" or an error.
-std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLoadStats* stats);
+std::string RdbLoad(PersistenceHost& host, int fd, const RdbLoadOptions& options,
+                    RdbLoadStats* stats);
 // Where an image comes from when it isn't a descriptor (a replica loading straight from its
 // master's socket): fills up to `cap` bytes of dst and returns how many (> 0), or 0 at the end
 // of the image's bytes, or -1 on an error (already logged by the source). The source holds
@@ -114,11 +117,12 @@ std::string RdbLoad(Server& server, int fd, const RdbLoadOptions& options, RdbLo
 // kRdbTrailingBytes.
 inline constexpr const char* kRdbTrailingBytes = "Bytes after the end of the RDB image";
 using RdbByteSource = std::function<ssize_t(char* dst, size_t cap)>;
-std::string RdbLoadFromSource(Server& server, RdbByteSource source, const RdbLoadOptions& options,
-                              RdbLoadStats* stats);
+std::string RdbLoadFromSource(PersistenceHost& host, RdbByteSource source,
+                              const RdbLoadOptions& options, RdbLoadStats* stats);
 // Opens `path` and loads it. A missing file is not an error: returns "" with *missing = true.
-std::string RdbLoadFile(Server& server, const std::string& path, const RdbLoadOptions& options,
-                        RdbLoadStats* stats, bool* missing = nullptr);
+std::string RdbLoadFile(PersistenceHost& host, const std::string& path,
+                        const RdbLoadOptions& options, RdbLoadStats* stats,
+                        bool* missing = nullptr);
 
 // True if the bytes at the start of a file look like an RDB image ("REDIS" magic): an AOF
 // base file is either an RDB image or a file of commands.
@@ -131,9 +135,10 @@ std::string RdbDumpValue(const Value& value, bool compress);
 size_t RdbSerializedLength(const Value& value, bool compress);
 // Checks the footer (version <= ours, checksum) and decodes. Returns false with *error set
 // ("ERR DUMP payload version or checksum are wrong", "ERR Bad data format") on failure.
-// Malformed payloads never crash and leave *out untouched; `deep` adds the structural checks
-// of sanitize-dump-payload yes (see rdb::Reader::deep).
-bool RdbRestoreValue(Server& server, std::string_view payload, Value* out, std::string* error,
-                     bool deep = false);
+// Containers get the encodings `config` chooses. Malformed payloads never crash and leave *out
+// untouched; `deep` adds the structural checks of sanitize-dump-payload yes (see
+// rdb::Reader::deep).
+bool RdbRestoreValue(const ServerConfig& config, std::string_view payload, Value* out,
+                     std::string* error, bool deep = false);
 
 }  // namespace vireo

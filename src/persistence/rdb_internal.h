@@ -15,7 +15,7 @@
 #include "persistence/rdb_encoding.h"
 
 namespace vireo {
-class Server;
+struct ServerConfig;
 }
 
 namespace vireo::rdb {
@@ -99,14 +99,17 @@ void AppendValue(std::string* out, const Value& value, bool compress, const Spil
 // Decodes a value of RDB type `type`. False with *error set when the data is malformed or the
 // type is not supported. Containers come out in the encoding Redis would choose for them
 // under the server's configuration.
-bool ReadValue(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+bool ReadValue(Reader& reader, uint8_t type, const ServerConfig& config, Value* out,
+               std::string* error);
 
 // Hashes, sets, sorted sets (rdb_types.cc) and streams (rdb_stream.cc).
 uint8_t OtherRdbType(const Value& value);
 uint8_t StreamRdbType(const Value& value);
 void AppendStream(std::string* out, const Value& value, bool compress, const Spill& spill);
-bool ReadStream(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+bool ReadStream(Reader& reader, uint8_t type, const ServerConfig& config, Value* out,
+                std::string* error);
 void AppendOtherType(std::string* out, const Value& value, bool compress, const Spill& spill);
-bool ReadOtherType(Reader& reader, uint8_t type, Server& server, Value* out, std::string* error);
+bool ReadOtherType(Reader& reader, uint8_t type, const ServerConfig& config, Value* out,
+                   std::string* error);
 
 }  // namespace vireo::rdb

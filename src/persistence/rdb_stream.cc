@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "persistence/rdb_internal.h"
-#include "server/server.h"
 #include "types/stream.h"
 #include "types/stream_groups.h"
 #include "types/stream_idmp.h"
@@ -354,7 +353,8 @@ void AppendStream(std::string* out, const Value& value, bool compress, const Spi
   if (ext != 0) AppendExtensions(out, s, ext, compress);
 }
 
-bool ReadStream(Reader& r, uint8_t rdb_type, Server& server, Value* out, std::string* error) {
+bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Value* out,
+                std::string* error) {
   // The extension type carries the STREAM_LISTPACKS_2 layout.
   const uint8_t type =
       rdb_type == kTypeStreamVireo ? static_cast<uint8_t>(kTypeStreamListpacks2) : rdb_type;

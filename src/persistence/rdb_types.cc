@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/config.h"
 #include "persistence/rdb_internal.h"
-#include "server/server.h"
 #include "types/hash_object.h"
 #include "types/set_object.h"
 #include "types/zset.h"
@@ -25,20 +25,20 @@ bool Fail(std::string* error, std::string_view what) {
   return false;
 }
 
-HashLimits HashLimitsOf(Server& s) {
-  return {static_cast<size_t>(s.cfg().hash_max_listpack_entries),
-          static_cast<size_t>(s.cfg().hash_max_listpack_value)};
+HashLimits HashLimitsOf(const ServerConfig& c) {
+  return {static_cast<size_t>(c.hash_max_listpack_entries),
+          static_cast<size_t>(c.hash_max_listpack_value)};
 }
 
-SetLimits SetLimitsOf(Server& s) {
-  return {static_cast<size_t>(s.cfg().set_max_intset_entries),
-          static_cast<size_t>(s.cfg().set_max_listpack_entries),
-          static_cast<size_t>(s.cfg().set_max_listpack_value)};
+SetLimits SetLimitsOf(const ServerConfig& c) {
+  return {static_cast<size_t>(c.set_max_intset_entries),
+          static_cast<size_t>(c.set_max_listpack_entries),
+          static_cast<size_t>(c.set_max_listpack_value)};
 }
 
-ZSet::Limits ZsetLimitsOf(Server& s) {
-  return {static_cast<size_t>(s.cfg().zset_max_listpack_entries),
-          static_cast<size_t>(s.cfg().zset_max_listpack_value)};
+ZSet::Limits ZsetLimitsOf(const ServerConfig& c) {
+  return {static_cast<size_t>(c.zset_max_listpack_entries),
+          static_cast<size_t>(c.zset_max_listpack_value)};
 }
 
 // ---- writers ----------------------------------------------------------------------------------
@@ -215,9 +215,9 @@ bool ReadHashWithTtls(Reader& r, uint8_t type, HashObject* hash, const HashLimit
   return true;
 }
 
-bool ReadHash(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+bool ReadHash(Reader& r, uint8_t type, const ServerConfig& config, Value* out, std::string* error) {
   auto hash = std::make_unique<HashObject>();
-  HashLimits limits = HashLimitsOf(server);
+  HashLimits limits = HashLimitsOf(config);
   if (type == kTypeHashMetadata || type == kTypeHashListpackEx) {
     if (!ReadHashWithTtls(r, type, hash.get(), limits, error)) return false;
   } else if (type == kTypeHash) {
@@ -244,8 +244,8 @@ bool ReadHash(Reader& r, uint8_t type, Server& server, Value* out, std::string* 
   return true;
 }
 
-bool ReadSet(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
-  SetLimits limits = SetLimitsOf(server);
+bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, std::string* error) {
+  SetLimits limits = SetLimitsOf(config);
   std::vector<std::string> members;
   if (type == kTypeSet) {
     uint64_t n;
@@ -278,8 +278,8 @@ bool ParseScore(std::string_view s, double* out) {
   return true;
 }
 
-bool ReadZset(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
-  ZSet::Limits limits = ZsetLimitsOf(server);
+bool ReadZset(Reader& r, uint8_t type, const ServerConfig& config, Value* out, std::string* error) {
+  ZSet::Limits limits = ZsetLimitsOf(config);
   std::vector<std::pair<std::string, double>> items;
   if (type == kTypeZset || type == kTypeZset2) {
     uint64_t n;
@@ -356,7 +356,8 @@ void AppendOtherType(std::string* out, const Value& value, bool compress, const 
   }
 }
 
-bool ReadOtherType(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+bool ReadOtherType(Reader& r, uint8_t type, const ServerConfig& config, Value* out,
+                   std::string* error) {
   switch (type) {
     case kTypeHash:
     case kTypeHashZipmap:
@@ -364,21 +365,21 @@ bool ReadOtherType(Reader& r, uint8_t type, Server& server, Value* out, std::str
     case kTypeHashListpack:
     case kTypeHashMetadata:
     case kTypeHashListpackEx:
-      return ReadHash(r, type, server, out, error);
+      return ReadHash(r, type, config, out, error);
     case kTypeSet:
     case kTypeSetIntset:
     case kTypeSetListpack:
-      return ReadSet(r, type, server, out, error);
+      return ReadSet(r, type, config, out, error);
     case kTypeZset:
     case kTypeZset2:
     case kTypeZsetZiplist:
     case kTypeZsetListpack:
-      return ReadZset(r, type, server, out, error);
+      return ReadZset(r, type, config, out, error);
     case kTypeStreamListpacks:
     case kTypeStreamListpacks2:
     case kTypeStreamListpacks3:
     case kTypeStreamVireo:
-      return ReadStream(r, type, server, out, error);
+      return ReadStream(r, type, config, out, error);
     default:
       *error = "unknown value type " + std::to_string(type);
       return false;

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <memory>
 
+#include "core/config.h"
 #include "persistence/rdb_internal.h"
-#include "server/server.h"
 #include "types/packed_list.h"
 #include "util/strings.h"
 
@@ -47,8 +47,7 @@ void AppendList(std::string* out, const PackedList& list, bool compress) {
   }
 }
 
-std::unique_ptr<PackedList> NewList(Server& server) {
-  const ServerConfig& c = server.cfg();
+std::unique_ptr<PackedList> NewList(const ServerConfig& c) {
   return std::make_unique<PackedList>(static_cast<int>(c.list_max_listpack_size),
                                       static_cast<int>(c.list_compress_depth));
 }
@@ -69,8 +68,8 @@ bool PushPacked(std::string_view blob, bool deep, PackedList* list) {
   return r.ok();
 }
 
-bool ReadList(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
-  auto list = NewList(server);
+bool ReadList(Reader& r, uint8_t type, const ServerConfig& config, Value* out, std::string* error) {
+  auto list = NewList(config);
   uint64_t n;
   if (!r.ReadLength(&n)) return Fail(error, "short read");
   std::string scratch;
@@ -102,8 +101,8 @@ bool ReadList(Reader& r, uint8_t type, Server& server, Value* out, std::string* 
   return true;
 }
 
-bool ReadListZiplist(Reader& r, Server& server, Value* out, std::string* error) {
-  auto list = NewList(server);
+bool ReadListZiplist(Reader& r, const ServerConfig& config, Value* out, std::string* error) {
+  auto list = NewList(config);
   std::string scratch;
   std::string_view s;
   if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
@@ -149,7 +148,8 @@ void AppendValue(std::string* out, const Value& value, bool compress, const Spil
   }
 }
 
-bool ReadValue(Reader& r, uint8_t type, Server& server, Value* out, std::string* error) {
+bool ReadValue(Reader& r, uint8_t type, const ServerConfig& config, Value* out,
+               std::string* error) {
   switch (type) {
     case kTypeString: {
       std::string scratch;
@@ -161,14 +161,14 @@ bool ReadValue(Reader& r, uint8_t type, Server& server, Value* out, std::string*
     case kTypeList:
     case kTypeListQuicklist:
     case kTypeListQuicklist2:
-      return ReadList(r, type, server, out, error);
+      return ReadList(r, type, config, out, error);
     case kTypeListZiplist:
-      return ReadListZiplist(r, server, out, error);
+      return ReadListZiplist(r, config, out, error);
     case kTypeModule:
     case kTypeModule2:
       return Fail(error, "module values are not supported");
     default:
-      return ReadOtherType(r, type, server, out, error);
+      return ReadOtherType(r, type, config, out, error);
   }
 }
 

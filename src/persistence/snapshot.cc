@@ -9,9 +9,12 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/child_processes.h"
+#include "core/config.h"
+#include "db/database.h"
+#include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
 #include "scripting/scripting.h"
-#include "server/server.h"
 #include "util/clock.h"
 
 namespace vireo {
@@ -21,22 +24,22 @@ namespace {
 // Redis waits this long after a failed BGSAVE before a save point may try again.
 constexpr int64_t kBgsaveRetryDelaySec = 5;
 
-RdbSaveOptions SaveOptions(Server& server) {
+RdbSaveOptions SaveOptions(PersistenceHost& host) {
   RdbSaveOptions o;
-  o.compress = server.cfg().rdbcompression;
-  o.checksum = server.cfg().rdbchecksum;
+  o.compress = host.PersistenceConfig().rdbcompression;
+  o.checksum = host.PersistenceConfig().rdbchecksum;
   return o;
 }
 
-void SaveSucceeded(Server& server, RdbState& st, uint64_t dirty_captured) {
+void SaveSucceeded(PersistenceHost& host, RdbState& st, uint64_t dirty_captured) {
   st.dirty_at_last_save = dirty_captured;
-  server.set_lastsave(time(nullptr));
+  host.SetLastSaveTime(time(nullptr));
   st.last_bgsave_ok = true;
 }
 
 // Writes the dump (SAVE on this thread, or in BGSAVE's child) and logs the outcome.
-std::string SaveLogged(Server& server) {
-  std::string err = RdbSaveFile(server, RdbPath(server), SaveOptions(server));
+std::string SaveLogged(PersistenceHost& host) {
+  std::string err = RdbSaveFile(host, RdbPath(host), SaveOptions(host));
   if (err.empty()) {
     spdlog::info("DB saved on disk");
   } else {
@@ -49,12 +52,12 @@ std::string TempFileOf(pid_t pid) { return "temp-" + std::to_string(pid) + ".rdb
 
 // BGSAVE's child has been reaped (only BGSAVE's own children: a replication full sync's RDB
 // child has its own exit handler and leaves this bookkeeping alone, as in Redis).
-void BackgroundSaveDone(Server& server, const ChildExit& exit) {
-  RdbState& st = RdbStateOf(server);
+void BackgroundSaveDone(PersistenceHost& host, const ChildExit& exit) {
+  RdbState& st = RdbStateOf(host);
   st.last_bgsave_time_sec = exit.duration_ms / 1000;
   if (exit.ok()) {
     spdlog::info("Background saving terminated with success");
-    SaveSucceeded(server, st, st.dirty_before_bgsave);
+    SaveSucceeded(host, st, st.dirty_before_bgsave);
     return;
   }
   if (exit.signal != 0) {
@@ -69,37 +72,39 @@ void BackgroundSaveDone(Server& server, const ChildExit& exit) {
 
 }  // namespace
 
-RdbState& RdbStateOf(Server& server) { return server.rdb_state(); }
+RdbState& RdbStateOf(PersistenceHost& host) { return host.SnapshotState(); }
 
-std::string RdbPath(Server& server) { return server.cfg().dbfilename; }
+std::string RdbPath(PersistenceHost& host) { return host.PersistenceConfig().dbfilename; }
 
-bool OtherChildActive(Server& server) {
-  return server.children().active() && !server.children().active(ChildKind::kRdb);
+bool OtherChildActive(PersistenceHost& host) {
+  return host.PersistenceChildren().active() && !host.PersistenceChildren().active(ChildKind::kRdb);
 }
 
-bool RdbChildActive(Server& server) { return server.children().active(ChildKind::kRdb); }
+bool RdbChildActive(PersistenceHost& host) {
+  return host.PersistenceChildren().active(ChildKind::kRdb);
+}
 
-std::string RdbSaveNow(Server& server) {
-  RdbState& st = RdbStateOf(server);
-  uint64_t dirty = server.dirty();
-  std::string err = SaveLogged(server);
+std::string RdbSaveNow(PersistenceHost& host) {
+  RdbState& st = RdbStateOf(host);
+  uint64_t dirty = host.DirtyCount();
+  std::string err = SaveLogged(host);
   if (!err.empty()) {
     st.last_bgsave_ok = false;
     return err;
   }
-  SaveSucceeded(server, st, dirty);
+  SaveSucceeded(host, st, dirty);
   return "";
 }
 
-std::string RdbBackgroundSave(Server& server) {
-  RdbState& st = RdbStateOf(server);
-  if (server.children().active()) return "a child process is already active";
+std::string RdbBackgroundSave(PersistenceHost& host) {
+  RdbState& st = RdbStateOf(host);
+  if (host.PersistenceChildren().active()) return "a child process is already active";
   ++st.saves;  // Redis counts attempts (INFO rdb_saves), failed ones too
   st.last_bgsave_try = time(nullptr);
-  st.dirty_before_bgsave = server.dirty();
-  pid_t pid = server.children().Start(
-      ChildKind::kRdb, [&server] { return SaveLogged(server).empty() ? 0 : 1; },
-      [&server](const ChildExit& exit) { BackgroundSaveDone(server, exit); });
+  st.dirty_before_bgsave = host.DirtyCount();
+  pid_t pid = host.PersistenceChildren().Start(
+      ChildKind::kRdb, [&host] { return SaveLogged(host).empty() ? 0 : 1; },
+      [&host](const ChildExit& exit) { BackgroundSaveDone(host, exit); });
   if (pid < 0) {
     st.last_bgsave_ok = false;
     std::string err = std::strerror(errno);
@@ -111,45 +116,45 @@ std::string RdbBackgroundSave(Server& server) {
   return "";
 }
 
-void RdbKillChild(Server& server) {
-  if (server.children().active(ChildKind::kRdb)) server.children().Kill(SIGUSR1);
+void RdbKillChild(PersistenceHost& host) {
+  if (host.PersistenceChildren().active(ChildKind::kRdb)) host.PersistenceChildren().Kill(SIGUSR1);
 }
 
-void RdbCron(Server& server) {
-  RdbState& st = RdbStateOf(server);
+void RdbCron(PersistenceHost& host) {
+  RdbState& st = RdbStateOf(host);
   // One child at a time; a finished one was reaped (and its exit handled) just before.
-  if (server.children().active()) return;
+  if (host.PersistenceChildren().active()) return;
   if (st.bgsave_scheduled) {
-    RdbBackgroundSave(server);
+    RdbBackgroundSave(host);
     return;
   }
   int64_t now = time(nullptr);
-  uint64_t changes = server.dirty() - st.dirty_at_last_save;
-  for (const auto& [seconds, min_changes] : server.cfg().save_params) {
-    if (changes >= static_cast<uint64_t>(min_changes) && now - server.lastsave() > seconds &&
+  uint64_t changes = host.DirtyCount() - st.dirty_at_last_save;
+  for (const auto& [seconds, min_changes] : host.PersistenceConfig().save_params) {
+    if (changes >= static_cast<uint64_t>(min_changes) && now - host.LastSaveTime() > seconds &&
         (now - st.last_bgsave_try > kBgsaveRetryDelaySec || st.last_bgsave_ok)) {
       spdlog::info("{} changes in {} seconds. Saving...", min_changes, seconds);
-      RdbBackgroundSave(server);
+      RdbBackgroundSave(host);
       return;
     }
   }
 }
 
-std::string RdbLoadAtStartup(Server& server) {
-  RdbState& st = RdbStateOf(server);
+std::string RdbLoadAtStartup(PersistenceHost& host) {
+  RdbState& st = RdbStateOf(host);
   st.loading = true;
   int64_t start = MonotonicUs();
   RdbLoadStats stats;
   bool missing = false;
   RdbLoadOptions options;
-  options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
-  std::string err = RdbLoadFile(server, RdbPath(server), options, &stats, &missing);
+  options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
+  std::string err = RdbLoadFile(host, RdbPath(host), options, &stats, &missing);
   st.loading = false;
   if (!err.empty()) return err;
   if (missing) return "";
   st.last_load_keys_loaded = stats.keys_loaded;
   st.last_load_keys_expired = stats.keys_expired;
-  st.dirty_at_last_save = server.dirty();
+  st.dirty_at_last_save = host.DirtyCount();
   spdlog::info("Done loading RDB, keys loaded: {}, keys expired: {}.", stats.keys_loaded,
                stats.keys_expired);
   spdlog::info("DB loaded from disk: {:.3f} seconds",
@@ -157,40 +162,40 @@ std::string RdbLoadAtStartup(Server& server) {
   return "";
 }
 
-std::string RdbSaveOnShutdown(Server& server, bool save, bool nosave) {
-  RdbStateOf(server).shutdown_handled = true;
-  RdbKillChild(server);
-  if (nosave || (!save && server.cfg().save_params.empty())) return "";
+std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave) {
+  RdbStateOf(host).shutdown_handled = true;
+  RdbKillChild(host);
+  if (nosave || (!save && host.PersistenceConfig().save_params.empty())) return "";
   spdlog::info("Saving the final RDB snapshot before exiting.");
-  std::string err = RdbSaveNow(server);
+  std::string err = RdbSaveNow(host);
   if (!err.empty()) spdlog::warn("Error trying to save the DB, can't exit.");
   return err;
 }
 
-std::string RdbDebugReload(Server& server, const RdbReloadOptions& options) {
-  if (options.save && !RdbSaveNow(server).empty()) return "ERR Error trying to save the DB";
+std::string RdbDebugReload(PersistenceHost& host, const RdbReloadOptions& options) {
+  if (options.save && !RdbSaveNow(host).empty()) return "ERR Error trying to save the DB";
   if (options.flush) {
-    for (int i = 0; i < server.db_count(); ++i) server.db(i).Clear();
-    server.scripting().FlushLibraries();
+    for (int i = 0; i < host.PersistedDbCount(); ++i) host.PersistedDb(i).Clear();
+    host.FunctionLibraries().FlushLibraries();
   }
   RdbLoadStats stats;
   RdbLoadOptions load;
   load.allow_duplicates = options.merge;
-  std::string err = RdbLoadFile(server, RdbPath(server), load, &stats);
+  std::string err = RdbLoadFile(host, RdbPath(host), load, &stats);
   if (!err.empty()) {
     spdlog::warn("Error trying to load the RDB dump: {}", err);
     return "ERR Error trying to load the RDB dump, check server logs.";
   }
-  RdbState& st = RdbStateOf(server);
+  RdbState& st = RdbStateOf(host);
   st.last_load_keys_loaded = stats.keys_loaded;
   st.last_load_keys_expired = stats.keys_expired;
   return "";
 }
 
-std::string RdbWriteError(Server& server) {
-  const RdbState& st = RdbStateOf(server);
-  if (!server.cfg().stop_writes_on_bgsave_error || server.cfg().save_params.empty() ||
-      st.last_bgsave_ok) {
+std::string RdbWriteError(PersistenceHost& host) {
+  const RdbState& st = RdbStateOf(host);
+  if (!host.PersistenceConfig().stop_writes_on_bgsave_error ||
+      host.PersistenceConfig().save_params.empty() || st.last_bgsave_ok) {
     return "";
   }
   return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
@@ -200,13 +205,15 @@ std::string RdbWriteError(Server& server) {
          "the RDB error.";
 }
 
-std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
-  RdbState& st = RdbStateOf(server);
+std::vector<std::pair<std::string, std::string>> RdbInfoFields(PersistenceHost& host,
+                                                               bool loading_sync,
+                                                               bool loading_async) {
+  RdbState& st = RdbStateOf(host);
   auto num = [](int64_t v) { return std::to_string(v); };
-  bool in_progress = RdbChildActive(server);
+  bool in_progress = RdbChildActive(host);
   return {
-      {"loading", st.loading || server.loading().mode == Server::LoadingMode::kSync ? "1" : "0"},
-      {"async_loading", server.loading().mode == Server::LoadingMode::kAsync ? "1" : "0"},
+      {"loading", st.loading || loading_sync ? "1" : "0"},
+      {"async_loading", loading_async ? "1" : "0"},
       {"current_cow_peak", "0"},
       {"current_cow_size", "0"},
       {"current_cow_size_age", "0"},
@@ -214,13 +221,13 @@ std::vector<std::pair<std::string, std::string>> RdbInfoFields(Server& server) {
       {"current_save_keys_processed", "0"},
       {"current_save_keys_total", "0"},
       {"rdb_changes_since_last_save",
-       num(static_cast<int64_t>(server.dirty() - st.dirty_at_last_save))},
+       num(static_cast<int64_t>(host.DirtyCount() - st.dirty_at_last_save))},
       {"rdb_bgsave_in_progress", in_progress ? "1" : "0"},
-      {"rdb_last_save_time", num(server.lastsave())},
+      {"rdb_last_save_time", num(host.LastSaveTime())},
       {"rdb_last_bgsave_status", st.last_bgsave_ok ? "ok" : "err"},
       {"rdb_last_bgsave_time_sec", num(st.last_bgsave_time_sec)},
       {"rdb_current_bgsave_time_sec",
-       num(in_progress ? (NowMs() - server.children().start_ms()) / 1000 : -1)},
+       num(in_progress ? (NowMs() - host.PersistenceChildren().start_ms()) / 1000 : -1)},
       {"rdb_saves", num(static_cast<int64_t>(st.saves))},
       {"rdb_last_cow_size", "0"},
       {"rdb_last_load_keys_expired", num(static_cast<int64_t>(st.last_load_keys_expired))},

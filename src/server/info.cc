@@ -266,7 +266,11 @@ void MemorySection(Server& server, InfoWriter& w) {
 
 void PersistenceSection(Server& server, InfoWriter& w) {
   w.Header("Persistence");
-  for (const auto& [name, value] : RdbInfoFields(server)) w.Field(name, value);
+  const Server::LoadingMode loading = server.loading().mode;
+  for (const auto& [name, value] : RdbInfoFields(server, loading == Server::LoadingMode::kSync,
+                                                 loading == Server::LoadingMode::kAsync)) {
+    w.Field(name, value);
+  }
   for (const auto& [name, value] : server.aof().InfoFields()) w.Field(name, value);
   w.Field("module_fork_in_progress", 0);
   w.Field("module_fork_last_cow_size", 0);

@@ -25,6 +25,7 @@
 #include "db/database.h"
 #include "db/eviction.h"
 #include "db/lazy_free.h"
+#include "persistence/persistence_host.h"
 #include "persistence/snapshot.h"
 #include "replication/replication.h"
 #include "scripting/script_host.h"
@@ -148,7 +149,7 @@ struct BlockOptions {
   bool rerun_on_timeout = false;
 };
 
-class Server : public KeyspaceListener, private ScriptHost {
+class Server : public KeyspaceListener, public PersistenceHost, private ScriptHost {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -356,8 +357,6 @@ class Server : public KeyspaceListener, private ScriptHost {
   Propagator& propagator() { return propagator_; }
   // Forked children: BGSAVE, BGREWRITEAOF, full-sync RDBs (src/core/child_processes.h).
   ChildProcesses& children() { return children_; }
-  // SAVE/BGSAVE bookkeeping (src/persistence/snapshot.h).
-  RdbState& rdb_state() { return rdb_state_; }
   // Replication (src/replication/replication.h): both sides of PSYNC2, the backlog, WAIT.
   Replication& replication() { return *replication_; }
   // TLS (src/security/tls.h): the contexts for accepted and outgoing connections.
@@ -482,6 +481,30 @@ class Server : public KeyspaceListener, private ScriptHost {
   // One loop turn without reading from `caller`, whose buffer holds the running script's
   // arguments (src/server/loading.cc).
   void ProcessEventsWhileBusy(Client& caller);
+
+  // PersistenceHost (src/persistence/persistence_host.h), in src/server/persistence_host.cc.
+  // The base is public so the server can be handed to RDB and AOF functions as their host;
+  // the overrides are private, so they add nothing to the server's own surface.
+  int PersistedDbCount() override;
+  Database& PersistedDb(int index) override;
+  Scripting& FunctionLibraries() override;
+  EvictionPolicy PersistedEvictionPolicy() override;
+  const KeyspaceOptions& PersistedKeyspaceOptions() override;
+  size_t PersistedUsedMemory() override;
+  const ServerConfig& PersistenceConfig() override;
+  ChildProcesses& PersistenceChildren() override;
+  LatencyMonitor& PersistenceLatency() override;
+  Propagator& PersistenceEffects() override;
+  RdbState& SnapshotState() override;
+  uint64_t DirtyCount() override;
+  int64_t LastSaveTime() override;
+  void SetLastSaveTime(int64_t unix_seconds) override;
+  bool PersistedReplicationInfo(RdbReplicationInfo* info) override;
+  int64_t ReplicationOffset() override;
+  const CommandTable& PersistenceCommands() override;
+  std::unique_ptr<AofReplayClient> NewAofReplayClient() override;
+  void SetCommandTimeMs(int64_t ms) override;
+  void RefreshCommandTime() override;
 
   struct Listener;
   std::string ListenTcp(const std::string& addr, bool optional, int port, bool tls);

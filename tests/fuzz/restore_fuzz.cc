@@ -459,7 +459,7 @@ class Harness {
     for (const std::string& s : seeds_) {
       Value v;
       std::string err;
-      if (!RdbRestoreValue(server_, s, &v, &err, true)) {
+      if (!RdbRestoreValue(server_.cfg(), s, &v, &err, true)) {
         Fail("corpus payload " + std::to_string(&s - seeds_.data()) + " (type " +
              std::to_string(static_cast<uint8_t>(s[0])) + ") rejected: " + err);
       }
@@ -632,7 +632,7 @@ class Harness {
   void CheckDecoder(const std::string& payload, bool deep) {
     Value v;
     std::string err;
-    if (!RdbRestoreValue(server_, payload, &v, &err, deep)) {
+    if (!RdbRestoreValue(server_.cfg(), payload, &v, &err, deep)) {
       ++stats_.rejected;
       if (err != "ERR Bad data format" && err != "ERR DUMP payload version or checksum are wrong") {
         Fail("unexpected RESTORE error: " + err);
@@ -646,7 +646,7 @@ class Harness {
     for (bool compress : {false, true}) {
       std::string again = RdbDumpValue(v, compress);
       Value back;
-      if (!RdbRestoreValue(server_, again, &back, &err, true)) {
+      if (!RdbRestoreValue(server_.cfg(), again, &back, &err, true)) {
         Fail("re-dump of an accepted value rejected: " + err);
       }
       if (back.type() != v.type()) Fail("re-dump changed the type");

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_persistence_host.h"
 #include "persistence/rdb_encoding.h"
 #include "persistence/rdb_internal.h"
 #include "server/server.h"
@@ -205,7 +206,7 @@ TEST_F(RdbServerTest, DumpRestoreStringAndList) {
   std::string payload = RdbDumpValue(s, true);
   Value back;
   std::string err;
-  ASSERT_TRUE(RdbRestoreValue(server_, payload, &back, &err)) << err;
+  ASSERT_TRUE(RdbRestoreValue(server_.cfg(), payload, &back, &err)) << err;
   char scratch[24];
   EXPECT_EQ(back.StringView(scratch), "hello world");
 
@@ -213,7 +214,7 @@ TEST_F(RdbServerTest, DumpRestoreStringAndList) {
   for (int i = 0; i < 5000; ++i) list->PushBack("element-" + std::to_string(i % 300));
   Value lv = Value::Object(ValueType::kList, std::move(list));
   payload = RdbDumpValue(lv, true);
-  ASSERT_TRUE(RdbRestoreValue(server_, payload, &back, &err)) << err;
+  ASSERT_TRUE(RdbRestoreValue(server_.cfg(), payload, &back, &err)) << err;
   const auto* l = back.As<PackedList>();
   ASSERT_EQ(l->size(), 5000u);
   std::string x;
@@ -221,7 +222,7 @@ TEST_F(RdbServerTest, DumpRestoreStringAndList) {
   EXPECT_EQ(x, "element-" + std::to_string(4999 % 300));
 
   payload[1] ^= 1;
-  EXPECT_FALSE(RdbRestoreValue(server_, payload, &back, &err));
+  EXPECT_FALSE(RdbRestoreValue(server_.cfg(), payload, &back, &err));
   EXPECT_EQ(err, "ERR DUMP payload version or checksum are wrong");
 }
 
@@ -356,7 +357,7 @@ TEST_F(RdbServerTest, ClaimedCountsAndLengthsAreCheckedBeforeAllocating) {
     for (bool deep : {false, true}) {
       Value v;
       std::string err;
-      EXPECT_FALSE(RdbRestoreValue(server_, Payload(body), &v, &err, deep));
+      EXPECT_FALSE(RdbRestoreValue(server_.cfg(), Payload(body), &v, &err, deep));
       EXPECT_EQ(err, "ERR Bad data format");
       EXPECT_TRUE(v.is_string());
     }
@@ -510,6 +511,35 @@ TEST_F(RdbServerTest, HintsOfAnotherPolicyAreIgnoredOrAbsent) {
   SetPolicy(lfu, "allkeys-lfu");
   SaveAndLoad(lru, lfu);
   EXPECT_EQ(LfuCounter(lfu.db(0).Peek("k")->value.access_clock()), kLfuInitCounter);
+}
+
+// The RDB code needs no server: a host that only holds databases saves and loads, and the
+// replication position it reports goes into the repl-* AUX fields.
+TEST(RdbHost, SaveAndLoadThroughAFakeHost) {
+  FakePersistenceHost from;
+  from.PersistedDb(0).Add("a", Value::String("1"));
+  DbEntry* e = from.PersistedDb(2).Add("b", Value::String(std::string(100, 'x')));
+  from.PersistedDb(2).SetExpire(e, 4102444800000);  // 2100
+  from.replication = {"0123456789012345678901234567890123456789", 1234, 2};
+  char path[] = "/tmp/vireo_rdb_hostXXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  RdbSaveOptions options;
+  options.exclude = kRdbExcludeFunctions;
+  ASSERT_EQ(RdbSave(from, fd, options), "");
+  lseek(fd, 0, SEEK_SET);
+  FakePersistenceHost to;
+  RdbLoadStats stats;
+  ASSERT_EQ(RdbLoad(to, fd, {}, &stats), "");
+  close(fd);
+  unlink(path);
+  EXPECT_EQ(stats.keys_loaded, 2u);
+  EXPECT_EQ(stats.replication.replid, from.replication.replid);
+  EXPECT_EQ(stats.replication.offset, 1234);
+  EXPECT_EQ(stats.replication.stream_db, 2);
+  char scratch[24];
+  EXPECT_EQ(to.PersistedDb(0).Peek("a")->value.StringView(scratch), "1");
+  EXPECT_EQ(to.PersistedDb(2).GetExpire(to.PersistedDb(2).Peek("b")), 4102444800000);
 }
 
 }  // namespace
