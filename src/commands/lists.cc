@@ -57,9 +57,7 @@ void DeleteIfEmpty(CommandContext& ctx, std::string_view key, PackedList* list) 
 
 // LEFT | RIGHT from `args`; a syntax error otherwise.
 End ReadEnd(ArgParser& args) {
-  int which = args.OneOf({"LEFT", "RIGHT"});
-  if (which < 0) args.Fail(errors::kSyntax);
-  return which == 1 ? End::kRight : End::kLeft;
+  return args.Keyword({"LEFT", "RIGHT"}) == 1 ? End::kRight : End::kLeft;
 }
 
 bool Pop(PackedList* list, End end, std::string* out, bool convert = true) {
@@ -223,8 +221,7 @@ void LSetCommand(CommandContext& ctx) {
 
 void LInsertCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
-  int where = args.OneOf({"AFTER", "BEFORE"});
-  if (where < 0) args.Fail(errors::kSyntax);
+  int where = args.Keyword({"AFTER", "BEFORE"});
   if (!args.Check()) return;
   const bool after = where == 0;
   auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
@@ -312,7 +309,7 @@ bool ParseLPos(CommandContext& ctx, LPosArgs* out) {
     } else if (args.OptionName("MAXLEN")) {
       out->maxlen = args.NonNegative("ERR MAXLEN can't be negative");
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();

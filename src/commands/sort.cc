@@ -82,7 +82,7 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
       }
       a->gets.push_back(value);
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();
