@@ -14,7 +14,6 @@
 #include "core/command_table.h"
 #include "server/server.h"
 #include "types/bitmap.h"
-#include "util/strings.h"
 
 namespace vireo {
 namespace {
@@ -410,12 +409,12 @@ void BitfieldGeneric(CommandContext& ctx, bool read_only_command) {
 // procedure says (ACL: a read-only user may run it); anything else, a malformed call included,
 // may write it.
 uint32_t BitfieldKeyFlags(std::span<const std::string_view> argv, const KeyRef&) {
-  for (size_t i = 2; i < argv.size(); ++i) {
-    const size_t rest = argv.size() - i - 1;
-    if (EqualsIgnoreCase(argv[i], "get") && rest >= 2) {
-      i += 2;
-    } else if (EqualsIgnoreCase(argv[i], "overflow") && rest >= 1) {
-      i += 1;
+  ArgParser args(argv, nullptr, 2);
+  while (args.HasNext()) {
+    if (args.OptionName("GET", 2)) {
+      args.Take(2);
+    } else if (args.OptionName("OVERFLOW")) {
+      args.Next();
     } else {
       return kKeyRW | kKeyAccess | kKeyUpdate;
     }

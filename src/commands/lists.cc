@@ -208,12 +208,11 @@ void LSetCommand(CommandContext& ctx) {
     return;
   }
   ArgParser args(ctx, 2);
-  int64_t index = args.Int();
+  const int64_t index = args.Int();
+  // Only the write knows the index is out of range: it may convert the list's encoding first,
+  // as Redis's does, so the range is not checked beforehand.
+  if (args.ok() && !list->Set(index, ctx.arg(3))) args.Fail(errors::kOutOfRange);
   if (!args.Check()) return;
-  if (!list->Set(index, ctx.arg(3))) {
-    ctx.reply.Error(errors::kOutOfRange);
-    return;
-  }
   KeyWritten(ctx, ctx.arg(1));
   Notify(ctx, kNotifyList, "lset", ctx.arg(1));
   ctx.reply.Ok();
