@@ -14,7 +14,6 @@
 #include "core/command_table.h"
 #include "server/server.h"
 #include "types/bitmap.h"
-#include "util/strings.h"
 
 namespace vireo {
 namespace {
@@ -29,8 +28,9 @@ constexpr std::string_view kBadFieldType =
 // `field_bits` (BITFIELD), "#n" means the n-th field of that width. Our master's commands (and
 // the AOF's) are applied whatever our own limit says, as Redis does.
 uint64_t ReadBitOffset(CommandContext& ctx, ArgParser& args, unsigned field_bits = 0) {
-  const int64_t max_bytes =
-      ctx.client.has(kClientMaster) ? -1 : static_cast<int64_t>(ctx.server.cfg().proto_max_bulk_len);
+  const int64_t max_bytes = ctx.client.has(kClientMaster)
+                                ? -1
+                                : static_cast<int64_t>(ctx.server.cfg().proto_max_bulk_len);
   return static_cast<uint64_t>(args.BitOffset(field_bits, max_bytes, kBadOffset));
 }
 
@@ -157,8 +157,7 @@ void BitcountCommand(CommandContext& ctx) {
 
 void BitposCommand(CommandContext& ctx) {
   ArgParser bit_arg(ctx, 2);
-  const int64_t bit = bit_arg.Int();
-  if (bit_arg.ok() && bit != 0 && bit != 1) bit_arg.Fail("ERR The bit argument must be 1 or 0.");
+  const int64_t bit = bit_arg.IntBetween(0, 1, "ERR The bit argument must be 1 or 0.");
   if (!bit_arg.Check()) return;
   char scratch[24];
   bool exists;
@@ -283,8 +282,8 @@ struct FieldOp {
 // whether there is any.
 bool ParseFieldOps(CommandContext& ctx, std::vector<FieldOp>* ops, uint64_t* max_write_bit,
                    bool* writes) {
-  static constexpr bitmap::Overflow kOverflows[] = {
-      bitmap::Overflow::kWrap, bitmap::Overflow::kSat, bitmap::Overflow::kFail};
+  static constexpr bitmap::Overflow kOverflows[] = {bitmap::Overflow::kWrap, bitmap::Overflow::kSat,
+                                                    bitmap::Overflow::kFail};
   bitmap::Overflow overflow = bitmap::Overflow::kWrap;
   *writes = false;
   *max_write_bit = 0;
@@ -410,12 +409,12 @@ void BitfieldGeneric(CommandContext& ctx, bool read_only_command) {
 // procedure says (ACL: a read-only user may run it); anything else, a malformed call included,
 // may write it.
 uint32_t BitfieldKeyFlags(std::span<const std::string_view> argv, const KeyRef&) {
-  for (size_t i = 2; i < argv.size(); ++i) {
-    const size_t rest = argv.size() - i - 1;
-    if (EqualsIgnoreCase(argv[i], "get") && rest >= 2) {
-      i += 2;
-    } else if (EqualsIgnoreCase(argv[i], "overflow") && rest >= 1) {
-      i += 1;
+  ArgParser args(argv, nullptr, 2);
+  while (args.HasNext()) {
+    if (args.OptionName("GET", 2)) {
+      args.Take(2);
+    } else if (args.OptionName("OVERFLOW")) {
+      args.Next();
     } else {
       return kKeyRW | kKeyAccess | kKeyUpdate;
     }

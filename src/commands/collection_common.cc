@@ -9,48 +9,12 @@
 
 namespace vireo {
 
-uint64_t ReadCollectionCursor(ArgParser& args) {
-  std::string_view arg = args.Next();
-  // strtoul's grammar: optional sign, digits, a negative value wraps; "" is 0. A NUL ends the
-  // text, as in C.
-  std::string_view text = arg.substr(0, arg.find('\0'));
-  bool ok = true;
-  uint64_t value = 0;
-  if (!text.empty()) {
-    size_t i = 0;
-    bool negative = false;
-    if (text[0] == '+' || text[0] == '-') {
-      negative = text[0] == '-';
-      ++i;
-    }
-    if (i == text.size()) ok = false;
-    for (; ok && i < text.size(); ++i) {
-      char c = text[i];
-      if (c < '0' || c > '9') {
-        ok = false;
-        break;
-      }
-      auto digit = static_cast<uint64_t>(c - '0');
-      if (value > (UINT64_MAX - digit) / 10) {
-        ok = false;
-        break;
-      }
-      value = value * 10 + digit;
-    }
-    if (negative) value = 0 - value;
-  }
-  if (!ok) args.Fail("ERR invalid cursor");
-  return value;
-}
-
 void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
                                std::optional<std::string_view>* type) {
   while (args.HasNext()) {
     std::string_view value;
     if (args.OptionName("COUNT")) {
-      int64_t count = args.Int();
-      if (args.ok() && count < 1) args.Fail(errors::kSyntax);
-      out->count = count;
+      out->count = args.IntAtLeast(1, errors::kSyntax);  // as Redis words a COUNT below 1
     } else if (args.Option("MATCH", &value)) {
       if (value == "*") {
         out->pattern.reset();
@@ -61,7 +25,7 @@ void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
       // Redis 7.2 accepts unknown type names and simply matches nothing.
       *type = value;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
 }

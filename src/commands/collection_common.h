@@ -1,5 +1,5 @@
-// Pieces shared by the hash and set families: SCAN/HSCAN/SSCAN/ZSCAN argument parsing and the
-// random source for HRANDFIELD, SRANDMEMBER and SPOP.
+// Pieces shared by the hash and set families: SCAN/HSCAN/SSCAN/ZSCAN options (the cursor is
+// read by ArgParser::Cursor) and the random source for HRANDFIELD, SRANDMEMBER and SPOP.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +20,6 @@ struct CollectionScanArgs {
   int64_t count = 10;
 };
 
-// The cursor argument as Redis reads it (strtoul); fails `args` with "ERR invalid cursor".
-uint64_t ReadCollectionCursor(ArgParser& args);
 // [MATCH pattern] [COUNT count] to the end of `args`. With `type` non-null (SCAN),
 // [TYPE type] is accepted too.
 void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,

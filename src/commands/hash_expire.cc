@@ -400,8 +400,7 @@ bool ParseHSetEx(CommandContext& ctx, HSetExArgs* out) {
   };
   while (args.HasNext()) {
     const size_t at = args.pos();
-    std::string_view a = args.Next();
-    if (IsArg(a, "FIELDS")) {
+    if (args.Flag("FIELDS")) {
       if (at + 3 >= ctx.argc()) {
         ReplyArity(ctx);
         return false;
@@ -415,30 +414,26 @@ bool ParseHSetEx(CommandContext& ctx, HSetExArgs* out) {
       out->pairs = args.Rest();
       return true;
     }
-    int time = -1;
-    if (IsArg(a, "EX")) time = 0;
-    if (IsArg(a, "PX")) time = 1;
-    if (IsArg(a, "EXAT")) time = 2;
-    if (IsArg(a, "PXAT")) time = 3;
-    if (time >= 0) {
+    // EX, PX, EXAT, PXAT: seconds at even indexes, absolute times from 2 on.
+    if (const int time = args.OneOf({"EX", "PX", "EXAT", "PXAT"}); time >= 0) {
       if (expiry_taken()) break;
       if (!args.HasNext()) {
         args.Fail("ERR missing expire time");
         break;
       }
-      const TimeUnit unit = (time == 0 || time == 2) ? TimeUnit::kSeconds : TimeUnit::kMilliseconds;
+      const TimeUnit unit = time % 2 == 0 ? TimeUnit::kSeconds : TimeUnit::kMilliseconds;
       out->when = ReadFieldExpire(args, ctx, unit, time < 2 ? ctx.db.now_ms() : 0);
-    } else if (IsArg(a, "KEEPTTL")) {
+    } else if (args.Flag("KEEPTTL")) {
       if (expiry_taken()) break;
       out->keep_ttl = true;
-    } else if (IsArg(a, "FNX") || IsArg(a, "FXX")) {
+    } else if (const int cond = args.OneOf({"FNX", "FXX"}); cond >= 0) {
       if (out->fnx || out->fxx) {
         args.Fail("ERR Only one of FXX or FNX arguments can be specified");
         break;
       }
-      (IsArg(a, "FNX") ? out->fnx : out->fxx) = true;
+      (cond == 0 ? out->fnx : out->fxx) = true;
     } else {
-      args.Fail(fmt::format("ERR unknown argument: {}", a));
+      args.Fail(fmt::format("ERR unknown argument: {}", args.Peek()));
       break;
     }
   }

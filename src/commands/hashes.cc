@@ -117,10 +117,8 @@ void HIncrByCommand(CommandContext& ctx) {
   int64_t value = 0;
   if (entry != nullptr) {
     if (auto current = entry->value.As<HashObject>()->Find(field)) {
-      if (!ParseInt64(*current, &value)) {
-        ctx.reply.Error("ERR hash value is not an integer");
-        return;
-      }
+      value = args.IntValue(*current, "ERR hash value is not an integer");
+      if (!args.Check()) return;
     }
   }
   if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
@@ -152,10 +150,8 @@ void HIncrByFloatCommand(CommandContext& ctx) {
   long double value = 0;
   if (entry != nullptr) {
     if (auto current = entry->value.As<HashObject>()->Find(field)) {
-      if (!ParseLongDouble(*current, &value)) {
-        ctx.reply.Error("ERR hash value is not a float");
-        return;
-      }
+      value = args.LongDoubleValue(*current, "ERR hash value is not a float");
+      if (!args.Check()) return;
     }
   }
   value += incr;
@@ -342,7 +338,7 @@ void HRandFieldCommand(CommandContext& ctx) {
 void HScanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
   ArgParser parser(ctx, 2);
-  args.cursor = ReadCollectionCursor(parser);
+  args.cursor = parser.Cursor();
   if (!parser.Check()) return;
   auto [hash, wrong_type] = ReadHash(ctx, ctx.arg(1));
   if (wrong_type) return;

@@ -8,6 +8,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "server/server.h"
 
@@ -148,7 +149,10 @@ void PfmergeCommand(CommandContext& ctx) {
 
 // PFDEBUG GETREG|DECODE|ENCODING|TODENSE key
 void PfdebugCommand(CommandContext& ctx) {
-  std::string_view sub = ctx.arg(1);
+  enum Sub { kGetreg, kDecode, kEncoding, kTodense };
+  ArgParser args(ctx, 1);
+  // An unknown name is reported only after the key checks, as Redis does.
+  const int sub = args.OneOf({"GETREG", "DECODE", "ENCODING", "TODENSE"});
   DbEntry* entry = ctx.db.Find(ctx.arg(2));
   if (entry == nullptr) {
     ctx.reply.Error("ERR The specified key does not exist");
@@ -169,25 +173,25 @@ void PfdebugCommand(CommandContext& ctx) {
     return true;
   };
 
-  if (IsArg(sub, "GETREG")) {
+  if (sub == kGetreg) {
     if (sparse && !to_dense()) return;
     uint8_t registers[hll::kRegisters];
     hll::Unpack(entry->value.StringView(scratch), registers);
     ctx.reply.Array(hll::kRegisters);
     for (uint8_t r : registers) ctx.reply.Integer(r);
-  } else if (IsArg(sub, "DECODE")) {
+  } else if (sub == kDecode) {
     if (!sparse) {
       ctx.reply.Error("ERR HLL encoding is not sparse");
       return;
     }
     ctx.reply.Bulk(hll::DecodeSparse(*bytes));
-  } else if (IsArg(sub, "ENCODING")) {
+  } else if (sub == kEncoding) {
     ctx.reply.SimpleString(sparse ? "sparse" : "dense");
-  } else if (IsArg(sub, "TODENSE")) {
+  } else if (sub == kTodense) {
     if (sparse && !to_dense()) return;
     ctx.reply.Integer(sparse ? 1 : 0);
   } else {
-    ctx.reply.Error("ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'");
+    ctx.reply.Error("ERR Unknown PFDEBUG subcommand '" + std::string(ctx.arg(1)) + "'");
   }
 }
 
@@ -220,13 +224,14 @@ void RegisterHyperLogLogCommands(CommandTable& table) {
              "O(1) with a very small average constant time when called with a single key. O(N) "
              "with N being the number of keys, and much bigger constant times, when called with "
              "multiple keys."});
-  table.Add({"pfmerge", -2, kCmdWrite | kCmdDenyOom,
-             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyInsert), KeysAt(2, -1, 1, kKeyRO | kKeyAccess)),
+  table.Add(
+      {"pfmerge", -2, kCmdWrite | kCmdDenyOom,
+       Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyInsert), KeysAt(2, -1, 1, kKeyRO | kKeyAccess)),
+       kAclHyperLogLog, "hyperloglog", "2.8.9",
+       "Merges one or more HyperLogLog values into a single key.", "destkey [sourcekey ...]",
+       PfmergeCommand, "O(N) to merge N HyperLogLogs, but with high constant times."});
+  table.Add({"pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin, Keys(KeyAt(2, kKeyRW | kKeyAccess)),
              kAclHyperLogLog, "hyperloglog", "2.8.9",
-             "Merges one or more HyperLogLog values into a single key.", "destkey [sourcekey ...]",
-             PfmergeCommand, "O(N) to merge N HyperLogLogs, but with high constant times."});
-  table.Add({"pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin,
-             Keys(KeyAt(2, kKeyRW | kKeyAccess)), kAclHyperLogLog, "hyperloglog", "2.8.9",
              "Internal commands for debugging HyperLogLog values.", "subcommand key",
              PfdebugCommand, "N/A"});
   table.Add({"pfselftest", 1, kCmdAdmin, Keys(), kAclHyperLogLog, "hyperloglog", "2.8.9",

@@ -141,7 +141,7 @@ void CopyCommand(CommandContext& ctx) {
     } else if (parser.OptionName("DB")) {
       args.dst_db = ReadExistingDb(ctx, parser);
     } else {
-      parser.Fail(errors::kSyntax);
+      parser.SyntaxError();
     }
   }
   if (!parser.Check()) return;
@@ -226,33 +226,6 @@ void KeysCommand(CommandContext& ctx) {
   ctx.reply.SetDeferredArray(mark, count);
 }
 
-// The cursor as Redis reads it with strtoul: optional sign, decimal digits, nothing else; a
-// negative value wraps around; the empty string is cursor 0. A NUL ends the text, as in C.
-bool ParseScanCursor(std::string_view text, uint64_t* out) {
-  text = text.substr(0, text.find('\0'));
-  if (text.empty()) {
-    *out = 0;
-    return true;
-  }
-  size_t i = 0;
-  bool negative = false;
-  if (text[0] == '+' || text[0] == '-') {
-    negative = text[0] == '-';
-    ++i;
-  }
-  if (i == text.size()) return false;
-  uint64_t value = 0;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (value > (UINT64_MAX - digit) / 10) return false;
-    value = value * 10 + digit;
-  }
-  *out = negative ? 0 - value : value;
-  return true;
-}
-
 struct ScanArgs {
   CollectionScanArgs options;
   std::optional<std::string_view> type;
@@ -260,7 +233,7 @@ struct ScanArgs {
 
 bool ParseScanArgs(CommandContext& ctx, ScanArgs* args) {
   ArgParser parser(ctx, 1);
-  if (!ParseScanCursor(parser.Next(), &args->options.cursor)) parser.Fail("ERR invalid cursor");
+  args->options.cursor = parser.Cursor();
   ReadCollectionScanOptions(parser, &args->options, &args->type);
   return parser.Check();
 }
@@ -522,9 +495,7 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
   *async = ctx.server.cfg().lazyfree_lazy_user_flush;
   ArgParser args(ctx, 1);
   if (args.HasNext()) {
-    int mode = args.OneOf({"ASYNC", "SYNC"});
-    if (mode < 0) args.Fail(errors::kSyntax);
-    *async = mode == 0;
+    *async = args.Keyword({"ASYNC", "SYNC"}) == 0;
     args.ExpectEnd();
   }
   return args.Check();

@@ -57,9 +57,7 @@ void DeleteIfEmpty(CommandContext& ctx, std::string_view key, PackedList* list) 
 
 // LEFT | RIGHT from `args`; a syntax error otherwise.
 End ReadEnd(ArgParser& args) {
-  int which = args.OneOf({"LEFT", "RIGHT"});
-  if (which < 0) args.Fail(errors::kSyntax);
-  return which == 1 ? End::kRight : End::kLeft;
+  return args.Keyword({"LEFT", "RIGHT"}) == 1 ? End::kRight : End::kLeft;
 }
 
 bool Pop(PackedList* list, End end, std::string* out, bool convert = true) {
@@ -210,12 +208,11 @@ void LSetCommand(CommandContext& ctx) {
     return;
   }
   ArgParser args(ctx, 2);
-  int64_t index = args.Int();
+  const int64_t index = args.Int();
+  // Only the write knows the index is out of range: it may convert the list's encoding first,
+  // as Redis's does, so the range is not checked beforehand.
+  if (args.ok() && !list->Set(index, ctx.arg(3))) args.Fail(errors::kOutOfRange);
   if (!args.Check()) return;
-  if (!list->Set(index, ctx.arg(3))) {
-    ctx.reply.Error(errors::kOutOfRange);
-    return;
-  }
   KeyWritten(ctx, ctx.arg(1));
   Notify(ctx, kNotifyList, "lset", ctx.arg(1));
   ctx.reply.Ok();
@@ -223,8 +220,7 @@ void LSetCommand(CommandContext& ctx) {
 
 void LInsertCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
-  int where = args.OneOf({"AFTER", "BEFORE"});
-  if (where < 0) args.Fail(errors::kSyntax);
+  int where = args.Keyword({"AFTER", "BEFORE"});
   if (!args.Check()) return;
   const bool after = where == 0;
   auto [list, wrong_type] = ReadList(ctx, ctx.arg(1));
@@ -312,7 +308,7 @@ bool ParseLPos(CommandContext& ctx, LPosArgs* out) {
     } else if (args.OptionName("MAXLEN")) {
       out->maxlen = args.NonNegative("ERR MAXLEN can't be negative");
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();

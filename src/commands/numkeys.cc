@@ -3,19 +3,15 @@
 #include <cstdint>
 
 #include "core/arg_parser.h"
-#include "util/strings.h"
 
 namespace vireo {
 
 std::vector<size_t> NumkeysKeys(std::span<const std::string_view> argv, size_t numkeys_at) {
+  // Parsed for COMMAND GETKEYS, so a bad numkeys yields no keys rather than a reply.
+  ArgParser args(argv, nullptr, numkeys_at);
+  const size_t n = args.NumKeys("").size();
   std::vector<size_t> out;
-  if (numkeys_at >= argv.size()) return out;
-  int64_t n;
-  if (!ParseInt64(argv[numkeys_at], &n) || n < 1 ||
-      n > static_cast<int64_t>(argv.size() - numkeys_at - 1)) {
-    return out;
-  }
-  for (int64_t k = 1; k <= n; ++k) out.push_back(numkeys_at + static_cast<size_t>(k));
+  for (size_t k = 1; k <= n; ++k) out.push_back(numkeys_at + k);
   return out;
 }
 

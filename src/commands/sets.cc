@@ -310,12 +310,11 @@ void SPopWithCount(CommandContext& ctx) {
 }
 
 void SPopCommand(CommandContext& ctx) {
-  if (ctx.argc() == 3) {
+  ArgParser args(ctx, 2);
+  args.ExpectRemaining(0, 1);  // [count]
+  if (!args.Check()) return;
+  if (args.HasNext()) {
     SPopWithCount(ctx);
-    return;
-  }
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(errors::kSyntax);
     return;
   }
   std::string_view key = ctx.arg(1);
@@ -383,12 +382,11 @@ void SRandMemberWithCount(CommandContext& ctx) {
 }
 
 void SRandMemberCommand(CommandContext& ctx) {
-  if (ctx.argc() == 3) {
+  ArgParser args(ctx, 2);
+  args.ExpectRemaining(0, 1);  // [count]
+  if (!args.Check()) return;
+  if (args.HasNext()) {
     SRandMemberWithCount(ctx);
-    return;
-  }
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(errors::kSyntax);
     return;
   }
   auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
@@ -495,7 +493,7 @@ void SInterCardCommand(CommandContext& ctx) {
       limit = parser.NonNegative("ERR LIMIT can't be negative");
       args.limit = static_cast<uint64_t>(limit);
     } else {
-      parser.Fail(errors::kSyntax);
+      parser.SyntaxError();
     }
   }
   if (!parser.Check()) return;
@@ -593,7 +591,7 @@ void SDiffStoreCommand(CommandContext& ctx) {
 void SScanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
   ArgParser parser(ctx, 2);
-  args.cursor = ReadCollectionCursor(parser);
+  args.cursor = parser.Cursor();
   if (!parser.Check()) return;
   auto [set, wrong_type] = ReadSet(ctx, ctx.arg(1));
   if (wrong_type) return;

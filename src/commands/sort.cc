@@ -82,7 +82,7 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
       }
       a->gets.push_back(value);
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();
@@ -322,13 +322,18 @@ void SortRoCommand(CommandContext& ctx) { SortGeneric(ctx, true); }
 std::vector<size_t> SortKeys(std::span<const std::string_view> argv) {
   std::vector<size_t> out{1};
   size_t store = 0;
-  for (size_t j = 2; j < argv.size(); ++j) {
-    if (IsArg(argv[j], "LIMIT")) {
-      j += 2;
-    } else if (IsArg(argv[j], "GET") || IsArg(argv[j], "BY")) {
-      ++j;
-    } else if (IsArg(argv[j], "STORE") && j + 1 < argv.size()) {
-      store = ++j;
+  // Only the options' shapes matter here: bad values are the command's to report.
+  ArgParser args(argv, nullptr, 2);
+  while (args.HasNext()) {
+    if (args.Flag("LIMIT")) {
+      args.Seek(args.pos() + 2);
+    } else if (args.OneOf({"GET", "BY"}) >= 0) {
+      args.Seek(args.pos() + 1);
+    } else if (args.OptionName("STORE")) {
+      store = args.pos();
+      args.Next();
+    } else {
+      args.Next();
     }
   }
   if (store != 0) out.push_back(store);

@@ -65,7 +65,7 @@ bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireO
     if (kind >= 0) {
       if (out->keep_ttl || out->persist ||
           (out->kind != ExpireKind::kNone && out->kind != expire)) {
-        args.Fail(errors::kSyntax);
+        args.SyntaxError();
       }
       out->kind = expire;
       out->expire_at = at + 1;
@@ -81,7 +81,7 @@ bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireO
     } else if (!for_set && out->kind == ExpireKind::kNone && args.Flag("PERSIST")) {
       out->persist = true;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();
@@ -413,8 +413,7 @@ void GetrangeCommand(CommandContext& ctx) {
 
 void SetrangeCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
-  const int64_t offset_arg = args.Int();
-  if (offset_arg < 0) args.Fail("ERR offset is out of range");
+  const int64_t offset_arg = args.IntAtLeast(0, "ERR offset is out of range");
   if (!args.Check()) return;
   const auto offset = static_cast<uint64_t>(offset_arg);
   std::string_view patch = ctx.arg(3);
@@ -460,11 +459,11 @@ void IncrDecrBy(CommandContext& ctx, int64_t increment) {
   if (wrong_type) return;
   int64_t current = 0;
   if (entry != nullptr && !entry->value.GetInt(&current)) {
+    // A counter stored as text must read as an integer argument would.
     char scratch[24];
-    if (!ParseInt64(entry->value.StringView(scratch), &current)) {
-      ctx.reply.Error(errors::kNotInteger);
-      return;
-    }
+    ArgParser stored(ctx);
+    current = stored.IntValue(entry->value.StringView(scratch));
+    if (!stored.Check()) return;
   }
   int64_t result;
   if (__builtin_add_overflow(current, increment, &result)) {
@@ -501,18 +500,18 @@ void DecrbyCommand(CommandContext& ctx) {
 void IncrbyfloatCommand(CommandContext& ctx) {
   auto [entry, wrong_type] = LookupTyped(ctx, ctx.arg(1), ValueType::kString);
   if (wrong_type) return;
+  // Redis reads the stored value before the increment, so its error wins.
+  ArgParser args(ctx, 2);
   long double current = 0;
   if (entry != nullptr) {
     int64_t as_int;
     char scratch[24];
     if (entry->value.GetInt(&as_int)) {
       current = static_cast<long double>(as_int);
-    } else if (!ParseLongDouble(entry->value.StringView(scratch), &current)) {
-      ctx.reply.Error(errors::kNotFloat);
-      return;
+    } else {
+      current = args.LongDoubleValue(entry->value.StringView(scratch));
     }
   }
-  ArgParser args(ctx, 2);
   const long double increment = args.LongDouble();
   if (!args.Check()) return;
   const long double result = current + increment;
@@ -556,7 +555,7 @@ bool ParseLcsArgs(CommandContext& ctx, LcsArgs* out) {
     } else if (args.OptionName("MINMATCHLEN")) {
       out->min_match_len = std::max<int64_t>(args.Int(), 0);
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (out->idx && out->len) {

@@ -70,8 +70,8 @@ std::pair<size_t, size_t> RanksInRange(const ZSet& z, const LexBound& min, const
 
 namespace {
 
-constexpr std::string_view kNotFloatRange = "ERR min or max is not a float";
-constexpr std::string_view kNotLexRange = "ERR min or max not valid string range item";
+constexpr std::string_view kBadScoreBound = "ERR min or max is not a float";
+constexpr std::string_view kBadLexBound = "ERR min or max not valid string range item";
 
 enum class RangeType { kAuto, kRank, kScore, kLex };
 enum class Direction { kAuto, kForward, kReverse };
@@ -103,9 +103,9 @@ void ReadBounds(ArgParser& args, RangeType type, bool swapped, int64_t* start, i
   if (!args.ok()) return;
   if (swapped) std::swap(min, max);
   if (type == RangeType::kScore) {
-    if (!ParseScoreRange(min, max, score)) args.Fail(kNotFloatRange);
+    if (!ParseScoreRange(min, max, score)) args.Fail(kBadScoreBound);
   } else if (!ParseLexBound(min, lex_min) || !ParseLexBound(max, lex_max)) {
-    args.Fail(kNotLexRange);
+    args.Fail(kBadLexBound);
   }
 }
 
@@ -129,7 +129,7 @@ bool ParseRange(CommandContext& ctx, size_t at, RangeType type, Direction dir, R
     } else if (a->type == RangeType::kAuto && args.Flag("BYSCORE")) {
       a->type = RangeType::kScore;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (!args.ok()) return args.Check();

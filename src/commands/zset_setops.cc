@@ -116,13 +116,12 @@ bool ParseSetOp(CommandContext& ctx, size_t at, SetOpArgs* a) {
         a->sources[i].weight = args.Double("ERR weight value is not a float");
       }
     } else if (a->op != SetOp::kDiff && args.remaining() >= 2 && args.Flag("AGGREGATE")) {
-      int agg = args.OneOf({"SUM", "MIN", "MAX"});
-      if (agg < 0) args.Fail(errors::kSyntax);
+      int agg = args.Keyword({"SUM", "MIN", "MAX"});
       a->agg = agg == 1 ? Aggregate::kMin : agg == 2 ? Aggregate::kMax : Aggregate::kSum;
     } else if (!a->store && args.Flag("WITHSCORES")) {
       a->withscores = true;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();
@@ -210,7 +209,7 @@ void ZintercardCommand(CommandContext& ctx) {
       // Redis words a non-integer limit like a negative one.
       limit = args.NonNegative("ERR LIMIT can't be negative");
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (!args.Check()) return;

@@ -80,7 +80,7 @@ bool ParseZadd(CommandContext& ctx, ZaddArgs* args) {
     *flags[flag] = true;
   }
   size_t elements = parser.remaining();
-  if (elements == 0 || elements % 2 != 0) parser.Fail(errors::kSyntax);
+  parser.ExpectGroupsOf(2);  // score member pairs
   parser.Exclusive({args->nx, args->xx},
                    "ERR XX and NX options at the same time are not compatible");
   parser.Exclusive({args->gt, args->lt, args->nx},
@@ -299,13 +299,10 @@ void AfterPop(CommandContext& ctx, std::string_view key, ZSet* z, Which which, s
 }
 
 void PopCommand(CommandContext& ctx, Which which) {
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  bool has_count = ctx.argc() == 3;
-  int64_t count = 1;
   ArgParser args(ctx, 2);
+  args.ExpectRemaining(0, 1);  // [count]
+  const bool has_count = args.HasNext();
+  int64_t count = 1;
   if (has_count) count = args.NonNegative("ERR value is out of range, must be positive");
   if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
@@ -490,7 +487,7 @@ void ZrandmemberCommand(CommandContext& ctx) {
 void ZscanCommand(CommandContext& ctx) {
   CollectionScanArgs args;
   ArgParser parser(ctx, 2);
-  args.cursor = ReadCollectionCursor(parser);
+  args.cursor = parser.Cursor();
   if (!parser.Check()) return;
   // Redis looks the key up before the options: a missing key answers an empty scan whatever
   // follows.

@@ -39,13 +39,7 @@ std::span<const std::string_view> ArgParser::Rest() { return Take(remaining()); 
 
 int64_t ArgParser::Int(std::string_view error) {
   const std::string_view* arg = NextValue();
-  int64_t value;
-  if (arg == nullptr) return 0;
-  if (!ParseInt64(*arg, &value)) {
-    Fail(error);
-    return 0;
-  }
-  return value;
+  return arg == nullptr ? 0 : IntValue(*arg, error);
 }
 
 int64_t ArgParser::IntInRange(int64_t min, int64_t max, std::string_view error) {
@@ -103,8 +97,7 @@ double ArgParser::Double(std::string_view error) {
   return value;
 }
 
-double ArgParser::DoubleAtLeast(double min, std::string_view not_number,
-                                std::string_view below) {
+double ArgParser::DoubleAtLeast(double min, std::string_view not_number, std::string_view below) {
   double value = Double(not_number);
   if (failed_) return 0;
   if (value < min) {
@@ -116,13 +109,7 @@ double ArgParser::DoubleAtLeast(double min, std::string_view not_number,
 
 long double ArgParser::LongDouble(std::string_view error) {
   const std::string_view* arg = NextValue();
-  long double value;
-  if (arg == nullptr) return 0;
-  if (!ParseLongDouble(*arg, &value)) {
-    Fail(error);
-    return 0;
-  }
-  return value;
+  return arg == nullptr ? 0 : LongDoubleValue(*arg, error);
 }
 
 namespace {
@@ -307,6 +294,60 @@ bool ArgParser::Check() {
     replied_ = true;
   }
   return false;
+}
+
+int64_t ArgParser::IntBetween(int64_t min, int64_t max, std::string_view outside) {
+  int64_t value = Int();
+  if (failed_) return 0;
+  if (value < min || value > max) {
+    Fail(outside);
+    return 0;
+  }
+  return value;
+}
+
+uint64_t ArgParser::Cursor(std::string_view error) {
+  const std::string_view* arg = NextValue();
+  if (arg == nullptr) return 0;
+  // C string semantics: the text ends at a NUL.
+  std::string_view text = arg->substr(0, arg->find('\0'));
+  if (text.empty()) return 0;
+  const bool negative = text[0] == '-';
+  const size_t first_digit = (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  if (first_digit == text.size()) {  // a sign alone
+    Fail(error);
+    return 0;
+  }
+  uint64_t value = 0;
+  for (char c : text.substr(first_digit)) {
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (c < '0' || c > '9' || value > (UINT64_MAX - digit) / 10) {
+      Fail(error);
+      return 0;
+    }
+    value = value * 10 + digit;
+  }
+  return negative ? 0 - value : value;
+}
+
+int64_t ArgParser::IntValue(std::string_view text, std::string_view error) {
+  int64_t value;
+  if (failed_) return 0;
+  if (!ParseInt64(text, &value)) {
+    Fail(error);
+    return 0;
+  }
+  return value;
+}
+
+long double ArgParser::LongDoubleValue(std::string_view text, std::string_view error) {
+  long double value;
+  if (failed_) return 0;
+  if (!ParseLongDouble(text, &value)) {
+    Fail(error);
+    return 0;
+  }
+  return value;
 }
 
 }  // namespace vireo

@@ -134,6 +134,20 @@ class ArgParser {
   // Replies the recorded error (once) and returns false, or returns true if all went well.
   bool Check();
 
+  // --- reads for the data-type families (strings, lists, hashes, scans...) ----------------
+  // An integer in [min, max]: "value is not an integer" when it isn't one, `outside` when it
+  // is out of the range (LSET's index, BITPOS's bit).
+  int64_t IntBetween(int64_t min, int64_t max, std::string_view outside);
+  // A SCAN-family cursor as Redis reads it (strtoul): an optional sign and decimal digits, a
+  // negative value wrapping around, "" meaning 0 and a NUL ending the text; anything else
+  // (overflow included) replies `error`.
+  uint64_t Cursor(std::string_view error = "ERR invalid cursor");
+  // A stored value that Redis reads by an argument's rules (INCR's counter, HINCRBY's field):
+  // `text` is not an argument and nothing is consumed, but a failure is recorded like a typed
+  // read's, so it competes with the arguments' errors in the order the handler reads them.
+  int64_t IntValue(std::string_view text, std::string_view error = errors::kNotInteger);
+  long double LongDoubleValue(std::string_view text, std::string_view error = errors::kNotFloat);
+
  private:
   // The next argument for a typed read, or nullptr (after recording a syntax error when
   // the arguments ran out, or after an earlier failure).

@@ -296,5 +296,61 @@ TEST(ArgParserTest, ArgumentCountShapes) {
   EXPECT_EQ(c.error(), "ERR syntax error");
 }
 
+TEST(ArgParserTest, IntBetweenTellsNotAnIntegerFromOutside) {
+  constexpr std::string_view kOutside = "ERR index out of range";
+  Fixture f({"-3", "2", "3", "x"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.IntBetween(-3, 2, kOutside), -3);
+  EXPECT_EQ(a.IntBetween(-3, 2, kOutside), 2);
+  EXPECT_TRUE(a.ok());
+  a.IntBetween(-3, 2, kOutside);
+  EXPECT_EQ(a.error(), kOutside);
+  ArgParser b = f.Parser(3);
+  b.IntBetween(-3, 2, kOutside);
+  EXPECT_EQ(b.error(), "ERR value is not an integer or out of range");
+}
+
+TEST(ArgParserTest, CursorReadsLikeStrtoul) {
+  Fixture f({"0", "", "+17", "-1", "18446744073709551615", std::string_view("5\0x", 3),
+             "18446744073709551616", "-", "1x", " 1"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.Cursor(), 0u);
+  EXPECT_EQ(a.Cursor(), 0u);  // the empty string
+  EXPECT_EQ(a.Cursor(), 17u);
+  EXPECT_EQ(a.Cursor(), UINT64_MAX);  // a negative cursor wraps
+  EXPECT_EQ(a.Cursor(), UINT64_MAX);
+  EXPECT_EQ(a.Cursor(), 5u);  // a NUL ends the text
+  EXPECT_TRUE(a.ok());
+  for (size_t bad = 6; bad < f.argv.size(); ++bad) {
+    ArgParser b = f.Parser(bad);
+    b.Cursor();
+    EXPECT_EQ(b.error(), "ERR invalid cursor") << f.argv[bad];
+  }
+  ArgParser c = f.Parser(8);
+  c.Cursor("ERR bad");
+  EXPECT_EQ(c.error(), "ERR bad");
+}
+
+TEST(ArgParserTest, StoredValuesFailInReadingOrder) {
+  Fixture f({"abc", "1.5"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.IntValue("42"), 42);
+  EXPECT_EQ(a.LongDoubleValue("2.5"), 2.5L);
+  EXPECT_EQ(a.pos(), 0u);  // nothing consumed
+  EXPECT_TRUE(a.ok());
+  a.IntValue("1.5", "ERR hash value is not an integer");
+  a.Int();  // the stored value failed first, so its error stays
+  EXPECT_EQ(a.error(), "ERR hash value is not an integer");
+  ArgParser b = f.Parser();
+  b.Int();
+  b.LongDoubleValue("x");
+  EXPECT_EQ(b.error(), "ERR value is not an integer or out of range");
+  ArgParser c = f.Parser();
+  c.LongDoubleValue("nan");
+  EXPECT_EQ(c.error(), "ERR value is not a valid float");
+  EXPECT_FALSE(c.Check());
+  EXPECT_EQ(f.out, "-ERR value is not a valid float\r\n");
+}
+
 }  // namespace
 }  // namespace vireo
