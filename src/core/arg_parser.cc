@@ -103,8 +103,7 @@ double ArgParser::Double(std::string_view error) {
   return value;
 }
 
-double ArgParser::DoubleAtLeast(double min, std::string_view not_number,
-                                std::string_view below) {
+double ArgParser::DoubleAtLeast(double min, std::string_view not_number, std::string_view below) {
   double value = Double(not_number);
   if (failed_) return 0;
   if (value < min) {
@@ -307,6 +306,27 @@ bool ArgParser::Check() {
     replied_ = true;
   }
   return false;
+}
+
+int64_t ArgParser::IntBetween(int64_t min, int64_t max, std::string_view outside) {
+  int64_t value = Int();
+  if (failed_) return 0;
+  if (value < min || value > max) {
+    Fail(outside);
+    return 0;
+  }
+  return value;
+}
+
+std::span<const std::string_view> ArgParser::CountedList(std::string_view bad_count,
+                                                         std::string_view too_few) {
+  int64_t count = Positive(bad_count);
+  if (failed_) return {};
+  if (static_cast<uint64_t>(count) > remaining()) {
+    Fail(too_few);
+    return {};
+  }
+  return Take(static_cast<size_t>(count));
 }
 
 }  // namespace vireo
