@@ -372,7 +372,7 @@ void DebugReplyBuffer(CommandContext& ctx) {
       s.reply_buffer_peak_reset_ms = DebugSettings{}.reply_buffer_peak_reset_ms;
     } else {
       ArgParser args(ctx, 3);
-      int64_t ms = args.Int(errors::kNotInteger);
+      int64_t ms = args.Int();
       if (!args.Check()) return;
       s.reply_buffer_peak_reset_ms = ms;
     }
@@ -389,12 +389,8 @@ void DebugReplyBuffer(CommandContext& ctx) {
 
 void DebugHtstats(CommandContext& ctx) {
   ArgParser args(ctx, 2);
-  int64_t dbid = args.Int(errors::kNotInteger);
+  const int64_t dbid = args.IntBetween(0, ctx.server.db_count() - 1, "ERR Out of range database");
   if (!args.Check()) return;
-  if (dbid < 0 || dbid >= ctx.server.db_count()) {
-    ctx.reply.Error("ERR Out of range database");
-    return;
-  }
   Database& db = ctx.server.db(static_cast<int>(dbid));
   ctx.reply.Verbatim(fmt::format(
       "[Dictionary HT]\nHash table 0 stats (main hash table):\n table size: {}\n number of "
@@ -514,7 +510,7 @@ void DebugRestart(CommandContext& ctx, bool graceful) {
   int64_t delay_ms = 0;
   if (ctx.argc() >= 3) {
     ArgParser args(ctx, 2);
-    delay_ms = args.Int(errors::kNotInteger);
+    delay_ms = args.Int();
     if (!args.Check()) return;
     delay_ms = std::max<int64_t>(delay_ms, 0);
   }
