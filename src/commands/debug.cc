@@ -352,12 +352,13 @@ int AtoiArg(std::string_view arg) { return std::atoi(std::string(arg).c_str()); 
 void DebugQuicklistPackedThreshold(CommandContext& ctx) {
   // Redis's limit for a "plain" (single huge element) node. vireo has no plain nodes, so the
   // value is only validated.
-  int64_t bytes = 0;
+  constexpr std::string_view kBad =
+      "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+  ArgParser args(ctx, 2);
+  const int64_t bytes = args.Parsed<int64_t>(ParseMemory, kBad);
   // Redis takes 0 (its default) up to 4 GB less 1 MB, whatever the error text says.
-  if (!ParseMemory(ctx.arg(2), &bytes) || bytes > (int64_t{1} << 32) - (int64_t{1} << 20)) {
-    ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
-    return;
-  }
+  if (args.ok() && bytes > (int64_t{1} << 32) - (int64_t{1} << 20)) args.Fail(kBad);
+  if (!args.Check()) return;
   ctx.reply.Ok();
 }
 
