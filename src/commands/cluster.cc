@@ -443,9 +443,15 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   const int slot = NextSlot(args);
   if (!args.Check()) return;
-  std::string_view action = ctx.arg(3);
+  // The action, then a node for all but STABLE.
+  enum Action { kMigrating, kImporting, kStable, kNode };
+  const int action = args.OneOf({"MIGRATING", "IMPORTING", "STABLE", "NODE"});
+  if (action < 0 || args.remaining() != (action == kStable ? 0u : 1u)) {
+    args.Fail("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
+  }
+  if (!args.Check()) return;
   ClusterNode* me = state->myself();
-  if (IsArg(action, "MIGRATING") && ctx.argc() == 5) {
+  if (action == kMigrating) {
     if (state->OwnerOf(slot) != me) {
       ctx.reply.Error(fmt::format("ERR I'm not the owner of hash slot {}", slot));
       return;
@@ -453,7 +459,7 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
     state->set_migrating_to(slot, n);
-  } else if (IsArg(action, "IMPORTING") && ctx.argc() == 5) {
+  } else if (action == kImporting) {
     if (state->OwnerOf(slot) == me) {
       ctx.reply.Error(fmt::format("ERR I'm already the owner of hash slot {}", slot));
       return;
@@ -461,15 +467,12 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
     state->set_importing_from(slot, n);
-  } else if (IsArg(action, "STABLE") && ctx.argc() == 4) {
+  } else if (action == kStable) {
     state->set_importing_from(slot, nullptr);
     state->set_migrating_to(slot, nullptr);
-  } else if (IsArg(action, "NODE") && ctx.argc() == 5) {
+  } else {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR Unknown node {}");
     if (n == nullptr || !SetSlotNode(ctx, *state, slot, n)) return;
-  } else {
-    ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
-    return;
   }
   state->Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState);
   ctx.reply.Ok();

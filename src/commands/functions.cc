@@ -267,18 +267,14 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  if (ctx.argc() == 4) {
-    if (IsArg(ctx.arg(3), "FLUSH")) {
-      policy = Policy::kFlush;
-    } else if (IsArg(ctx.arg(3), "APPEND")) {
-      policy = Policy::kAppend;
-    } else if (IsArg(ctx.arg(3), "REPLACE")) {
-      policy = Policy::kReplace;
-    } else {
-      ctx.reply.Error(
-          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
-      return;
-    }
+  ArgParser args(ctx, 3);
+  if (args.HasNext()) {
+    constexpr Policy kPolicies[] = {Policy::kFlush, Policy::kAppend, Policy::kReplace};
+    const int which = args.Keyword(
+        {"FLUSH", "APPEND", "REPLACE"},
+        "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+    if (!args.Check()) return;
+    policy = kPolicies[which];
   }
   std::string_view payload = ctx.arg(2);
   if (payload.size() < 10) {

@@ -589,10 +589,12 @@ Stream* XInfoStream(CommandContext& ctx) {
   return s;
 }
 
-void XInfoSyntax(CommandContext& ctx) {
-  ctx.reply.Error(fmt::format(
-      "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.", ctx.arg(1)));
+std::string XInfoSyntaxError(const CommandContext& ctx) {
+  return fmt::format(
+      "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.", ctx.arg(1));
 }
+
+void XInfoSyntax(CommandContext& ctx) { ctx.reply.Error(XInfoSyntaxError(ctx)); }
 
 void XInfoStreamCommand(CommandContext& ctx) {
   // The key first: Redis answers WRONGTYPE / no such key before it reads FULL and COUNT.
@@ -600,21 +602,20 @@ void XInfoStreamCommand(CommandContext& ctx) {
   if (s == nullptr) return;
   bool full = false;
   int64_t count = 10;
-  size_t optc = ctx.argc() - 3;
-  if (optc != 0) {
-    if ((optc != 1 && optc != 3) || !IsArg(ctx.arg(3), "FULL") ||
-        (optc == 3 && !IsArg(ctx.arg(4), "COUNT"))) {
-      XInfoSyntax(ctx);
-      return;
+  ArgParser args(ctx, 3);
+  // Nothing, FULL, or FULL COUNT n.
+  if (args.HasNext()) {
+    const size_t optc = args.remaining();
+    if ((optc != 1 && optc != 3) || !args.Flag("FULL") || (optc == 3 && !args.Flag("COUNT"))) {
+      args.Fail(XInfoSyntaxError(ctx));
     }
     full = true;
-    if (optc == 3) {
-      ArgParser args(ctx, 5);
+    if (args.HasNext()) {
       const int64_t n = args.Int();
-      if (!args.Check()) return;
       count = n < 0 ? 10 : n;
     }
   }
+  if (!args.Check()) return;
   ReplyBuilder& r = ctx.reply;
   r.Map(full ? 15 : 16);
   r.Bulk("length");
