@@ -288,19 +288,22 @@ void DebugStructure(CommandContext& ctx, bool quicklist) {
 
 void DebugReload(CommandContext& ctx) {
   RdbReloadOptions opts;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "MERGE")) {
-      opts.merge = true;
-    } else if (IsArg(opt, "NOFLUSH")) {
-      opts.flush = false;
-    } else if (IsArg(opt, "NOSAVE")) {
-      opts.save = false;
-    } else {
-      ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
-      return;
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    switch (args.Keyword({"MERGE", "NOFLUSH", "NOSAVE"},
+                         "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")) {
+      case 0:
+        opts.merge = true;
+        break;
+      case 1:
+        opts.flush = false;
+        break;
+      case 2:
+        opts.save = false;
+        break;
     }
   }
+  if (!args.Check()) return;
   // Save, empty every database, load the dump again (src/persistence/snapshot.h).
   if (std::string err = RdbDebugReload(ctx.server, opts); !err.empty()) {
     ctx.reply.Error(err);
