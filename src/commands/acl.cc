@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "server/acl_server.h"
 #include "server/server.h"
@@ -195,17 +198,15 @@ void AclGenpassCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  if (ctx.argc() == 3 && !ParseInt64(ctx.arg(2), &bits)) {
-    ctx.reply.Error(errors::kNotInteger);
-    return;
+  ArgParser args(ctx, 2);
+  if (args.HasNext()) {
+    bits = args.IntBetween(
+        1, kMaxBits,
+        fmt::format("ERR ACL GENPASS argument must be the number of bits for the output "
+                    "password, a positive number up to {}",
+                    kMaxBits));
   }
-  if (bits <= 0 || bits > kMaxBits) {
-    ctx.reply.Error(fmt::format(
-        "ERR ACL GENPASS argument must be the number of bits for the output password, a "
-        "positive number up to {}",
-        kMaxBits));
-    return;
-  }
+  if (!args.Check()) return;
   const size_t chars = static_cast<size_t>((bits + 3) / 4);
   unsigned char random[kMaxBits / 8];
   RAND_bytes(random, static_cast<int>((chars + 1) / 2));
@@ -237,18 +238,14 @@ void AclLogCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  if (ctx.argc() == 3) {
-    if (IsArg(ctx.arg(2), "RESET")) {
-      acl.ResetLog();
-      ctx.reply.Ok();
-      return;
-    }
-    if (!ParseInt64(ctx.arg(2), &count)) {
-      ctx.reply.Error(errors::kNotInteger);
-      return;
-    }
-    if (count < 0) count = 0;
+  ArgParser args(ctx, 2);
+  if (args.Flag("RESET")) {
+    acl.ResetLog();
+    ctx.reply.Ok();
+    return;
   }
+  if (args.HasNext()) count = std::max<int64_t>(args.Int(), 0);
+  if (!args.Check()) return;
   const auto& log = acl.log();
   size_t n = std::min(static_cast<size_t>(count), log.size());
   const int64_t now = NowMs();

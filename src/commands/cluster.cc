@@ -39,14 +39,10 @@ bool TlsView(const CommandContext& ctx) {
   return ctx.server.cfg().tls_cluster && ctx.client.tls != nullptr;
 }
 
-// Redis's getSlotOrReply: -1 after replying.
-int SlotOrReply(CommandContext& ctx, std::string_view text) {
-  int64_t slot;
-  if (!ParseInt64(text, &slot) || slot < 0 || slot >= cluster::kSlotCount) {
-    ctx.reply.Error("ERR Invalid or out of range slot");
-    return -1;
-  }
-  return static_cast<int>(slot);
+// A slot number, as Redis's getSlotOrReply reads it.
+int NextSlot(ArgParser& args) {
+  return static_cast<int>(
+      args.IntInRange(0, cluster::kSlotCount - 1, "ERR Invalid or out of range slot"));
 }
 
 ClusterNode* NodeOrReply(CommandContext& ctx, ClusterState& state, std::string_view name,
@@ -356,22 +352,21 @@ void ChangeSlots(CommandContext& ctx, bool del, bool ranges) {
   // Redis's order of errors: the RANGE forms check each range against the table as soon as it
   // parses; the plain forms parse every slot before checking any.
   std::vector<int> single;
-  for (size_t j = 2; j < ctx.argc(); j += ranges ? 2 : 1) {
-    const int first = SlotOrReply(ctx, ctx.arg(j));
-    if (first < 0) return;
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    const int first = NextSlot(args);
     if (!ranges) {
       single.push_back(first);
       continue;
     }
-    const int last = SlotOrReply(ctx, ctx.arg(j + 1));
-    if (last < 0) return;
-    if (first > last) {
-      ctx.reply.Error(
+    const int last = NextSlot(args);
+    if (args.ok() && first > last) {
+      args.Fail(
           fmt::format("ERR start slot number {} is greater than end slot number {}", first, last));
-      return;
     }
-    if (!check(first, last)) return;
+    if (!args.Check() || !check(first, last)) return;
   }
+  if (!args.Check()) return;
   for (int s : single) {
     if (!check(s, s)) return;
   }
@@ -445,11 +440,18 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Please use SETSLOT only with masters.");
     return;
   }
-  const int slot = SlotOrReply(ctx, ctx.arg(2));
-  if (slot < 0) return;
-  std::string_view action = ctx.arg(3);
+  ArgParser args(ctx, 2);
+  const int slot = NextSlot(args);
+  if (!args.Check()) return;
+  // The action, then a node for all but STABLE.
+  enum Action { kMigrating, kImporting, kStable, kNode };
+  const int action = args.OneOf({"MIGRATING", "IMPORTING", "STABLE", "NODE"});
+  if (action < 0 || args.remaining() != (action == kStable ? 0u : 1u)) {
+    args.Fail("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
+  }
+  if (!args.Check()) return;
   ClusterNode* me = state->myself();
-  if (IsArg(action, "MIGRATING") && ctx.argc() == 5) {
+  if (action == kMigrating) {
     if (state->OwnerOf(slot) != me) {
       ctx.reply.Error(fmt::format("ERR I'm not the owner of hash slot {}", slot));
       return;
@@ -457,7 +459,7 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
     state->set_migrating_to(slot, n);
-  } else if (IsArg(action, "IMPORTING") && ctx.argc() == 5) {
+  } else if (action == kImporting) {
     if (state->OwnerOf(slot) == me) {
       ctx.reply.Error(fmt::format("ERR I'm already the owner of hash slot {}", slot));
       return;
@@ -465,15 +467,12 @@ void ClusterSetSlotCommand(CommandContext& ctx) {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR I don't know about node {}");
     if (n == nullptr) return;
     state->set_importing_from(slot, n);
-  } else if (IsArg(action, "STABLE") && ctx.argc() == 4) {
+  } else if (action == kStable) {
     state->set_importing_from(slot, nullptr);
     state->set_migrating_to(slot, nullptr);
-  } else if (IsArg(action, "NODE") && ctx.argc() == 5) {
+  } else {
     ClusterNode* n = MasterOrReply(ctx, *state, ctx.arg(4), "ERR Unknown node {}");
     if (n == nullptr || !SetSlotNode(ctx, *state, slot, n)) return;
-  } else {
-    ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
-    return;
   }
   state->Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState);
   ctx.reply.Ok();
@@ -505,12 +504,8 @@ void ClusterKeySlotCommand(CommandContext& ctx) {
 void ClusterCountKeysInSlotCommand(CommandContext& ctx) {
   if (ClusterOrReply(ctx) == nullptr) return;
   ArgParser args(ctx, 2);
-  int64_t slot = args.Int();
+  const int64_t slot = args.IntBetween(0, cluster::kSlotCount - 1, "ERR Invalid slot");
   if (!args.Check()) return;
-  if (slot < 0 || slot >= cluster::kSlotCount) {
-    ctx.reply.Error("ERR Invalid slot");
-    return;
-  }
   ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(0).CountKeysInSlot(static_cast<int>(slot))));
 }
 
@@ -519,11 +514,11 @@ void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   int64_t slot = args.Int();
   int64_t max = args.Int();
-  if (!args.Check()) return;
-  if (slot < 0 || slot >= cluster::kSlotCount || max < 0) {
-    ctx.reply.Error("ERR Invalid slot or number of keys");
-    return;
+  // Both are read before either is range-checked, as in Redis.
+  if (args.ok() && (slot < 0 || slot >= cluster::kSlotCount || max < 0)) {
+    args.Fail("ERR Invalid slot or number of keys");
   }
+  if (!args.Check()) return;
   std::vector<std::string> keys =
       ctx.server.db(0).KeysInSlot(static_cast<int>(slot), static_cast<size_t>(max));
   ctx.reply.Array(keys.size());
@@ -610,17 +605,10 @@ void ClusterFailoverCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
   if (TooManyArgs(ctx, 3)) return;
-  bool force = false, takeover = false;
-  if (ctx.argc() == 3) {
-    if (IsArg(ctx.arg(2), "FORCE")) {
-      force = true;
-    } else if (IsArg(ctx.arg(2), "TAKEOVER")) {
-      force = takeover = true;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
+  ArgParser args(ctx, 2);
+  const int option = args.HasNext() ? args.Keyword({"FORCE", "TAKEOVER"}) : -1;
+  if (!args.Check()) return;
+  const bool force = option >= 0, takeover = option == 1;
   const ClusterNode* me = state->myself();
   if (me->is_master()) {
     ctx.reply.Error("ERR You should send CLUSTER FAILOVER to a replica");
@@ -653,10 +641,11 @@ void ClusterSetConfigEpochCommand(CommandContext& ctx) {
   if (state == nullptr) return;
   ArgParser args(ctx, 2);
   int64_t epoch = args.Int();
+  if (args.ok() && epoch < 0) {
+    args.Fail(fmt::format("ERR Invalid config epoch specified: {}", epoch));
+  }
   if (!args.Check()) return;
-  if (epoch < 0) {
-    ctx.reply.Error(fmt::format("ERR Invalid config epoch specified: {}", epoch));
-  } else if (state->node_count() > 1) {
+  if (state->node_count() > 1) {
     ctx.reply.Error(
         "ERR The user can assign a config epoch only when the node does not know any other "
         "node.");
@@ -675,16 +664,10 @@ void ClusterSetConfigEpochCommand(CommandContext& ctx) {
 void ClusterResetCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
-  bool hard = false;
   if (TooManyArgs(ctx, 3)) return;
-  if (ctx.argc() == 3) {
-    if (IsArg(ctx.arg(2), "HARD")) {
-      hard = true;
-    } else if (!IsArg(ctx.arg(2), "SOFT")) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
+  ArgParser args(ctx, 2);
+  const bool hard = args.HasNext() && args.Keyword({"SOFT", "HARD"}) == 1;
+  if (!args.Check()) return;
   if (state->myself()->is_master() && ctx.db.size() != 0) {
     ctx.reply.Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     return;
@@ -708,19 +691,12 @@ void ClusterMeetCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
   if (TooManyArgs(ctx, 5)) return;
-  int64_t port, cport;
-  if (!ParseInt64(ctx.arg(3), &port)) {
-    ctx.reply.Error(fmt::format("ERR Invalid base port specified: {}", ctx.arg(3)));
-    return;
-  }
-  if (ctx.argc() == 5) {
-    if (!ParseInt64(ctx.arg(4), &cport)) {
-      ctx.reply.Error(fmt::format("ERR Invalid bus port specified: {}", ctx.arg(4)));
-      return;
-    }
-  } else {
-    cport = port + cluster::kDefaultBusPortOffset;
-  }
+  ArgParser args(ctx, 3);
+  const int64_t port = args.Int(fmt::format("ERR Invalid base port specified: {}", args.Peek()));
+  const int64_t cport =
+      args.HasNext() ? args.Int(fmt::format("ERR Invalid bus port specified: {}", args.Peek()))
+                     : port + cluster::kDefaultBusPortOffset;
+  if (!args.Check()) return;
   auto result = state->StartHandshake(ctx.arg(2), static_cast<int>(port), static_cast<int>(cport),
                                       ctx.server.cfg().tls_cluster, NowMs());
   if (result == ClusterState::HandshakeResult::kInvalid || port > 65535 || cport > 65535) {

@@ -43,10 +43,9 @@ constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 
 void AuthCommand(CommandContext& ctx) {
-  if (ctx.argc() > 3) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 1);
+  args.ExpectRemaining(1, 2);  // [username] password
+  if (!args.Check()) return;
   std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
   std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
   if (ctx.argc() == 2 && ctx.server.acl().default_user()->nopass()) {

@@ -288,19 +288,22 @@ void DebugStructure(CommandContext& ctx, bool quicklist) {
 
 void DebugReload(CommandContext& ctx) {
   RdbReloadOptions opts;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "MERGE")) {
-      opts.merge = true;
-    } else if (IsArg(opt, "NOFLUSH")) {
-      opts.flush = false;
-    } else if (IsArg(opt, "NOSAVE")) {
-      opts.save = false;
-    } else {
-      ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
-      return;
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    switch (args.Keyword({"MERGE", "NOFLUSH", "NOSAVE"},
+                         "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")) {
+      case 0:
+        opts.merge = true;
+        break;
+      case 1:
+        opts.flush = false;
+        break;
+      case 2:
+        opts.save = false;
+        break;
     }
   }
+  if (!args.Check()) return;
   // Save, empty every database, load the dump again (src/persistence/snapshot.h).
   if (std::string err = RdbDebugReload(ctx.server, opts); !err.empty()) {
     ctx.reply.Error(err);
@@ -352,12 +355,13 @@ int AtoiArg(std::string_view arg) { return std::atoi(std::string(arg).c_str()); 
 void DebugQuicklistPackedThreshold(CommandContext& ctx) {
   // Redis's limit for a "plain" (single huge element) node. vireo has no plain nodes, so the
   // value is only validated.
-  int64_t bytes = 0;
+  constexpr std::string_view kBad =
+      "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+  ArgParser args(ctx, 2);
+  const int64_t bytes = args.Parsed<int64_t>(ParseMemory, kBad);
   // Redis takes 0 (its default) up to 4 GB less 1 MB, whatever the error text says.
-  if (!ParseMemory(ctx.arg(2), &bytes) || bytes > (int64_t{1} << 32) - (int64_t{1} << 20)) {
-    ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
-    return;
-  }
+  if (args.ok() && bytes > (int64_t{1} << 32) - (int64_t{1} << 20)) args.Fail(kBad);
+  if (!args.Check()) return;
   ctx.reply.Ok();
 }
 
@@ -372,7 +376,7 @@ void DebugReplyBuffer(CommandContext& ctx) {
       s.reply_buffer_peak_reset_ms = DebugSettings{}.reply_buffer_peak_reset_ms;
     } else {
       ArgParser args(ctx, 3);
-      int64_t ms = args.Int(errors::kNotInteger);
+      int64_t ms = args.Int();
       if (!args.Check()) return;
       s.reply_buffer_peak_reset_ms = ms;
     }
@@ -389,12 +393,8 @@ void DebugReplyBuffer(CommandContext& ctx) {
 
 void DebugHtstats(CommandContext& ctx) {
   ArgParser args(ctx, 2);
-  int64_t dbid = args.Int(errors::kNotInteger);
+  const int64_t dbid = args.IntBetween(0, ctx.server.db_count() - 1, "ERR Out of range database");
   if (!args.Check()) return;
-  if (dbid < 0 || dbid >= ctx.server.db_count()) {
-    ctx.reply.Error("ERR Out of range database");
-    return;
-  }
   Database& db = ctx.server.db(static_cast<int>(dbid));
   ctx.reply.Verbatim(fmt::format(
       "[Dictionary HT]\nHash table 0 stats (main hash table):\n table size: {}\n number of "
@@ -514,7 +514,7 @@ void DebugRestart(CommandContext& ctx, bool graceful) {
   int64_t delay_ms = 0;
   if (ctx.argc() >= 3) {
     ArgParser args(ctx, 2);
-    delay_ms = args.Int(errors::kNotInteger);
+    delay_ms = args.Int();
     if (!args.Check()) return;
     delay_ms = std::max<int64_t>(delay_ms, 0);
   }

@@ -42,21 +42,20 @@ void FcallRoCommand(CommandContext& ctx) { FcallGeneric(ctx, true); }
 
 void FunctionLoadCommand(CommandContext& ctx) {
   bool replace = false;
-  size_t pos = 2;
-  for (; pos + 1 < ctx.argc(); ++pos) {
-    if (IsArg(ctx.arg(pos), "REPLACE")) {
+  ArgParser args(ctx, 2);
+  // Options up to the last argument, which is the code.
+  while (args.ok() && args.remaining() > 1) {
+    if (args.Flag("REPLACE")) {
       replace = true;
-      continue;
+    } else {
+      args.Fail(fmt::format("ERR Unknown option given: {}", args.Peek()));
     }
-    ctx.reply.Error(fmt::format("ERR Unknown option given: {}", ctx.arg(pos)));
-    return;
   }
-  if (pos >= ctx.argc()) {
-    ctx.reply.Error("ERR Function code is missing");
-    return;
-  }
+  if (!args.HasNext()) args.Fail("ERR Function code is missing");
+  std::string_view code = args.Next();
+  if (!args.Check()) return;
   std::string error;
-  std::string name = ctx.server.scripting().LoadLibrary(ctx.arg(pos), replace, &error);
+  std::string name = ctx.server.scripting().LoadLibrary(code, replace, &error);
   if (name.empty()) {
     ctx.reply.Error(error);
     return;
@@ -86,10 +85,11 @@ void FunctionFlushCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  if (ctx.argc() == 3 && !IsArg(ctx.arg(2), "SYNC") && !IsArg(ctx.arg(2), "ASYNC")) {
-    ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
-    return;
+  ArgParser args(ctx, 2);
+  if (args.HasNext()) {
+    args.Keyword({"SYNC", "ASYNC"}, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   }
+  if (!args.Check()) return;
   ctx.server.scripting().FlushLibraries();
   ctx.server.AddDirty(1);
   ctx.reply.Ok();
@@ -99,23 +99,19 @@ void FunctionListCommand(CommandContext& ctx) {
   bool with_code = false;
   bool has_pattern = false;
   std::string_view pattern;
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (!with_code && IsArg(ctx.arg(i), "WITHCODE")) {
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    if (!with_code && args.Flag("WITHCODE")) {
       with_code = true;
-      continue;
-    }
-    if (!has_pattern && IsArg(ctx.arg(i), "LIBRARYNAME")) {
-      if (i + 1 >= ctx.argc()) {
-        ctx.reply.Error("ERR library name argument was not given");
-        return;
-      }
-      pattern = ctx.arg(++i);
+    } else if (!has_pattern && args.Flag("LIBRARYNAME")) {
+      if (!args.HasNext()) args.Fail("ERR library name argument was not given");
+      pattern = args.Next();
       has_pattern = true;
-      continue;
+    } else {
+      args.Fail(fmt::format("ERR Unknown argument {}", args.Peek()));
     }
-    ctx.reply.Error(fmt::format("ERR Unknown argument {}", ctx.arg(i)));
-    return;
   }
+  if (!args.Check()) return;
   std::vector<const Library*> libs;
   for (const auto& [name, lib] : ctx.server.scripting().libraries()) {
     if (has_pattern && !GlobMatch(pattern, name, true)) continue;
@@ -271,18 +267,14 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  if (ctx.argc() == 4) {
-    if (IsArg(ctx.arg(3), "FLUSH")) {
-      policy = Policy::kFlush;
-    } else if (IsArg(ctx.arg(3), "APPEND")) {
-      policy = Policy::kAppend;
-    } else if (IsArg(ctx.arg(3), "REPLACE")) {
-      policy = Policy::kReplace;
-    } else {
-      ctx.reply.Error(
-          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
-      return;
-    }
+  ArgParser args(ctx, 3);
+  if (args.HasNext()) {
+    constexpr Policy kPolicies[] = {Policy::kFlush, Policy::kAppend, Policy::kReplace};
+    const int which = args.Keyword(
+        {"FLUSH", "APPEND", "REPLACE"},
+        "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+    if (!args.Check()) return;
+    policy = kPolicies[which];
   }
   std::string_view payload = ctx.arg(2);
   if (payload.size() < 10) {

@@ -315,7 +315,8 @@ void CommandDocsCommand(CommandContext& ctx) {
   }
   std::vector<const CommandSpec*> found;
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i))) found.push_back(spec);
+    if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i)))
+      found.push_back(spec);
   }
   ctx.reply.Map(found.size());
   for (const CommandSpec* spec : found) {
@@ -481,15 +482,11 @@ void ClientSetnameCommand(CommandContext& ctx) {
 
 void ClientSetinfoCommand(CommandContext& ctx) {
   std::string_view attr = ctx.arg(2);
-  std::string* target;
-  if (IsArg(attr, "LIB-NAME")) {
-    target = &ctx.client.lib_name;
-  } else if (IsArg(attr, "LIB-VER")) {
-    target = &ctx.client.lib_ver;
-  } else {
-    ctx.reply.Error(fmt::format("ERR Unrecognized option '{}'", attr));
-    return;
-  }
+  ArgParser args(ctx, 2);
+  const int which =
+      args.Keyword({"LIB-NAME", "LIB-VER"}, fmt::format("ERR Unrecognized option '{}'", attr));
+  if (!args.Check()) return;
+  std::string* target = which == 0 ? &ctx.client.lib_name : &ctx.client.lib_ver;
   if (!ValidClientAttribute(ctx.arg(3))) {
     ctx.reply.Error(
         fmt::format("ERR {} cannot contain spaces, newlines or special characters.", attr));

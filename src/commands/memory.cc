@@ -28,16 +28,12 @@ size_t KeyMemory(const DbEntry& entry) {
 }
 
 void MemoryUsageCommand(CommandContext& ctx) {
-  if (ctx.argc() != 3) {
-    // Only "SAMPLES count" may follow the key.
-    if (ctx.argc() != 5 || !IsArg(ctx.arg(3), "SAMPLES")) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    ArgParser args(ctx, 4);
-    args.IntAtLeast(0, errors::kSyntax);
-    if (!args.Check()) return;
+  ArgParser args(ctx, 3);
+  if (args.HasNext()) {
+    // Only "SAMPLES count" may follow the key; a negative count is a syntax error too.
+    if (args.remaining() != 2 || !args.Flag("SAMPLES") || args.Int() < 0) args.SyntaxError();
   }
+  if (!args.Check()) return;
   // Like Redis: no keyspace hit/miss, no access-time update.
   const DbEntry* entry = ctx.db.Find(ctx.arg(2));
   if (entry == nullptr) {

@@ -65,7 +65,7 @@ bool ParseMigrateArgs(CommandContext& ctx, MigrateArgs* a) {
       a->num_keys = args.remaining();
       break;  // the rest are keys
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (!args.Check()) return false;

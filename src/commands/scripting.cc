@@ -115,11 +115,11 @@ void ScriptExistsCommand(CommandContext& ctx) {
 }
 
 void ScriptFlushCommand(CommandContext& ctx) {
-  if (ctx.argc() > 3 ||
-      (ctx.argc() == 3 && !IsArg(ctx.arg(2), "SYNC") && !IsArg(ctx.arg(2), "ASYNC"))) {
-    ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
-    return;
-  }
+  constexpr std::string_view kSyncOrAsync = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+  ArgParser args(ctx, 2);
+  if (args.remaining() > 1) args.Fail(kSyncOrAsync);
+  if (args.HasNext()) args.Keyword({"SYNC", "ASYNC"}, kSyncOrAsync);
+  if (!args.Check()) return;
   ctx.server.scripting().FlushScripts();
   ctx.reply.Ok();
 }
@@ -161,15 +161,14 @@ namespace {
 void ScriptKillCommand(CommandContext& ctx) { KillRunningScript(ctx, true); }
 
 void ScriptDebugCommand(CommandContext& ctx) {
-  if (IsArg(ctx.arg(2), "NO")) {
+  ArgParser args(ctx, 2);
+  const int mode = args.Keyword({"NO", "YES", "SYNC"}, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  if (!args.Check()) return;
+  if (mode == 0) {
     ctx.reply.Ok();
-    return;
-  }
-  if (IsArg(ctx.arg(2), "YES") || IsArg(ctx.arg(2), "SYNC")) {
+  } else {
     ctx.reply.Error("ERR SCRIPT DEBUG is not supported by this server");
-    return;
   }
-  ctx.reply.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
 }
 
 void ScriptHelpCommand(CommandContext& ctx) {

@@ -5,12 +5,14 @@
 
 #include <climits>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
@@ -45,14 +47,14 @@ void RestoreOptions(Config& config,
 }
 
 void ConfigSetCommand(CommandContext& ctx) {
-  if ((ctx.argc() - 2) % 2 != 0) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  ArgParser args(ctx, 2);
+  args.ExpectGroupsOf(2);  // name value pairs
   std::vector<std::pair<std::string, std::string>> pairs;
-  for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
-    pairs.emplace_back(std::string(ctx.arg(i)), std::string(ctx.arg(i + 1)));
+  while (args.HasNext()) {
+    std::span<const std::string_view> pair = args.Take(2);
+    pairs.emplace_back(std::string(pair[0]), std::string(pair[1]));
   }
+  if (!args.Check()) return;
   Config& config = ctx.server.config();
   // Options Redis won't change under a loading dataset (appendonly, dir, repl-diskless-load)
   // get -LOADING, ahead of any other error, as in Redis.
@@ -139,26 +141,29 @@ void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.server.lastsav
 
 void ShutdownCommand(CommandContext& ctx) {
   bool nosave = false, save = false, abort = false, other = false, force = false;
-  for (size_t i = 1; i < ctx.argc(); ++i) {
-    std::string_view opt = ctx.arg(i);
-    if (IsArg(opt, "NOSAVE")) {
-      nosave = true;
-    } else if (IsArg(opt, "SAVE")) {
-      save = true;
-    } else if (IsArg(opt, "NOW") || IsArg(opt, "FORCE")) {
-      other = true;
-      force = force || IsArg(opt, "FORCE");
-    } else if (IsArg(opt, "ABORT")) {
-      abort = true;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+  ArgParser args(ctx, 1);
+  while (args.HasNext()) {
+    switch (args.Keyword({"NOSAVE", "SAVE", "NOW", "FORCE", "ABORT"})) {
+      case 0:
+        nosave = true;
+        break;
+      case 1:
+        save = true;
+        break;
+      case 3:
+        force = true;
+        [[fallthrough]];
+      case 2:
+        other = true;
+        break;
+      case 4:
+        abort = true;
+        break;
     }
   }
-  if ((abort && (nosave || save || other)) || (nosave && save)) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
+  if (abort) args.Exclusive({true, nosave || save || other});
+  args.Exclusive({nosave, save});
+  if (!args.Check()) return;
   if (abort) {
     // Shutdown here is immediate, so there is never one in progress to abort.
     ctx.reply.Error("ERR No shutdown in progress.");

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "commands/helpers.h"
+#include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "types/stream.h"
 #include "types/stream_groups.h"
@@ -17,9 +18,15 @@ namespace stream_cmd {
 inline constexpr std::string_view kInvalidId =
     "ERR Invalid stream ID specified as stream command argument";
 
-// Parses a stream ID argument, replying Redis's error on failure.
-bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
-                 bool strict, bool* seq_star = nullptr);
+// The next argument of `args` as a stream ID (see ParseStreamID); records kInvalidId when it is
+// not one.
+StreamID NextStreamID(ArgParser& args, uint64_t missing_seq, bool strict, bool* seq_star = nullptr);
+
+// The next argument as an interval's start or end (XRANGE, XPENDING, XAUTOCLAIM): "-", "+", an
+// ID (an incomplete one gets the sequence that includes all of its millisecond), or "(" + ID,
+// which excludes that ID. Records kInvalidId, or "ERR invalid start/end ID for the interval"
+// when an exclusive bound has no next (previous) ID.
+StreamID NextIntervalBound(ArgParser& args, bool start);
 
 // The stream at `key` (see TypedObject).
 TypedObject<Stream> LookupStream(CommandContext& ctx, std::string_view key);

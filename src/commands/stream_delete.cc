@@ -100,37 +100,30 @@ struct DeleteArgs {
 bool ParseDeleteArgs(CommandContext& ctx, size_t first, DeleteArgs* args) {
   bool mode_given = false;
   bool ids_given = false;
-  size_t argc = ctx.argc();
-  for (size_t i = first; i < argc;) {
-    std::string_view opt = ctx.arg(i);
+  ArgParser p(ctx, first);
+  while (p.HasNext()) {
     RefMode mode;
-    if (IsArg(opt, "IDS") && !ids_given && i + 1 < argc) {
-      ArgParser value(ctx, i + 1);
-      const int64_t numids = value.Positive("ERR Number of IDs must be a positive integer");
-      if (value.ok() && static_cast<uint64_t>(numids) > value.remaining()) {
-        value.Fail("ERR The `numids` parameter must match the number of arguments");
-      }
-      if (!value.Check()) return false;
-      args->ids.resize(static_cast<size_t>(numids));
-      for (size_t j = 0; j < args->ids.size(); ++j) {
-        if (!ArgStreamID(ctx, ctx.arg(i + 2 + j), &args->ids[j], 0, true)) return false;
-      }
+    if (!ids_given && p.OptionName("IDS")) {
+      const size_t count_at = p.pos();
+      const size_t numids = p.CountedList("ERR Number of IDs must be a positive integer",
+                                          "ERR The `numids` parameter must match the number of "
+                                          "arguments")
+                                .size();
+      // The IDs are checked where they stand, before any later option.
+      p.Seek(count_at + 1);
+      args->ids.resize(numids);
+      for (StreamID& id : args->ids) id = NextStreamID(p, 0, true);
       ids_given = true;
-      i += 2 + args->ids.size();
-    } else if (ParseRefMode(opt, &mode) && (!mode_given || mode == args->mode)) {
+    } else if (ParseRefMode(p.Peek(), &mode) && (!mode_given || mode == args->mode)) {
+      p.Next();
       mode_given = true;
       args->mode = mode;
-      ++i;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      p.SyntaxError();
     }
   }
-  if (!ids_given) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  return true;
+  if (!ids_given) p.SyntaxError();
+  return p.Check();
 }
 
 void ReplyAllMissing(CommandContext& ctx, size_t n) {

@@ -59,20 +59,12 @@ StreamConsumer* TouchConsumer(CommandContext& ctx, ConsumerGroup& g, std::string
 // ---------------------------------------------------------------------------------------------
 // XGROUP
 
-// The group's entries-read option: a non-negative integer or -1 (unknown).
-bool ParseEntriesRead(CommandContext& ctx, size_t at, int64_t* out) {
-  ArgParser args(ctx, at);
-  *out = args.IntAtLeast(ConsumerGroup::kInvalidEntriesRead,
-                         "ERR value for ENTRIESREAD must be positive or -1");
-  return args.Check();
+std::string SubcommandSyntax(const CommandContext& ctx) {
+  return fmt::format(
+      "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.", ctx.arg(1));
 }
 
-void ReplySubcommandSyntax(CommandContext& ctx) {
-  ctx.reply.Error(
-      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try "
-                  "XGROUP HELP.",
-                  ctx.arg(1)));
-}
+void ReplySubcommandSyntax(CommandContext& ctx) { ctx.reply.Error(SubcommandSyntax(ctx)); }
 
 // The key (which must exist unless `may_create`) and the group (which must exist when
 // `need_group`). Replies the error and returns false otherwise.
@@ -103,18 +95,19 @@ bool GroupTarget(CommandContext& ctx, bool may_create, bool need_group, Stream**
 // key is looked up: Redis reports a bad option before WRONGTYPE or NOGROUP.
 bool ParseGroupOptions(CommandContext& ctx, bool allow_mkstream, bool* mkstream,
                        int64_t* entries_read) {
-  for (size_t i = 5; i < ctx.argc(); ++i) {
-    if (allow_mkstream && IsArg(ctx.arg(i), "MKSTREAM")) {
+  ArgParser args(ctx, 5);
+  while (args.HasNext()) {
+    if (allow_mkstream && args.Flag("MKSTREAM")) {
       *mkstream = true;
-    } else if (IsArg(ctx.arg(i), "ENTRIESREAD") && i + 1 < ctx.argc()) {
-      if (!ParseEntriesRead(ctx, i + 1, entries_read)) return false;
-      ++i;
+    } else if (args.OptionName("ENTRIESREAD")) {
+      // A non-negative integer or -1 (unknown).
+      *entries_read = args.IntAtLeast(ConsumerGroup::kInvalidEntriesRead,
+                                      "ERR value for ENTRIESREAD must be positive or -1");
     } else {
-      ReplySubcommandSyntax(ctx);
-      return false;
+      args.Fail(SubcommandSyntax(ctx));
     }
   }
-  return true;
+  return args.Check();
 }
 
 void XGroupCreateCommand(CommandContext& ctx) {
@@ -132,8 +125,10 @@ void XGroupCreateCommand(CommandContext& ctx) {
   StreamID id;
   if (ctx.arg(4) == "$") {
     id = s != nullptr ? s->last_id() : StreamID::Min();
-  } else if (!ArgStreamID(ctx, ctx.arg(4), &id, 0, true)) {
-    return;
+  } else {
+    ArgParser args(ctx, 4);
+    id = NextStreamID(args, 0, true);
+    if (!args.Check()) return;
   }
   if (s != nullptr && s->groups() != nullptr && s->groups()->Find(group) != nullptr) {
     ctx.reply.Error("BUSYGROUP Consumer Group name already exists");
@@ -168,8 +163,10 @@ void XGroupSetIdCommand(CommandContext& ctx) {
   StreamID id;
   if (ctx.arg(4) == "$") {
     id = s->last_id();
-  } else if (!ArgStreamID(ctx, ctx.arg(4), &id, 0, false)) {
-    return;
+  } else {
+    ArgParser args(ctx, 4);
+    id = NextStreamID(args, 0, false);
+    if (!args.Check()) return;
   }
   g->last_id = id;
   g->entries_read = entries_read;
@@ -250,10 +247,10 @@ void XAckCommand(CommandContext& ctx) {
     return;
   }
   // All IDs are parsed first: an error must not follow a partial acknowledgement.
-  std::vector<StreamID> ids(ctx.argc() - 3);
-  for (size_t i = 3; i < ctx.argc(); ++i) {
-    if (!ArgStreamID(ctx, ctx.arg(i), &ids[i - 3], 0, true)) return;
-  }
+  ArgParser args(ctx, 3);
+  std::vector<StreamID> ids(args.remaining());
+  for (StreamID& id : ids) id = NextStreamID(args, 0, true);
+  if (!args.Check()) return;
   int64_t acked = 0;
   for (StreamID id : ids) acked += g->Ack(id) ? 1 : 0;
   if (acked > 0) GroupStateWritten(ctx, static_cast<uint64_t>(acked));
@@ -263,65 +260,33 @@ void XAckCommand(CommandContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // XPENDING
 
-bool ParseIntervalStart(CommandContext& ctx, std::string_view arg, StreamID* id) {
-  bool ex = false;
-  if (arg.size() > 1 && arg[0] == '(') {
-    ex = true;
-    if (!ArgStreamID(ctx, arg.substr(1), id, 0, true)) return false;
-  } else if (!ArgStreamID(ctx, arg, id, 0, false)) {
-    return false;
-  }
-  if (ex && !id->Increment()) {
-    ctx.reply.Error("ERR invalid start ID for the interval");
-    return false;
-  }
-  return true;
-}
-
-bool ParseIntervalEnd(CommandContext& ctx, std::string_view arg, StreamID* id) {
-  bool ex = false;
-  if (arg.size() > 1 && arg[0] == '(') {
-    ex = true;
-    if (!ArgStreamID(ctx, arg.substr(1), id, UINT64_MAX, true)) return false;
-  } else if (!ArgStreamID(ctx, arg, id, UINT64_MAX, false)) {
-    return false;
-  }
-  if (ex && !id->Decrement()) {
-    ctx.reply.Error("ERR invalid end ID for the interval");
-    return false;
-  }
-  return true;
-}
-
 void XPendingCommand(CommandContext& ctx) {
   size_t argc = ctx.argc();
   bool summary = argc == 3;
-  if (argc != 3 && (argc < 6 || argc > 9)) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
   StreamID start, end;
   int64_t count = 0, min_idle = 0;
   std::string_view consumer_name;
   bool has_consumer = false;
-  if (!summary) {
-    ArgParser args(ctx, 3);
+  ArgParser args(ctx, 3);
+  if (!summary && args.ExpectRemaining(3, 6)) {
     if (args.Flag("IDLE")) {
       min_idle = args.Int();
-      if (argc < 8) args.Fail(errors::kSyntax);
+      if (argc < 8) args.SyntaxError();
     }
+    // COUNT is checked before the IDs, as in Redis.
     const size_t at = args.pos();
     args.Seek(at + 2);
     count = std::max<int64_t>(args.Int(), 0);
-    if (!args.Check()) return;
-    if (!ParseIntervalStart(ctx, ctx.arg(at), &start)) return;
-    if (!ParseIntervalEnd(ctx, ctx.arg(at + 1), &end)) return;
+    args.Seek(at);
+    start = NextIntervalBound(args, true);
+    end = NextIntervalBound(args, false);
     if (at + 3 < argc) {
       consumer_name = ctx.arg(at + 3);
       has_consumer = true;
       // Redis ignores anything after the consumer name.
     }
   }
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   auto [s, wrong_type] = LookupStreamRead(ctx, key);
   if (wrong_type) return;
@@ -419,7 +384,6 @@ void XClaimCommand(CommandContext& ctx) {
   StreamID last_id;
   args.Seek(j);
   while (args.HasNext()) {
-    std::string_view last_id_arg;
     if (args.Flag("FORCE")) {
       force = true;
     } else if (args.Flag("JUSTID")) {
@@ -430,8 +394,8 @@ void XClaimCommand(CommandContext& ctx) {
       delivery_time = args.Int("ERR Invalid TIME option argument for XCLAIM");
     } else if (args.OptionName("RETRYCOUNT")) {
       retry_count = args.Int("ERR Invalid RETRYCOUNT option argument for XCLAIM");
-    } else if (args.Option("LASTID", &last_id_arg)) {
-      if (!ParseStreamID(last_id_arg, &last_id, 0, true)) args.Fail(kInvalidId);
+    } else if (args.OptionName("LASTID")) {
+      last_id = NextStreamID(args, 0, true);
     } else {
       args.Fail(fmt::format("ERR Unrecognized XCLAIM option '{}'", args.Peek()));
     }
@@ -507,13 +471,11 @@ void XAutoClaimCommand(CommandContext& ctx) {
   ArgParser args(ctx, 4);
   int64_t minidle =
       std::max<int64_t>(args.Int("ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0);
+  const StreamID start = NextIntervalBound(args, true);
   if (!args.Check()) return;
-  StreamID start;
-  if (!ParseIntervalStart(ctx, ctx.arg(5), &start)) return;
   constexpr int64_t kAttemptsFactor = 10;
   int64_t count = 100;
   bool justid = false;
-  args.Seek(6);
   while (args.HasNext()) {
     if (args.OptionName("COUNT")) {
       constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 16;
@@ -521,7 +483,7 @@ void XAutoClaimCommand(CommandContext& ctx) {
     } else if (args.Flag("JUSTID")) {
       justid = true;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (!args.Check()) return;
@@ -627,10 +589,12 @@ Stream* XInfoStream(CommandContext& ctx) {
   return s;
 }
 
-void XInfoSyntax(CommandContext& ctx) {
-  ctx.reply.Error(fmt::format(
-      "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.", ctx.arg(1)));
+std::string XInfoSyntaxError(const CommandContext& ctx) {
+  return fmt::format(
+      "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.", ctx.arg(1));
 }
+
+void XInfoSyntax(CommandContext& ctx) { ctx.reply.Error(XInfoSyntaxError(ctx)); }
 
 void XInfoStreamCommand(CommandContext& ctx) {
   // The key first: Redis answers WRONGTYPE / no such key before it reads FULL and COUNT.
@@ -638,21 +602,20 @@ void XInfoStreamCommand(CommandContext& ctx) {
   if (s == nullptr) return;
   bool full = false;
   int64_t count = 10;
-  size_t optc = ctx.argc() - 3;
-  if (optc != 0) {
-    if ((optc != 1 && optc != 3) || !IsArg(ctx.arg(3), "FULL") ||
-        (optc == 3 && !IsArg(ctx.arg(4), "COUNT"))) {
-      XInfoSyntax(ctx);
-      return;
+  ArgParser args(ctx, 3);
+  // Nothing, FULL, or FULL COUNT n.
+  if (args.HasNext()) {
+    const size_t optc = args.remaining();
+    if ((optc != 1 && optc != 3) || !args.Flag("FULL") || (optc == 3 && !args.Flag("COUNT"))) {
+      args.Fail(XInfoSyntaxError(ctx));
     }
     full = true;
-    if (optc == 3) {
-      ArgParser args(ctx, 5);
+    if (args.HasNext()) {
       const int64_t n = args.Int();
-      if (!args.Check()) return;
       count = n < 0 ? 10 : n;
     }
   }
+  if (!args.Check()) return;
   ReplyBuilder& r = ctx.reply;
   r.Map(full ? 15 : 16);
   r.Bulk("length");

@@ -42,15 +42,9 @@ namespace {
 
 using namespace stream_cmd;  // NOLINT: part of the stream family
 
-// Parses one XCFGSET value: an integer (Redis's strict grammar) within [min, max].
-bool ParseSetting(CommandContext& ctx, size_t at, std::string_view name, int64_t min, int64_t max,
-                  int64_t* out) {
-  ArgParser args(ctx, at);
-  *out = args.Int();
-  if (args.ok() && (*out < min || *out > max)) {
-    args.Fail(fmt::format("ERR {} must be between {} and {}", name, min, max));
-  }
-  return args.Check();
+// One XCFGSET value: an integer (Redis's strict grammar) within [min, max].
+int64_t NextSetting(ArgParser& args, std::string_view name, int64_t min, int64_t max) {
+  return args.IntBetween(min, max, fmt::format("ERR {} must be between {} and {}", name, min, max));
 }
 
 void XCfgSetCommand(CommandContext& ctx) {
@@ -59,24 +53,18 @@ void XCfgSetCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR At least one parameter must be specified");
     return;
   }
-  for (size_t i = 2; i < ctx.argc(); i += 2) {
-    std::string_view opt = ctx.arg(i);
-    bool has_value = i + 1 < ctx.argc();
-    if (IsArg(opt, "IDMP-DURATION") && has_value) {
-      if (!ParseSetting(ctx, i + 1, "IDMP-DURATION", StreamIdmp::kMinDuration,
-                        StreamIdmp::kMaxDuration, &duration)) {
-        return;
-      }
-    } else if (IsArg(opt, "IDMP-MAXSIZE") && has_value) {
-      if (!ParseSetting(ctx, i + 1, "IDMP-MAXSIZE", StreamIdmp::kMinMaxsize,
-                        StreamIdmp::kMaxMaxsize, &maxsize)) {
-        return;
-      }
+  ArgParser args(ctx, 2);
+  while (args.HasNext()) {
+    if (args.OptionName("IDMP-DURATION")) {
+      duration =
+          NextSetting(args, "IDMP-DURATION", StreamIdmp::kMinDuration, StreamIdmp::kMaxDuration);
+    } else if (args.OptionName("IDMP-MAXSIZE")) {
+      maxsize = NextSetting(args, "IDMP-MAXSIZE", StreamIdmp::kMinMaxsize, StreamIdmp::kMaxMaxsize);
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      args.SyntaxError();
     }
   }
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   Stream* s = LookupExistingStream(ctx, key);
   if (s == nullptr) return;
@@ -91,8 +79,9 @@ void XCfgSetCommand(CommandContext& ctx) {
 
 void XIdmpRecordCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1), pid = ctx.arg(2), iid = ctx.arg(3);
-  StreamID id;
-  if (!ArgStreamID(ctx, ctx.arg(4), &id, 0, true)) return;
+  ArgParser args(ctx, 4);
+  const StreamID id = NextStreamID(args, 0, true);
+  if (!args.Check()) return;
   if (pid.empty() || iid.empty()) {
     ctx.reply.Error("ERR XIDMPRECORD requires a non-empty producer ID and idempotent ID");
     return;

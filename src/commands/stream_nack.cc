@@ -34,52 +34,33 @@ constexpr uint64_t kFatalCount = static_cast<uint64_t>(std::numeric_limits<int64
 // Everything is parsed (and every ID checked) before the key is looked up, so a bad call never
 // releases part of its IDs.
 bool ParseNackArgs(CommandContext& ctx, NackArgs* args) {
-  std::string_view mode = ctx.arg(3);
-  if (IsArg(mode, "SILENT")) {
-    args->mode = NackMode::kSilent;
-  } else if (IsArg(mode, "FAIL")) {
-    args->mode = NackMode::kFail;
-  } else if (IsArg(mode, "FATAL")) {
-    args->mode = NackMode::kFatal;
-  } else {
-    ctx.reply.Error("ERR mode must be SILENT, FAIL, or FATAL");
-    return false;
-  }
-  size_t argc = ctx.argc();
+  ArgParser p(ctx, 3);
+  constexpr NackMode kModes[] = {NackMode::kSilent, NackMode::kFail, NackMode::kFatal};
+  const int mode =
+      p.Keyword({"SILENT", "FAIL", "FATAL"}, "ERR mode must be SILENT, FAIL, or FATAL");
+  if (!p.Check()) return false;
+  args->mode = kModes[mode];
   size_t ids_at = 0, numids = 0;
-  for (size_t i = 4; i < argc; ++i) {
-    std::string_view opt = ctx.arg(i);
-    bool more = i + 1 < argc;
-    if (IsArg(opt, "IDS") && more && ids_at == 0) {
-      ArgParser value(ctx, i + 1);
-      const int64_t n = value.Positive("ERR numids must be a positive integer");
-      if (value.ok() && static_cast<uint64_t>(n) > value.remaining()) {
-        value.Fail("ERR number of IDs doesn't match numids");
-      }
-      if (!value.Check()) return false;
-      ids_at = i + 2;
-      numids = static_cast<size_t>(n);
-      i = ids_at + numids - 1;
-    } else if (IsArg(opt, "RETRYCOUNT") && more) {
-      ArgParser value(ctx, ++i);
-      args->retry_count = value.IntAtLeast(0, "ERR Invalid RETRYCOUNT value, must be >= 0");
-      if (!value.Check()) return false;
-    } else if (IsArg(opt, "FORCE")) {
+  while (p.HasNext()) {
+    if (ids_at == 0 && p.OptionName("IDS")) {
+      numids = p.CountedList("ERR numids must be a positive integer",
+                             "ERR number of IDs doesn't match numids")
+                   .size();
+      ids_at = p.pos() - numids;
+    } else if (p.OptionName("RETRYCOUNT")) {
+      args->retry_count = p.IntAtLeast(0, "ERR Invalid RETRYCOUNT value, must be >= 0");
+    } else if (p.Flag("FORCE")) {
       args->force = true;
     } else {
-      ctx.reply.Error(fmt::format("ERR Unrecognized XNACK option '{}'", opt));
-      return false;
+      p.Fail(fmt::format("ERR Unrecognized XNACK option '{}'", p.Peek()));
     }
   }
-  if (ids_at == 0) {
-    ctx.reply.Error("ERR syntax error, expected IDS keyword");
-    return false;
-  }
+  if (ids_at == 0) p.Fail("ERR syntax error, expected IDS keyword");
+  // The IDs are checked after every option.
+  p.Seek(ids_at);
   args->ids.resize(numids);
-  for (size_t k = 0; k < numids; ++k) {
-    if (!ArgStreamID(ctx, ctx.arg(ids_at + k), &args->ids[k], 0, true)) return false;
-  }
-  return true;
+  for (StreamID& id : args->ids) id = NextStreamID(p, 0, true);
+  return p.Check();
 }
 
 // The delivery count a released entry keeps: RETRYCOUNT if given, else what the mode says.

@@ -1,9 +1,9 @@
 // XREAD and XREADGROUP, and their blocking forms, including XREADGROUP ... CLAIM (Redis 8.4):
 // a reader that first takes over idle pending entries of its group, then reads new ones.
-#include <asio.hpp>  // XREADGROUP CLAIM arms its own wake-up timer
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <asio.hpp>  // XREADGROUP CLAIM arms its own wake-up timer
 #include <limits>
 
 #include "commands/stream_common.h"
@@ -76,10 +76,10 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
       if (!group_only("NOACK")) break;
       args->noack = true;
     } else {
-      p.Fail(errors::kSyntax);
+      p.SyntaxError();
     }
   }
-  if (args->streams_at == 0) p.Fail(errors::kSyntax);
+  if (args->streams_at == 0) p.SyntaxError();
   if (group_mode && !has_group) p.Fail("ERR Missing GROUP option for XREADGROUP");
   return p.Check();
 }
@@ -416,7 +416,9 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
       }
       continue;
     }
-    if (!ArgStreamID(ctx, id_arg, &ids[i], 0, true)) return;
+    ArgParser id_parser(ctx, args.streams_at + args.nstreams + i);
+    ids[i] = NextStreamID(id_parser, 0, true);
+    if (!id_parser.Check()) return;
   }
 
   // Serve what can be served now. With CLAIM, every stream read with ">" takes from one budget

@@ -23,11 +23,30 @@
 namespace vireo {
 namespace stream_cmd {
 
-bool ArgStreamID(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
-                 bool strict, bool* seq_star) {
-  if (ParseStreamID(arg, id, missing_seq, strict, seq_star)) return true;
-  ctx.reply.Error(kInvalidId);
-  return false;
+StreamID NextIntervalBound(ArgParser& args, bool start) {
+  const uint64_t missing_seq = start ? 0 : UINT64_MAX;
+  const std::string_view arg = args.Peek();
+  const bool exclusive = arg.size() > 1 && arg[0] == '(';
+  StreamID id = args.Parsed<StreamID>(
+      [&](std::string_view text, StreamID* out) {
+        // An exclusive bound names an entry: "-" and "+" are no IDs there.
+        return exclusive ? ParseStreamID(text.substr(1), out, missing_seq, true)
+                         : ParseStreamID(text, out, missing_seq, false);
+      },
+      kInvalidId);
+  if (args.ok() && exclusive && !(start ? id.Increment() : id.Decrement())) {
+    args.Fail(start ? "ERR invalid start ID for the interval"
+                    : "ERR invalid end ID for the interval");
+  }
+  return id;
+}
+
+StreamID NextStreamID(ArgParser& args, uint64_t missing_seq, bool strict, bool* seq_star) {
+  return args.Parsed<StreamID>(
+      [&](std::string_view arg, StreamID* id) {
+        return ParseStreamID(arg, id, missing_seq, strict, seq_star);
+      },
+      kInvalidId);
 }
 
 TypedObject<Stream> LookupStream(CommandContext& ctx, std::string_view key) {
@@ -149,109 +168,91 @@ struct AddArgs {
 bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
   TrimArgs& trim = args->trim;
   bool refs_given = false;
-  size_t argc = ctx.argc();
-  size_t i = 2;
-  for (; i < argc; ++i) {
-    size_t more = argc - 1 - i;
-    std::string_view opt = ctx.arg(i);
+  ArgParser p(ctx, 2);
+  while (p.HasNext()) {
+    std::string_view opt = p.Peek();
+    const size_t more = p.remaining() - 1;  // arguments after opt
     RefMode mode;
     if (xadd && opt == "*") {
       break;
     } else if ((IsArg(opt, "MAXLEN") || IsArg(opt, "MINID")) && more > 0) {
-      bool maxlen = IsArg(opt, "MAXLEN");
+      p.Next();
       if (trim.strategy != TrimArgs::Strategy::kNone) {
-        ctx.reply.Error(
-            "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
-        return false;
+        p.Fail("ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+        break;
       }
+      // "~" or "=" is an operator only when a threshold follows it.
       trim.approx = false;
-      std::string_view next = ctx.arg(i + 1);
-      if (more >= 2 && next == "~") {
-        trim.approx = true;
-        ++i;
-      } else if (more >= 2 && next == "=") {
-        ++i;
+      if (more >= 2) {
+        if (p.Flag("~")) {
+          trim.approx = true;
+        } else {
+          p.Flag("=");
+        }
       }
-      if (maxlen) {
-        ArgParser value(ctx, i + 1);
-        trim.maxlen = value.IntAtLeast(0, "ERR The MAXLEN argument must be >= 0.");
-        if (!value.Check()) return false;
+      if (IsArg(opt, "MAXLEN")) {
+        trim.maxlen = p.IntAtLeast(0, "ERR The MAXLEN argument must be >= 0.");
         trim.strategy = TrimArgs::Strategy::kMaxLen;
       } else {
-        if (!ArgStreamID(ctx, ctx.arg(i + 1), &trim.minid, 0, true)) return false;
+        trim.minid = NextStreamID(p, 0, true);
         trim.strategy = TrimArgs::Strategy::kMinId;
       }
-      ++i;
-      trim.threshold_index = i;
-    } else if (IsArg(opt, "LIMIT") && more > 0) {
-      ArgParser value(ctx, i + 1);
-      trim.limit = value.IntAtLeast(0, "ERR The LIMIT argument must be >= 0.");
-      if (!value.Check()) return false;
+      trim.threshold_index = p.pos() - 1;
+    } else if (p.OptionName("LIMIT")) {
+      trim.limit_index = p.pos() - 1;
+      trim.limit = p.IntAtLeast(0, "ERR The LIMIT argument must be >= 0.");
       trim.limit_given = true;
-      trim.limit_index = i;
-      ++i;
     } else if (ParseRefMode(opt, &mode)) {
+      p.Next();
       // One strategy per command: naming a second, different one is an error.
-      if (refs_given && mode != trim.refs) {
-        ctx.reply.Error(errors::kSyntax);
-        return false;
-      }
+      if (refs_given && mode != trim.refs) p.SyntaxError();
       refs_given = true;
       trim.refs = mode;
-    } else if (xadd && IsArg(opt, "NOMKSTREAM")) {
+    } else if (xadd && p.Flag("NOMKSTREAM")) {
       args->nomkstream = true;
     } else if (xadd && ((IsArg(opt, "IDMP") && more > 1) || (IsArg(opt, "IDMPAUTO") && more > 0))) {
-      bool automatic = IsArg(opt, "IDMPAUTO");
+      const bool automatic = IsArg(opt, "IDMPAUTO");
       if (args->idmp_index != 0) {
-        ctx.reply.Error("ERR IDMP/IDMPAUTO specified multiple times");
-        return false;
+        p.Fail("ERR IDMP/IDMPAUTO specified multiple times");
+        break;
       }
-      args->idmp_index = i;
+      args->idmp_index = p.pos();
       args->idmp_auto = automatic;
-      args->pid = ctx.arg(i + 1);
+      p.Next();
+      args->pid = p.Next();
       if (args->pid.empty()) {
-        ctx.reply.Error(automatic ? "ERR IDMPAUTO requires a non-empty producer ID"
-                                  : "ERR IDMP requires a non-empty producer ID");
-        return false;
+        p.Fail(automatic ? "ERR IDMPAUTO requires a non-empty producer ID"
+                         : "ERR IDMP requires a non-empty producer ID");
       }
-      ++i;
       if (!automatic) {
-        args->iid = ctx.arg(i + 1);
-        if (args->iid.empty()) {
-          ctx.reply.Error("ERR IDMP requires a non-empty idempotent ID");
-          return false;
-        }
-        ++i;
+        args->iid = p.Next();
+        if (args->iid.empty()) p.Fail("ERR IDMP requires a non-empty idempotent ID");
       }
     } else if (xadd) {
-      if (!ArgStreamID(ctx, opt, &args->id, 0, true, &args->seq_star)) return false;
+      args->id_index = p.pos();
+      args->id = NextStreamID(p, 0, true, &args->seq_star);
       args->id_given = true;
       break;
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return false;
+      p.SyntaxError();
     }
   }
-  args->id_index = i;
+  if (!p.Check()) return false;
+  if (!args->id_given) args->id_index = p.pos();  // "*", or where the options ran out
   if (args->idmp_index != 0 && args->id_given) {
-    ctx.reply.Error("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs");
-    return false;
+    p.Fail("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs");
   }
   if (trim.limit != 0 && trim.strategy == TrimArgs::Strategy::kNone) {
-    ctx.reply.Error(
-        "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
-    return false;
+    p.Fail("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
   }
   if (!xadd && trim.strategy == TrimArgs::Strategy::kNone) {
-    ctx.reply.Error("ERR syntax error, XTRIM must be called with a trimming strategy");
-    return false;
+    p.Fail("ERR syntax error, XTRIM must be called with a trimming strategy");
   }
-  if (trim.limit_given) {
-    if (!trim.approx) {
-      ctx.reply.Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
-      return false;
-    }
-  } else if (trim.approx) {
+  if (trim.limit_given && !trim.approx) {
+    p.Fail("ERR syntax error, LIMIT cannot be used without the special ~ option");
+  }
+  if (!p.Check()) return false;
+  if (!trim.limit_given && trim.approx) {
     // Bounds the work of one call: 100 nodes' worth by default.
     trim.limit = 100 * ctx.server.cfg().stream_node_max_entries;
     if (trim.limit <= 0) trim.limit = 10000;
@@ -432,40 +433,18 @@ void XLenCommand(CommandContext& ctx) {
   ctx.reply.Integer(s == nullptr ? 0 : static_cast<int64_t>(s->length()));
 }
 
-// An XRANGE bound: "-", "+", an ID (incomplete ones get missing_seq), or "(" + ID for an
-// exclusive bound.
-bool ParseRangeBound(CommandContext& ctx, std::string_view arg, uint64_t missing_seq, StreamID* id,
-                     bool* exclusive) {
-  *exclusive = false;
-  if (arg.size() > 1 && arg[0] == '(') {
-    *exclusive = true;
-    return ArgStreamID(ctx, arg.substr(1), id, missing_seq, true);
-  }
-  return ArgStreamID(ctx, arg, id, missing_seq, false);
-}
-
 void RangeGeneric(CommandContext& ctx, bool reverse) {
-  std::string_view start_arg = reverse ? ctx.arg(3) : ctx.arg(2);
-  std::string_view end_arg = reverse ? ctx.arg(2) : ctx.arg(3);
-  StreamID start, end;
-  bool start_ex, end_ex;
-  if (!ParseRangeBound(ctx, start_arg, 0, &start, &start_ex)) return;
-  if (start_ex && !start.Increment()) {
-    ctx.reply.Error("ERR invalid start ID for the interval");
-    return;
-  }
-  if (!ParseRangeBound(ctx, end_arg, UINT64_MAX, &end, &end_ex)) return;
-  if (end_ex && !end.Decrement()) {
-    ctx.reply.Error("ERR invalid end ID for the interval");
-    return;
-  }
+  ArgParser args(ctx, reverse ? 3 : 2);
+  const StreamID start = NextIntervalBound(args, true);
+  args.Seek(reverse ? 2 : 3);
+  const StreamID end = NextIntervalBound(args, false);
+  args.Seek(4);
   int64_t count = -1;
-  ArgParser args(ctx, 4);
   while (args.HasNext()) {
     if (args.OptionName("COUNT")) {
       count = std::max<int64_t>(args.Int(), 0);
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   if (!args.Check()) return;
@@ -500,10 +479,10 @@ void XDelCommand(CommandContext& ctx) {
     return;
   }
   // Every ID is checked before anything is deleted, so a bad one leaves the stream untouched.
-  std::vector<StreamID> ids(ctx.argc() - 2);
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (!ArgStreamID(ctx, ctx.arg(i), &ids[i - 2], 0, true)) return;
-  }
+  ArgParser args(ctx, 2);
+  std::vector<StreamID> ids(args.remaining());
+  for (StreamID& id : ids) id = NextStreamID(args, 0, true);
+  if (!args.Check()) return;
   int64_t deleted = 0;
   for (StreamID id : ids) deleted += s->Delete(id) ? 1 : 0;
   if (deleted > 0) {
@@ -514,27 +493,24 @@ void XDelCommand(CommandContext& ctx) {
 }
 
 void XSetIdCommand(CommandContext& ctx) {
-  StreamID id, max_deleted;
-  if (!ArgStreamID(ctx, ctx.arg(2), &id, 0, true)) return;
+  ArgParser args(ctx, 2);
+  const StreamID id = NextStreamID(args, 0, true);
+  StreamID max_deleted;
   int64_t entries_added = -1;
-  for (size_t i = 3; i < ctx.argc(); i += 2) {
-    bool more = i + 1 < ctx.argc();
-    if (IsArg(ctx.arg(i), "ENTRIESADDED") && more) {
-      ArgParser value(ctx, i + 1);
-      entries_added = value.IntAtLeast(0, "ERR entries_added must be positive");
-      if (!value.Check()) return;
-    } else if (IsArg(ctx.arg(i), "MAXDELETEDID") && more) {
-      if (!ArgStreamID(ctx, ctx.arg(i + 1), &max_deleted, 0, true)) return;
-      if (id < max_deleted) {
-        ctx.reply.Error(
+  while (args.HasNext()) {
+    if (args.OptionName("ENTRIESADDED")) {
+      entries_added = args.IntAtLeast(0, "ERR entries_added must be positive");
+    } else if (args.OptionName("MAXDELETEDID")) {
+      max_deleted = NextStreamID(args, 0, true);
+      if (args.ok() && id < max_deleted) {
+        args.Fail(
             "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
-        return;
       }
     } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+      args.SyntaxError();
     }
   }
+  if (!args.Check()) return;
   std::string_view key = ctx.arg(1);
   Stream* s = LookupExistingStream(ctx, key);
   if (s == nullptr) return;

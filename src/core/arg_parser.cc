@@ -350,4 +350,15 @@ long double ArgParser::LongDoubleValue(std::string_view text, std::string_view e
   return value;
 }
 
+std::span<const std::string_view> ArgParser::CountedList(std::string_view bad_count,
+                                                         std::string_view too_few) {
+  int64_t count = Positive(bad_count);
+  if (failed_) return {};
+  if (static_cast<uint64_t>(count) > remaining()) {
+    Fail(too_few);
+    return {};
+  }
+  return Take(static_cast<size_t>(count));
+}
+
 }  // namespace vireo

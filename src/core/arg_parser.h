@@ -147,6 +147,25 @@ class ArgParser {
   // read's, so it competes with the arguments' errors in the order the handler reads them.
   int64_t IntValue(std::string_view text, std::string_view error = errors::kNotInteger);
   long double LongDoubleValue(std::string_view text, std::string_view error = errors::kNotFloat);
+  // --- values with their own grammar, counted lists ----------------------------------------
+  // The next argument converted by `parse(arg, &value)`, which returns false when the text is
+  // not a valid T; then `error` is recorded and T{} returned. For grammars that live above
+  // core (a stream ID, a time spec...), so that they too fail through the one error path.
+  template <typename T, typename Parse>
+  T Parsed(Parse&& parse, std::string_view error) {
+    const std::string_view* arg = NextValue();
+    T value{};
+    if (arg == nullptr) return T{};
+    if (!parse(*arg, &value)) {
+      Fail(error);
+      return T{};
+    }
+    return value;
+  }
+  // "count item [item ...]": an integer >= 1 (`bad_count` when it isn't one or is smaller),
+  // then that many arguments, consumed (`too_few` when fewer are left). XDELEX's IDS block.
+  std::span<const std::string_view> CountedList(std::string_view bad_count,
+                                                std::string_view too_few);
 
  private:
   // The next argument for a typed read, or nullptr (after recording a syntax error when

@@ -352,5 +352,67 @@ TEST(ArgParserTest, StoredValuesFailInReadingOrder) {
   EXPECT_EQ(f.out, "-ERR value is not a valid float\r\n");
 }
 
+TEST(ArgParserTest, ParsedWithCallerGrammar) {
+  Fixture f({"0x1f", "abc", "7"});
+  auto hex = [](std::string_view s, int* out) {
+    if (s.size() < 3 || s.substr(0, 2) != "0x") return false;
+    *out = std::stoi(std::string(s.substr(2)), nullptr, 16);
+    return true;
+  };
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.Parsed<int>(hex, "ERR bad hex"), 31);
+  EXPECT_TRUE(a.ok());
+  EXPECT_EQ(a.Parsed<int>(hex, "ERR bad hex"), 0);
+  EXPECT_EQ(a.error(), "ERR bad hex");
+  EXPECT_EQ(a.pos(), 2u);  // the bad argument was consumed, nothing after it
+  a.Parsed<int>(hex, "ERR other");
+  EXPECT_EQ(a.error(), "ERR bad hex");
+  ArgParser b = f.Parser(3);
+  b.Parsed<int>(hex, "ERR bad hex");  // past the end
+  EXPECT_EQ(b.error(), "ERR syntax error");
+}
+
+TEST(ArgParserTest, IntBetween) {
+  constexpr std::string_view kOutside = "ERR must be 1..10";
+  Fixture f({"10", "1", "0", "11", "x"});
+  ArgParser a = f.Parser();
+  EXPECT_EQ(a.IntBetween(1, 10, kOutside), 10);
+  EXPECT_EQ(a.IntBetween(1, 10, kOutside), 1);
+  EXPECT_TRUE(a.ok());
+  a.IntBetween(1, 10, kOutside);
+  EXPECT_EQ(a.error(), kOutside);
+  ArgParser b = f.Parser(3);
+  b.IntBetween(1, 10, kOutside);
+  EXPECT_EQ(b.error(), kOutside);
+  ArgParser c = f.Parser(4);
+  c.IntBetween(1, 10, kOutside);  // not a number is not "outside"
+  EXPECT_EQ(c.error(), "ERR value is not an integer or out of range");
+}
+
+TEST(ArgParserTest, CountedList) {
+  constexpr std::string_view kBad = "ERR bad count";
+  constexpr std::string_view kFew = "ERR too few";
+  Fixture f({"2", "a", "b", "c", "3", "x", "y", "0", "z"});
+  ArgParser a = f.Parser();
+  auto items = a.CountedList(kBad, kFew);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0], "a");
+  EXPECT_EQ(items[1], "b");
+  EXPECT_EQ(a.Peek(), "c");
+  EXPECT_TRUE(a.ok());
+  ArgParser b = f.Parser(4);  // 3 wanted, 4 left: fine
+  EXPECT_EQ(b.CountedList(kBad, kFew).size(), 3u);
+  ArgParser c = f.Parser(7);  // 0
+  EXPECT_TRUE(c.CountedList(kBad, kFew).empty());
+  EXPECT_EQ(c.error(), kBad);
+  ArgParser d = f.Parser(3);  // "c"
+  d.CountedList(kBad, kFew);
+  EXPECT_EQ(d.error(), kBad);
+  Fixture g({"3", "x", "y"});
+  ArgParser e = g.Parser();
+  EXPECT_TRUE(e.CountedList(kBad, kFew).empty());
+  EXPECT_EQ(e.error(), kFew);
+}
+
 }  // namespace
 }  // namespace vireo
