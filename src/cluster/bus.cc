@@ -16,7 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "server/server.h"
+#include "core/config.h"
 #include "util/clock.h"
 #include "util/listen.h"
 
@@ -97,8 +97,8 @@ std::string_view ShortName(const ClusterNode* node) {
 
 }  // namespace
 
-ClusterBus::ClusterBus(Server& server, ClusterState& state)
-    : server_(server), state_(state), rng_(std::random_device{}()) {
+ClusterBus::ClusterBus(BusHost& host, ClusterState& state)
+    : host_(host), state_(state), rng_(std::random_device{}()) {
   state_.before_delete_node = [this](ClusterNode* node) {
     if (node->link != nullptr) FreeLink(node->link);
     if (node->inbound_link != nullptr) FreeLink(node->inbound_link);
@@ -129,7 +129,7 @@ std::string ClusterBus::Listen(const std::vector<std::string>& binds, int port) 
       const uint64_t id = next_id_++;
       listen_fds_.push_back(fd);
       listener_ids_[id] = fd;
-      server_.WatchBusSocket(fd, kTag | id, EPOLLIN);
+      host_.WatchBusSocket(fd, kTag | id, EPOLLIN);
     });
     if (!error.empty() && !optional) return error;
   }
@@ -153,7 +153,7 @@ void ClusterBus::FreeLink(BusLink* link) {
   link->dead = true;
   link->tls.reset();
   if (link->fd >= 0) {
-    server_.UnwatchSocket(link->fd);
+    host_.UnwatchBusSocket(link->fd);
     close(link->fd);
     link->fd = -1;
   }
@@ -207,8 +207,8 @@ void ClusterBus::Connect(ClusterNode* node, int64_t now) {
   link->node = node;
   node->link = link;
   if (r == 0) {
-    server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
-    if (server_.cfg().tls_cluster) {
+    host_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
+    if (host_.BusConfig().tls_cluster) {
       link->connected = true;
       StartTls(link);
     } else {
@@ -216,7 +216,7 @@ void ClusterBus::Connect(ClusterNode* node, int64_t now) {
     }
   } else {
     link->watching_write = true;
-    server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN | EPOLLOUT);
+    host_.WatchBusSocket(fd, kTag | link->id, EPOLLIN | EPOLLOUT);
   }
 }
 
@@ -249,18 +249,18 @@ void ClusterBus::Accept(int listen_fd) {
     BusLink* link = NewLink(fd, true, NowMs());
     link->connected = true;
     link->peer_ip = SockName(fd, true);
-    server_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
+    host_.WatchBusSocket(fd, kTag | link->id, EPOLLIN);
     spdlog::debug("Accepting cluster node connection from {}", link->peer_ip);
-    if (server_.cfg().tls_cluster) StartTls(link);
+    if (host_.BusConfig().tls_cluster) StartTls(link);
   }
 }
 
 void ClusterBus::StartTls(BusLink* link) {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.BusConfig();
   // Both directions verify the peer against tls-ca-cert-file/dir: outbound always (the peer is
   // a server), inbound per tls-auth-clients, as Redis's cluster bus does.
-  link->tls = link->inbound ? server_.tls().Accept(link->fd, c.tls_auth_clients)
-                            : server_.tls().Connect(link->fd);
+  link->tls = link->inbound ? host_.BusTls().Accept(link->fd, c.tls_auth_clients)
+                            : host_.BusTls().Connect(link->fd);
   if (link->tls == nullptr) {
     spdlog::warn("Cluster bus link {} {}: TLS is not configured", link->inbound ? "from" : "to",
                  link->inbound ? link->peer_ip : std::string(ShortName(link->node)));
@@ -321,7 +321,7 @@ void ClusterBus::UpdateWriteInterest(BusLink* link) {
                     (link->tls != nullptr && link->tls->wants_write());
   if (want == link->watching_write) return;
   link->watching_write = want;
-  server_.WatchBusSocket(link->fd, kTag | link->id, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
+  host_.WatchBusSocket(link->fd, kTag | link->id, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
 }
 
 ssize_t ClusterBus::ReadSome(BusLink* link, char* buf, size_t n) {
@@ -350,11 +350,11 @@ void ClusterBus::OnSocketEvent(uint64_t id, uint32_t events) {
       return;
     }
     link->connected = true;
-    if (server_.cfg().tls_cluster) {
+    if (host_.BusConfig().tls_cluster) {
       StartTls(link);
     } else {
       link->watching_write = false;
-      server_.WatchBusSocket(link->fd, kTag | link->id, EPOLLIN);
+      host_.WatchBusSocket(link->fd, kTag | link->id, EPOLLIN);
       OnConnected(link);
       if (!link->dead) Flush(link);
     }
@@ -440,7 +440,7 @@ void ClusterBus::Flush(BusLink* link) {
 
 void ClusterBus::Send(BusLink* link, const BusMessage& msg) {
   if (link == nullptr || link->dead) return;
-  const int64_t limit = server_.cfg().cluster_link_sendbuf_limit;
+  const int64_t limit = host_.BusConfig().cluster_link_sendbuf_limit;
   if (limit > 0 && link->out.size() - link->out_sent > static_cast<size_t>(limit)) {
     ++state_.links_buffer_limit_exceeded;
     spdlog::warn(
@@ -473,7 +473,7 @@ void ClusterBus::Broadcast(const BusMessage& msg) {
 // --- building messages ------------------------------------------------------------------------
 
 BusMessage ClusterBus::Header(BusType type) const {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.BusConfig();
   const ClusterNode* me = state_.myself();
   const ClusterNode* master = me->is_replica() && me->master != nullptr ? me->master : me;
   BusMessage msg;
@@ -492,7 +492,7 @@ BusMessage ClusterBus::Header(BusType type) const {
   h.state = state_.ok() ? kClusterStateOk : kClusterStateFail;
   h.current_epoch = state_.current_epoch();
   h.config_epoch = master->config_epoch;
-  h.repl_offset = static_cast<uint64_t>(server_.ClusterReplOffset());
+  h.repl_offset = static_cast<uint64_t>(host_.ClusterReplOffset());
   if (me->is_master() && mf_end_ != 0) h.mflags[0] |= kMsgFlagPaused;
   return msg;
 }
@@ -518,7 +518,7 @@ void ClusterBus::SendPing(BusLink* link, BusType type) {
     g.ping_sent = static_cast<uint32_t>(n->ping_sent / 1000);
     g.pong_received = static_cast<uint32_t>(n->pong_received / 1000);
     g.ip = n->ip;
-    const bool tls = server_.cfg().tls_cluster;
+    const bool tls = host_.BusConfig().tls_cluster;
     g.port = static_cast<uint16_t>(tls ? n->tls_port : n->tcp_port);
     g.pport = static_cast<uint16_t>(tls ? n->tcp_port : n->tls_port);
     g.cport = static_cast<uint16_t>(n->cport);
@@ -616,7 +616,7 @@ std::string ClusterBus::NodeIp(BusLink* link, const BusMessage& msg) const {
 }
 
 void ClusterBus::SetPorts(ClusterNode* node, uint16_t port, uint16_t pport) const {
-  if (server_.cfg().tls_cluster) {
+  if (host_.BusConfig().tls_cluster) {
     node->tls_port = port;
     node->tcp_port = pport;
   } else {
@@ -686,8 +686,8 @@ void ClusterBus::Process(BusLink* link, const BusMessage& msg) {
     case BusType::kPublish:
     case BusType::kPublishShard:
       if (sender == nullptr) return;
-      server_.ClusterDeliverPublish(msg.publish.channel, msg.publish.message,
-                                    msg.type == BusType::kPublishShard);
+      host_.ClusterDeliverPublish(msg.publish.channel, msg.publish.message,
+                                  msg.type == BusType::kPublishShard);
       return;
     case BusType::kFailoverAuthRequest:
       if (sender == nullptr) return;
@@ -707,7 +707,7 @@ void ClusterBus::Process(BusLink* link, const BusMessage& msg) {
       ResetManualFailover();
       mf_end_ = now + kManualFailoverTimeoutMs;
       mf_replica_ = sender;
-      server_.ClusterPauseWrites(true, kManualFailoverTimeoutMs * kManualFailoverPauseMult);
+      host_.ClusterPauseWrites(true, kManualFailoverTimeoutMs * kManualFailoverPauseMult);
       spdlog::info("Manual failover requested by replica {}.", sender->name);
       // The replica learns the offset we paused at from this ping.
       SendPing(link, BusType::kPing);
@@ -732,7 +732,7 @@ void ClusterBus::ProcessPingLike(BusLink* link, const BusMessage& msg, ClusterNo
   const BusHeader& h = msg.header;
   const int64_t now = NowMs();
   ClusterNode* me = state_.myself();
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.BusConfig();
   if (msg.type == BusType::kPing || msg.type == BusType::kMeet) {
     // Nodes reach us at our official address: a MEET tells us what it is (and any ping while
     // we don't know it yet).
@@ -886,7 +886,7 @@ bool ClusterBus::UpdateAddressIfNeeded(ClusterNode* node, BusLink* link, const B
   node->flags &= ~kNodeNoAddr;
   spdlog::info("Address updated for node {}, now {}:{}", node->name, node->ip, node->tcp_port);
   if (state_.myself()->is_replica() && state_.myself()->master == node) {
-    server_.ClusterSyncReplication();
+    host_.ClusterSyncReplication();
   }
   return true;
 }
@@ -894,7 +894,7 @@ bool ClusterBus::UpdateAddressIfNeeded(ClusterNode* node, BusLink* link, const B
 void ClusterBus::ProcessGossip(const BusMessage& msg, BusLink* link) {
   ClusterNode* sender = link->node != nullptr ? link->node : state_.Lookup(msg.header.sender);
   const int64_t now = NowMs();
-  const bool tls = server_.cfg().tls_cluster;
+  const bool tls = host_.BusConfig().tls_cluster;
   for (const GossipEntry& g : msg.gossip) {
     if (!g.ip.empty() && !IsIp(g.ip)) continue;  // a lie nodes.conf could not hold
     ClusterNode* node = state_.Lookup(g.name);
@@ -1013,7 +1013,7 @@ void ClusterBus::UpdateSlotsConfigWith(ClusterNode* sender, uint64_t sender_epoc
     // An import in progress is settled by the operator (SETSLOT NODE), not by gossip.
     if (state_.importing_from(j) != nullptr) continue;
     if (owner != nullptr && owner->config_epoch >= sender_epoch) continue;
-    if (owner == me && server_.db(0).CountKeysInSlot(j) != 0) dirty.push_back(j);
+    if (owner == me && host_.ClusterKeysInSlot(j) != 0) dirty.push_back(j);
     if (owner != nullptr && owner == my_master) {
       new_master = sender;
       ++migrated_our_slots;
@@ -1023,7 +1023,7 @@ void ClusterBus::UpdateSlotsConfigWith(ClusterNode* sender, uint64_t sender_epoc
     state_.Todo(kTodoSaveConfig | kTodoUpdateState | kTodoFsyncConfig);
   }
   if (new_master != nullptr && my_master != nullptr && my_master->num_slots == 0 &&
-      (server_.cfg().cluster_allow_replica_migration || sender_slots == migrated_our_slots)) {
+      (host_.BusConfig().cluster_allow_replica_migration || sender_slots == migrated_our_slots)) {
     // Our shard lost its last slot to the sender (a failover, or a migration of everything):
     // follow it.
     spdlog::warn("Configuration change detected. Reconfiguring myself as a replica of {}",
@@ -1038,7 +1038,7 @@ void ClusterBus::UpdateSlotsConfigWith(ClusterNode* sender, uint64_t sender_epoc
     state_.Todo(kTodoSaveConfig | kTodoUpdateState | kTodoFsyncConfig);
   } else {
     // Slots we lost while holding keys in them: those keys belong to the new owner now.
-    for (int slot : dirty) server_.ClusterDeleteKeysInSlot(slot);
+    for (int slot : dirty) host_.ClusterDeleteKeysInSlot(slot);
   }
 }
 
@@ -1049,7 +1049,7 @@ void ClusterBus::HandleEpochCollision(ClusterNode* sender) {
   if (sender->name <= me->name) return;
   state_.set_current_epoch(state_.current_epoch() + 1);
   me->config_epoch = state_.current_epoch();
-  server_.SaveClusterConfig(true);
+  host_.SaveClusterConfig(true);
   spdlog::debug("WARNING: configEpoch collision with node {}. configEpoch set to {}", sender->name,
                 me->config_epoch);
 }
@@ -1079,7 +1079,7 @@ void ClusterBus::ClearFailureIfNeeded(ClusterNode* node) {
     state_.Todo(kTodoUpdateState | kTodoSaveConfig);
   }
   if (node->is_master() && node->num_slots > 0 &&
-      now - node->fail_time > server_.cfg().cluster_node_timeout * kFailUndoTimeMult) {
+      now - node->fail_time > host_.BusConfig().cluster_node_timeout * kFailUndoTimeMult) {
     spdlog::info(
         "Clear FAIL state for node {}: is reachable again and nobody is serving its "
         "slots after some time.",
@@ -1092,7 +1092,7 @@ void ClusterBus::ClearFailureIfNeeded(ClusterNode* node) {
 void ClusterBus::FollowMaster(ClusterNode* master) {
   state_.SetMyMaster(master);
   ResetManualFailover();
-  server_.ClusterSyncReplication();
+  host_.ClusterSyncReplication();
 }
 
 // --- cron -------------------------------------------------------------------------------------
@@ -1104,7 +1104,7 @@ void ClusterBus::Cron() {
   if (start - last_cron_ms_ < kCronPeriodMs - 20) return;
   last_cron_ms_ = start;
   ++iteration_;
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.BusConfig();
   const int64_t timeout = c.cluster_node_timeout;
   const int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
   pfail_nodes_ = 0;
@@ -1181,7 +1181,7 @@ void ClusterBus::Cron() {
   }
 
   ExpireTlsHandshakes(NowMs());
-  server_.ClusterSyncReplication();
+  host_.ClusterSyncReplication();
   CheckManualFailoverTimeout();
   if (me->is_replica()) {
     HandleManualFailover();
@@ -1212,7 +1212,7 @@ int ClusterBus::ReplicaRank() const {
   const ClusterNode* me = state_.myself();
   const ClusterNode* master = me->master;
   if (master == nullptr) return 0;
-  const int64_t my_offset = server_.ClusterReplOffset();
+  const int64_t my_offset = host_.ClusterReplOffset();
   int rank = 0;
   for (const ClusterNode* r : master->replicas) {
     if (r != me && !r->has(kNodeNoFailover) && r->repl_offset > my_offset) ++rank;
@@ -1257,7 +1257,7 @@ void ClusterBus::LogCantFailover(int reason) {
 
 void ClusterBus::HandleReplicaFailover() {
   ClusterNode* me = state_.myself();
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = host_.BusConfig();
   const int64_t now = NowMs();
   const int64_t auth_age = now - failover_auth_time_;
   const int quorum = state_.size() / 2 + 1;
@@ -1270,7 +1270,7 @@ void ClusterBus::HandleReplicaFailover() {
     return;
   }
   // How stale our data is, beyond the time it took to flag the master as failing.
-  int64_t data_age = server_.ClusterReplDataAgeMs();
+  int64_t data_age = host_.ClusterReplDataAgeMs();
   if (data_age > c.cluster_node_timeout) data_age -= c.cluster_node_timeout;
   if (c.cluster_replica_validity_factor != 0 &&
       data_age > c.repl_ping_replica_period * 1000 +
@@ -1293,7 +1293,7 @@ void ClusterBus::HandleReplicaFailover() {
       handle_failover_now_ = true;
     }
     spdlog::info("Start of election delayed for {} milliseconds (rank #{}, offset {}).",
-                 failover_auth_time_ - now, failover_auth_rank_, server_.ClusterReplOffset());
+                 failover_auth_time_ - now, failover_auth_rank_, host_.ClusterReplOffset());
     // Other replicas of the master learn our offset (and so their rank).
     std::vector<BusLink*> targets;
     for (const ClusterNode* r : me->master->replicas) {
@@ -1346,9 +1346,9 @@ void ClusterBus::ReplaceMyMaster() {
   ClusterNode* me = state_.myself();
   if (me->is_master() || me->master == nullptr) return;
   state_.ReplaceMyMaster();
-  server_.ClusterSyncReplication();
+  host_.ClusterSyncReplication();
   state_.UpdateState(NowMs());
-  server_.SaveClusterConfig(true);
+  host_.SaveClusterConfig(true);
   // Everyone learns at once that the slots are ours now.
   BroadcastPong();
   ResetManualFailover();
@@ -1382,11 +1382,11 @@ void ClusterBus::VoteIfNeeded(ClusterNode* node, const BusMessage& request) {
     return;
   }
   const int64_t now = NowMs();
-  if (now - master->voted_time < server_.cfg().cluster_node_timeout * 2) {
+  if (now - master->voted_time < host_.BusConfig().cluster_node_timeout * 2) {
     spdlog::warn(
         "Failover auth denied to {}: can't vote about this master before {} "
         "milliseconds",
-        node->name, server_.cfg().cluster_node_timeout * 2 - (now - master->voted_time));
+        node->name, host_.BusConfig().cluster_node_timeout * 2 - (now - master->voted_time));
     return;
   }
   // The replica's claim must not be older than what we know about any of its slots.
@@ -1422,7 +1422,7 @@ void ClusterBus::StartManualFailover(bool force) {
 
 void ClusterBus::HandleManualFailover() {
   if (mf_end_ == 0 || mf_can_start_ || mf_master_offset_ == -1) return;
-  if (mf_master_offset_ == server_.ClusterReplOffset()) {
+  if (mf_master_offset_ == host_.ClusterReplOffset()) {
     mf_can_start_ = true;
     spdlog::info("All master replication stream processed, manual failover can start.");
     handle_failover_now_ = true;
@@ -1439,7 +1439,7 @@ void ClusterBus::CheckManualFailoverTimeout() {
 }
 
 void ClusterBus::ResetManualFailover() {
-  if (mf_replica_ != nullptr) server_.ClusterPauseWrites(false, 0);
+  if (mf_replica_ != nullptr) host_.ClusterPauseWrites(false, 0);
   mf_end_ = 0;
   mf_can_start_ = false;
   mf_replica_ = nullptr;
@@ -1463,7 +1463,7 @@ void ClusterBus::HandleReplicaMigration(int max_replicas) {
   for (const ClusterNode* r : my_master->replicas) {
     if (!r->has(kNodeFail | kNodePfail)) ++ok_replicas;
   }
-  if (ok_replicas <= server_.cfg().cluster_migration_barrier) return;
+  if (ok_replicas <= host_.BusConfig().cluster_migration_barrier) return;
   ClusterNode* target = nullptr;
   ClusterNode* candidate = me;
   const int64_t now = NowMs();

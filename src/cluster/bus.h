@@ -7,8 +7,8 @@
 //
 // Sockets are non-blocking and sit in the server's epoll set (tag kTag | link id); everything
 // runs on the server's loop. The node table and slot map are ClusterState's; this class owns the
-// links and the election and manual-failover state, and tells the Server what to do about
-// replication, keys and subscribers.
+// links and the election and manual-failover state, and tells its host (bus_host.h) what to do
+// about replication, keys and subscribers.
 #ifndef VIREO_CLUSTER_BUS_H_
 #define VIREO_CLUSTER_BUS_H_
 
@@ -20,14 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/bus_host.h"
 #include "cluster/bus_link.h"
 #include "cluster/bus_message.h"
 #include "cluster/cluster_state.h"
 #include "security/tls.h"
-
-namespace vireo {
-class Server;
-}  // namespace vireo
 
 namespace vireo::cluster {
 
@@ -60,10 +57,14 @@ class ClusterBus {
   // epoll tag bit of bus sockets; the low bits are a link or listener id.
   static constexpr uint64_t kTag = 1ull << 60;
 
-  ClusterBus(Server& server, ClusterState& state);
+  ClusterBus(BusHost& host, ClusterState& state);
   ~ClusterBus();
   ClusterBus(const ClusterBus&) = delete;
   ClusterBus& operator=(const ClusterBus&) = delete;
+
+  // The server hosting the bus: CLUSTER commands that change myself's role reach replication
+  // and nodes.conf through it, as the bus does.
+  BusHost& host() { return host_; }
 
   // Listens on `port` at every address of `binds` (a leading '-' marks an optional one).
   std::string Listen(const std::vector<std::string>& binds, int port);
@@ -151,7 +152,7 @@ class ClusterBus {
   void HandleReplicaMigration(int max_replicas);
   void LogCantFailover(int reason);
 
-  Server& server_;
+  BusHost& host_;
   ClusterState& state_;
   std::vector<int> listen_fds_;
   std::map<uint64_t, int> listener_ids_;  // epoll id -> listening socket

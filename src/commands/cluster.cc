@@ -422,7 +422,7 @@ bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode
   if (was_mine && n != me && me->num_slots == 0 &&
       ctx.server.cfg().cluster_allow_replica_migration) {
     state.SetMyMaster(n);
-    ctx.server.ClusterSyncReplication();
+    ctx.server.cluster_bus()->host().ClusterSyncReplication();
     state.Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState | cluster::kTodoFsyncConfig);
   }
   // Taking over an imported slot: claim it with a new epoch so the change wins in gossip.
@@ -488,7 +488,7 @@ void ClusterBumpEpochCommand(CommandContext& ctx) {
 
 void ClusterSaveConfigCommand(CommandContext& ctx) {
   if (ClusterOrReply(ctx) == nullptr) return;
-  std::string error = ctx.server.SaveClusterConfig(true);
+  std::string error = ctx.server.cluster_bus()->host().SaveClusterConfig(true);
   if (error.empty()) {
     ctx.reply.Ok();
   } else {
@@ -573,7 +573,7 @@ void ClusterReplicateCommand(CommandContext& ctx) {
     return;
   }
   state->SetMyMaster(n);
-  ctx.server.ClusterSyncReplication();
+  ctx.server.cluster_bus()->host().ClusterSyncReplication();
   state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
   ctx.reply.Ok();
 }
@@ -628,7 +628,7 @@ void ClusterFailoverCommand(CommandContext& ctx) {
     spdlog::info("Taking over the master (user request).");
     state->BumpEpochWithoutConsensus();
     state->ReplaceMyMaster();
-    ctx.server.ClusterSyncReplication();
+    ctx.server.cluster_bus()->host().ClusterSyncReplication();
     ctx.server.cluster_bus()->BroadcastPong();
   } else {
     ctx.server.cluster_bus()->StartManualFailover(force);
@@ -675,7 +675,7 @@ void ClusterResetCommand(CommandContext& ctx) {
   const bool was_replica = state->myself()->is_replica();
   ctx.server.cluster_bus()->Reset();
   state->Reset(hard);
-  ctx.server.ClusterSyncReplication();
+  ctx.server.cluster_bus()->host().ClusterSyncReplication();
   // A replica's data was its master's: a reset node starts empty, as in Redis.
   if (was_replica) {
     for (int i = 0; i < ctx.server.db_count(); ++i) {

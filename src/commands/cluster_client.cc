@@ -37,7 +37,7 @@ void ReadwriteCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterClusterClientCommands(CommandTable& table) {
-  table.Add({"asking", 1, kCmdFast, Keys(), kAclConnection, "cluster", "3.0.0",
+  table.Add({"asking", 1, kCmdFast | kCmdKeepsAsking, Keys(), kAclConnection, "cluster", "3.0.0",
              "Signals that a cluster client is following an -ASK redirect.", "", AskingCommand,
              "O(1)"});
   table.Add({"readonly", 1, kCmdFast | kCmdLoading | kCmdStale, Keys(), kAclConnection, "cluster",

@@ -168,18 +168,21 @@ void ResetCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterConnectionCommands(CommandTable& table) {
-  table.Add({"ping", -1, kCmdFast, Keys(), kAclConnection, "connection", "1.0.0",
-             "Returns the server's liveliness response.", "[message]", PingCommand, "O(1)"});
+  table.Add({"ping", -1, kCmdFast | kCmdSubscribedMode | kCmdDiskErrorCheck, Keys(), kAclConnection,
+             "connection", "1.0.0", "Returns the server's liveliness response.", "[message]",
+             PingCommand, "O(1)"});
   table.Add({"echo", 2, kCmdLoading | kCmdStale | kCmdFast, Keys(), kAclConnection, "connection",
              "1.0.0", "Returns the given string.", "message", EchoCommand, "O(1)"});
   table.Add({"quit", -1,
-             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
-             kAclConnection, "connection", "1.0.0", "Closes the connection.", "", QuitCommand,
-             "O(1)"});
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy |
+                 kCmdTransactionControl | kCmdSubscribedMode,
+             Keys(), kAclConnection, "connection", "1.0.0", "Closes the connection.", "",
+             QuitCommand, "O(1)"});
   table.Add({"reset", 1,
-             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
-             kAclConnection, "connection", "6.2.0", "Resets the connection.", "", ResetCommand,
-             "O(1)"});
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy |
+                 kCmdTransactionControl | kCmdSubscribedMode,
+             Keys(), kAclConnection, "connection", "6.2.0", "Resets the connection.", "",
+             ResetCommand, "O(1)"});
   table.Add({"auth", -2,
              kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdAllowBusy, Keys(),
              kAclConnection, "connection", "1.0.0", "Authenticates the connection.",

@@ -775,9 +775,11 @@ void DebugCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterDebugCommands(CommandTable& table) {
-  table.Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected,
-             Keys(), 0, "server", "1.0.0", "A container for debugging commands.", "", DebugCommand,
-             "Depends on subcommand."});
+  table.Add(
+      {"debug", -2,
+       kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected | kCmdDebugProtected,
+       Keys(), 0, "server", "1.0.0", "A container for debugging commands.", "", DebugCommand,
+       "Depends on subcommand."});
 }
 
 }  // namespace vireo

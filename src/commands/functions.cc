@@ -397,7 +397,8 @@ void RegisterFunctionCommands(CommandTable& table) {
   constexpr const char* kGroup = "scripting";
   constexpr const char* kComplexity = "Depends on the function that is executed.";
   table.Add({"fcall", -3,
-             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate,
                  "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
@@ -405,7 +406,8 @@ void RegisterFunctionCommands(CommandTable& table) {
              "function numkeys [key [key ...]] [arg [arg ...]]", FcallCommand, kComplexity,
              FcallKeys});
   table.Add({"fcall_ro", -3,
-             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRO | kKeyAccess,
                  "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),

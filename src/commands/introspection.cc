@@ -957,7 +957,7 @@ void RegisterIntrospectionCommands(CommandTable& table) {
                   "pattern>]",
                   CommandListCommand, "O(N) where N is the total number of Redis commands"});
 
-  table.Add({"client", -2, 0, Keys(), 0, "connection", "2.4.0",
+  table.Add({"client", -2, kCmdKeepsCaching, Keys(), 0, "connection", "2.4.0",
              "A container for client connection commands.", "", nullptr, "Depends on subcommand."});
   table.AddSubcommand(
       "client",

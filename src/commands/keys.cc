@@ -581,8 +581,8 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"exists", -2, kCmdReadonly | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclKeyspace,
              kGeneric, "1.0.0", "Determines whether one or more keys exist.", "key ...",
              ExistsCommand, "O(N) where N is the number of keys to check."});
-  table.Add({"touch", -2, kCmdReadonly | kCmdFast, Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclKeyspace,
-             kGeneric, "3.2.1",
+  table.Add({"touch", -2, kCmdReadonly | kCmdFast | kCmdIgnoresNoTouch,
+             Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclKeyspace, kGeneric, "3.2.1",
              "Returns the number of existing keys out of those specified after updating the time "
              "they were last accessed.",
              "key ...", TouchCommand, "O(N) where N is the number of keys that will be touched."});

@@ -245,7 +245,7 @@ std::vector<size_t> MigrateKeys(std::span<const std::string_view> argv) {
 
 void RegisterMigrateCommands(CommandTable& table) {
   constexpr uint32_t kKeyFlags = kKeyRW | kKeyAccess | kKeyDelete;
-  table.Add({"migrate", -6, kCmdWrite,
+  table.Add({"migrate", -6, kCmdWrite | kCmdMigratesKeys,
              Keys(KeyAt(3, kKeyFlags), KeysAfter("KEYS", -2, -1, 1, 0, kKeyFlags | kKeyIncomplete)),
              kAclKeyspace | kAclDangerous, "generic", "2.6.0",
              "Atomically transfers a key from one Redis instance to another.",

@@ -167,20 +167,24 @@ void PubsubHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterPubsubCommands(CommandTable& table) {
-  table.Add({"subscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+  table.Add({"subscribe", -2,
+             kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode, Keys(), 0,
              "pubsub", "2.0.0", "Listens for messages published to channels.",
              "channel [channel ...]", SubscribeCommand,
              "O(N) where N is the number of channels to subscribe to."});
-  table.Add({"unsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+  table.Add({"unsubscribe", -1,
+             kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode, Keys(), 0,
              "pubsub", "2.0.0", "Stops listening to messages posted to channels.",
              "[channel [channel ...]]", UnsubscribeCommand,
              "O(N) where N is the number of clients already subscribed to a channel."});
-  table.Add({"psubscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+  table.Add({"psubscribe", -2,
+             kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode, Keys(), 0,
              "pubsub", "2.0.0",
              "Listens for messages published to channels that match one or more patterns.",
              "pattern [pattern ...]", PsubscribeCommand,
              "O(N) where N is the number of patterns to subscribe to."});
-  table.Add({"punsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0,
+  table.Add({"punsubscribe", -1,
+             kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode, Keys(), 0,
              "pubsub", "2.0.0",
              "Stops listening to messages published to channels that match one or more "
              "patterns.",
@@ -191,15 +195,16 @@ void RegisterPubsubCommands(CommandTable& table) {
              PublishCommand,
              "O(N+M) where N is the number of clients subscribed to the receiving channel and M "
              "is the total number of subscribed patterns (by any client)."});
-  table.Add({"ssubscribe", -2, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale,
+  table.Add({"ssubscribe", -2,
+             kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode,
              Keys(KeysAt(1, -1, 1, kKeyNotKey, 0)), 0, "pubsub", "7.0.0",
              "Listens for messages published to shard channels.", "shardchannel [shardchannel ...]",
              SsubscribeCommand, "O(N) where N is the number of shard channels to subscribe to."});
-  table.Add({"sunsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale,
-             Keys(KeysAt(1, -1, 1, kKeyNotKey, 0)), 0, "pubsub", "7.0.0",
-             "Stops listening to messages posted to shard channels.",
-             "[shardchannel [shardchannel ...]]", SunsubscribeCommand,
-             "O(N) where N is the number of shard channels to unsubscribe."});
+  table.Add(
+      {"sunsubscribe", -1, kCmdPubsub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedMode,
+       Keys(KeysAt(1, -1, 1, kKeyNotKey, 0)), 0, "pubsub", "7.0.0",
+       "Stops listening to messages posted to shard channels.", "[shardchannel [shardchannel ...]]",
+       SunsubscribeCommand, "O(N) where N is the number of shard channels to unsubscribe."});
   table.Add({"spublish", 3, kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate,
              Keys(KeyAt(1, kKeyNotKey)), 0, "pubsub", "7.0.0", "Post a message to a shard channel",
              "shardchannel message", SpublishCommand,

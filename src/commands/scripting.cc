@@ -88,8 +88,7 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
       return;
     }
   }
-  RunScriptFor(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha,
-               numkeys);
+  RunScriptFor(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha, numkeys);
 }
 
 void EvalCommand(CommandContext& ctx) { EvalGeneric(ctx, false, false); }
@@ -202,20 +201,23 @@ void RegisterScriptingCommands(CommandTable& table) {
   constexpr const char* kGroup = "scripting";
   constexpr const char* kComplexity = "Depends on the script that is executed.";
   table.Add({"eval", -3,
-             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate,
                  "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
              kAclScripting, kGroup, "2.6.0", "Executes a server-side Lua script.",
              "script numkeys [key [key ...]] [arg [arg ...]]", EvalCommand, kComplexity, EvalKeys});
   table.Add({"evalsha", -3,
-             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys,
+             kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclScripting, kGroup,
              "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaCommand, kComplexity,
              EvalKeys});
   table.Add({"eval_ro", -3,
-             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRO | kKeyAccess,
                  "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),
@@ -223,7 +225,8 @@ void RegisterScriptingCommands(CommandTable& table) {
              "script numkeys [key [key ...]] [arg [arg ...]]", EvalRoCommand, kComplexity,
              EvalKeys});
   table.Add({"evalsha_ro", -3,
-             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys,
+             kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys |
+                 kCmdRunsScript,
              Keys(KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)), kAclScripting, kGroup, "7.0.0",
              "Executes a read-only server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaRoCommand, kComplexity,

@@ -51,8 +51,8 @@ void ExecCommand(CommandContext& ctx) {
   for (const QueuedCommand& cmd : queue) {
     argv.assign(cmd.argv.begin(), cmd.argv.end());
     // Permissions may have changed since the command was queued.
-    if (std::string denied; !AclCheckCommand(ctx.server, client, *cmd.spec, argv,
-                                             AclContext::kExec, &denied, client.acl_user())) {
+    if (std::string denied; !AclCheckCommand(ctx.server, client, *cmd.spec, argv, AclContext::kExec,
+                                             &denied, client.acl_user())) {
       ctx.reply.Error(denied);
       continue;
     }
@@ -91,19 +91,28 @@ void UnwatchCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterTransactionCommands(CommandTable& table) {
-  table.Add({"multi", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy, Keys(),
-             kAclTransaction, "transactions", "1.2.0", "Starts a transaction.", "", MultiCommand,
-             "O(1)"});
-  table.Add({"exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog, Keys(),
-             kAclTransaction, "transactions", "1.2.0", "Executes all commands in a transaction.",
-             "", ExecCommand, "Depends on commands in the transaction"});
-  table.Add({"discard", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
-             Keys(), kAclTransaction, "transactions", "2.0.0", "Discards a transaction.", "",
-             DiscardCommand, "O(N), when N is the number of queued commands"});
-  table.Add({"watch", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
-             Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclTransaction, "transactions", "2.2.0",
-             "Monitors changes to keys to determine the execution of a transaction.", "key ...",
-             WatchCommand, "O(1) for every key."});
+  table.Add(
+      {"multi", 1,
+       kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy | kCmdTransactionControl,
+       Keys(), kAclTransaction, "transactions", "1.2.0", "Starts a transaction.", "", MultiCommand,
+       "O(1)"});
+  table.Add({"exec", 1,
+             kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kCmdTransactionControl |
+                 kCmdRunsQueued,
+             Keys(), kAclTransaction, "transactions", "1.2.0",
+             "Executes all commands in a transaction.", "", ExecCommand,
+             "Depends on commands in the transaction"});
+  table.Add(
+      {"discard", 1,
+       kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy | kCmdTransactionControl,
+       Keys(), kAclTransaction, "transactions", "2.0.0", "Discards a transaction.", "",
+       DiscardCommand, "O(N), when N is the number of queued commands"});
+  table.Add(
+      {"watch", -2,
+       kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy | kCmdTransactionControl,
+       Keys(KeysAt(1, -1, 1, kKeyRO, 0)), kAclTransaction, "transactions", "2.2.0",
+       "Monitors changes to keys to determine the execution of a transaction.", "key ...",
+       WatchCommand, "O(1) for every key."});
   table.Add({"unwatch", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy,
              Keys(), kAclTransaction, "transactions", "2.2.0",
              "Forgets about watched keys of a transaction.", "", UnwatchCommand, "O(1)"});

@@ -40,6 +40,35 @@ enum CommandFlag : uint32_t {
   kCmdNoAsyncLoading = 1u << 19,
   kCmdProtected = 1u << 20,             // hidden
   kCmdTouchesArbitraryKeys = 1u << 21,  // hidden
+  // What the dispatcher must know about a few commands that Redis recognises by their handler.
+  // vireo declares it instead; none of these show in COMMAND INFO.
+  //
+  // Manages the transaction itself (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET): runs at once
+  // inside MULTI rather than being queued, and isn't refused for memory while queueing.
+  kCmdTransactionControl = 1u << 22,
+  // Runs the client's queued commands (EXEC): it is a write, deny-oom, no-async-loading when
+  // any of them is, and allowed while loading or stale only when all of them are; a rejection
+  // discards the transaction, and cluster mode checks the queue's keys.
+  kCmdRunsQueued = 1u << 23,
+  // Allowed in RESP2 subscribed mode (the (un)subscribe commands, PING, QUIT, RESET).
+  kCmdSubscribedMode = 1u << 24,
+  // Refused like a write while disk writes fail (stop-writes-on-bgsave-error, a failing AOF),
+  // though it writes nothing (PING: a client's health check must see the error).
+  kCmdDiskErrorCheck = 1u << 25,
+  // Touches keys' LRU/LFU even for a CLIENT NO-TOUCH client (TOUCH exists to touch).
+  kCmdIgnoresNoTouch = 1u << 26,
+  // With kCmdProtected: enable-debug-command governs it (DEBUG), not enable-module-command.
+  kCmdDebugProtected = 1u << 27,
+  // Runs a script (EVAL*, FCALL*): the script's declared flags replace the command's for a
+  // write pause, and client tracking remembers the keys the script's commands read, not its own.
+  kCmdRunsScript = 1u << 28,
+  // Doesn't end ASKING's cover of the next command (ASKING itself).
+  kCmdKeepsAsking = 1u << 29,
+  // Doesn't end CLIENT CACHING's cover of the next command (the CLIENT commands).
+  kCmdKeepsCaching = 1u << 30,
+  // Moves its keys to another node (MIGRATE): cluster mode lets it run on a slot being
+  // migrated or imported whatever the keys' whereabouts.
+  kCmdMigratesKeys = 1u << 31,
 };
 
 // The visible flags with their COMMAND INFO names, in Redis's order.

@@ -15,9 +15,8 @@
 namespace vireo {
 namespace {
 
-bool IsPubsubShard(const CommandSpec& spec) {
-  return spec.name == "spublish" || spec.name == "ssubscribe" || spec.name == "sunsubscribe";
-}
+// SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE: the pub/sub commands whose channels route like keys.
+bool IsPubsubShard(const CommandSpec& spec) { return spec.has(kCmdPubsub) && spec.HasKeys(); }
 
 // Only needed while the cluster is down.
 cluster::RedirectOptions ReadRedirectOptions(const ServerConfig& config) {
@@ -32,7 +31,7 @@ void FillFromCommand(cluster::RedirectRequest& request, const CommandSpec& spec,
                      const Client& client) {
   request.command_is_write = spec.has(kCmdWrite);
   request.pubsub_shard = IsPubsubShard(spec);
-  request.migrate = spec.name == "migrate";
+  request.migrate = spec.has(kCmdMigratesKeys);
   request.asking = client.has(kClientAsking) || spec.has(kCmdAsking);
   request.readonly = client.has(kClientReadonly);
 }
@@ -73,8 +72,7 @@ std::string Server::ClusterRedirectError(const Client& client, const CommandSpec
                                          std::span<const std::string_view> argv) {
   // Keys of a slot served here, stable: no other rule can apply. This is nearly every command
   // of a healthy cluster, and it costs a key hash and one routing call, no allocation.
-  // (Compared as a string_view: the length is checked first, no memcmp call per command.)
-  const bool exec = std::string_view(spec.name) == "exec";
+  const bool exec = spec.has(kCmdRunsQueued);
   if (!exec || client.has(kClientMulti)) {
     const int slot = FixedRequestSlot(client, spec, exec, argv);
     if (slot >= 0 && slot_routing_->ServesStableSlot(slot)) return {};

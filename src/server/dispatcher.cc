@@ -30,23 +30,6 @@ std::string QuoteArgsForError(std::span<const std::string_view> argv) {
   return out;
 }
 
-bool AllowedInMulti(const CommandSpec& spec) {
-  return spec.name == "exec" || spec.name == "discard" || spec.name == "multi" ||
-         spec.name == "watch" || spec.name == "quit" || spec.name == "reset";
-}
-
-// RESP2 subscribed mode: the (un)subscribe commands, PING, QUIT and RESET; not PUBLISH or
-// PUBSUB, though they carry the pubsub flag.
-bool AllowedWhileSubscribed(const CommandSpec& spec) {
-  static constexpr std::string_view kAllowed[] = {"subscribe",    "unsubscribe", "psubscribe",
-                                                  "punsubscribe", "ssubscribe",  "sunsubscribe",
-                                                  "ping",         "quit",        "reset"};
-  for (std::string_view name : kAllowed) {
-    if (spec.name == name) return true;
-  }
-  return false;
-}
-
 // CLIENT REPLY OFF / SKIP: the command runs, but what it wrote for its client is dropped. SKIP
 // covers exactly the command after CLIENT REPLY SKIP, so the flags advance once per command.
 class ReplySuppressor {
@@ -110,12 +93,14 @@ bool QueuedAllWithFlag(const Client& client, CommandFlag flag) {
                      [flag](const QueuedCommand& q) { return q.spec->has(flag); });
 }
 
-bool QueuedWrite(const Client& client) { return QueuedWithFlag(client, kCmdWrite); }
+// The command has `flag`, or it runs the queued transaction (EXEC) and a queued command has it.
+bool AnyRunHas(const Client& client, const CommandSpec& spec, CommandFlag flag) {
+  return spec.has(flag) || (spec.has(kCmdRunsQueued) && QueuedWithFlag(client, flag));
+}
 
-// Commands that manage the transaction itself, which MULTI doesn't queue.
-bool TransactionControl(const CommandSpec& spec) {
-  return spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
-         spec.name == "reset" || spec.name == "multi" || spec.name == "watch";
+// The command has `flag`, and if it runs the queued transaction, so does every queued command.
+bool AllRunHave(const Client& client, const CommandSpec& spec, CommandFlag flag) {
+  return spec.has(flag) && (!spec.has(kCmdRunsQueued) || QueuedAllWithFlag(client, flag));
 }
 
 }  // namespace
@@ -126,16 +111,21 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
     ReplySuppressor suppressor(client);
     DispatchCommand(client, argv);
   }
+  // Whether the command (found or not, whatever became of it) is flagged `flag`: looked up
+  // again only for the rare clients these checks concern.
+  auto command_has = [&](CommandFlag flag) {
+    const CommandSpec* spec = LookupCommand(argv[0]);
+    return spec != nullptr && spec->has(flag);
+  };
   // ASKING covers the next command (or the next transaction), whatever became of it.
-  if (client.has(kClientAsking) && !client.has(kClientMulti) && client.last_command != "asking") {
+  if (client.has(kClientAsking) && !client.has(kClientMulti) && !command_has(kCmdKeepsAsking)) {
     client.clear(kClientAsking);
   }
   // Client-side caching: invalidations of keys the command itself changed follow its reply
   // (and CLIENT REPLY OFF doesn't drop them). CLIENT CACHING covers one command or one
   // transaction.
   tracking_.FlushPending();
-  if (client.has(kClientTracking) && !client.has(kClientMulti) &&
-      !EqualsIgnoreCase(argv[0], "client")) {
+  if (client.has(kClientTracking) && !client.has(kClientMulti) && !command_has(kCmdKeepsCaching)) {
     tracking_.EndOfCommand(client);
   }
 }
@@ -145,7 +135,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   const CommandSpec* spec = LookupCommand(argv[0]);
   auto reject = [&](std::string_view message) {
     // A rejected EXEC aborts the transaction (even with none open), as in Redis.
-    if (spec != nullptr && spec->name == "exec") {
+    if (spec != nullptr && spec->has(kCmdRunsQueued)) {
       client.multi_queue.clear();
       client.clear(kClientMulti);
       client.clear(kClientDirtyExec);
@@ -168,7 +158,6 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                        QuoteArgsForError(argv)));
     return;
   }
-  const CommandSpec* top = spec;
   if (!spec->subcommands.empty() && argv.size() >= 2) {
     const CommandSpec* sub = CommandTable::FindSubcommand(*spec, argv[1]);
     if (sub == nullptr) {
@@ -189,9 +178,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   }
   // DEBUG and MODULE LOAD/LOADEX/UNLOAD are protected actions in Redis 7: refused unless
   // enabled at start-up (MODULE LIST and HELP are not protected).
-  if (spec->has(kCmdProtected) && (top->name == "debug" || top->name == "module")) {
+  if (spec->has(kCmdProtected)) {
     const ServerConfig& c = config_.values();
-    bool debug = top->name == "debug";
+    const bool debug = spec->has(kCmdDebugProtected);
     if (!ProtectedActionAllowed(debug ? c.enable_debug_command : c.enable_module_command,
                                 client.local)) {
       ++command_stats(*spec).rejected_calls;
@@ -208,10 +197,10 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     reject("NOAUTH Authentication required.");
     return;
   }
-  if (std::string denied; !AclCheckCommand(
-          *this, client, *spec, argv,
-          client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, &denied,
-          client.acl_user())) {
+  if (std::string denied;
+      !AclCheckCommand(*this, client, *spec, argv,
+                       client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel,
+                       &denied, client.acl_user())) {
     ++command_stats(*spec).rejected_calls;
     reject(denied);
     return;
@@ -221,10 +210,10 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // aside, which checks its queue) and our master's are never redirected. Off cluster mode
   // this is one null test.
   if (slot_routing_ != nullptr && !client.has(kClientMaster) &&
-      (spec->HasKeys() || spec->name == "exec")) {
+      (spec->HasKeys() || spec->has(kCmdRunsQueued))) {
     if (std::string err = ClusterRedirectError(client, *spec, argv); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
-      if (spec->name == "exec") {
+      if (spec->has(kCmdRunsQueued)) {
         // The transaction is discarded and the client hears the redirection itself.
         client.multi_queue.clear();
         client.clear(kClientMulti);
@@ -238,7 +227,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
   }
-  if (client.has(kClientPubsub) && client.resp() == 2 && !AllowedWhileSubscribed(*spec)) {
+  if (client.has(kClientPubsub) && client.resp() == 2 && !spec->has(kCmdSubscribedMode)) {
     ++command_stats(*spec).rejected_calls;
     reject(
         fmt::format("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
@@ -259,12 +248,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   }
   // A dataset is loading (a replica's full sync): only what Redis lets through runs.
   if (loading_.mode != LoadingMode::kNone) {
-    const bool denied =
-        loading_.mode == LoadingMode::kSync
-            ? !spec->has(kCmdLoading) ||
-                  (spec->name == "exec" && !QueuedAllWithFlag(client, kCmdLoading))
-            : spec->has(kCmdNoAsyncLoading) ||
-                  (spec->name == "exec" && QueuedWithFlag(client, kCmdNoAsyncLoading));
+    const bool denied = loading_.mode == LoadingMode::kSync
+                            ? !AllRunHave(client, *spec, kCmdLoading)
+                            : AnyRunHas(client, *spec, kCmdNoAsyncLoading);
     if (denied) {
       ++command_stats(*spec).rejected_calls;
       reject("LOADING Redis is loading the dataset in memory");
@@ -283,9 +269,8 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       !(is_replica && config_.values().replica_ignore_maxmemory)) {
     const bool out_of_memory = PerformEvictions() == EvictResult::kFail;
     pre_command_oom_ = out_of_memory;
-    const bool reject_on_oom = spec->has(kCmdDenyOom) ||
-                               (spec->name == "exec" && QueuedWithFlag(client, kCmdDenyOom)) ||
-                               (client.has(kClientMulti) && !TransactionControl(*spec));
+    const bool reject_on_oom = AnyRunHas(client, *spec, kCmdDenyOom) ||
+                               (client.has(kClientMulti) && !spec->has(kCmdTransactionControl));
     if (out_of_memory && reject_on_oom) {
       ++command_stats(*spec).rejected_calls;
       reject("OOM command not allowed when used memory > 'maxmemory'.");
@@ -295,8 +280,8 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     pre_command_oom_ = false;
   }
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
-  const bool is_write = spec->has(kCmdWrite) || (spec->name == "exec" && QueuedWrite(client));
-  if (!from_master && (is_write || spec->name == "ping")) {
+  const bool is_write = AnyRunHas(client, *spec, kCmdWrite);
+  if (!from_master && (is_write || spec->has(kCmdDiskErrorCheck))) {
     if (std::string err = RdbWriteError(*this); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       reject(err);
@@ -325,8 +310,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
-    const bool deny_stale =
-        !spec->has(kCmdStale) || (spec->name == "exec" && !QueuedAllWithFlag(client, kCmdStale));
+    const bool deny_stale = !AllRunHave(client, *spec, kCmdStale);
     if (deny_stale && !config_.values().replica_serve_stale_data &&
         !replication_->link()->link_up()) {
       ++command_stats(*spec).rejected_calls;
@@ -343,6 +327,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     // replicate.
     auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
+      if (!s.has(kCmdRunsScript)) return true;
       // scripting() builds the interpreter on first use; scripting_ may still be null here.
       std::optional<uint32_t> flags = scripting().DeclaredFlags(s.name, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
@@ -350,7 +335,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     bool held = (paused & kPauseClientAll) != 0;
     if (!held && (paused & kPauseClientWrite) != 0) {
       held = may_replicate(*spec, argv);
-      if (!held && spec->name == "exec") {
+      if (!held && spec->has(kCmdRunsQueued)) {
         for (const QueuedCommand& q : client.multi_queue) {
           std::vector<std::string_view> args(q.argv.begin(), q.argv.end());
           if ((held = may_replicate(*q.spec, args))) break;
@@ -362,7 +347,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
   }
-  if (client.has(kClientMulti) && !AllowedInMulti(*spec)) {
+  if (client.has(kClientMulti) && !spec->has(kCmdTransactionControl)) {
     if (spec->has(kCmdNoMulti)) {
       ++command_stats(*spec).rejected_calls;
       reject("ERR Command not allowed inside a transaction");
@@ -398,7 +383,7 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // touch.
   // Inside EXEC and scripts the caller's setting holds.
   if (executing_depth_ == 0) {
-    keyspace_options_.access.touch = !client.has(kClientNoTouch) || spec.name == "touch";
+    keyspace_options_.access.touch = !client.has(kClientNoTouch) || spec.has(kCmdIgnoresNoTouch);
     // A replica leaves expiry to its master (see ExpiryView); during a pause (CLIENT PAUSE,
     // FAILOVER) a master's expired keys read as missing but stay, as in Redis.
     keyspace_options_.expiry_view =
@@ -429,7 +414,7 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Client-side caching: what a read-only command read (also inside EXEC or a script, for the
   // client that sent it; not the read-only scripts themselves, only what they run).
   if (caller != nullptr && caller->has(kClientTracking) && spec.has(kCmdReadonly) &&
-      spec.name != "eval_ro" && spec.name != "evalsha_ro" && spec.name != "fcall_ro") {
+      !spec.has(kCmdRunsScript)) {
     tracking_.RememberKeys(*caller, spec, argv);
   }
   current_client_ = previous_caller;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/bus_host.h"
 #include "cluster/cluster_state.h"
 #include "cluster/routing.h"
 #include "core/child_processes.h"
@@ -149,7 +150,10 @@ struct BlockOptions {
   bool rerun_on_timeout = false;
 };
 
-class Server : public KeyspaceListener, public PersistenceHost, private ScriptHost {
+class Server : public KeyspaceListener,
+               public PersistenceHost,
+               private ScriptHost,
+               private cluster::BusHost {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -364,26 +368,9 @@ class Server : public KeyspaceListener, public PersistenceHost, private ScriptHo
   // Cluster mode (src/server/server_cluster.cc): the cluster state, created at start-up when
   // cluster-enabled is yes (nullptr otherwise); it is also the slot_routing() below.
   cluster::ClusterState* cluster() { return cluster_.get(); }
-  // Writes nodes.conf now (CLUSTER SAVECONFIG); "" or the error.
-  std::string SaveClusterConfig(bool fsync);
-  // The cluster bus engine (src/cluster/bus.h), nullptr when cluster mode is off.
+  // The cluster bus engine (src/cluster/bus.h), nullptr when cluster mode is off; its host()
+  // is this server.
   cluster::ClusterBus* cluster_bus() { return cluster_bus_.get(); }
-  // What the bus engine asks of the server (server_cluster.cc):
-  // epoll registration of a bus socket (adds, or changes the events).
-  void WatchBusSocket(int fd, uint64_t tag, uint32_t events);
-  // Our replication offset (a master's stream, a replica's processed offset).
-  int64_t ClusterReplOffset();
-  // How long ago we last heard from our master, in ms (a replica's election data age).
-  int64_t ClusterReplDataAgeMs();
-  // A PUBLISH / SPUBLISH another node forwarded: delivered to local subscribers.
-  void ClusterDeliverPublish(std::string_view channel, std::string_view message, bool shard);
-  // A manual failover: writes wait on this master for `duration_ms` (on) or resume (off).
-  void ClusterPauseWrites(bool on, int64_t duration_ms);
-  // Makes replication follow what the cluster says myself is: a replica of its master's
-  // address, or a master.
-  void ClusterSyncReplication();
-  // A slot this node lost while holding keys: they go, as DELs to replicas and the AOF.
-  void ClusterDeleteKeysInSlot(int slot);
   // The command table through this server's lookup cache (argv[0] of every request).
   const CommandSpec* LookupCommand(std::string_view name) {
     return command_cache_.Find(commands_, name);
@@ -676,6 +663,22 @@ class Server : public KeyspaceListener, public PersistenceHost, private ScriptHo
   void ClusterBeforeSleep();
   void ClusterCron();
   void ApplyClusterConfig();
+  // cluster::BusHost (src/cluster/bus_host.h), in src/server/server_cluster.cc: what the bus
+  // engine, and the CLUSTER commands through ClusterBus::host(), ask of the server.
+  void WatchBusSocket(int fd, uint64_t tag, uint32_t events) override;
+  void UnwatchBusSocket(int fd) override { UnwatchSocket(fd); }
+  const ServerConfig& BusConfig() override { return cfg(); }
+  TlsContext& BusTls() override { return tls_; }
+  int64_t ClusterReplOffset() override;
+  int64_t ClusterReplDataAgeMs() override;
+  void ClusterSyncReplication() override;
+  void ClusterPauseWrites(bool on, int64_t duration_ms) override;
+  size_t ClusterKeysInSlot(int slot) override;
+  void ClusterDeleteKeysInSlot(int slot) override;
+  void ClusterDeliverPublish(std::string_view channel, std::string_view message,
+                             bool shard) override;
+  std::string SaveClusterConfig(bool fsync) override;
+
   std::unique_ptr<cluster::ClusterState> cluster_;
   std::unique_ptr<cluster::ClusterBus> cluster_bus_;
   int cluster_lock_fd_ = -1;  // flock on nodes.conf: one node per file

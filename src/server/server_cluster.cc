@@ -111,7 +111,8 @@ std::string Server::StartCluster() {
   }
   cluster_ = std::move(state);
   slot_routing_ = cluster_.get();
-  cluster_bus_ = std::make_unique<cluster::ClusterBus>(*this, *cluster_);
+  cluster::BusHost& host = *this;
+  cluster_bus_ = std::make_unique<cluster::ClusterBus>(host, *cluster_);
   // A slot leaving this shard takes its shard channels' subscriptions along.
   cluster_->on_slot_unassigned = [this](int slot, cluster::ClusterNode* old_owner) {
     const cluster::ClusterNode* me = cluster_->myself();
@@ -225,6 +226,8 @@ void Server::ClusterSyncReplication() {
   if (port == 0) return;
   replication_->FollowForCluster(master->ip, port);
 }
+
+size_t Server::ClusterKeysInSlot(int slot) { return dbs_[0]->CountKeysInSlot(slot); }
 
 void Server::ClusterDeleteKeysInSlot(int slot) {
   const size_t deleted = dbs_[0]->DeleteKeysInSlot(slot, [this](std::string_view key) {
