@@ -23,15 +23,10 @@
 #include <cstring>
 #include <optional>
 
-#include "core/arg_parser.h"
-#include "persistence/aof.h"
 #include "persistence/rdb.h"
-#include "persistence/snapshot.h"
 #include "replication/replica_link.h"
 #include "replication/replication.h"
 #include "security/tls.h"
-#include "server/command_context.h"
-#include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -57,13 +52,17 @@ std::string_view PhaseName(ReplicaState::Phase phase) {
   return "online";
 }
 
+// A client's connection: write(2) semantics, through its TLS session when it has one.
+ssize_t WriteSocket(int fd, TlsSession* tls, const void* buf, size_t n) {
+  return tls != nullptr ? tls->Write(buf, n) : write(fd, buf, n);
+}
+
 // Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
 // time it is full. For the forked child (which owns nothing else) and tiny control replies.
-// `client`: write through its connection (TLS or not) rather than to the bare `fd`.
-bool WriteFully(int fd, std::string_view bytes, int timeout_ms, Client* client = nullptr) {
+// `tls`: write through the client's TLS session rather than to the bare `fd`.
+bool WriteFully(int fd, std::string_view bytes, int timeout_ms, TlsSession* tls = nullptr) {
   while (!bytes.empty()) {
-    ssize_t n = client != nullptr ? client->WriteSocket(bytes.data(), bytes.size())
-                                  : write(fd, bytes.data(), bytes.size());
+    ssize_t n = WriteSocket(fd, tls, bytes.data(), bytes.size());
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
@@ -71,7 +70,7 @@ bool WriteFully(int fd, std::string_view bytes, int timeout_ms, Client* client =
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       // A TLS write can wait for the socket to be readable (never with renegotiation off).
-      const bool read = client != nullptr && client->tls && !client->tls->wants_write();
+      const bool read = tls != nullptr && !tls->wants_write();
       pollfd p{fd, static_cast<short>(read ? POLLIN : POLLOUT), 0};
       if (poll(&p, 1, timeout_ms) <= 0) return false;
       continue;
@@ -83,11 +82,11 @@ bool WriteFully(int fd, std::string_view bytes, int timeout_ms, Client* client =
 
 // sendfile(2) for a TLS connection: the file's bytes at *offset, encrypted. A write that
 // would block is retried later with the same bytes, as OpenSSL requires.
-ssize_t SendFileTls(Client& client, int file_fd, off_t* offset, size_t count) {
+ssize_t SendFileTls(TlsSession& tls, int file_fd, off_t* offset, size_t count) {
   char buf[64 * 1024];
   ssize_t got = pread(file_fd, buf, std::min(count, sizeof(buf)), *offset);
   if (got <= 0) return got;
-  ssize_t n = client.WriteSocket(buf, static_cast<size_t>(got));
+  ssize_t n = tls.Write(buf, static_cast<size_t>(got));
   if (n > 0) *offset += n;
   return n;
 }
@@ -95,9 +94,9 @@ ssize_t SendFileTls(Client& client, int file_fd, off_t* offset, size_t count) {
 }  // namespace
 
 // The replica's address for INFO and ROLE: what it announced, else its peer IP.
-std::string ReplicaAddress(const Client& client, const ReplicaState& replica) {
+std::string ReplicaAddress(std::string_view peer, const ReplicaState& replica) {
   if (!replica.announced_ip.empty()) return replica.announced_ip;
-  std::string_view addr = client.addr;
+  std::string_view addr = peer;
   size_t colon = addr.rfind(':');
   if (colon != std::string_view::npos) addr = addr.substr(0, colon);
   if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') {
@@ -113,68 +112,49 @@ ReplicaState* Replication::FindReplica(uint64_t client_id) {
 
 // ---- SYNC / PSYNC ----------------------------------------------------------------------------
 
-void Replication::SyncCommand(CommandContext& ctx) {
-  Client& client = ctx.client;
-  // A replica repeating SYNC is ignored, as in Redis.
-  if (client.has(kClientReplica)) return;
+std::string Replication::SyncRefusal(const SyncRequest& request) {
   if (is_replica() && !link_->link_up()) {
-    ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
-    return;
+    return "NOMASTERLINK Can't SYNC while not connected with my master";
   }
-  if (client.output_written < client.output().size()) {
-    ctx.reply.Error("ERR SYNC and PSYNC are invalid with pending output");
-    return;
-  }
+  if (request.pending_output > 0) return "ERR SYNC and PSYNC are invalid with pending output";
   // A filtered snapshot is made for the socket only (never the dump file everyone shares).
-  if (auto it = handshakes_.find(client.id());
+  if (auto it = handshakes_.find(request.client_id);
       it != handshakes_.end() && it->second.rdb_exclude != 0) {
-    if (!it->second.capa_eof) {
-      ctx.reply.Error("ERR Filtered replica requires EOF capability");
-      return;
-    }
-    if (client.tls != nullptr) {  // the snapshot child writes plain sockets only
-      ctx.reply.Error("ERR Filtered replica snapshots are not available over TLS");
-      return;
+    if (!it->second.capa_eof) return "ERR Filtered replica requires EOF capability";
+    if (request.tls) {  // the snapshot child writes plain sockets only
+      return "ERR Filtered replica snapshots are not available over TLS";
     }
   }
-  const bool psync = EqualsIgnoreCase(ctx.arg(0), "psync");
   // Our master hands over to us (its FAILOVER): we take over, then it continues as our replica.
-  if (psync && ctx.argc() > 3 && EqualsIgnoreCase(ctx.arg(3), "failover")) {
-    if (ctx.arg(1) != replid_) {
-      ctx.reply.Error("ERR PSYNC FAILOVER replid must match my replid.");
-      return;
-    }
+  if (request.psync && request.failover) {
+    if (request.replid != replid_) return "ERR PSYNC FAILOVER replid must match my replid.";
     UnsetMaster();
-    spdlog::info("MASTER MODE enabled (failover request from '{}')", client.addr);
+    spdlog::info("MASTER MODE enabled (failover request from '{}')", request.client_addr);
   }
   // Replicas don't sync with us while we hand over.
-  if (failover_state_ != FailoverState::kNone) {
-    ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
-    return;
-  }
-  spdlog::info("Replica {} asks for synchronization", client.addr);
+  if (failover_state_ != FailoverState::kNone) return "NOMASTERLINK Can't SYNC while failing over";
+  return "";
+}
+
+void Replication::Sync(const SyncRequest& request, int64_t offset) {
+  const uint64_t id = request.client_id;
+  spdlog::info("Replica {} asks for synchronization", request.client_addr);
   ReplicaState replica;
-  if (auto it = handshakes_.find(client.id()); it != handshakes_.end()) {
+  if (auto it = handshakes_.find(id); it != handshakes_.end()) {
     replica = it->second;
     handshakes_.erase(it);
   }
-  replica.client_id = client.id();
-  replica.old_sync = !psync;
-  if (psync) {
-    int64_t offset = 0;
-    std::string_view want_id = ctx.arg(1);
-    if (!ParseInt64(ctx.arg(2), &offset)) {
-      ctx.reply.Error(errors::kNotInteger);
+  replica.client_id = id;
+  replica.old_sync = !request.psync;
+  if (request.psync) {
+    if (TryPartialResync(id, request.client_addr, replica, request.replid, offset)) {
+      host_.CountPartialSync(true);
       return;
     }
-    if (TryPartialResync(client, replica, want_id, offset)) {
-      ++server_.stats().sync_partial_ok;
-      return;
-    }
-    if (want_id != "?") ++server_.stats().sync_partial_err;
+    if (request.replid != "?") host_.CountPartialSync(false);
   }
-  ++server_.stats().sync_full;
-  client.set(kClientReplica);
+  host_.CountFullSync();
+  host_.MarkReplicaClient(id);
   replica.phase = ReplicaState::Phase::kWaitBgsaveStart;
   replica.wait_since_ms = NowMs();
   // The first replica ever (or after the backlog was freed) starts a new history: a replica
@@ -185,13 +165,14 @@ void Replication::SyncCommand(CommandContext& ctx) {
     spdlog::info("Replication backlog created, my new replication IDs are '{}' and '{}'", replid_,
                  replid2_);
   }
-  replicas_[client.id()] = std::move(replica);
+  replicas_[id] = std::move(replica);
   // Disk syncs (and diskless ones without a delay) start now if nothing else is forked; the
   // cron starts the rest.
   StartRdbChildIfWaiting();
 }
 
-bool Replication::TryPartialResync(Client& client, ReplicaState& replica, std::string_view want_id,
+bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_addr,
+                                   ReplicaState& replica, std::string_view want_id,
                                    int64_t offset) {
   const bool same_history = want_id == replid_;
   const bool former_history = want_id == replid2_ && offset <= second_replid_offset_;
@@ -209,7 +190,7 @@ bool Replication::TryPartialResync(Client& client, ReplicaState& replica, std::s
             offset, second_replid_offset_);
       }
     } else {
-      spdlog::info("Full resync requested by replica {}", client.addr);
+      spdlog::info("Full resync requested by replica {}", client_addr);
     }
     return false;
   }
@@ -217,16 +198,16 @@ bool Replication::TryPartialResync(Client& client, ReplicaState& replica, std::s
     spdlog::info(
         "Unable to partial resync with replica {} for lack of backlog (Replica request was: "
         "{}).",
-        client.addr, offset);
+        client_addr, offset);
     if (offset > master_repl_offset()) {
       spdlog::warn(
           "Warning: replica {} tried to PSYNC with an offset that is greater than the master "
           "replication offset.",
-          client.addr);
+          client_addr);
     }
     return false;
   }
-  client.set(kClientReplica);
+  host_.MarkReplicaClient(client_id);
   replica.phase = ReplicaState::Phase::kOnline;
   replica.ack_time_ms = NowMs();
   replica.psync_offset = offset;
@@ -238,17 +219,17 @@ bool Replication::TryPartialResync(Client& client, ReplicaState& replica, std::s
   spdlog::info(
       "Partial resynchronization request from {} accepted. Sending {} bytes of backlog "
       "starting from offset {}.",
-      client.addr, backlog_bytes.size(), offset);
-  replicas_[client.id()] = std::move(replica);
-  server_.PushToClient(client, reply);
-  server_.PushToClient(client, backlog_bytes);
+      client_addr, backlog_bytes.size(), offset);
+  replicas_[client_id] = std::move(replica);
+  host_.SendToClient(client_id, reply);
+  host_.SendToClient(client_id, backlog_bytes);
   return true;
 }
 
 // ---- The RDB child of a full sync ------------------------------------------------------------
 
 void Replication::StartRdbChildIfWaiting() {
-  if (server_.children().active()) return;
+  if (children_.active()) return;
   std::vector<uint64_t> waiting;
   bool all_eof = true;
   int64_t oldest_ms = 0;
@@ -260,15 +241,14 @@ void Replication::StartRdbChildIfWaiting() {
     if (!exclude) exclude = replica.rdb_exclude;
     if (replica.rdb_exclude != *exclude) continue;
     waiting.push_back(id);
-    Client* client = server_.FindClient(id);
-    const bool tls = client != nullptr && client->tls != nullptr;
+    const bool tls = host_.ClientTls(id) != nullptr;
     // (A SYNC client gets the EOF form only when filtered: redis-cli --functions-rdb.)
     all_eof =
         all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) && !tls;
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = cfg();
   // A filtered snapshot goes over the socket whatever repl-diskless-sync says (SYNC refused
   // those that can't take it).
   const bool diskless = (c.repl_diskless_sync || *exclude != 0) && all_eof;
@@ -283,22 +263,22 @@ void Replication::StartRdbChildIfWaiting() {
   ForceSelect();
   std::vector<int> fds;
   for (uint64_t id : waiting) {
-    Client* client = server_.FindClient(id);
     ReplicaState& replica = replicas_[id];
-    if (client == nullptr || client->closed) continue;
+    if (!host_.ClientOpen(id)) continue;
+    const int fd = host_.ClientSocket(id);
     if (!replica.old_sync) {
       // Written now, before the child can start writing to the same socket.
       std::string line = fmt::format("+FULLRESYNC {} {}\r\n", replid_, offset);
-      if (!WriteFully(client->fd(), line, 1000, client)) {
-        server_.CloseClient(*client);
+      if (!WriteFully(fd, line, 1000, host_.ClientTls(id))) {
+        host_.CloseClientNow(id);
         continue;
       }
     }
     replica.phase = ReplicaState::Phase::kWaitBgsaveEnd;
     replica.psync_offset = offset;
     replica.diskless = diskless;
-    client->output_held = true;
-    fds.push_back(client->fd());
+    host_.HoldClientOutput(id, true);
+    fds.push_back(fd);
   }
   if (fds.empty()) return;
 
@@ -311,7 +291,7 @@ void Replication::StartRdbChildIfWaiting() {
   if (diskless) {
     std::string mark(kEofMarkSize, '0');
     static constexpr char kHex[] = "0123456789abcdef";
-    for (char& ch : mark) ch = kHex[server_.rng()() & 15];
+    for (char& ch : mark) ch = kHex[rng_() & 15];
     if (pipe2(results_pipe, O_CLOEXEC) != 0) {
       spdlog::warn("Can't create the pipe for the diskless sync child: {}", strerror(errno));
       return;
@@ -332,7 +312,7 @@ void Replication::StartRdbChildIfWaiting() {
       };
       options.sink = send_all;
       std::string err = send_all("$EOF:" + mark + "\r\n");
-      if (err.empty()) err = RdbSave(server_, -1, options);
+      if (err.empty()) err = host_.SaveRdbToSink(options);
       if (err.empty()) err = send_all(mark);
       std::string report(fds.size(), '0');
       for (size_t i = 0; i < fds.size(); ++i) report[i] = err.empty() && ok[i] ? '1' : '0';
@@ -341,12 +321,12 @@ void Replication::StartRdbChildIfWaiting() {
     };
     results_pipe_read_ = results_pipe[0];
   } else {
-    const std::string path = RdbPath(server_);
-    body = [this, path, options]() { return RdbSaveFile(server_, path, options).empty() ? 0 : 1; };
+    const std::string path = host_.RdbFilePath();
+    body = [this, path, options]() { return host_.SaveRdbFile(path, options).empty() ? 0 : 1; };
   }
   child_fds_ = fds;
-  pid_t pid = server_.children().Start(ChildKind::kRdb, std::move(body),
-                                       [this](const ChildExit& exit) { OnRdbChildDone(exit); });
+  pid_t pid = children_.Start(ChildKind::kRdb, std::move(body),
+                              [this](const ChildExit& exit) { OnRdbChildDone(exit); });
   if (results_pipe[1] >= 0) close(results_pipe[1]);
   if (pid < 0) {
     spdlog::warn("Can't save in background: fork: {}", strerror(errno));
@@ -368,28 +348,27 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   }
   std::vector<int> fds = std::move(child_fds_);
   child_fds_.clear();
-  const std::string path = RdbPath(server_);
+  const std::string path = host_.RdbFilePath();
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
-    Client* client = server_.FindClient(id);
-    if (client == nullptr || client->closed) continue;
-    size_t index = std::find(fds.begin(), fds.end(), client->fd()) - fds.begin();
+    if (!host_.ClientOpen(id)) continue;
+    size_t index = std::find(fds.begin(), fds.end(), host_.ClientSocket(id)) - fds.begin();
     if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
       spdlog::warn("SYNC failed. BGSAVE child returned an error");
-      server_.CloseClient(*client);
+      host_.CloseClientNow(id);
       continue;
     }
     if (replica.diskless) {
       if (index >= report.size() || report[index] != '1') {
-        spdlog::warn("Diskless rdb transfer to replica {} failed", client->addr);
-        server_.CloseClient(*client);
+        spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(id));
+        host_.CloseClientNow(id);
         continue;
       }
       spdlog::info(
           "Streamed RDB transfer with replica {} succeeded (socket). Waiting for "
           "REPLCONF ACK from replica to enable streaming",
-          client->addr);
-      PutOnline(*client, replica);
+          host_.ClientAddress(id));
+      PutOnline(id, replica);
       continue;
     }
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -397,7 +376,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     if (fd < 0 || fstat(fd, &st) != 0) {
       spdlog::warn("SYNC failed. Can't open/stat DB after BGSAVE: {}", strerror(errno));
       if (fd >= 0) close(fd);
-      server_.CloseClient(*client);
+      host_.CloseClientNow(id);
       continue;
     }
     replica.phase = ReplicaState::Phase::kSendBulk;
@@ -405,35 +384,37 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     replica.bulk_offset = 0;
     replica.bulk_size = st.st_size;
     replica.bulk_preamble = fmt::format("${}\r\n", st.st_size);
-    client->bulk_pending = true;
-    server_.PushToClient(*client, "");
+    host_.SetClientBulkPending(id, true);
+    host_.SendToClient(id, "");
   }
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
 }
 
-void Replication::PutOnline(Client& client, ReplicaState& replica) {
+void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
   replica.phase = ReplicaState::Phase::kOnline;
   replica.ack_time_ms = NowMs();
-  client.output_held = false;
-  client.bulk_pending = false;
+  host_.HoldClientOutput(client_id, false);
+  host_.SetClientBulkPending(client_id, false);
   if (replica.rdb_only) {
     // redis-cli --rdb and friends only wanted the snapshot.
-    server_.CloseAfterReply(client);
+    host_.CloseClientAfterReply(client_id);
   }
-  spdlog::info("Synchronization with replica {} succeeded", client.addr);
-  server_.PushToClient(client, "");
+  spdlog::info("Synchronization with replica {} succeeded", host_.ClientAddress(client_id));
+  host_.SendToClient(client_id, "");
 }
 
-bool Replication::SendBulk(Client& client) {
-  ReplicaState* replica = FindReplica(client.id());
+bool Replication::SendBulk(uint64_t client_id) {
+  ReplicaState* replica = FindReplica(client_id);
   if (replica == nullptr || replica->bulk_fd < 0) {
-    client.bulk_pending = false;
+    host_.SetClientBulkPending(client_id, false);
     return true;
   }
+  const int fd = host_.ClientSocket(client_id);
+  TlsSession* tls = host_.ClientTls(client_id);
   size_t budget = kBulkBytesPerTurn;
   while (!replica->bulk_preamble.empty()) {
-    ssize_t n = client.WriteSocket(replica->bulk_preamble.data(), replica->bulk_preamble.size());
+    ssize_t n = WriteSocket(fd, tls, replica->bulk_preamble.data(), replica->bulk_preamble.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) return false;
@@ -442,8 +423,8 @@ bool Replication::SendBulk(Client& client) {
   while (replica->bulk_offset < replica->bulk_size && budget > 0) {
     off_t off = replica->bulk_offset;
     size_t want = std::min<size_t>(budget, static_cast<size_t>(replica->bulk_size - off));
-    ssize_t n = client.tls ? SendFileTls(client, replica->bulk_fd, &off, want)
-                           : sendfile(client.fd(), replica->bulk_fd, &off, want);
+    ssize_t n = tls != nullptr ? SendFileTls(*tls, replica->bulk_fd, &off, want)
+                               : sendfile(fd, replica->bulk_fd, &off, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) {
@@ -452,111 +433,38 @@ bool Replication::SendBulk(Client& client) {
     }
     replica->bulk_offset = off;
     budget -= static_cast<size_t>(n);
-    server_.stats().total_net_repl_output_bytes += static_cast<uint64_t>(n);
+    host_.CountReplicationOutput(static_cast<uint64_t>(n));
   }
   if (replica->bulk_offset < replica->bulk_size) return true;
   close(replica->bulk_fd);
   replica->bulk_fd = -1;
-  PutOnline(client, *replica);
+  PutOnline(client_id, *replica);
   return true;
-}
-
-void Replication::SendToReplica(Client& client, std::string_view bytes) {
-  server_.PushToClient(client, bytes);
 }
 
 // ---- REPLCONF ----------------------------------------------------------------------------------
 
-void Replication::ReplconfCommand(CommandContext& ctx) {
-  if (ctx.argc() % 2 == 0) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  Client& client = ctx.client;
-  ReplicaState* replica = FindReplica(client.id());
-  // REPLCONF ACK <offset> [FACK <aof offset>]: a replica reporting; never answered, and only
-  // a replica's counts.
-  if (EqualsIgnoreCase(ctx.arg(1), "ack")) {
-    int64_t offset = 0;
-    if (replica == nullptr || !ParseInt64(ctx.arg(2), &offset)) return;
-    replica->ack_offset = std::max(replica->ack_offset, offset);
-    replica->ack_time_ms = NowMs();
-    if (ctx.argc() >= 5 && EqualsIgnoreCase(ctx.arg(3), "fack") &&
-        ParseInt64(ctx.arg(4), &offset)) {
-      replica->aof_ack_offset = std::max(replica->aof_ack_offset, offset);
-    }
-    acks_changed_ = true;
-    return;
-  }
-  ReplicaState& settings = replica != nullptr ? *replica : handshakes_[client.id()];
-  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
-    std::string_view option = ctx.arg(i);
-    std::string_view value = ctx.arg(i + 1);
-    int64_t n = 0;
-    if (EqualsIgnoreCase(option, "listening-port")) {
-      if (!ParseInt64(value, &n)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return;
-      }
-      settings.listening_port = static_cast<int>(n);
-    } else if (EqualsIgnoreCase(option, "ip-address")) {
-      if (value.size() >= 256) {  // NET_HOST_STR_LEN
-        ctx.reply.Error(fmt::format(
-            "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
-            value.size()));
-        return;
-      }
-      settings.announced_ip = std::string(value);
-    } else if (EqualsIgnoreCase(option, "capa")) {
-      if (EqualsIgnoreCase(value, "eof")) settings.capa_eof = true;
-      if (EqualsIgnoreCase(value, "psync2")) settings.capa_psync2 = true;
-    } else if (EqualsIgnoreCase(option, "getack")) {
-      // Our master asks where we are; answered on the master link, nothing here.
-      if (is_replica()) ReplicaGetAck(ctx);
-      return;
-    } else if (EqualsIgnoreCase(option, "rdb-only")) {
-      if (!ParseInt64(value, &n)) {
-        ctx.reply.Error(errors::kNotInteger);
-        return;
-      }
-      if (n < 0 || n > 1) {
-        ctx.reply.Error("ERR value is out of range, value must between 0 and 1");
-        return;
-      }
-      settings.rdb_only = n == 1;
-    } else if (EqualsIgnoreCase(option, "rdb-filter-only")) {
-      // What the snapshot includes: nothing unless listed, and "functions" is all there is to
-      // list ("" asks for an empty snapshot, as redis-cli --replica does).
-      bool ok = true;
-      std::vector<std::string> filters = SplitArgs(value, &ok);
-      if (!ok) {
-        ctx.reply.Error("ERR Missing rdb-filter-only values");
-        return;
-      }
-      uint8_t exclude = kRdbExcludeData | kRdbExcludeFunctions;
-      for (const std::string& filter : filters) {
-        if (!EqualsIgnoreCase(filter, "functions")) {
-          ctx.reply.Error(fmt::format("ERR Unsupported rdb-filter-only option: {}", filter));
-          return;
-        }
-        exclude &= static_cast<uint8_t>(~kRdbExcludeFunctions);
-      }
-      settings.rdb_exclude = exclude;
-    } else {
-      ctx.reply.Error(fmt::format("ERR Unrecognized REPLCONF option: {}", option));
-      return;
-    }
-  }
-  ctx.reply.Ok();
+ReplicaState& Replication::ReplicaSettings(uint64_t client_id) {
+  ReplicaState* replica = FindReplica(client_id);
+  return replica != nullptr ? *replica : handshakes_[client_id];
 }
 
-void Replication::OnClientClosed(Client& client) {
-  if (link_ && client.has(kClientMaster)) link_->OnMasterClientClosed(client);
-  handshakes_.erase(client.id());
-  auto it = replicas_.find(client.id());
+void Replication::Ack(uint64_t client_id, int64_t offset, std::optional<int64_t> aof_offset) {
+  ReplicaState* replica = FindReplica(client_id);
+  if (replica == nullptr) return;
+  replica->ack_offset = std::max(replica->ack_offset, offset);
+  replica->ack_time_ms = NowMs();
+  if (aof_offset) replica->aof_ack_offset = std::max(replica->aof_ack_offset, *aof_offset);
+  acks_changed_ = true;
+}
+
+void Replication::OnClientClosed(uint64_t client_id, std::string_view client_addr) {
+  if (link_) link_->OnMasterClientClosed(client_id);
+  handshakes_.erase(client_id);
+  auto it = replicas_.find(client_id);
   if (it == replicas_.end()) return;
   if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
-  spdlog::info("Connection with replica {} lost.", client.addr);
+  spdlog::info("Connection with replica {} lost.", client_addr);
   replicas_.erase(it);
   if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
 }
@@ -565,11 +473,7 @@ void Replication::OnClientClosed(Client& client) {
 
 size_t Replication::ReplicaOutputBytes() const {
   size_t bytes = 0;
-  for (const auto& [id, replica] : replicas_) {
-    if (const Client* client = server_.FindClient(id)) {
-      bytes += client->output().size() - client->output_written;
-    }
-  }
+  for (const auto& [id, replica] : replicas_) bytes += host_.ClientPendingOutput(id);
   return bytes;
 }
 
@@ -593,7 +497,7 @@ int Replication::ReplicasFsyncedAtLeast(int64_t offset) const {
 
 int Replication::GoodReplicas() const {
   const int64_t now = NowMs();
-  const int64_t max_lag_ms = server_.cfg().min_replicas_max_lag * 1000;
+  const int64_t max_lag_ms = cfg().min_replicas_max_lag * 1000;
   int count = 0;
   for (const auto& [id, replica] : replicas_) {
     if (replica.phase == ReplicaState::Phase::kOnline && now - replica.ack_time_ms <= max_lag_ms) {
@@ -604,82 +508,27 @@ int Replication::GoodReplicas() const {
 }
 
 std::string_view Replication::MinReplicasError() const {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = cfg();
   if (is_replica() || c.min_replicas_to_write == 0 || c.min_replicas_max_lag == 0) return "";
   if (GoodReplicas() >= c.min_replicas_to_write) return "";
   return "NOREPLICAS Not enough good replicas to write.";
 }
 
-void Replication::BlockForAcks(CommandContext& ctx, int64_t timeout_ms) {
-  Server::BlockOptions options;
-  options.rerun_on_timeout = true;
-  server_.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
-  waiting_clients_.push_back(ctx.client.id());
+void Replication::WaitForAcks(uint64_t client_id) {
+  waiting_clients_.push_back(client_id);
   getack_pending_ = true;
-}
-
-void Replication::WaitCommand(CommandContext& ctx) {
-  if (is_replica()) {
-    ctx.reply.Error(
-        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
-        "if a replica is configured to be writable (which is not the default) writes to "
-        "replicas are just local and are not propagated.");
-    return;
-  }
-  ArgParser args(ctx, 1);
-  const int64_t wanted = args.Int();
-  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
-  if (!args.Check()) return;
-  const int64_t offset = ctx.client.woff;
-  const int acked = ReplicasAckedAtLeast(offset);
-  if (acked >= wanted || !ctx.may_block()) {
-    ctx.reply.Integer(acked);
-    return;
-  }
-  // Block until enough replicas acknowledge or the timeout passes (then WAIT runs again
-  // without blocking and replies with the count at that moment).
-  BlockForAcks(ctx, timeout_ms);
-}
-
-void Replication::WaitAofCommand(CommandContext& ctx) {
-  ArgParser args(ctx, 1);
-  const int64_t numlocal = args.IntInRange(0, 1);
-  const int64_t numreplicas = args.NonNegative();
-  const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
-  if (!args.Check()) return;
-  if (is_replica()) {
-    ctx.reply.Error(
-        "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
-        "replicas are just local and are not propagated.");
-    return;
-  }
-  const int64_t fsynced = server_.aof().fsynced_reploff();
-  if (numlocal > 0 && !server_.cfg().appendonly) {
-    ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
-    return;
-  }
-  const int64_t offset = ctx.client.woff;
-  const int local = fsynced >= offset ? 1 : 0;
-  const int replicas = ReplicasFsyncedAtLeast(offset);
-  if ((local >= numlocal && replicas >= numreplicas) || !ctx.may_block()) {
-    ctx.reply.Array(2);
-    ctx.reply.Integer(local);
-    ctx.reply.Integer(replicas);
-    return;
-  }
-  BlockForAcks(ctx, timeout_ms);
 }
 
 void Replication::BeforeSleep() {
   // The AOF's fsynced offset moved: WAITAOF clients may be done.
-  if (server_.aof().fsynced_reploff() != last_fsynced_reploff_) {
-    last_fsynced_reploff_ = server_.aof().fsynced_reploff();
+  if (host_.AofFsyncedOffset() != last_fsynced_reploff_) {
+    last_fsynced_reploff_ = host_.AofFsyncedOffset();
     acks_changed_ = true;
   }
   // WAIT clients blocked this turn: ask every replica where it is, once.
   // (Not during a write pause: the stream must stand still; the replicas' own once-a-second
   // ACKs still come, and the GETACK goes out when the pause ends.)
-  if (getack_pending_ && !server_.Paused(kPauseReplica)) {
+  if (getack_pending_ && !host_.ReplicationStreamPaused()) {
     getack_pending_ = false;
     static constexpr std::string_view kGetAck =
         "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
@@ -690,45 +539,31 @@ void Replication::BeforeSleep() {
   UpdateFailoverStatus();
   std::vector<uint64_t> waiting;
   waiting.swap(waiting_clients_);
-  for (uint64_t id : waiting) {
-    Client* client = server_.FindClient(id);
-    if (client == nullptr || client->closed || !client->has(kClientBlocked)) continue;
-    // WAIT runs again: it replies if enough replicas are there now, else blocks again
-    // (re-registering itself here) with its original deadline.
-    server_.RunBlockedCommandAgain(*client);
-  }
+  // WAIT runs again: it replies if enough replicas are there now, else blocks again
+  // (re-registering itself here) with its original deadline.
+  for (uint64_t id : waiting) host_.RerunBlockedClient(id);
 }
 
 // ---- ROLE, INFO, cron ----------------------------------------------------------------------
 
-void Replication::RoleReply(ReplyBuilder& reply) {
-  if (is_replica()) {
-    reply.Array(5);
-    reply.Bulk("slave");
-    reply.Bulk(link_->host());
-    reply.Integer(link_->port());
-    reply.Bulk(link_->RoleState());
+RoleInfo Replication::Role() {
+  RoleInfo role;
+  role.replica = is_replica();
+  if (role.replica) {
+    role.master_host = link_->host();
+    role.master_port = link_->port();
+    role.link_state = link_->RoleState();
     // -1 while the link is down, as Redis (INFO still shows the offset we would continue from).
-    reply.Integer(link_->link_up() ? link_->processed_offset() : -1);
-    return;
+    role.processed_offset = link_->link_up() ? link_->processed_offset() : -1;
+    return role;
   }
-  std::vector<std::tuple<std::string, int, int64_t>> online;
+  role.master_offset = master_repl_offset();
   for (const auto& [id, replica] : replicas_) {
-    Client* client = server_.FindClient(id);
-    if (client == nullptr || replica.phase != ReplicaState::Phase::kOnline) continue;
-    online.emplace_back(ReplicaAddress(*client, replica), replica.listening_port,
-                        replica.ack_offset);
+    if (!host_.ClientExists(id) || replica.phase != ReplicaState::Phase::kOnline) continue;
+    role.replicas.push_back({ReplicaAddress(host_.ClientAddress(id), replica),
+                             replica.listening_port, replica.ack_offset});
   }
-  reply.Array(3);
-  reply.Bulk("master");
-  reply.Integer(master_repl_offset());
-  reply.Array(online.size());
-  for (const auto& [ip, port, offset] : online) {
-    reply.Array(3);
-    reply.Bulk(ip);
-    reply.Bulk(std::to_string(port));
-    reply.Bulk(std::to_string(offset));
-  }
+  return role;
 }
 
 InfoFieldList Replication::InfoFields() {
@@ -737,20 +572,18 @@ InfoFieldList Replication::InfoFields() {
   out.emplace_back("role", is_replica() ? "slave" : "master");
   if (is_replica()) link_->InfoFields(&out);
   out.emplace_back("connected_slaves", num(static_cast<int64_t>(replicas_.size())));
-  if (!is_replica() && server_.cfg().min_replicas_to_write > 0 &&
-      server_.cfg().min_replicas_max_lag > 0) {
+  if (!is_replica() && cfg().min_replicas_to_write > 0 && cfg().min_replicas_max_lag > 0) {
     out.emplace_back("min_slaves_good_slaves", num(GoodReplicas()));
   }
   int index = 0;
   const int64_t now = NowMs();
   for (const auto& [id, replica] : replicas_) {
-    Client* client = server_.FindClient(id);
-    if (client == nullptr) continue;
-    out.emplace_back(
-        fmt::format("slave{}", index++),
-        fmt::format("ip={},port={},state={},offset={},lag={}", ReplicaAddress(*client, replica),
-                    replica.listening_port, PhaseName(replica.phase), replica.ack_offset,
-                    (now - replica.ack_time_ms) / 1000));
+    if (!host_.ClientExists(id)) continue;
+    out.emplace_back(fmt::format("slave{}", index++),
+                     fmt::format("ip={},port={},state={},offset={},lag={}",
+                                 ReplicaAddress(host_.ClientAddress(id), replica),
+                                 replica.listening_port, PhaseName(replica.phase),
+                                 replica.ack_offset, (now - replica.ack_time_ms) / 1000));
   }
   out.emplace_back("master_failover_state", failover_state_ == FailoverState::kNone ? "no-failover"
                                             : failover_state_ == FailoverState::kWaitForSync
@@ -769,7 +602,7 @@ InfoFieldList Replication::InfoFields() {
 }
 
 void Replication::Cron() {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = cfg();
   const int64_t now = NowMs();
   UpdateFailoverStatus();
   if (link_) link_->Cron();
@@ -785,23 +618,23 @@ void Replication::Cron() {
   // not), so a replica that attaches is not pinged at once (tests read the stream verbatim).
   if (now - last_ping_ms_ >= c.repl_ping_replica_period * 1000) {
     last_ping_ms_ = now;
-    if (!is_replica() && !replicas_.empty() && !server_.Paused(kPauseReplica)) FeedStream(kPing);
+    if (!is_replica() && !replicas_.empty() && !host_.ReplicationStreamPaused()) FeedStream(kPing);
   }
   // Replicas waiting for a snapshot to start, or for a disk snapshot to be written, get a
   // newline a second so they don't time out (they skip newlines before the payload).
   for (auto& [id, replica] : replicas_) {
-    Client* client = server_.FindClient(id);
-    if (client == nullptr || client->closed) continue;
+    if (!host_.ClientOpen(id)) continue;
     const bool idle_wait =
         replica.phase == ReplicaState::Phase::kWaitBgsaveStart ||
         (replica.phase == ReplicaState::Phase::kWaitBgsaveEnd && !replica.diskless);
     if (idle_wait) {
-      [[maybe_unused]] ssize_t w = client->WriteSocket("\n", 1);
+      [[maybe_unused]] ssize_t w =
+          WriteSocket(host_.ClientSocket(id), host_.ClientTls(id), "\n", 1);
     }
     if (replica.phase == ReplicaState::Phase::kOnline && !replica.old_sync && !replica.rdb_only &&
         now - replica.ack_time_ms > c.repl_timeout * 1000) {
-      spdlog::warn("Disconnecting timedout replica (streaming sync): {}", client->addr);
-      server_.CloseClient(*client);
+      spdlog::warn("Disconnecting timedout replica (streaming sync): {}", host_.ClientAddress(id));
+      host_.CloseClientNow(id);
     }
   }
   // With no replica for repl-backlog-ttl, a master frees its backlog (and starts a new

@@ -15,13 +15,10 @@
 #include <ctime>
 #include <initializer_list>
 
-#include "persistence/aof.h"
+#include "db/database.h"
 #include "persistence/rdb.h"
-#include "persistence/snapshot.h"
 #include "protocol/resp_command.h"
-#include "scripting/scripting.h"
-#include "server/command_context.h"
-#include "server/server.h"
+#include "security/tls.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -41,40 +38,11 @@ std::vector<std::string_view> SplitWords(std::string_view s) {
   return out;
 }
 
-// Redis's client description in the REPLICAOF log lines.
-std::string ClientInfo(const Client& client) {
-  return fmt::format("id={} addr={} laddr={} fd={} name={}", client.id(), client.addr, client.laddr,
-                     client.fd(), client.name);
-}
-
-// Removes every key (and function library): the state before loading a master's RDB.
-void EmptyAllData(Server& server, bool async) {
-  for (int i = 0; i < server.db_count(); ++i) {
-    Database& db = server.db(i);
-    server.TouchAllWatchedKeysInDb(i);
-    if (async && db.size() > 0) {
-      auto doomed = std::make_unique<Database>(-1, nullptr);
-      doomed->SwapContents(db);
-      server.lazy_freer().Free(std::move(doomed));
-    } else {
-      db.Clear();
-    }
-    server.SignalFlushedDb(i);
-  }
-  server.scripting().FlushLibraries();
-}
-
-size_t TotalKeys(Server& server) {
-  size_t keys = 0;
-  for (int i = 0; i < server.db_count(); ++i) keys += server.db(i).size();
-  return keys;
-}
-
-RdbLoadOptions SyncLoadOptions(Server& server) {
+RdbLoadOptions SyncLoadOptions(const ServerConfig& c) {
   RdbLoadOptions options;
   options.keep_expired = true;  // a replica's keys expire through its master's DELs
-  options.deep_sanitize = server.cfg().sanitize_dump_payload == "yes";
-  options.progress_interval = server.cfg().loading_process_events_interval_bytes;
+  options.deep_sanitize = c.sanitize_dump_payload == "yes";
+  options.progress_interval = c.loading_process_events_interval_bytes;
   return options;
 }
 
@@ -85,28 +53,28 @@ constexpr size_t kTransferReadPerEvent = 4 * 1024 * 1024;
 
 }  // namespace
 
-ReplicaLink::ReplicaLink(Server& server, Replication& replication, std::string host, int port)
+ReplicaLink::ReplicaLink(ReplicationHost& server, Replication& replication, std::string host,
+                         int port)
     : server_(server), replication_(replication), host_(std::move(host)), port_(port) {}
 
 ReplicaLink::~ReplicaLink() {
   tls_.reset();
   if (fd_ >= 0) {
-    server_.UnwatchSocket(fd_);
+    server_.UnwatchLinkSocket(fd_);
     close(fd_);
   }
   DropTransfer();
-  if (Client* c = master_client()) server_.CloseClient(*c);
+  if (uint64_t id = master_client_id()) server_.CloseClientNow(id);
 }
 
-Client* ReplicaLink::master_client() const {
-  if (master_client_id_ == 0) return nullptr;
-  Client* c = server_.FindClient(master_client_id_);
-  return c != nullptr && !c->closed ? c : nullptr;
+uint64_t ReplicaLink::master_client_id() const {
+  if (master_client_id_ == 0 || !server_.ClientOpen(master_client_id_)) return 0;
+  return master_client_id_;
 }
 
 int ReplicaLink::stream_db() const {
-  Client* c = master_client();
-  return c != nullptr ? c->db_index() : cached_db_;
+  uint64_t id = master_client_id();
+  return id != 0 ? server_.ClientDb(id) : cached_db_;
 }
 
 std::string_view ReplicaLink::RoleState() const {
@@ -132,14 +100,12 @@ int64_t ReplicaLink::processed_offset() const {
   return -1;
 }
 
-bool ReplicaLink::link_up() const {
-  return state_ == State::kConnected && master_client() != nullptr;
-}
+bool ReplicaLink::link_up() const { return state_ == State::kConnected && master_client_id() != 0; }
 
 void ReplicaLink::InfoFields(InfoFieldList* out) const {
   const int64_t now = NowMs();
-  const ServerConfig& c = server_.cfg();
-  Client* master = master_client();
+  const ServerConfig& c = cfg();
+  const uint64_t master = master_client_id();
   auto add = [out](std::string name, auto value) {
     if constexpr (std::is_convertible_v<decltype(value), std::string_view>) {
       out->emplace_back(std::move(name), std::string(value));
@@ -151,12 +117,12 @@ void ReplicaLink::InfoFields(InfoFieldList* out) const {
   add("master_port", port_);
   add("master_link_status", link_up() ? "up" : "down");
   add("master_last_io_seconds_ago",
-      master != nullptr ? (now - master->last_interaction_ms) / 1000 : int64_t{-1});
+      master != 0 ? (now - server_.ClientLastInteractionMs(master)) / 1000 : int64_t{-1});
   add("master_sync_in_progress", state_ == State::kTransfer ? 1 : 0);
   int64_t processed = processed_offset();
   int64_t read = processed;
-  if (master != nullptr) {
-    read += static_cast<int64_t>(partial_.size() + master->read_buffer.size());
+  if (master != 0) {
+    read += static_cast<int64_t>(partial_.size() + server_.ClientUnreadInput(master));
   }
   add("slave_read_repl_offset", read);
   add("slave_repl_offset", processed);
@@ -220,7 +186,7 @@ void ReplicaLink::Connect() {
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
-    if (!BindSourceAddress(fd, ai->ai_family, server_.cfg().bind_source_addr, &error)) {
+    if (!BindSourceAddress(fd, ai->ai_family, cfg().bind_source_addr, &error)) {
       close(fd);
       continue;
     }
@@ -237,7 +203,7 @@ void ReplicaLink::Connect() {
     spdlog::warn("Unable to connect to MASTER: {}", error);
     return;
   }
-  if (!server_.cfg().repl_disable_tcp_nodelay) {
+  if (!cfg().repl_disable_tcp_nodelay) {
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
@@ -262,7 +228,7 @@ void ReplicaLink::OnSocketEvent(uint32_t events) {
         Drop();
         return;
       }
-      if (server_.cfg().tls_replication) {
+      if (cfg().tls_replication) {
         StartTls();
       } else {
         OnConnected();
@@ -283,7 +249,7 @@ void ReplicaLink::OnSocketEvent(uint32_t events) {
 }
 
 void ReplicaLink::StartTls() {
-  tls_ = server_.tls().Connect(fd_);
+  tls_ = server_.ConnectTls(fd_);
   if (!tls_) {
     spdlog::warn("Error condition on socket for SYNC: TLS is not configured");
     Drop();
@@ -408,7 +374,7 @@ bool ReplicaLink::HandleLine(const std::string& line) {
 }
 
 void ReplicaLink::SendHandshake() {
-  const ServerConfig& c = server_.cfg();
+  const ServerConfig& c = cfg();
   std::string out;
   expected_replies_.clear();
   if (!c.masterauth.empty()) {
@@ -417,7 +383,7 @@ void ReplicaLink::SendHandshake() {
     expected_replies_.push_back("auth");
   }
   // A TLS replica announces the port its own replicas (and the master's INFO) should use.
-  int listening_port = c.tls_replication && c.tls_port != 0 ? c.tls_port : server_.bound_port();
+  int listening_port = c.tls_replication && c.tls_port != 0 ? c.tls_port : server_.ListeningPort();
   if (c.replica_announce_port != 0) listening_port = static_cast<int>(c.replica_announce_port);
   std::string port = std::to_string(listening_port);
   out += RespCommand({"REPLCONF", "listening-port", port});
@@ -472,9 +438,9 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
     have_cached_master_ = false;
     // repl-diskless-load: straight from the socket with swapdb, or with on-empty-db while we
     // hold no keys; otherwise through a temporary file.
-    const std::string& load_mode = server_.cfg().repl_diskless_load;
+    const std::string& load_mode = cfg().repl_diskless_load;
     diskless_load_ =
-        load_mode == "swapdb" || (load_mode == "on-empty-db" && TotalKeys(server_) == 0);
+        load_mode == "swapdb" || (load_mode == "on-empty-db" && server_.TotalKeys() == 0);
     payload_ = SyncPayloadReader();
     temp_written_ = temp_flushed_ = 0;
     state_ = State::kTransfer;
@@ -605,32 +571,32 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
   DisconnectSubReplicas();
   const bool aof_on = PrepareToLoad(true);
   spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
-  EmptyAllData(server_, server_.cfg().replica_lazy_flush);
+  server_.FlushAllData(cfg().replica_lazy_flush);
   spdlog::info("MASTER <-> REPLICA sync: Loading DB in memory");
-  RdbLoadOptions options = SyncLoadOptions(server_);
+  RdbLoadOptions options = SyncLoadOptions(cfg());
   options.progress = [this](int64_t bytes) {
-    server_.set_loaded_bytes(bytes);
+    server_.LoadingProgressed(bytes);
     return ServeWhileLoading(-1, 0);
   };
   RdbLoadStats stats;
-  server_.StartLoading(Server::LoadingMode::kSync, static_cast<int64_t>(temp_written_));
-  std::string err = RdbLoadFile(server_, temp_path_, options, &stats);
-  server_.StopLoading();
+  server_.LoadingStarted(false, static_cast<int64_t>(temp_written_));
+  std::string err = server_.LoadRdbFile(temp_path_, options, &stats);
+  server_.LoadingEnded();
   if (!err.empty()) {
     spdlog::warn("{}", err);
     spdlog::warn(
         "Failed trying to load the MASTER synchronization DB from disk, check server logs.");
-    EmptyAllData(server_, false);
+    server_.FlushAllData(false);
     // Our ID and offset no longer describe our (empty) data.
     replication_.ChangeReplicationId();
-    if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+    if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
     Drop();
     return;
   }
-  if (rename(temp_path_.c_str(), server_.cfg().dbfilename.c_str()) != 0) {
+  if (rename(temp_path_.c_str(), cfg().dbfilename.c_str()) != 0) {
     spdlog::warn(
         "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {}",
-        server_.cfg().dbfilename, strerror(errno));
+        cfg().dbfilename, strerror(errno));
     unlink(temp_path_.c_str());
   }
   temp_path_.clear();
@@ -638,30 +604,28 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
 }
 
 void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view stream_start) {
-  const bool swap = server_.cfg().repl_diskless_load == "swapdb";
+  const bool swap = cfg().repl_diskless_load == "swapdb";
   // The old data is a point of the same history as the new (a resync with our own master
   // that couldn't continue): it may be read while the new loads, as Redis's async loading.
   const bool async = swap && sync_replid_ == replication_.replid();
   const bool aof_on = PrepareToLoad(false);
-  RdbLoadOptions options = SyncLoadOptions(server_);
+  RdbLoadOptions options = SyncLoadOptions(cfg());
   std::vector<std::unique_ptr<Database>> loaded;
   std::vector<Database*> targets;
   std::vector<std::string> libraries;
   if (swap) {
-    for (int i = 0; i < server_.db_count(); ++i) {
-      loaded.push_back(server_.NewDetachedDatabase());
-      targets.push_back(loaded.back().get());
-    }
+    loaded = server_.NewDetachedDatabases();
+    for (auto& db : loaded) targets.push_back(db.get());
     options.target_dbs = targets;
     options.deferred_libraries = &libraries;
   } else {
     DisconnectSubReplicas();
     spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
-    EmptyAllData(server_, server_.cfg().replica_lazy_flush);
+    server_.FlushAllData(cfg().replica_lazy_flush);
   }
   spdlog::info("MASTER <-> REPLICA sync: Loading DB in memory");
   options.progress = [this](int64_t) {
-    server_.set_loaded_bytes(payload_.received());
+    server_.LoadingProgressed(payload_.received());
     return ServeWhileLoading(-1, 0);
   };
   // The image's bytes: those already read, then the socket through the payload framing. While
@@ -671,7 +635,7 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
   size_t pending_at = 0;
   std::string rest(stream_start);
   std::string read_buf;
-  const int64_t timeout_ms = std::max<int64_t>(1, server_.cfg().repl_timeout) * 1000;
+  const int64_t timeout_ms = std::max<int64_t>(1, cfg().repl_timeout) * 1000;
   RdbByteSource source = [&](char* dst, size_t cap) -> ssize_t {
     while (true) {
       if (pending_at < pending.size()) {
@@ -711,9 +675,8 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
     }
   };
   RdbLoadStats stats;
-  server_.StartLoading(async ? Server::LoadingMode::kAsync : Server::LoadingMode::kSync,
-                       std::max<int64_t>(0, payload_.expected()));
-  std::string err = RdbLoadFromSource(server_, source, options, &stats);
+  server_.LoadingStarted(async, std::max<int64_t>(0, payload_.expected()));
+  std::string err = server_.LoadRdbFromSource(source, options, &stats);
   if (err == kRdbTrailingBytes && payload_.eof_mode()) {
     err = "Replication stream EOF marker is broken";
   } else if (err.empty()) {
@@ -727,65 +690,53 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
     }
     if (n < 0) err = "Replication stream ended badly after the MASTER synchronization DB";
   }
-  server_.StopLoading();
+  server_.LoadingEnded();
   if (!err.empty()) {
     spdlog::warn("{}", err);
     spdlog::warn(
         "Failed trying to load the MASTER synchronization DB from socket, check server logs.");
     if (swap) {
-      for (auto& db : loaded) server_.lazy_freer().Free(std::move(db));
+      server_.DiscardDatabases(std::move(loaded));
       spdlog::info("MASTER <-> REPLICA sync: Discarding temporary DB in background");
     } else {
-      EmptyAllData(server_, false);
+      server_.FlushAllData(false);
       replication_.ChangeReplicationId();
     }
-    if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+    if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
     Drop();
     return;
   }
   if (swap) {
     DisconnectSubReplicas();
     spdlog::info("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
-    for (int i = 0; i < server_.db_count(); ++i) {
-      server_.TouchAllWatchedKeysInDb(i, loaded[i].get());
-      server_.db(i).SwapContents(*loaded[i]);
-    }
-    server_.SignalReplacedDbs();
-    server_.scripting().FlushLibraries();
-    for (const std::string& code : libraries) {
-      std::string lib_err;
-      if (server_.scripting().LoadLibrary(code, false, &lib_err).empty()) {
-        spdlog::warn("Failed loading library from the MASTER synchronization DB: {}", lib_err);
-      }
-    }
-    for (auto& db : loaded) server_.lazy_freer().Free(std::move(db));
+    server_.SwapInLoadedData(loaded, libraries);
     spdlog::info("MASTER <-> REPLICA sync: Discarding old DB in background");
   }
   // The data changed without a save (nothing was written to disk).
-  server_.AddDirty(1);
+  server_.MarkDirty(1);
   FinishLoad(aof_on, rest);
 }
 
 bool ReplicaLink::PrepareToLoad(bool log_child_kill) {
   // The link's socket leaves the loop while the data loads: the loader reads it itself (a
   // diskless load), or it waits until the link becomes the master client.
-  server_.UnwatchSocket(fd_);
+  server_.UnwatchLinkSocket(fd_);
   // A snapshot child still writing the old data would otherwise rename it over the dump file
   // after we loaded the new one.
-  if (server_.children().active(ChildKind::kRdb)) {
+  if (replication_.children_.active(ChildKind::kRdb)) {
     if (log_child_kill) {
       spdlog::warn(
           "Replica is about to load the RDB file received from the master, but there is a "
           "pending RDB child running. Killing process {} and removing its temp file to avoid "
           "any race",
-          server_.children().pid());
+          replication_.children_.pid());
     }
-    RdbKillChild(server_);
+    server_.KillRdbChild();
   }
   // The AOF must end up describing the new data: stop it now and restart it afterwards, which
   // starts with a rewrite (as Redis's restartAOFAfterSYNC).
-  const bool aof_on = server_.cfg().appendonly;
-  if (aof_on) server_.config().Set({{"appendonly", "no"}});
+  const bool aof_on = cfg().appendonly;
+  if (aof_on) replication_.config_.Set({{"appendonly", "no"}});
   last_keepalive_ms_ = NowMs();
   return aof_on;
 }
@@ -798,8 +749,8 @@ bool ReplicaLink::ServeWhileLoading(int wait_fd, int timeout_ms) {
     // A full socket just skips this one (the master has a whole repl-timeout to hear one).
     [[maybe_unused]] ssize_t w = tls_ ? tls_->Write("\n", 1) : write(fd_, "\n", 1);
   }
-  server_.ProcessEventsWhileLoading(wait_fd, timeout_ms);
-  return !server_.shutting_down();
+  server_.ServeClientsWhileLoading(wait_fd, timeout_ms);
+  return !server_.ShuttingDown();
 }
 
 void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
@@ -808,51 +759,47 @@ void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
     replication_.backlog().Create(replication_.BacklogCapacity());
   }
   cached_db_ = 0;
-  if (aof_on) server_.config().Set({{"appendonly", "yes"}});
+  if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
   spdlog::info("MASTER <-> REPLICA sync: Finished with success");
   BecomeConnected(rest);
 }
 
 void ReplicaLink::BecomeConnected(std::string_view rest) {
-  server_.UnwatchSocket(fd_);
-  Client& master = server_.AdoptConnection(fd_, kClientMaster | kClientNoEvict, std::move(tls_));
+  server_.UnwatchLinkSocket(fd_);
+  master_client_id_ = server_.AdoptMasterConnection(fd_, std::move(tls_), cached_db_);
   fd_ = -1;
-  master.set_db_index(cached_db_);
-  master_client_id_ = master.id();
   state_ = State::kConnected;
   have_cached_master_ = true;
   down_since_ms_ = 0;
   partial_.clear();
   // Right away: a diskless master starts the stream only after this first ACK.
   SendAck();
-  server_.InjectInput(master, rest);
+  server_.InjectClientInput(master_client_id_, rest);
 }
 
 void ReplicaLink::DisconnectSubReplicas() {
   std::vector<uint64_t> ids;
   for (const auto& [id, replica] : replication_.replicas()) ids.push_back(id);
-  for (uint64_t id : ids) {
-    if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
-  }
+  for (uint64_t id : ids) server_.CloseClientNow(id);
 }
 
 // ---- Connected: the stream ----
 
-void ReplicaLink::OnMasterBytes(Client& client, std::string_view bytes, bool complete) {
-  if (client.id() != master_client_id_) return;
+void ReplicaLink::OnMasterBytes(uint64_t client_id, int db, std::string_view bytes, bool complete) {
+  if (client_id != master_client_id_) return;
   partial_.append(bytes);
   if (!complete) return;
   replication_.FeedStream(partial_);
   partial_.clear();
-  cached_db_ = client.db_index();
+  cached_db_ = db;
   if (ack_requested_) {
     ack_requested_ = false;
     SendAck();
   }
 }
 
-void ReplicaLink::OnMasterClientClosed(const Client& client) {
-  if (state_ == State::kConnected && client.id() == master_client_id_) LostMaster();
+void ReplicaLink::OnMasterClientClosed(uint64_t client_id) {
+  if (state_ == State::kConnected && client_id == master_client_id_) LostMaster();
 }
 
 void ReplicaLink::LostMaster() {
@@ -862,17 +809,17 @@ void ReplicaLink::LostMaster() {
 }
 
 void ReplicaLink::SendAck() {
-  Client* master = master_client();
-  if (master == nullptr) return;
+  const uint64_t master = master_client_id();
+  if (master == 0) return;
   // FACK: how far our AOF is fsynced (WAITAOF on the master), when our AOF is on.
-  const int64_t fsynced = server_.aof().fsynced_reploff();
+  const int64_t fsynced = server_.AofFsyncedOffset();
   std::vector<std::string> ack = {"REPLCONF", "ACK",
                                   std::to_string(replication_.master_repl_offset())};
   if (fsynced >= 0) {
     ack.push_back("FACK");
     ack.push_back(std::to_string(fsynced));
   }
-  server_.PushToClient(*master, RespCommand(ack));
+  server_.SendToClient(master, RespCommand(ack));
   last_ack_ms_ = NowMs();
 }
 
@@ -887,14 +834,14 @@ void ReplicaLink::DropTransfer() {
 void ReplicaLink::Drop() {
   tls_.reset();
   if (fd_ >= 0) {
-    server_.UnwatchSocket(fd_);
+    server_.UnwatchLinkSocket(fd_);
     // A forked child holds a copy of the socket: shut it down so the master sees us go now.
-    if (server_.children().active()) shutdown(fd_, SHUT_RDWR);
+    if (replication_.children_.active()) shutdown(fd_, SHUT_RDWR);
     close(fd_);
     fd_ = -1;
   }
   DropTransfer();
-  if (Client* master = master_client()) server_.CloseClient(*master);
+  if (uint64_t master = master_client_id()) server_.CloseClientNow(master);
   if (state_ == State::kConnected) {
     down_since_ms_ = NowMs();
     have_cached_master_ = true;
@@ -909,7 +856,7 @@ void ReplicaLink::Drop() {
 
 void ReplicaLink::Cron() {
   const int64_t now = NowMs();
-  const int64_t timeout_ms = std::max<int64_t>(1, server_.cfg().repl_timeout) * 1000;
+  const int64_t timeout_ms = std::max<int64_t>(1, cfg().repl_timeout) * 1000;
   switch (state_) {
     case State::kConnect:
       if (now - last_connect_try_ms_ >= 1000) {
@@ -935,12 +882,12 @@ void ReplicaLink::Cron() {
       }
       return;
     case State::kConnected: {
-      Client* master = master_client();
-      if (master == nullptr) {
+      const uint64_t master = master_client_id();
+      if (master == 0) {
         LostMaster();
         return;
       }
-      if (now - master->last_interaction_ms > timeout_ms) {
+      if (now - server_.ClientLastInteractionMs(master) > timeout_ms) {
         spdlog::warn("MASTER timeout: no data nor PING received...");
         Drop();
         return;
@@ -953,45 +900,23 @@ void ReplicaLink::Cron() {
 
 // ---- Replication's replica-side commands ----
 
-void Replication::ReplicaofCommand(CommandContext& ctx) {
-  // A cluster node replicates whichever master the cluster gives it (CLUSTER REPLICATE).
-  if (server_.cfg().cluster_enabled) {
-    ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
-    return;
-  }
-  if (failover_state_ != FailoverState::kNone) {
-    ctx.reply.Error("ERR REPLICAOF not allowed while failing over.");
-    return;
-  }
-  if (EqualsIgnoreCase(ctx.arg(1), "no") && EqualsIgnoreCase(ctx.arg(2), "one")) {
-    if (link_ != nullptr) {
-      UnsetMaster();
-      spdlog::info("MASTER MODE enabled (user request from '{}')", ClientInfo(ctx.client));
-    }
-    ctx.reply.Ok();
-    return;
-  }
-  if (ctx.client.has(kClientReplica)) {
-    ctx.reply.Error("ERR Command is not valid when client is a replica.");
-    return;
-  }
-  int64_t port = 0;
-  if (!ParseInt64(ctx.arg(2), &port) || port < 0 || port > 65535) {
-    ctx.reply.Error("ERR Invalid master port");
-    return;
-  }
-  std::string host(ctx.arg(1));
+void Replication::PromoteByUser(std::string_view requested_by) {
+  if (link_ == nullptr) return;
+  UnsetMaster();
+  spdlog::info("MASTER MODE enabled (user request from '{}')", requested_by);
+}
+
+bool Replication::Follow(std::string host, int port, std::string_view requested_by) {
   if (link_ != nullptr && EqualsIgnoreCase(link_->host(), host) && link_->port() == port) {
     spdlog::info(
         "REPLICAOF would result into synchronization with the master we are already connected "
         "with. No operation performed.");
-    ctx.reply.Raw("+OK Already connected to specified master\r\n");
-    return;
+    return false;
   }
-  SetMaster(std::move(host), static_cast<int>(port));
+  SetMaster(std::move(host), port);
   spdlog::info("REPLICAOF {}:{} enabled (user request from '{}')", link_->host(), link_->port(),
-               ClientInfo(ctx.client));
-  ctx.reply.Ok();
+               requested_by);
+  return true;
 }
 
 void Replication::UnsetMaster() {
@@ -1005,12 +930,10 @@ void Replication::UnsetMaster() {
       replid2_, second_replid_offset_, replid_);
   std::vector<uint64_t> ids;
   for (const auto& [id, replica] : replicas_) ids.push_back(id);
-  for (uint64_t id : ids) {
-    if (Client* c = server_.FindClient(id)) server_.CloseClient(*c);
-  }
+  for (uint64_t id : ids) host_.CloseClientNow(id);
   ForceSelect();
-  server_.config().values().replicaof.clear();
-  server_.set_expiry_view(ExpiryView::kMaster);
+  config_.values().replicaof.clear();
+  host_.SetExpiryView(ExpiryView::kMaster);
   no_replicas_since_ms_ = NowMs();
 }
 
@@ -1018,17 +941,9 @@ void Replication::SetMaster(std::string host, int port) {
   const bool was_master = link_ == nullptr;
   link_.reset();
   // Clients blocked on keys wait for writes that will now come only from the master.
-  std::vector<uint64_t> blocked;
-  for (const auto& [id, client] : server_.clients()) {
-    if (client->has(kClientBlocked) && !client->closed) blocked.push_back(id);
-  }
-  for (uint64_t id : blocked) {
-    if (Client* c = server_.FindClient(id)) {
-      server_.UnblockClient(*c, Server::UnblockReason::kRoleChange);
-    }
-  }
-  server_.config().values().replicaof = fmt::format("{} {}", host, port);
-  link_ = std::make_unique<ReplicaLink>(server_, *this, std::move(host), port);
+  host_.UnblockClientsForRoleChange();
+  config_.values().replicaof = fmt::format("{} {}", host, port);
+  link_ = std::make_unique<ReplicaLink>(host_, *this, std::move(host), port);
   // Our own ID and offset are the "cached master": the new master may continue from them.
   if (was_master) {
     spdlog::info(
@@ -1037,7 +952,7 @@ void Replication::SetMaster(std::string host, int port) {
         "transfer.");
   }
   link_->set_have_cached_master(true);
-  server_.set_expiry_view(ExpiryView::kReplicaClient);
+  host_.SetExpiryView(ExpiryView::kReplicaClient);
   spdlog::info("Connecting to MASTER {}:{}", link_->host(), link_->port());
   link_->Connect();
 }
@@ -1054,19 +969,18 @@ void Replication::PromoteForCluster() {
 }
 
 void Replication::StartFromConfig() {
-  const std::string& replicaof = server_.cfg().replicaof;
+  const std::string& replicaof = cfg().replicaof;
   if (replicaof.empty() || link_ != nullptr) return;
   size_t space = replicaof.rfind(' ');
   int64_t port = 0;
   if (space == std::string::npos || !ParseInt64(replicaof.substr(space + 1), &port)) return;
-  link_ = std::make_unique<ReplicaLink>(server_, *this, replicaof.substr(0, space),
+  link_ = std::make_unique<ReplicaLink>(host_, *this, replicaof.substr(0, space),
                                         static_cast<int>(port));
-  server_.set_expiry_view(ExpiryView::kReplicaClient);
+  host_.SetExpiryView(ExpiryView::kReplicaClient);
   // The RDB we started from records the stream it was taken at: continue from there.
   RdbReplicationInfo info;
-  if (!server_.aof().loaded_at_startup() &&
-      RdbReadReplicationInfo(server_.cfg().dbfilename, &info) && info.offset >= 0 &&
-      info.replid.size() == 40) {
+  if (!host_.AofLoadedAtStartup() && RdbReadReplicationInfo(cfg().dbfilename, &info) &&
+      info.offset >= 0 && info.replid.size() == 40) {
     ResetStream(info.replid, info.offset);
     if (!backlog_.created()) backlog_.Create(BacklogCapacity());
     link_->set_have_cached_master(true);
@@ -1076,12 +990,12 @@ void Replication::StartFromConfig() {
   }
 }
 
-void Replication::ReplicaGetAck(CommandContext& ctx) {
-  if (link_ != nullptr && ctx.client.has(kClientMaster)) link_->RequestAck();
+void Replication::MasterRequestedAck() {
+  if (link_ != nullptr) link_->RequestAck();
 }
 
-void Replication::OnMasterBytes(Client& client, std::string_view bytes, bool complete) {
-  if (link_ != nullptr) link_->OnMasterBytes(client, bytes, complete);
+void Replication::OnMasterBytes(uint64_t client_id, int db, std::string_view bytes, bool complete) {
+  if (link_ != nullptr) link_->OnMasterBytes(client_id, db, bytes, complete);
 }
 
 }  // namespace vireo

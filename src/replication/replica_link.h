@@ -1,7 +1,7 @@
 // The replica side of replication: the link to our master (REPLICAOF host port).
 // Owned by Replication; exists while this server follows a master.
 //
-// The link is a non-blocking socket on the server's epoll set (Server::kReplicaLinkTag): it
+// The link is a non-blocking socket on the server's loop (ReplicationHost::WatchLinkSocket): it
 // connects, runs the handshake (PING, AUTH, REPLCONF listening-port / ip-address / capa,
 // PSYNC) one reply at a time, and on +FULLRESYNC streams the RDB into a temporary file while
 // the server keeps serving its clients (stale data). Once the data is in place the socket
@@ -24,9 +24,6 @@
 
 namespace vireo {
 
-class Server;
-class Client;
-
 class ReplicaLink {
  public:
   enum class State {
@@ -39,7 +36,7 @@ class ReplicaLink {
     kConnected,       // the master client applies the stream
   };
 
-  ReplicaLink(Server& server, Replication& replication, std::string host, int port);
+  ReplicaLink(ReplicationHost& server, Replication& replication, std::string host, int port);
   ~ReplicaLink();
   ReplicaLink(const ReplicaLink&) = delete;
   ReplicaLink& operator=(const ReplicaLink&) = delete;
@@ -59,10 +56,10 @@ class ReplicaLink {
   // Readiness of the link's socket (before it becomes the master client).
   void OnSocketEvent(uint32_t events);
   // See Replication::OnMasterBytes.
-  void OnMasterBytes(Client& client, std::string_view bytes, bool complete);
+  void OnMasterBytes(uint64_t client_id, int db, std::string_view bytes, bool complete);
   // The master client is closing (Replication::OnClientClosed may call this for an immediate
   // reaction; otherwise the cron notices within a tick): cache the master state, reconnect.
-  void OnMasterClientClosed(const Client& client);
+  void OnMasterClientClosed(uint64_t client_id);
   // REPLCONF GETACK: the ACK goes out once the GETACK command itself has been applied.
   void RequestAck() { ack_requested_ = true; }
   // Our replication ID and offset are worth a PSYNC (the "cached master").
@@ -70,8 +67,8 @@ class ReplicaLink {
   void set_cached_db(int db) { cached_db_ = db; }
   // Starts a connection attempt now (REPLICAOF); later attempts come from the cron.
   void Connect();
-  // The master client (nullptr while not connected).
-  Client* master_client() const;
+  // The master client's id (0 while not connected).
+  uint64_t master_client_id() const;
   // The database the master's stream has selected (RDB aux repl-stream-db).
   int stream_db() const;
   // When the link went down (unix ms), 0 while it is up or was never up.
@@ -112,7 +109,9 @@ class ReplicaLink {
   void Drop();
   void DropTransfer();
 
-  Server& server_;
+  const ServerConfig& cfg() const { return replication_.cfg(); }
+
+  ReplicationHost& server_;  // the server, through what replication needs of it
   Replication& replication_;
   std::string host_;
   int port_;
@@ -140,7 +139,7 @@ class ReplicaLink {
   // Bytes written to the temp file, and how many of them were handed to writeback already.
   uint64_t temp_written_ = 0;
   uint64_t temp_flushed_ = 0;
-  bool diskless_load_ = false;   // chosen at +FULLRESYNC (repl-diskless-load)
+  bool diskless_load_ = false;     // chosen at +FULLRESYNC (repl-diskless-load)
   int64_t last_keepalive_ms_ = 0;  // the last newline sent to the master while loading
 };
 

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <random>
 
-#include "persistence/aof.h"
 #include "replication/replica_link.h"
-#include "server/server.h"
+#include "util/clock.h"
 
 namespace vireo {
 
@@ -25,8 +24,10 @@ constexpr std::string_view kSelectPrefix = "*2\r\n$6\r\nSELECT\r\n";
 
 }  // namespace
 
-Replication::Replication(Server& server) : server_(server) {
-  replid_ = RandomReplicationId(server_.rng());
+Replication::Replication(ReplicationHost& host, Config& config, ChildProcesses& children,
+                         std::mt19937_64& rng)
+    : host_(host), config_(config), children_(children), rng_(rng) {
+  replid_ = RandomReplicationId(rng_);
   replid2_ = std::string(40, '0');
   last_ping_ms_ = NowMs();
 }
@@ -35,11 +36,11 @@ Replication::~Replication() = default;
 
 size_t Replication::BacklogCapacity() const {
   constexpr size_t kMinBacklog = 16 * 1024;
-  return std::max(static_cast<size_t>(server_.cfg().repl_backlog_size), kMinBacklog);
+  return std::max(static_cast<size_t>(cfg().repl_backlog_size), kMinBacklog);
 }
 
 void Replication::ChangeReplicationId() {
-  replid_ = RandomReplicationId(server_.rng());
+  replid_ = RandomReplicationId(rng_);
   replid2_ = std::string(40, '0');
   second_replid_offset_ = -1;
 }
@@ -49,7 +50,7 @@ void Replication::ShiftReplicationId() {
   // The former master's stream is valid up to our offset; a sibling asking for the byte after
   // it continues with us.
   second_replid_offset_ = master_repl_offset() + 1;
-  replid_ = RandomReplicationId(server_.rng());
+  replid_ = RandomReplicationId(rng_);
 }
 
 void Replication::ResetStream(std::string replid, int64_t offset) {
@@ -64,23 +65,22 @@ void Replication::FeedStream(std::string_view bytes) {
   // With nobody to stream to and no backlog there is no stream; with the AOF on the offset
   // still moves (by one per command, as in Redis), since WAITAOF counts fsyncs by it.
   if (!backlog_.created() && replicas_.empty()) {
-    if (server_.aof().Accepting()) backlog_.Append(std::string_view(" ", 1));
+    if (host_.AofOn()) backlog_.Append(std::string_view(" ", 1));
     return;
   }
   backlog_.Append(bytes);
   for (auto& [id, replica] : replicas_) {
     if (replica.rdb_only) continue;
-    Client* client = server_.FindClient(id);
-    if (client == nullptr || client->closed) continue;
+    if (!host_.ClientOpen(id)) continue;
     // A replica waiting for its RDB child to start gets the stream from the fork on; until
     // then nothing is queued (its offset is the one the fork records).
     if (replica.phase == ReplicaState::Phase::kWaitBgsaveStart) continue;
-    SendToReplica(*client, bytes);
+    host_.SendToClient(id, bytes);
   }
 }
 
 bool Replication::Accepting() const {
-  return !is_replica() && (backlog_.created() || server_.aof().Accepting());
+  return !is_replica() && (backlog_.created() || host_.AofOn());
 }
 
 void Replication::AppendEffect(int db, std::string_view resp) {

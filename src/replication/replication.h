@@ -18,21 +18,21 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/child_processes.h"
+#include "core/config.h"
 #include "core/propagator.h"
 #include "replication/backlog.h"
+#include "replication/replication_host.h"
 
 namespace vireo {
 
-class Server;
-class Client;
-class CommandContext;
-class ReplyBuilder;
 class ReplicaLink;
 
 using InfoFieldList = std::vector<std::pair<std::string, std::string>>;
@@ -71,12 +71,53 @@ struct ReplicaState {
 };
 
 // The address a replica is known by (INFO, ROLE, FAILOVER TO): what it announced with
-// REPLCONF ip-address, else its peer IP.
-std::string ReplicaAddress(const Client& client, const ReplicaState& replica);
+// REPLCONF ip-address, else the IP of its peer address `peer` ("ip:port").
+std::string ReplicaAddress(std::string_view peer, const ReplicaState& replica);
+
+// SYNC or PSYNC from a client, as its handler read it.
+struct SyncRequest {
+  uint64_t client_id = 0;
+  std::string_view client_addr;
+  bool psync = false;         // PSYNC (else the old SYNC)
+  std::string_view replid;    // PSYNC's replication ID
+  bool failover = false;      // PSYNC <replid> <offset> FAILOVER: our master hands over
+  bool tls = false;           // the client is connected over TLS
+  size_t pending_output = 0;  // its output not written yet
+};
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed.
+struct FailoverRequest {
+  bool abort = false;
+  bool to = false;
+  std::string host;
+  int64_t port = 0;
+  bool force = false;
+  int64_t timeout_ms = 0;  // 0: none
+};
+
+// What ROLE reports.
+struct RoleInfo {
+  struct Replica {
+    std::string ip;
+    int port = 0;
+    int64_t ack_offset = 0;
+  };
+  bool replica = false;
+  // A replica's: its master, the link's state, the offset processed (-1 while down).
+  std::string master_host;
+  int master_port = 0;
+  std::string_view link_state;
+  int64_t processed_offset = -1;
+  // A master's: its offset and the replicas online.
+  int64_t master_offset = 0;
+  std::vector<Replica> replicas;
+};
 
 class Replication : public EffectSink {
  public:
-  explicit Replication(Server& server);
+  // `host`, `config`, `children` and `rng` belong to the server and outlive replication.
+  Replication(ReplicationHost& host, Config& config, ChildProcesses& children,
+              std::mt19937_64& rng);
   ~Replication() override;
   Replication(const Replication&) = delete;
   Replication& operator=(const Replication&) = delete;
@@ -109,12 +150,21 @@ class Replication : public EffectSink {
   void AppendEffect(int db, std::string_view resp) override;
 
   // ---- Master side (master.cc) ----
-  void SyncCommand(CommandContext& ctx);      // SYNC and PSYNC
-  void ReplconfCommand(CommandContext& ctx);  // REPLCONF (GETACK goes to the replica side)
-  void WaitCommand(CommandContext& ctx);      // WAIT numreplicas timeout
-  void WaitAofCommand(CommandContext& ctx);   // WAITAOF numlocal numreplicas timeout
+  // SYNC / PSYNC in two steps, so its handler can read the offset in between (as Redis checks
+  // it after these): "" or the error refusing the request (a PSYNC ... FAILOVER from our
+  // master promotes us here first).
+  std::string SyncRefusal(const SyncRequest& request);
+  // Then the sync itself: +CONTINUE from the backlog, or a full resync (`offset`: PSYNC's).
+  void Sync(const SyncRequest& request, int64_t offset);
+  // REPLCONF's settings of a client: the replica's, or those kept for its coming SYNC/PSYNC.
+  ReplicaState& ReplicaSettings(uint64_t client_id);
+  // REPLCONF ACK <offset> [FACK <aof offset>] from a replica (nothing from other clients).
+  void Ack(uint64_t client_id, int64_t offset, std::optional<int64_t> aof_offset);
+  // WAIT / WAITAOF blocked `client_id` until acknowledgements arrive: it runs again when they
+  // do (BeforeSleep), and replicas are asked for them.
+  void WaitForAcks(uint64_t client_id);
   // The client is going away: forget it as a replica (or as the master link).
-  void OnClientClosed(Client& client);
+  void OnClientClosed(uint64_t client_id, std::string_view client_addr);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
   // What replicas' output buffers hold (the stream not yet written to them).
@@ -132,10 +182,10 @@ class Replication : public EffectSink {
   void BeforeSleep();
   // Disk sync, from the server's write path: sends the next part of the dump to a replica
   // whose client has bulk_pending (then its held stream). False on a write error.
-  bool SendBulk(Client& client);
+  bool SendBulk(uint64_t client_id);
 
   // ---- Both sides ----
-  void RoleReply(ReplyBuilder& reply);
+  RoleInfo Role();
   // INFO replication, in Redis's order.
   InfoFieldList InfoFields();
   // From the server cron (every 100 ms): pings to replicas, timeouts, backlog TTL, the
@@ -146,7 +196,8 @@ class Replication : public EffectSink {
   // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: writes pause, the first (or the
   // named) replica to acknowledge our whole stream is told, through PSYNC ... FAILOVER, to take
   // over, and we become its replica.
-  void FailoverCommand(CommandContext& ctx);
+  // Returns "" (started, or aborted with ABORT) or the error.
+  std::string Failover(const FailoverRequest& request);
   enum class FailoverState { kNone, kWaitForSync, kInProgress };
   FailoverState failover_state() const { return failover_state_; }
   // From the replica link: the target answered our PSYNC FAILOVER (accepted), or refused it
@@ -161,29 +212,30 @@ class Replication : public EffectSink {
   void FollowForCluster(const std::string& host, int port);
   void PromoteForCluster();
   ReplicaLink* link() { return link_.get(); }
-  void ReplicaofCommand(CommandContext& ctx);  // REPLICAOF / SLAVEOF
+  // REPLICAOF NO ONE: stop following our master, keeping the data (nothing on a master).
+  // `requested_by` describes the client for the log.
+  void PromoteByUser(std::string_view requested_by);
+  // REPLICAOF host port: follow it; false (nothing done) when already following it.
+  bool Follow(std::string host, int port, std::string_view requested_by);
   // REPLCONF GETACK from our master: answers REPLCONF ACK <offset> on the master link.
-  void ReplicaGetAck(CommandContext& ctx);
+  void MasterRequestedAck();
   // Start-up: `replicaof` in the configuration makes this server a replica (with the
   // replication ID and offset of the RDB it loaded as the cached master, when there are).
   void StartFromConfig();
   // Bytes of our master's stream the server parsed: part of a command, or (`complete`) the
   // end of one that has just been applied. Advances the offset, proxies them to sub-replicas.
-  void OnMasterBytes(Client& client, std::string_view bytes, bool complete);
+  // `db`: the database the master client has selected.
+  void OnMasterBytes(uint64_t client_id, int db, std::string_view bytes, bool complete);
 
  private:
   friend class ReplicaLink;
   // Master side helpers.
-  void StartFullSync(Client& client, ReplicaState& replica);
-  bool TryPartialResync(Client& client, ReplicaState& replica, std::string_view replid,
-                        int64_t offset);
+  bool TryPartialResync(uint64_t client_id, std::string_view client_addr, ReplicaState& replica,
+                        std::string_view replid, int64_t offset);
   void StartRdbChildIfWaiting();
-  // WAIT / WAITAOF: blocks the client until acknowledgements arrive (it then runs again) or
-  // the timeout passes (it runs again without blocking), and asks replicas for them.
-  void BlockForAcks(CommandContext& ctx, int64_t timeout_ms);
   void OnRdbChildDone(const ChildExit& exit);
-  void PutOnline(Client& client, ReplicaState& replica);
-  void SendToReplica(Client& client, std::string_view bytes);
+  void PutOnline(uint64_t client_id, ReplicaState& replica);
+  const ServerConfig& cfg() const { return config_.values(); }
   // Replica side: follow host:port from now on (REPLICAOF host port).
   void SetMaster(std::string host, int port);
   // Promotion (REPLICAOF NO ONE, PSYNC FAILOVER, an aborted failover): drop the link, shift the
@@ -195,19 +247,22 @@ class Replication : public EffectSink {
   void AbortFailover(std::string_view reason);
   void ClearFailoverState();
 
-  Server& server_;
+  ReplicationHost& host_;
+  Config& config_;
+  ChildProcesses& children_;
+  std::mt19937_64& rng_;
   std::string replid_;
   std::string replid2_;
   int64_t second_replid_offset_ = -1;
   ReplicationBacklog backlog_;
-  int stream_db_ = -1;  // the database the stream last SELECTed
-  std::map<uint64_t, ReplicaState> replicas_;  // by client id
+  int stream_db_ = -1;                           // the database the stream last SELECTed
+  std::map<uint64_t, ReplicaState> replicas_;    // by client id
   std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
-  std::vector<int> child_fds_;    // the sockets a diskless child writes to
-  int results_pipe_read_ = -1;    // the diskless child reports which replicas got it all
-  bool acks_changed_ = false;     // an ACK arrived: WAIT clients may be done
+  std::vector<int> child_fds_;                   // the sockets a diskless child writes to
+  int results_pipe_read_ = -1;             // the diskless child reports which replicas got it all
+  bool acks_changed_ = false;              // an ACK arrived: WAIT clients may be done
   std::vector<uint64_t> waiting_clients_;  // blocked in WAIT
-  int64_t last_fsynced_reploff_ = -1;  // the AOF's, when WAIT clients last looked
+  int64_t last_fsynced_reploff_ = -1;      // the AOF's, when WAIT clients last looked
   int64_t last_cron_ms_ = 0;
   FailoverState failover_state_ = FailoverState::kNone;
   std::string failover_host_;  // the target ("" until one is chosen)
@@ -217,7 +272,7 @@ class Replication : public EffectSink {
   bool failover_abort_pending_ = false;  // the target refused: abort from the cron
   int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl
-  bool getack_pending_ = false;      // WAIT asked: send REPLCONF GETACK before sleeping
+  bool getack_pending_ = false;       // WAIT asked: send REPLCONF GETACK before sleeping
   std::unique_ptr<ReplicaLink> link_;
 };
 

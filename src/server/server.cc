@@ -210,7 +210,8 @@ Server::Server(Config config, const CommandTable& commands)
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   aof_ = std::make_unique<Aof>(*this);
   propagator_.AddSink(aof_.get());
-  replication_ = std::make_unique<Replication>(*this);
+  replication_ =
+      std::make_unique<Replication>(static_cast<ReplicationHost&>(*this), config_, children_, rng_);
   propagator_.AddSink(replication_.get());
   client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
 }
@@ -631,13 +632,15 @@ void Server::ProcessInput(Client& client) {
       // transaction only once its EXEC ran. Until then a lost link or a snapshot must not count
       // the queued commands as applied (the master resends them from MULTI), as in Redis.
       if (client.has(kClientMaster)) {
-        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed),
+        replication_->OnMasterBytes(client.id(), client.db_index(),
+                                    buf.unconsumed().substr(0, consumed),
                                     !client.has(kClientMulti));
       }
       buf.start += consumed;
     } else if (result == RespParser::Result::kNeedMore) {
       if (client.has(kClientMaster) && consumed > 0) {
-        replication_->OnMasterBytes(client, buf.unconsumed().substr(0, consumed), false);
+        replication_->OnMasterBytes(client.id(), client.db_index(),
+                                    buf.unconsumed().substr(0, consumed), false);
       }
       buf.start += consumed;
       if (consumed == 0) break;
@@ -671,7 +674,7 @@ void Server::QueueWrite(Client& client) {
 }
 
 bool Server::WriteToClient(Client& client) {
-  if (client.bulk_pending && !replication_->SendBulk(client)) return false;
+  if (client.bulk_pending && !replication_->SendBulk(client.id())) return false;
   if (client.output_held) return true;
   std::string& out = client.output();
   size_t written_now = 0;
@@ -757,7 +760,7 @@ void Server::CloseClient(Client& client) {
   UnwatchAll(client);
   pubsub_.RemoveClient(client);
   tracking_.Disable(client);
-  replication_->OnClientClosed(client);
+  replication_->OnClientClosed(client.id(), client.addr);
   if (client.has(kClientMonitor)) {
     std::erase(monitors_, &client);
   }

@@ -153,6 +153,7 @@ struct BlockOptions {
 class Server : public KeyspaceListener,
                public PersistenceHost,
                private ScriptHost,
+               private ReplicationHost,
                private cluster::BusHost {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
@@ -270,8 +271,6 @@ class Server : public KeyspaceListener,
   // After SWAPDB: keys now present in either database may serve their waiters (and waiters
   // that want to hear about a vanished key hear about it).
   void SignalSwappedDbs(int a, int b);
-  // After a replica's swapdb load replaced the contents of every database.
-  void SignalReplacedDbs();
   // After FLUSHDB/FLUSHALL emptied `db`: waiters that want to hear about vanished keys do.
   void SignalFlushedDb(int db);
   // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
@@ -287,9 +286,6 @@ class Server : public KeyspaceListener,
   ClientPause& client_pause() { return client_pause_; }
   bool Paused(uint32_t action) { return client_pause_.Paused(action, MonotonicUs() / 1000); }
   void PauseChanged();
-  // Runs a blocked client's command again now, as the ready-keys pass does (WAIT when replicas
-  // acknowledged): it replies, or blocks again with its original deadline.
-  void RunBlockedCommandAgain(Client& client, bool may_block = true);
 
   // Time used by commands (KeyspaceOptions::now_ms): set before each command (not inside EXEC
   // or scripts, where time stands still).
@@ -406,27 +402,18 @@ class Server : public KeyspaceListener,
     int64_t loaded_bytes = 0;
   };
   const LoadingProgress& loading() const { return loading_; }
-  void StartLoading(LoadingMode mode, int64_t total_bytes);
-  void set_loaded_bytes(int64_t bytes) { loading_.loaded_bytes = bytes; }
-  void StopLoading() { loading_ = LoadingProgress{}; }
-  // From inside a load: serves other clients for one loop turn, first waiting up to
-  // timeout_ms for them, a timer or `wait_fd` (-1: none). True when wait_fd is readable.
-  bool ProcessEventsWhileLoading(int wait_fd, int timeout_ms);
   // INFO persistence's loading_* fields (empty when not loading).
   std::vector<std::pair<std::string, std::string>> LoadingInfoFields() const;
   // The replica side of replication (src/replication/replica_link.cc). The link to our master
   // is a socket on the loop's epoll set under its own tag while it connects, handshakes and
-  // reads the RDB; then it becomes a client (kClientMaster) whose commands are applied.
+  // reads the RDB (ReplicationHost::WatchLinkSocket); then it becomes a client (kClientMaster)
+  // whose commands are applied.
   static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
-  void WatchLinkSocket(int fd, uint32_t events);  // adds, or changes the events
   void UnwatchSocket(int fd);
   // Turns a connected socket into a client with `flags`; InjectInput then runs what already
   // arrived for it (bytes read past the RDB payload) as if read from the socket.
   Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls = nullptr);
   void InjectInput(Client& client, std::string_view input);
-  // How keys past their TTL look to the running command (a replica leaves expiry to its
-  // master): set per command by Call, and the resting view for the cron.
-  void set_expiry_view(ExpiryView view) { keyspace_options_.expiry_view = view; }
 
   // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
   // is off, and then no redirection code runs at all.
@@ -492,6 +479,76 @@ class Server : public KeyspaceListener,
   std::unique_ptr<AofReplayClient> NewAofReplayClient() override;
   void SetCommandTimeMs(int64_t ms) override;
   void RefreshCommandTime() override;
+
+  // ReplicationHost (src/replication/replication_host.h), in src/server/replication_host.cc:
+  // replication names clients by id and reaches the loop, the loading state, the databases
+  // and persistence through these. (ShuttingDown, above, serves both hosts.) Below them, the
+  // server's own helpers that only replication needed from outside.
+  bool ClientExists(uint64_t id) override;
+  bool ClientOpen(uint64_t id) override;
+  std::string ClientAddress(uint64_t id) override;
+  int ClientSocket(uint64_t id) override;
+  TlsSession* ClientTls(uint64_t id) override;
+  size_t ClientPendingOutput(uint64_t id) override;
+  int ClientDb(uint64_t id) override;
+  int64_t ClientLastInteractionMs(uint64_t id) override;
+  size_t ClientUnreadInput(uint64_t id) override;
+  void SendToClient(uint64_t id, std::string_view bytes) override;
+  void CloseClientNow(uint64_t id) override;
+  void CloseClientAfterReply(uint64_t id) override;
+  void MarkReplicaClient(uint64_t id) override;
+  void HoldClientOutput(uint64_t id, bool held) override;
+  void SetClientBulkPending(uint64_t id, bool pending) override;
+  void RerunBlockedClient(uint64_t id) override;
+  void UnblockClientsForRoleChange() override;
+  void WatchLinkSocket(int fd, uint32_t events) override;  // adds, or changes the events
+  void UnwatchLinkSocket(int fd) override { UnwatchSocket(fd); }
+  std::unique_ptr<TlsSession> ConnectTls(int fd) override;
+  uint64_t AdoptMasterConnection(int fd, std::unique_ptr<TlsSession> tls, int db) override;
+  void InjectClientInput(uint64_t id, std::string_view input) override;
+  int ListeningPort() override { return bound_port_; }
+  void LoadingStarted(bool async, int64_t total_bytes) override;
+  void LoadingProgressed(int64_t loaded_bytes) override { loading_.loaded_bytes = loaded_bytes; }
+  void LoadingEnded() override { loading_ = LoadingProgress{}; }
+  void ServeClientsWhileLoading(int wait_fd, int timeout_ms) override;
+  size_t TotalKeys() override;
+  void FlushAllData(bool async) override;
+  std::vector<std::unique_ptr<Database>> NewDetachedDatabases() override;
+  void SwapInLoadedData(std::vector<std::unique_ptr<Database>>& loaded,
+                        const std::vector<std::string>& libraries) override;
+  void DiscardDatabases(std::vector<std::unique_ptr<Database>> dbs) override;
+  void MarkDirty(uint64_t changes) override { dirty_ += changes; }
+  void SetExpiryView(ExpiryView view) override { keyspace_options_.expiry_view = view; }
+  bool AofOn() override;
+  int64_t AofFsyncedOffset() override;
+  bool AofLoadedAtStartup() override;
+  std::string RdbFilePath() override;
+  std::string SaveRdbFile(const std::string& path, const RdbSaveOptions& options) override;
+  std::string SaveRdbToSink(const RdbSaveOptions& options) override;
+  std::string LoadRdbFile(const std::string& path, const RdbLoadOptions& options,
+                          RdbLoadStats* stats) override;
+  std::string LoadRdbFromSource(RdbByteSource source, const RdbLoadOptions& options,
+                                RdbLoadStats* stats) override;
+  void KillRdbChild() override;
+  void CountFullSync() override { ++stats_.sync_full; }
+  void CountPartialSync(bool accepted) override {
+    ++(accepted ? stats_.sync_partial_ok : stats_.sync_partial_err);
+  }
+  void CountReplicationOutput(uint64_t bytes) override {
+    stats_.total_net_repl_output_bytes += bytes;
+  }
+  void PauseWritesForFailover(bool on) override;
+  bool ReplicationStreamPaused() override { return Paused(kPauseReplica); }
+  // A dataset loading while the loop serves (src/server/loading.cc): see LoadingMode.
+  void StartLoading(LoadingMode mode, int64_t total_bytes);
+  // From inside a load: serves other clients for one loop turn, first waiting up to
+  // timeout_ms for them, a timer or `wait_fd` (-1: none). True when wait_fd is readable.
+  bool ProcessEventsWhileLoading(int wait_fd, int timeout_ms);
+  // After a replica's swapdb load replaced the contents of every database.
+  void SignalReplacedDbs();
+  // Runs a blocked client's command again now, as the ready-keys pass does (WAIT when replicas
+  // acknowledged): it replies, or blocks again with its original deadline.
+  void RunBlockedCommandAgain(Client& client, bool may_block = true);
 
   struct Listener;
   std::string ListenTcp(const std::string& addr, bool optional, int port, bool tls);

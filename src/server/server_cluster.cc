@@ -192,7 +192,9 @@ int64_t Server::ClusterReplDataAgeMs() {
   ReplicaLink* link = replication_->link();
   if (link == nullptr) return 0;
   const int64_t now = NowMs();
-  if (Client* master = link->master_client()) return now - master->last_interaction_ms;
+  if (Client* master = FindClient(link->master_client_id())) {
+    return now - master->last_interaction_ms;
+  }
   return link->down_since_ms() != 0 ? now - link->down_since_ms() : 0;
 }
 

@@ -2,10 +2,9 @@
 """Fails on any #include that reaches above its layer (src/layers.txt).
 
 A file in src/<layer>/ may include its own layer's headers and those of the layers the table
-lets it use; src/main.cc may include anything. Every folder of src/ must be a layer. An upward
-include still waiting for its subsystem's host interface is listed in upward_includes.txt
-beside this script; the list must be exact, so an entry whose include has gone fails too and
-the list only shrinks.
+lets it use; src/main.cc may include anything. Every folder of src/ must be a layer. There
+are no exceptions: a subsystem that needs something of a higher layer declares an interface
+in its own folder, which the higher layer implements.
 """
 import argparse
 import pathlib
@@ -24,16 +23,6 @@ def read_layers(path):
     return layers
 
 
-def read_exceptions(path):
-    out = set()
-    if path.exists():
-        for line in path.read_text().splitlines():
-            line = line.split('#', 1)[0].split()
-            if line:
-                out.add((line[0], line[1]))
-    return out
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--root', default=str(pathlib.Path(__file__).resolve().parents[2]))
@@ -41,7 +30,6 @@ def main():
     root = pathlib.Path(args.root)
     src = root / 'src'
     layers = read_layers(src / 'layers.txt')
-    exceptions = read_exceptions(pathlib.Path(__file__).with_name('upward_includes.txt'))
     problems = []
     for folder in sorted(p.name for p in src.iterdir() if p.is_dir()):
         if folder not in layers:
@@ -50,8 +38,6 @@ def main():
         for dep in deps:
             if dep not in layers or list(layers).index(dep) >= list(layers).index(name):
                 problems.append(f'layers.txt: {name} may use {dep}, which is not below it')
-    seen = set()
-    upward = 0
     for path in sorted(src.rglob('*')):
         if path.suffix not in ('.h', '.cc') or path.parent == src:
             continue
@@ -66,17 +52,9 @@ def main():
                 continue  # not one of ours (a system header in quotes)
             if target == 'vireo' and 'server' in allowed:
                 continue  # the embedding API sits beside the server
-            if (rel, included) in exceptions:
-                seen.add((rel, included))
-                upward += 1
-                continue
             problems.append(f'{rel}: includes "{included}", above layer {layer}')
-    for rel, included in sorted(exceptions - seen):
-        problems.append(f'upward_includes.txt: {rel} no longer includes "{included}": '
-                        'remove the entry')
     for problem in problems:
         print(problem)
-    print(f'{upward} upward includes left in upward_includes.txt')
     if problems:
         print(f'0 passed, {len(problems)} failed')
         return 1
