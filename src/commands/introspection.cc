@@ -865,7 +865,7 @@ void SlowlogGetCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  const std::deque<SlowlogEntry>& log = ctx.server.slowlog();
+  const std::deque<SlowlogEntry>& log = ctx.server.slowlog().entries();
   size_t count = 10;
   if (ctx.argc() == 3) {
     ArgParser args(ctx, 2);
@@ -895,7 +895,7 @@ void SlowlogLenCommand(CommandContext& ctx) {
 }
 
 void SlowlogResetCommand(CommandContext& ctx) {
-  ctx.server.SlowlogReset();
+  ctx.server.slowlog().Reset();
   ctx.reply.Ok();
 }
 
@@ -916,7 +916,7 @@ void MonitorCommand(CommandContext& ctx) {
     return;
   }
   if (ctx.client.has(kClientMonitor)) return;
-  ctx.server.AddMonitor(ctx.client);
+  ctx.server.monitors().Add(ctx.client);
   ctx.reply.Ok();
 }
 

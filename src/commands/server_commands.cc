@@ -100,7 +100,9 @@ void ConfigSetCommand(CommandContext& ctx) {
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.stats() = ServerStats{};
   ctx.server.lazy_freer().ResetStats();
-  ctx.server.ResetCommandStats();
+  // The latency-tracking histograms go with the command statistics, as in Redis.
+  ctx.server.command_stats().Reset();
+  ctx.server.latency().ResetHistograms();
   ctx.reply.Ok();
 }
 

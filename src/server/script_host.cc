@@ -72,11 +72,11 @@ std::string& Server::RunScriptCommand(const CommandSpec& spec,
 
 void Server::ServeClientsWhileBusy() {
   // The script's command keeps its clock, and no key expires under it meanwhile.
-  const bool expire = active_expire_enabled_;
+  const bool expire = debug_settings_.active_expire;
   const int64_t now = command_time_ms();
-  active_expire_enabled_ = false;
+  debug_settings_.active_expire = false;
   ProcessEventsWhileBusy(*script_caller_);
-  active_expire_enabled_ = expire;
+  debug_settings_.active_expire = expire;
   set_command_time_ms(now);
 }
 
