@@ -128,7 +128,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
 // TIME, LASTSAVE
 
 void TimeCommand(CommandContext& ctx) {
-  int64_t now_us = ctx.server.CommandTimeUs();
+  int64_t now_us = ctx.server.command_clock().us();
   ctx.reply.Array(2);
   ctx.reply.Bulk(Int64ToString(now_us / 1000000));
   ctx.reply.Bulk(Int64ToString(now_us % 1000000));

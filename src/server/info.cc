@@ -436,7 +436,7 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
   }
 }
 
-std::string ClientFlags(const Server& server, const Client& c) {
+std::string ClientFlags(Server& server, const Client& c) {
   std::string flags;
   if (c.has(kClientReplica)) flags += 'S';
   if (c.has(kClientMaster)) flags += 'M';

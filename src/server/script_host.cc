@@ -73,7 +73,7 @@ std::string& Server::RunScriptCommand(const CommandSpec& spec,
 void Server::ServeClientsWhileBusy() {
   // The script's command keeps its clock, and no key expires under it meanwhile.
   const bool expire = debug_settings_.active_expire;
-  const int64_t now = command_time_ms();
+  const int64_t now = command_clock_.ms();
   debug_settings_.active_expire = false;
   ProcessEventsWhileBusy(*script_caller_);
   debug_settings_.active_expire = expire;

@@ -225,16 +225,6 @@ Server::~Server() {
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
-void Server::UpdateCommandTime() {
-  keyspace_options_.now_ms = FastNowMs();
-  command_time_us_ = 0;
-}
-
-int64_t Server::CommandTimeUs() {
-  if (command_time_us_ == 0) command_time_us_ = NowUs();
-  return command_time_us_;
-}
-
 // Listens on every address `addr` resolves to. The first plain listener on port 0 (a free
 // port) decides bound_port_; the tls-port never does. Returns "" or the error of a
 // non-optional address.

@@ -33,6 +33,7 @@
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
+#include "server/command_clock.h"
 #include "server/command_stats.h"
 #include "server/monitors.h"
 #include "server/oom_score.h"
@@ -193,7 +194,6 @@ class Server : public KeyspaceListener, private ScriptHost {
             bool in_exec);
   // Client-side caching (src/server/tracking.h).
   Tracking& tracking() { return tracking_; }
-  const Tracking& tracking() const { return tracking_; }
 
   // Marks a client to be closed once its pending output is written (QUIT, protocol errors).
   void CloseAfterReply(Client& client);
@@ -259,17 +259,12 @@ class Server : public KeyspaceListener, private ScriptHost {
   // acknowledged): it replies, or blocks again with its original deadline.
   void RunBlockedCommandAgain(Client& client, bool may_block = true);
 
-  // Time used by commands (KeyspaceOptions::now_ms): set before each command (not inside EXEC
-  // or scripts, where time stands still).
-  void UpdateCommandTime();
-  int64_t command_time_ms() const { return keyspace_options_.now_ms; }
-  // TIME's clock, in microseconds: read once per command time, so it stands still for the
-  // whole of a script or transaction as Redis's cached time does.
-  int64_t CommandTimeUs();
-  void set_command_time_ms(int64_t ms) { keyspace_options_.now_ms = ms; }
-
-  // Applies configuration changes that need action (CONFIG SET).
-  void ApplyConfigChange(const std::string& name);
+  // The time commands see (src/server/command_clock.h).
+  CommandClock& command_clock() { return command_clock_; }
+  // Sets the command time before each command; the AOF loader also replays at time 0 and
+  // puts the real time back through these.
+  void UpdateCommandTime() { command_clock_.Update(); }
+  void set_command_time_ms(int64_t ms) { command_clock_.set_ms(ms); }
 
   // Memory accounting for INFO / MEMORY (src/util/alloc_counter.h).
   size_t UsedMemory() const;
@@ -429,6 +424,8 @@ class Server : public KeyspaceListener, private ScriptHost {
   // Used memory as maxmemory sees it.
   size_t MemoryCountedForEviction() const;
   void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
+  // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
+  void ApplyConfigChange(const std::string& name);
   // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work
   // of the components below (command_stats_, watched_keys_, monitors_, slowlog_) by.
   CommandStats& command_stats(const CommandSpec& spec) { return command_stats_.For(spec); }
@@ -541,6 +538,7 @@ class Server : public KeyspaceListener, private ScriptHost {
   // Before the databases, which point at them.
   LazyFreer lazy_freer_;
   KeyspaceOptions keyspace_options_;
+  CommandClock command_clock_{keyspace_options_};
   std::vector<std::unique_ptr<Database>> dbs_;
   EvictionPolicy eviction_policy_ = EvictionPolicy::kNoEviction;
   EvictionPool eviction_pool_;
@@ -557,7 +555,6 @@ class Server : public KeyspaceListener, private ScriptHost {
   PubsubEngine pubsub_{this};
   AclRegistry acl_;
   ClientEviction client_eviction_{*this};
-  int64_t command_time_us_ = 0;  // 0: not read since the command time was set
   WatchedKeys watched_keys_{dbs_};
   Slowlog slowlog_;
   ServerStats stats_;
