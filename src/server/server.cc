@@ -742,7 +742,7 @@ void Server::CloseClient(Client& client) {
   if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
   client_eviction_.Remove(client);
-  UnwatchAll(client);
+  watched_keys_.UnwatchAll(client);
   pubsub_.RemoveClient(client);
   tracking_.Disable(client);
   replication_->OnClientClosed(client);
