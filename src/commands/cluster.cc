@@ -679,7 +679,7 @@ void ClusterResetCommand(CommandContext& ctx) {
   // A replica's data was its master's: a reset node starts empty, as in Redis.
   if (was_replica) {
     for (int i = 0; i < ctx.server.db_count(); ++i) {
-      ctx.server.TouchAllWatchedKeysInDb(i);
+      ctx.server.watched_keys().TouchAllInDb(i);
       ctx.server.db(i).Clear();
       ctx.server.SignalFlushedDb(i);
     }

@@ -150,7 +150,7 @@ void ResetCommand(CommandContext& ctx) {
   c.clear(kClientMulti);
   c.clear(kClientDirtyCas);
   c.clear(kClientDirtyExec);
-  ctx.server.UnwatchAll(c);
+  ctx.server.watched_keys().UnwatchAll(c);
   c.set_db_index(0);
   c.set_resp(2);
   c.clear(kClientNoEvict);

@@ -675,7 +675,7 @@ void DebugCommand(CommandContext& ctx) {
   } else if (IsArg(sub, "SLEEP") && argc == 3) {
     DebugSleep(ctx);
   } else if (IsArg(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
-    ctx.server.set_active_expire_enabled(AtoiArg(ctx.arg(2)) != 0);
+    ctx.server.debug_settings().active_expire = AtoiArg(ctx.arg(2)) != 0;
     ctx.reply.Ok();
   } else if (IsArg(sub, "ERROR") && argc == 3) {
     // Written raw, as Redis does: no "ERR " prefix added, and not counted in errorstats.

@@ -24,7 +24,7 @@ namespace {
 
 void FcallGeneric(CommandContext& ctx, bool ro) {
   // FCALL has skip_monitor: fed first, so the commands the function runs follow it.
-  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
+  ctx.server.monitors().Feed(ctx.client, ctx.argv);
   Scripting& scripting = ctx.server.scripting();
   FunctionInfo* fn = scripting.FindFunction(ctx.arg(1));
   if (fn == nullptr) {

@@ -862,7 +862,7 @@ void SlowlogGetCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  const std::deque<SlowlogEntry>& log = ctx.server.slowlog();
+  const std::deque<SlowlogEntry>& log = ctx.server.slowlog().entries();
   size_t count = 10;
   if (ctx.argc() == 3) {
     ArgParser args(ctx, 2);
@@ -892,7 +892,7 @@ void SlowlogLenCommand(CommandContext& ctx) {
 }
 
 void SlowlogResetCommand(CommandContext& ctx) {
-  ctx.server.SlowlogReset();
+  ctx.server.slowlog().Reset();
   ctx.reply.Ok();
 }
 
@@ -913,7 +913,7 @@ void MonitorCommand(CommandContext& ctx) {
     return;
   }
   if (ctx.client.has(kClientMonitor)) return;
-  ctx.server.AddMonitor(ctx.client);
+  ctx.server.monitors().Add(ctx.client);
   ctx.reply.Ok();
 }
 

@@ -504,7 +504,7 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
 // Empties database `index`, returning how many keys it held. Watchers of its keys fail first.
 size_t EmptyDb(Server& server, int index, bool async) {
   Database& db = server.db(index);
-  server.TouchAllWatchedKeysInDb(index);
+  server.watched_keys().TouchAllInDb(index);
   size_t removed = db.size();
   if (async && removed > 0) {
     auto doomed = std::make_unique<Database>(-1, nullptr);
@@ -552,8 +552,8 @@ void SwapDbCommand(CommandContext& ctx) {
     Database& a = ctx.server.db(first);
     Database& b = ctx.server.db(second);
     // A watched key that exists on either side changes value (or vanishes) with the swap.
-    ctx.server.TouchAllWatchedKeysInDb(first, &b);
-    ctx.server.TouchAllWatchedKeysInDb(second, &a);
+    ctx.server.watched_keys().TouchAllInDb(first, &b);
+    ctx.server.watched_keys().TouchAllInDb(second, &a);
     a.SwapContents(b);
     // Clients blocked in either database may find their key there now.
     ctx.server.SignalSwappedDbs(first, second);

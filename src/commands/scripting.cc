@@ -36,7 +36,7 @@ void RunScriptFor(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flag
                                                       .from_master = ctx.client.has(kClientMaster)},
                                                      ctx.reply);
   if (!outcome.ran) return;
-  if (outcome.uncounted_error) ++ctx.server.command_stats(*ctx.spec).failed_calls;
+  if (outcome.uncounted_error) ++ctx.server.command_stats().For(*ctx.spec).failed_calls;
   // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
   // there is more than one. (The propagator wraps them per consumer: redis.set_repl may have
   // sent some to only one.)
@@ -62,7 +62,7 @@ bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
 void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
   // EVAL has skip_monitor: it is fed here, first (also when the script is unknown or fails to
   // compile, as in Redis), so the commands its script runs follow it.
-  ctx.server.FeedMonitorsFor(ctx.client, ctx.argv);
+  ctx.server.monitors().Feed(ctx.client, ctx.argv);
   // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
   // looks at numkeys.
   if (by_sha && ctx.arg(1).size() != 40) {

@@ -102,7 +102,9 @@ void ConfigSetCommand(CommandContext& ctx) {
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.stats() = ServerStats{};
   ctx.server.lazy_freer().ResetStats();
-  ctx.server.ResetCommandStats();
+  // The latency-tracking histograms go with the command statistics, as in Redis.
+  ctx.server.command_stats().Reset();
+  ctx.server.latency().ResetHistograms();
   ctx.reply.Ok();
 }
 
@@ -128,7 +130,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
 // TIME, LASTSAVE
 
 void TimeCommand(CommandContext& ctx) {
-  int64_t now_us = ctx.server.CommandTimeUs();
+  int64_t now_us = ctx.server.command_clock().us();
   ctx.reply.Array(2);
   ctx.reply.Bulk(Int64ToString(now_us / 1000000));
   ctx.reply.Bulk(Int64ToString(now_us % 1000000));

@@ -161,7 +161,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
     const ConsumerGroup& g = *value->As<Stream>()->groups()->Find(group_);
     if (g.nacked_count() > 0) return true;
     int64_t due = NextClaimableAt(g, min_idle_);
-    if (due <= wake_->server->command_time_ms()) return true;
+    if (due <= wake_->server->command_clock().ms()) return true;
     WakeAt(due);
     return false;
   }

@@ -13,7 +13,7 @@ void DiscardTransaction(Server& server, Client& client) {
   client.clear(kClientMulti);
   client.clear(kClientDirtyExec);
   client.clear(kClientDirtyCas);
-  server.UnwatchAll(client);
+  server.watched_keys().UnwatchAll(client);
 }
 
 void MultiCommand(CommandContext& ctx) {
@@ -36,13 +36,13 @@ void ExecCommand(CommandContext& ctx) {
     DiscardTransaction(ctx.server, client);
     return;
   }
-  if (client.has(kClientDirtyCas) || ctx.server.WatchedKeyExpired(client)) {
+  if (client.has(kClientDirtyCas) || ctx.server.watched_keys().AnyExpired(client)) {
     ctx.reply.NullArray();
     DiscardTransaction(ctx.server, client);
     return;
   }
   // Unwatch first: the transaction's own writes must not mark this client dirty.
-  ctx.server.UnwatchAll(client);
+  ctx.server.watched_keys().UnwatchAll(client);
   std::vector<QueuedCommand> queue;
   queue.swap(client.multi_queue);
   client.clear(kClientMulti);
@@ -77,13 +77,13 @@ void WatchCommand(CommandContext& ctx) {
   }
   // Watching from a client whose transaction already failed is pointless but harmless.
   for (size_t i = 1; i < ctx.argc(); ++i) {
-    ctx.server.Watch(ctx.client, ctx.client.db_index(), ctx.arg(i));
+    ctx.server.watched_keys().Watch(ctx.client, ctx.client.db_index(), ctx.arg(i));
   }
   ctx.reply.Ok();
 }
 
 void UnwatchCommand(CommandContext& ctx) {
-  ctx.server.UnwatchAll(ctx.client);
+  ctx.server.watched_keys().UnwatchAll(ctx.client);
   ctx.client.clear(kClientDirtyCas);
   ctx.reply.Ok();
 }

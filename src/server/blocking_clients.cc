@@ -124,7 +124,7 @@ void Server::ServeReadyKeys() {
       for (uint64_t id : blocking_.WaitersOf(ready.db, ready.key)) {
         const BlockingEngine::Waiter* waiter = blocking_.Find(id);
         if (waiter == nullptr) continue;  // served through another key meanwhile
-        UpdateCommandTime();
+        command_clock_.Update();
         // As Redis's LOOKUP_NOEXPIRE: an expired key serves nobody, but its deletion (and the
         // DEL it propagates) waits for a real access.
         DbEntry* entry = db.Peek(ready.key);

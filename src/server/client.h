@@ -148,7 +148,7 @@ class Client {
     bool expired_at_watch;
   };
   std::vector<WatchedKey> watched_keys;
-  size_t watched_key_bytes = 0;  // the names' bytes, kept by Server::Watch / UnwatchAll
+  size_t watched_key_bytes = 0;  // the names' bytes, kept by WatchedKeys (watched_keys.h)
 
   // Read side: bytes [start, end) of `data` are received but not yet consumed.
   struct ReadBuffer {

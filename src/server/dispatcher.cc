@@ -377,7 +377,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
 void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
                   bool in_exec) {
   // Time stands still inside EXEC (and scripts): every command there sees the same clock.
-  if (!in_exec) UpdateCommandTime();
+  if (!in_exec) command_clock_.Update();
   Database& db = *dbs_[client.db_index()];
   // CLIENT NO-TOUCH: the client's reads leave LRU/LFU alone, except TOUCH's, which exist to
   // touch.

@@ -370,7 +370,7 @@ void CpuSection(InfoWriter& w) {
 
 void AddCommandStats(Server& server, const CommandSpec& spec,
                      std::vector<const CommandSpec*>* out) {
-  const CommandStats& st = server.command_stats(spec);
+  const CommandStats& st = server.command_stats().For(spec);
   if (st.calls != 0 || st.failed_calls != 0 || st.rejected_calls != 0) out->push_back(&spec);
   for (const auto& [name, sub] : spec.subcommands) AddCommandStats(server, *sub, out);
 }
@@ -384,7 +384,7 @@ void CommandstatsSection(Server& server, InfoWriter& w, std::string* out) {
   std::sort(used.begin(), used.end(),
             [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
   for (const CommandSpec* spec : used) {
-    const CommandStats& st = server.command_stats(*spec);
+    const CommandStats& st = server.command_stats().For(*spec);
     double per_call =
         st.calls > 0 ? static_cast<double>(st.usec) / static_cast<double>(st.calls) : 0;
     fmt::format_to(std::back_inserter(*out),
@@ -440,7 +440,7 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
   }
 }
 
-std::string ClientFlags(const Server& server, const Client& c) {
+std::string ClientFlags(Server& server, const Client& c) {
   std::string flags;
   if (c.has(kClientReplica)) flags += 'S';
   if (c.has(kClientMaster)) flags += 'M';

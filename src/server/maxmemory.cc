@@ -196,7 +196,7 @@ Server::EvictResult Server::PerformEvictions() {
 void Server::ContinueEvictions() {
   if (!eviction_pending_) return;
   eviction_pending_ = false;
-  UpdateCommandTime();
+  command_clock_.Update();
   // Sets eviction_pending_ again while more has to go.
   PerformEvictions();
 }

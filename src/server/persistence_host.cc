@@ -80,8 +80,8 @@ std::unique_ptr<AofReplayClient> Server::NewAofReplayClient() {
   return std::make_unique<ServerAofClient>(*this);
 }
 
-void Server::SetCommandTimeMs(int64_t ms) { set_command_time_ms(ms); }
+void Server::SetCommandTimeMs(int64_t ms) { command_clock_.set_ms(ms); }
 
-void Server::RefreshCommandTime() { UpdateCommandTime(); }
+void Server::RefreshCommandTime() { command_clock_.Update(); }
 
 }  // namespace vireo

@@ -124,7 +124,7 @@ size_t Server::TotalKeys() {
 void Server::FlushAllData(bool async) {
   for (int i = 0; i < db_count(); ++i) {
     Database& d = db(i);
-    TouchAllWatchedKeysInDb(i);
+    watched_keys_.TouchAllInDb(i);
     if (async && d.size() > 0) {
       auto doomed = std::make_unique<Database>(-1, nullptr);
       doomed->SwapContents(d);
@@ -146,7 +146,7 @@ std::vector<std::unique_ptr<Database>> Server::NewDetachedDatabases() {
 void Server::SwapInLoadedData(std::vector<std::unique_ptr<Database>>& loaded,
                               const std::vector<std::string>& libraries) {
   for (int i = 0; i < db_count(); ++i) {
-    TouchAllWatchedKeysInDb(i, loaded[i].get());
+    watched_keys_.TouchAllInDb(i, loaded[i].get());
     db(i).SwapContents(*loaded[i]);
   }
   SignalReplacedDbs();

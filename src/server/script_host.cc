@@ -72,12 +72,12 @@ std::string& Server::RunScriptCommand(const CommandSpec& spec,
 
 void Server::ServeClientsWhileBusy() {
   // The script's command keeps its clock, and no key expires under it meanwhile.
-  const bool expire = active_expire_enabled_;
-  const int64_t now = command_time_ms();
-  active_expire_enabled_ = false;
+  const bool expire = debug_settings_.active_expire;
+  const int64_t now = command_clock_.ms();
+  debug_settings_.active_expire = false;
   ProcessEventsWhileBusy(*script_caller_);
-  active_expire_enabled_ = expire;
-  set_command_time_ms(now);
+  debug_settings_.active_expire = expire;
+  command_clock_.set_ms(now);
 }
 
 }  // namespace vireo

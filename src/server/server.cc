@@ -29,7 +29,6 @@
 #include "server/acl_server.h"
 #include "server/command_context.h"
 #include "server/notify.h"
-#include "server/redaction.h"
 #include "server/server_loop.h"
 #include "util/clock.h"
 #include "util/listen.h"
@@ -163,7 +162,6 @@ Server::Server(Config config, const CommandTable& commands)
     config_.values().databases = 1;
   }
   const ServerConfig& c = config_.values();
-  watched_keys_.resize(c.databases);
   ApplyMemoryConfig();
   ApplyLatencyConfig();
   children_.set_latency_monitor(&latency_);
@@ -178,7 +176,7 @@ Server::Server(Config config, const CommandTable& commands)
   lastsave_ = start_time_ms_ / 1000;
   run_id_ = RandomHex(40);
   run_id_hash_ = std::hash<std::string>{}(run_id_);
-  UpdateCommandTime();
+  command_clock_.Update();
   config_.on_change = [this](const std::string& name) { ApplyConfigChange(name); };
   config_.on_apply = [this](const std::vector<std::string>& names, std::string* culprit) {
     if (std::string err = ApplyTlsConfig(names, culprit); !err.empty()) return err;
@@ -226,16 +224,6 @@ Server::~Server() {
   close(wake_fd_);
   close(epoll_fd_);
   if (spare_fd_ >= 0) close(spare_fd_);
-}
-
-void Server::UpdateCommandTime() {
-  keyspace_options_.now_ms = FastNowMs();
-  command_time_us_ = 0;
-}
-
-int64_t Server::CommandTimeUs() {
-  if (command_time_us_ == 0) command_time_us_ = NowUs();
-  return command_time_us_;
 }
 
 // Listens on every address `addr` resolves to. The first plain listener on port 0 (a free
@@ -757,13 +745,11 @@ void Server::CloseClient(Client& client) {
   if (client.output_written < client.output().size()) WriteToClient(client);
   client.closed = true;
   client_eviction_.Remove(client);
-  UnwatchAll(client);
+  watched_keys_.UnwatchAll(client);
   pubsub_.RemoveClient(client);
   tracking_.Disable(client);
   replication_->OnClientClosed(client.id(), client.addr);
-  if (client.has(kClientMonitor)) {
-    std::erase(monitors_, &client);
-  }
+  if (client.has(kClientMonitor)) monitors_.Remove(client);
   if (client.fd() >= 0) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, client.fd(), nullptr);
     // A fork child holds its own copy of the socket, so close() alone would keep the
@@ -975,7 +961,7 @@ void Server::ScheduleCron() {
 
 void Server::Cron() {
   RecalibrateFastClock();
-  UpdateCommandTime();
+  command_clock_.Update();
   if (debug_settings_.pause_cron) return;  // DEBUG PAUSE-CRON 1: tests freeze the cron's work
   const ServerConfig& c = config_.values();
   int64_t now_ms = NowMs();
@@ -995,7 +981,7 @@ void Server::Cron() {
     if (MonotonicUs() >= deadline) break;
     Database& db = *dbs_[cron_db_cursor_];
     cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
-    if (active_expire_enabled_ && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
+    if (debug_settings_.active_expire && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
     if (c.activerehashing) db.RehashStep(100);
   }
   NoteExpireCycle(expire_start_us);
@@ -1044,7 +1030,7 @@ void Server::Cron() {
 }
 
 void Server::ScheduleFastExpire() {
-  if (fast_expire_armed_ || !active_expire_enabled_) return;
+  if (fast_expire_armed_ || !debug_settings_.active_expire) return;
   bool backlog = false;
   for (auto& db : dbs_) backlog = backlog || db->expire_backlog();
   if (!backlog) return;
@@ -1056,8 +1042,8 @@ void Server::ScheduleFastExpire() {
   NoteTimer(loop_->fast_expire_timer);
   loop_->fast_expire_timer.async_wait([this](const asio::error_code& ec) {
     fast_expire_armed_ = false;
-    if (ec || !active_expire_enabled_) return;
-    UpdateCommandTime();
+    if (ec || !debug_settings_.active_expire) return;
+    command_clock_.Update();
     const int64_t start_us = MonotonicUs();
     int64_t deadline = start_us + 1000;
     for (auto& db : dbs_) {
@@ -1083,7 +1069,7 @@ void Server::NoteExpireCycle(int64_t start_us) {
 }
 
 void Server::OnKeyModified(int db, std::string_view key) {
-  TouchWatchedKey(db, key);
+  watched_keys_.Touch(db, key);
   blocking_.SignalKeyChanged(db, key);
   tracking_.InvalidateKey(key, current_client_, executing_depth_ > 0);
 }
@@ -1113,90 +1099,6 @@ void Server::OnKeyCreated(int db, std::string_view key) {
 
 void Server::OnKeyAdded(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
 
-void Server::Watch(Client& client, int db, std::string_view key) {
-  for (const auto& w : client.watched_keys) {
-    if (w.db == db && w.key == key) return;
-  }
-  client.watched_keys.push_back({db, std::string(key), dbs_[db]->IsLogicallyExpired(key)});
-  client.watched_key_bytes += key.size();
-  watched_keys_[db][std::string(key)].push_back(&client);
-}
-
-void Server::UnwatchAll(Client& client) {
-  for (const auto& w : client.watched_keys) {
-    auto& map = watched_keys_[w.db];
-    auto it = map.find(w.key);
-    if (it == map.end()) continue;
-    std::erase(it->second, &client);
-    if (it->second.empty()) map.erase(it);
-  }
-  client.watched_keys.clear();
-  client.watched_key_bytes = 0;
-}
-
-namespace {
-
-Client::WatchedKey* FindWatchedKey(Client& client, int db, std::string_view key) {
-  for (auto& w : client.watched_keys) {
-    if (w.db == db && w.key == key) return &w;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-void Server::TouchWatchedKey(int db, std::string_view key) {
-  auto& map = watched_keys_[db];
-  if (map.empty()) return;
-  auto it = map.find(std::string(key));
-  if (it == map.end()) return;
-  const bool stored = dbs_[db]->Peek(key) != nullptr;
-  for (Client* c : it->second) {
-    // A key that was already expired when watched and is now deleted has not logically
-    // changed (Redis 7: "Delete WATCHed stale keys should not fail EXEC"); from here on it is
-    // an ordinary missing key.
-    Client::WatchedKey* w = FindWatchedKey(*c, db, key);
-    if (w != nullptr && w->expired_at_watch && !stored) {
-      w->expired_at_watch = false;
-      continue;
-    }
-    c->set(kClientDirtyCas);
-  }
-}
-
-void Server::TouchAllWatchedKeysInDb(int db, Database* replaced_with) {
-  // Looks only at what is stored (no lazy expiry on the way): stale keys are judged by the
-  // rules below, as Redis does for FLUSHDB, SWAPDB and a replica's new data set.
-  Database& emptied = *dbs_[db];
-  for (auto& [key, watchers] : watched_keys_[db]) {
-    const bool in_emptied = emptied.Peek(key) != nullptr;
-    const DbEntry* incoming = replaced_with != nullptr ? replaced_with->Peek(key) : nullptr;
-    if (!in_emptied && incoming == nullptr) continue;
-    const bool incoming_stale = incoming != nullptr && replaced_with->IsExpired(incoming);
-    for (Client* c : watchers) {
-      Client::WatchedKey* w = FindWatchedKey(*c, db, key);
-      if (w != nullptr && w->expired_at_watch) {
-        if (incoming == nullptr) {
-          w->expired_at_watch = false;  // a stale key is gone: no logical change
-          continue;
-        }
-        if (incoming_stale) continue;  // stale before, stale after
-      } else if (w != nullptr && !in_emptied && incoming_stale) {
-        w->expired_at_watch = true;  // missing before, replaced by a stale key
-        continue;
-      }
-      c->set(kClientDirtyCas);
-    }
-  }
-}
-
-bool Server::WatchedKeyExpired(const Client& client) {
-  for (const auto& w : client.watched_keys) {
-    if (!w.expired_at_watch && dbs_[w.db]->IsLogicallyExpired(w.key)) return true;
-  }
-  return false;
-}
-
 void Server::ResetClientState(Client& client) {
   client.clear(kClientAsking);
   client.clear(kClientReadonly);
@@ -1204,97 +1106,7 @@ void Server::ResetClientState(Client& client) {
   tracking_.Disable(client);
   if (client.has(kClientMonitor)) {
     client.clear(kClientMonitor);
-    std::erase(monitors_, &client);
-  }
-}
-
-void Server::AddMonitor(Client& client) {
-  if (client.has(kClientMonitor)) return;
-  client.set(kClientMonitor);
-  monitors_.push_back(&client);
-}
-
-void Server::FeedMonitors(const Client& client, std::span<const std::string_view> argv) {
-  // Passwords never reach a monitor (AUTH, HELLO ... AUTH, MIGRATE ... AUTH).
-  std::vector<std::string_view> redacted = RedactSecrets(argv);
-  if (!redacted.empty()) argv = redacted;
-  int64_t now_us = NowUs();
-  std::string line =
-      fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000, client.db_index(),
-                  client.has(kClientUnixSocket) ? "unix:" + client.addr : client.addr);
-  for (std::string_view arg : argv) {
-    line += " \"";
-    for (unsigned char ch : arg) {
-      switch (ch) {
-        case '\\':
-          line += "\\\\";
-          break;
-        case '"':
-          line += "\\\"";
-          break;
-        case '\n':
-          line += "\\n";
-          break;
-        case '\r':
-          line += "\\r";
-          break;
-        case '\t':
-          line += "\\t";
-          break;
-        case '\a':
-          line += "\\a";
-          break;
-        case '\b':
-          line += "\\b";
-          break;
-        default:
-          if (isprint(ch)) {
-            line += static_cast<char>(ch);
-          } else {
-            line += fmt::format("\\x{:02x}", ch);
-          }
-      }
-    }
-    line += "\"";
-  }
-  line += "\r\n";
-  for (Client* monitor : monitors_) {
-    if (monitor == &client || monitor->closed) continue;
-    monitor->output().append(line);
-    QueueWrite(*monitor);
-  }
-}
-
-void Server::AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
-                          int64_t duration_us) {
-  const ServerConfig& c = config_.values();
-  if (c.slowlog_log_slower_than < 0 || duration_us < c.slowlog_log_slower_than) return;
-  // Nor into the slow log, which any client with SLOWLOG GET can read.
-  std::vector<std::string_view> redacted = RedactSecrets(argv);
-  if (!redacted.empty()) argv = redacted;
-  SlowlogEntry entry;
-  entry.id = slowlog_next_id_++;
-  entry.timestamp = NowMs() / 1000;
-  entry.duration_us = duration_us;
-  // Like Redis: at most 32 arguments, each at most 128 bytes, so the log stays small.
-  size_t argc = std::min<size_t>(argv.size(), 32);
-  for (size_t i = 0; i < argc; ++i) {
-    if (argc == 32 && i == 31 && argv.size() > 32) {
-      entry.argv.push_back(fmt::format("... ({} more arguments)", argv.size() - 31));
-      break;
-    }
-    std::string_view a = argv[i];
-    if (a.size() > 128) {
-      entry.argv.push_back(fmt::format("{}... ({} more bytes)", a.substr(0, 128), a.size() - 128));
-    } else {
-      entry.argv.emplace_back(a);
-    }
-  }
-  entry.peer = client.addr;
-  entry.client_name = client.name;
-  slowlog_.push_front(std::move(entry));
-  while (slowlog_.size() > static_cast<size_t>(std::max<int64_t>(0, c.slowlog_max_len))) {
-    slowlog_.pop_back();
+    monitors_.Remove(client);
   }
 }
 

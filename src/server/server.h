@@ -35,9 +35,14 @@
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
+#include "server/command_clock.h"
+#include "server/command_stats.h"
+#include "server/monitors.h"
 #include "server/oom_score.h"
 #include "server/pubsub.h"
+#include "server/slowlog.h"
 #include "server/tracking.h"
+#include "server/watched_keys.h"
 #include "util/clock.h"
 
 namespace asio {
@@ -121,24 +126,16 @@ class ClusterBus;           // src/cluster/bus.h
 }  // namespace cluster
 
 // What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
-// produce otherwise. Only disable_deny_scripts changes behaviour (scripts may then call
-// no-script commands); the others are accepted for the test suite and recorded.
+// produce otherwise. Only active_expire and disable_deny_scripts change behaviour (scripts may
+// then call no-script commands); the others are accepted for the test suite and recorded.
 struct DebugSettings {
+  bool active_expire = true;                  // SET-ACTIVE-EXPIRE: the cron deletes expired keys
   bool disable_deny_scripts = false;          // SET-DISABLE-DENY-SCRIPTS
   bool skip_checksum_validation = false;      // SET-SKIP-CHECKSUM-VALIDATION
   bool pause_cron = false;                    // PAUSE-CRON
   int aof_flush_sleep_us = 0;                 // AOF-FLUSH-SLEEP
   int64_t reply_buffer_peak_reset_ms = 5000;  // REPLYBUFFER PEAK-RESET-TIME
   bool reply_buffer_resizing = true;          // REPLYBUFFER RESIZING
-};
-
-struct SlowlogEntry {
-  uint64_t id;
-  int64_t timestamp;  // unix seconds
-  int64_t duration_us;
-  std::vector<std::string> argv;
-  std::string peer;
-  std::string client_name;
 };
 
 // Server::BlockClient options (see there).
@@ -150,6 +147,9 @@ struct BlockOptions {
   bool rerun_on_timeout = false;
 };
 
+// Database tells the server what changed through KeyspaceListener; the subsystems reach it
+// through the host interfaces they declare (docs/architecture.md). The overrides are private:
+// only the databases and the subsystems call them.
 class Server : public KeyspaceListener,
                public PersistenceHost,
                private ScriptHost,
@@ -186,7 +186,6 @@ class Server : public KeyspaceListener,
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
   int64_t start_time_ms() const { return start_time_ms_; }
-  uint64_t run_id_hash() const { return run_id_hash_; }
   const std::string& run_id() const { return run_id_; }
   int64_t lastsave() const { return lastsave_; }
   // The cron's current frequency: hz, or more under dynamic-hz (INFO server hz).
@@ -200,33 +199,22 @@ class Server : public KeyspaceListener,
   // Runs an already-resolved command with no MULTI/auth checks (EXEC, scripts).
   void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> argv,
             bool in_exec);
-  // Counts an error reply with its code ("ERR", "WRONGTYPE"...) in INFO errorstats and
-  // total_error_replies: the clients' reply builders' hook (and the scripts' client's).
-  static void CountError(void* ctx, std::string_view code);
   // Client-side caching (src/server/tracking.h).
   Tracking& tracking() { return tracking_; }
-  const Tracking& tracking() const { return tracking_; }
 
   // Marks a client to be closed once its pending output is written (QUIT, protocol errors).
   void CloseAfterReply(Client& client);
   // Closes a client now (CLIENT KILL, errors).
   void CloseClient(Client& client);
 
-  // WATCH support.
-  void Watch(Client& client, int db, std::string_view key);
-  void UnwatchAll(Client& client);
-  // FLUSHDB, SWAPDB, a new data set: clients watching a key of `db` that exists there, or in
-  // `replaced_with`, become dirty (keys stale when watched follow Redis 7's rules).
-  void TouchAllWatchedKeysInDb(int db, Database* replaced_with = nullptr);
-  void TouchWatchedKey(int db, std::string_view key);
-  // True if a key watched by `client` has passed its TTL since WATCH (EXEC must fail).
-  bool WatchedKeyExpired(const Client& client);
+  // WATCH (src/server/watched_keys.h).
+  WatchedKeys& watched_keys() { return watched_keys_; }
 
   // What RESET undoes beyond the client's own fields: ASKING/READONLY, pub/sub, tracking,
   // MONITOR.
   void ResetClientState(Client& client);
-  // MONITOR support.
-  void AddMonitor(Client& client);
+  // MONITOR (src/server/monitors.h).
+  Monitors& monitors() { return monitors_; }
   // ACL users and the ACL log (src/security/acl.h, src/server/acl_server.h).
   AclRegistry& acl() { return acl_; }
   // The client whose request is running (nullptr between requests).
@@ -238,23 +226,8 @@ class Server : public KeyspaceListener,
   // Appends server-initiated bytes (a pub/sub message) to a client's output and schedules the
   // write, subject to client-output-buffer-limit (src/server/output_limits.cc).
   void PushToClient(Client& client, std::string_view bytes);
-  // MONITOR feed for commands that feed it themselves (EVAL, FCALL: before the commands their
-  // script runs).
-  void FeedMonitorsFor(const Client& client, std::span<const std::string_view> argv) {
-    if (!monitors_.empty()) FeedMonitors(client, argv);
-  }
-  // SLOWLOG.
-  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
-  void SlowlogReset() { slowlog_.clear(); }
-  uint64_t next_slowlog_id() const { return slowlog_next_id_; }
-
-  // KeyspaceListener.
-  void OnKeyModified(int db, std::string_view key) override;
-  void OnKeyExpired(int db, std::string_view key) override;
-  void OnKeyAdded(int db, std::string_view key) override;
-  void OnKeyCreated(int db, std::string_view key) override;
-  void OnHashFieldsExpired(int db, std::string_view key, std::span<const std::string> fields,
-                           bool key_deleted) override;
+  // SLOWLOG (src/server/slowlog.h).
+  Slowlog& slowlog() { return slowlog_; }
 
   // The blocking engine (src/server/blocking_clients.cc).
   // Blocks the client running `ctx` on `keys` until one of them holds a value of `type`
@@ -273,9 +246,6 @@ class Server : public KeyspaceListener,
   void SignalSwappedDbs(int a, int b);
   // After FLUSHDB/FLUSHALL emptied `db`: waiters that want to hear about vanished keys do.
   void SignalFlushedDb(int db);
-  // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
-  // to one waiter, including keys made ready while serving. Runs after each command.
-  void ServeReadyKeys();
   enum class UnblockReason { kTimeout, kError, kDisconnect, kRoleChange };
   // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
   // `error`: with kError, the error reply instead of CLIENT UNBLOCK's (cluster redirections).
@@ -287,45 +257,23 @@ class Server : public KeyspaceListener,
   bool Paused(uint32_t action) { return client_pause_.Paused(action, MonotonicUs() / 1000); }
   void PauseChanged();
 
-  // Time used by commands (KeyspaceOptions::now_ms): set before each command (not inside EXEC
-  // or scripts, where time stands still).
-  void UpdateCommandTime();
-  int64_t command_time_ms() const { return keyspace_options_.now_ms; }
-  // TIME's clock, in microseconds: read once per command time, so it stands still for the
-  // whole of a script or transaction as Redis's cached time does.
-  int64_t CommandTimeUs();
-  void set_command_time_ms(int64_t ms) { keyspace_options_.now_ms = ms; }
-
-  // Applies configuration changes that need action (CONFIG SET).
-  void ApplyConfigChange(const std::string& name);
+  // The time commands see (src/server/command_clock.h).
+  CommandClock& command_clock() { return command_clock_; }
 
   // Memory accounting for INFO / MEMORY (src/util/alloc_counter.h).
   size_t UsedMemory() const;
 
-  // maxmemory (src/server/maxmemory.cc). Evicts keys by maxmemory-policy until used memory
-  // (less what doesn't count) is within the limit, for at most the time
-  // maxmemory-eviction-tenacity allows; the rest continues from a timer.
-  enum class EvictResult { kOk, kRunning, kFail };
-  EvictResult PerformEvictions();
-  // Used memory as maxmemory sees it, and what it leaves out (replica and AOF buffers).
-  size_t MemoryCountedForEviction() const;
+  // maxmemory (src/server/maxmemory.cc): used memory that maxmemory leaves out (replica and
+  // AOF buffers).
   size_t MemoryNotCountedForEviction() const;
-  // Whether memory was over the limit and nothing could be evicted when the current command
-  // started: scripts and EXEC refuse deny-oom commands then (Redis's pre_command_oom_state).
-  bool pre_command_oom() const { return pre_command_oom_; }
   // Microseconds memory has been over the limit in the current period (0 if not over).
   uint64_t current_eviction_exceeded_us() const;
   LazyFreer& lazy_freer() { return lazy_freer_; }
-  // Whether accesses by the running command count for LRU/LFU (CLIENT NO-TOUCH).
-  void set_touch_keys(bool touch) { keyspace_options_.access.touch = touch; }
   const KeyspaceOptions& keyspace_options() const { return keyspace_options_; }
   // The maxmemory-policy in effect (RDB saves keys' idle times under the LRU ones).
   EvictionPolicy eviction_policy() const { return eviction_policy_; }
 
-  // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys nobody touches.
-  bool active_expire_enabled() const { return active_expire_enabled_; }
-  void set_active_expire_enabled(bool enabled) { active_expire_enabled_ = enabled; }
-  // The other switches DEBUG flips for tests (src/commands/debug.cc).
+  // The switches DEBUG flips for tests (src/commands/debug.cc).
   DebugSettings& debug_settings() { return debug_settings_; }
 
   // Shutdown bookkeeping.
@@ -341,7 +289,6 @@ class Server : public KeyspaceListener,
   void NoteTimer(const Timer& timer) {
     NoteTimerDeadline(&timer, timer.expiry());
   }
-  void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
   // One turn of the loop: waits up to `timeout_ms` (0: don't wait, -1: until the next timer)
   // for ready sockets, reads and runs what arrived, runs due timers, then flushes replies.
   // Long-running work (scripts) may call it with 0 to keep serving other clients.
@@ -374,21 +321,10 @@ class Server : public KeyspaceListener,
   const CommandTable& commands() const { return commands_; }
   // Random picks by commands (RANDOMKEY, SPOP, SRANDMEMBER, ...), seeded from the OS.
   std::mt19937_64& rng() { return rng_; }
-  // INFO commandstats, per server.
-  CommandStats& command_stats(const CommandSpec& spec) {
-    if (spec.id >= command_stats_.size()) command_stats_.resize(spec.id + 1);
-    return command_stats_[spec.id];
-  }
-  // CONFIG RESETSTAT: the latency-tracking histograms go with the statistics, as in Redis.
-  void ResetCommandStats() {
-    command_stats_.assign(command_stats_.size(), CommandStats{});
-    latency_.ResetHistograms();
-  }
+  // INFO commandstats, per server (src/server/command_stats.h).
+  CommandStatsTable& command_stats() { return command_stats_; }
   // LATENCY and latency-tracking (src/core/latency_monitor.h).
   LatencyMonitor& latency() { return latency_; }
-  // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
-  // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
-  int busy_script() const { return busy_script_; }
   // A dataset loading while the loop keeps serving (a replica's full sync, src/server/
   // loading.cc): kSync refuses every command without the "loading" flag with -LOADING; kAsync
   // (repl-diskless-load swapdb from the same history) serves the old data and refuses only the
@@ -432,6 +368,43 @@ class Server : public KeyspaceListener,
   cluster::MigrateConnections& migrate_connections();
 
  private:
+  // KeyspaceListener (src/db/database.h): what the databases tell the server.
+  void OnKeyModified(int db, std::string_view key) override;
+  void OnKeyExpired(int db, std::string_view key) override;
+  void OnKeyAdded(int db, std::string_view key) override;
+  void OnKeyCreated(int db, std::string_view key) override;
+  void OnHashFieldsExpired(int db, std::string_view key, std::span<const std::string> fields,
+                           bool key_deleted) override;
+
+  // Counts an error reply with its code ("ERR", "WRONGTYPE"...) in INFO errorstats and
+  // total_error_replies: the clients' reply builders' hook (and the scripts' client's).
+  static void CountError(void* ctx, std::string_view code);
+  // The ready-keys pass: serves waiters of every key marked ready, oldest first, one element
+  // to one waiter, including keys made ready while serving. Runs after each command.
+  void ServeReadyKeys();
+  // maxmemory (src/server/maxmemory.cc). Evicts keys by maxmemory-policy until used memory
+  // (less what doesn't count) is within the limit, for at most the time
+  // maxmemory-eviction-tenacity allows; the rest continues from a timer.
+  enum class EvictResult { kOk, kRunning, kFail };
+  EvictResult PerformEvictions();
+  // Used memory as maxmemory sees it.
+  size_t MemoryCountedForEviction() const;
+  void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
+  // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
+  void ApplyConfigChange(const std::string& name);
+  // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work
+  // of the components below (command_stats_, watched_keys_, monitors_, slowlog_) by.
+  CommandStats& command_stats(const CommandSpec& spec) { return command_stats_.For(spec); }
+  void UnwatchAll(Client& client) { watched_keys_.UnwatchAll(client); }
+  void FeedMonitors(const Client& client, std::span<const std::string_view> argv) {
+    monitors_.Feed(client, argv);
+  }
+  void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
+                    int64_t duration_us) {
+    slowlog_.Add(client, argv, duration_us, config_.values().slowlog_log_slower_than,
+                 config_.values().slowlog_max_len);
+  }
+
   // ScriptHost (src/scripting/script_host.h), in src/server/script_host.cc: the script's
   // commands run on script_client_ for script_caller_, the client whose command started it.
   void ScriptStarted(ScriptRun& run) override;
@@ -596,14 +569,11 @@ class Server : public KeyspaceListener,
   void ScheduleFastExpire();
   // Accounts one active expiry cycle that began at start_us (INFO stats, latency monitor).
   void NoteExpireCycle(int64_t start_us);
-  void FeedMonitors(const Client& client, std::span<const std::string_view> argv);
   // A paused command waits (kClientBlocked | kClientPostponed) in postponed_ until
   // ResumePostponedClients runs it through the dispatcher again.
   void PostponeClient(Client& client, const CommandSpec& spec,
                       std::span<const std::string_view> argv);
   void ResumePostponedClients();
-  void AddToSlowlog(const Client& client, std::span<const std::string_view> argv,
-                    int64_t duration_us);
   // maxmemory helpers (src/server/maxmemory.cc).
   void ApplyMemoryConfig();
   void ApplyLatencyConfig();
@@ -628,6 +598,7 @@ class Server : public KeyspaceListener,
   // Before the databases, which point at them.
   LazyFreer lazy_freer_;
   KeyspaceOptions keyspace_options_;
+  CommandClock command_clock_{keyspace_options_};
   std::vector<std::unique_ptr<Database>> dbs_;
   EvictionPolicy eviction_policy_ = EvictionPolicy::kNoEviction;
   EvictionPool eviction_pool_;
@@ -640,15 +611,12 @@ class Server : public KeyspaceListener,
   std::vector<uint64_t> pending_writes_;
   std::vector<uint64_t> pending_close_;
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
-  std::vector<Client*> monitors_;
+  Monitors monitors_{[this](Client& monitor) { QueueWrite(monitor); }};
   PubsubEngine pubsub_{this};
   AclRegistry acl_;
   ClientEviction client_eviction_{*this};
-  // Per database: key -> clients watching it.
-  int64_t command_time_us_ = 0;  // 0: not read since the command time was set
-  std::vector<std::unordered_map<std::string, std::vector<Client*>>> watched_keys_;
-  std::deque<SlowlogEntry> slowlog_;
-  uint64_t slowlog_next_id_ = 0;
+  WatchedKeys watched_keys_{dbs_};
+  Slowlog slowlog_;
   ServerStats stats_;
   uint64_t next_client_id_ = 1;
   int64_t start_time_ms_ = 0;
@@ -668,7 +636,6 @@ class Server : public KeyspaceListener,
   Client* current_client_ = nullptr;
   Tracking tracking_{*this};
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
-  bool active_expire_enabled_ = true;
   DebugSettings debug_settings_;
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered
   int wake_fd_ = -1;   // eventfd: another thread posted work to io_
@@ -685,6 +652,8 @@ class Server : public KeyspaceListener,
   bool fast_expire_armed_ = false;
   // Waiters on keys of `db`, whose contents were replaced, re-check their keys.
   void SignalReplacedDb(int db);
+  // While a script runs past busy-reply-threshold, other clients get -BUSY: 0 = no script
+  // is busy, 1 = an EVAL script, 2 = a function. Set by the script engine.
   int busy_script_ = 0;
   cluster::SlotRouting* slot_routing_ = nullptr;
   std::unique_ptr<cluster::MigrateConnections> migrate_connections_;
@@ -702,7 +671,7 @@ class Server : public KeyspaceListener,
   std::unique_ptr<Replication> replication_;
   CommandLookupCache command_cache_;
   std::mt19937_64 rng_{std::random_device{}()};
-  std::vector<CommandStats> command_stats_;  // by CommandSpec::id
+  CommandStatsTable command_stats_;
   LatencyMonitor latency_;
   // oom-score-adj: the score written for the role the server last had (see Cron).
   OomScore oom_score_;

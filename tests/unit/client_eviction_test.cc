@@ -61,9 +61,9 @@ TEST_F(ClientEvictionTest, MeasureCountsEachPart) {
   server_.pubsub().Unsubscribe(c, PubsubKind::kChannel, std::string(1000, 'c'));
   EXPECT_LT(MeasureClient(server_, c).pubsub, pubsub - 1000);
 
-  server_.Watch(c, 0, std::string(2000, 'w'));
+  server_.watched_keys().Watch(c, 0, std::string(2000, 'w'));
   EXPECT_GT(MeasureClient(server_, c).watched, 2000u);
-  server_.UnwatchAll(c);
+  server_.watched_keys().UnwatchAll(c);
   EXPECT_LT(MeasureClient(server_, c).watched, 2000u);
   server_.pubsub().RemoveClient(c);
 }

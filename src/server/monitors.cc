@@ -1,0 +1,74 @@
+#include "server/monitors.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "server/client.h"
+#include "server/redaction.h"
+#include "util/clock.h"
+
+namespace vireo {
+
+void Monitors::Add(Client& client) {
+  if (client.has(kClientMonitor)) return;
+  client.set(kClientMonitor);
+  monitors_.push_back(&client);
+}
+
+void Monitors::Remove(Client& client) { std::erase(monitors_, &client); }
+
+void Monitors::FeedAll(const Client& client, std::span<const std::string_view> argv) {
+  // Passwords never reach a monitor (AUTH, HELLO ... AUTH, MIGRATE ... AUTH).
+  std::vector<std::string_view> redacted = RedactSecrets(argv);
+  if (!redacted.empty()) argv = redacted;
+  int64_t now_us = NowUs();
+  std::string line =
+      fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000, client.db_index(),
+                  client.has(kClientUnixSocket) ? "unix:" + client.addr : client.addr);
+  for (std::string_view arg : argv) {
+    line += " \"";
+    for (unsigned char ch : arg) {
+      switch (ch) {
+        case '\\':
+          line += "\\\\";
+          break;
+        case '"':
+          line += "\\\"";
+          break;
+        case '\n':
+          line += "\\n";
+          break;
+        case '\r':
+          line += "\\r";
+          break;
+        case '\t':
+          line += "\\t";
+          break;
+        case '\a':
+          line += "\\a";
+          break;
+        case '\b':
+          line += "\\b";
+          break;
+        default:
+          if (isprint(ch)) {
+            line += static_cast<char>(ch);
+          } else {
+            line += fmt::format("\\x{:02x}", ch);
+          }
+      }
+    }
+    line += "\"";
+  }
+  line += "\r\n";
+  for (Client* monitor : monitors_) {
+    if (monitor == &client || monitor->closed) continue;
+    monitor->output().append(line);
+    schedule_write_(*monitor);
+  }
+}
+
+}  // namespace vireo
