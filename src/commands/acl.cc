@@ -346,8 +346,8 @@ void AclContainerCommand(CommandContext& ctx) {
 
 void RegisterAclCommands(CommandTable& table) {
   constexpr const char* kGroup = "server";
-  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
-  constexpr uint32_t kUser = kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint64_t kAdmin = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint64_t kUser = kCmdNoScript | kCmdLoading | kCmdStale;
   constexpr const char* kUsersN = "O(N). Where N is the number of configured users.";
   table.Add({"acl", -2, 0, Keys(), 0, kGroup, "6.0.0",
              "A container for Access List Control commands.", "", AclContainerCommand,

@@ -428,7 +428,7 @@ void BitfieldRoCommand(CommandContext& ctx) { BitfieldGeneric(ctx, true); }
 }  // namespace
 
 void RegisterBitmapCommands(CommandTable& table) {
-  constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
+  constexpr uint64_t kWriteOom = kCmdWrite | kCmdDenyOom;
   const auto read_key = Keys(KeyAt(1, kKeyRO | kKeyAccess));
   table.Add({"setbit", 4, kWriteOom, Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclBitmap,
              "bitmap", "2.2.0",

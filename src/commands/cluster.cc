@@ -765,7 +765,7 @@ void MatchRedisArgDocs(std::vector<CommandArg>& args) {
 
 void RegisterClusterCommands(CommandTable& table) {
   constexpr const char* kGroup = "cluster";
-  constexpr uint32_t kAdmin = kCmdAdmin | kCmdStale | kCmdNoAsyncLoading;
+  constexpr uint64_t kAdmin = kCmdAdmin | kCmdStale | kCmdNoAsyncLoading;
   table.Add({"cluster", -2, 0, Keys(), 0, kGroup, "3.0.0",
              "A container for Redis Cluster commands.", "", ClusterContainerCommand,
              "Depends on subcommand."});

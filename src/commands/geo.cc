@@ -481,7 +481,7 @@ void GeosearchstoreCommand(CommandContext& ctx) { SearchGeneric(ctx, 2, kSearch 
 
 void RegisterGeoCommands(CommandTable& table) {
   constexpr const char* kGroup = "geo";
-  constexpr uint32_t kWD = kCmdWrite | kCmdDenyOom;
+  constexpr uint64_t kWD = kCmdWrite | kCmdDenyOom;
   constexpr const char* kSearchComplexity =
       "O(N+log(M)) where N is the number of elements inside the bounding box of the circular "
       "area delimited by center and radius and M is the number of items inside the index.";

@@ -507,7 +507,7 @@ void HSetExCommand(CommandContext& ctx) {
 
 void RegisterHashExpireCommands(CommandTable& table) {
   constexpr const char* kGroup = "hash";
-  constexpr uint32_t kWriteFast = kCmdWrite | kCmdDenyOom | kCmdFast;
+  constexpr uint64_t kWriteFast = kCmdWrite | kCmdDenyOom | kCmdFast;
   constexpr const char* kPerField = "O(N) where N is the number of specified fields";
   constexpr const char* kFieldsSyntax = "key FIELDS numfields field [field ...]";
   struct ExpireForm {

@@ -31,7 +31,7 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
 // COMMAND
 
 template <typename Flag>
-void ReplyFlagSet(ReplyBuilder& r, uint32_t mask,
+void ReplyFlagSet(ReplyBuilder& r, uint64_t mask,
                   std::span<const std::pair<Flag, std::string_view>> names) {
   size_t n = 0;
   for (const auto& [flag, name] : names) n += (mask & flag) != 0 ? 1 : 0;

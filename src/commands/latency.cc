@@ -151,7 +151,7 @@ void LatencyContainerCommand(CommandContext& ctx) {
 
 void RegisterLatencyCommands(CommandTable& table) {
   constexpr const char* kGroup = "server";
-  constexpr uint32_t kFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint64_t kFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
   table.Add({"latency", -2, 0, Keys(), 0, kGroup, "2.8.13",
              "A container for latency diagnostics commands.", "", LatencyContainerCommand,
              "Depends on subcommand."});

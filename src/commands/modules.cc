@@ -48,7 +48,7 @@ void RegisterModuleCommands(CommandTable& table) {
   table.AddSubcommand("module", {"list", 2, kCmdAdmin | kCmdNoScript, Keys(), 0, "server", "4.0.0",
                                  "Returns all loaded modules.", "", ModuleListCommand,
                                  "O(N) where N is the number of loaded modules."});
-  constexpr uint32_t kLoadFlags = kCmdNoAsyncLoading | kCmdAdmin | kCmdNoScript | kCmdProtected;
+  constexpr uint64_t kLoadFlags = kCmdNoAsyncLoading | kCmdAdmin | kCmdNoScript | kCmdProtected;
   table.AddSubcommand("module",
                       {"load", -3, kLoadFlags, Keys(), 0, "server", "4.0.0", "Loads a module.",
                        "path [arg [arg ...]]", ModuleLoadCommand, "O(1)"});

@@ -390,7 +390,7 @@ uint32_t AclCategoryByName(std::string_view name) {
   return 0;
 }
 
-uint32_t ImplicitAclCategories(uint32_t flags, uint32_t declared) {
+uint32_t ImplicitAclCategories(uint64_t flags, uint32_t declared) {
   uint32_t cats = declared;
   if (flags & kCmdWrite) cats |= kAclWrite;
   // Scripts are not @read even when read-only (EVAL_RO): they run arbitrary commands.

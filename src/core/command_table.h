@@ -17,58 +17,58 @@ class CommandContext;
 
 // Command flags, one set for every family (Redis's names). COMMAND INFO lists the visible ones
 // in Redis's order (see CommandFlagNames); kCmdMovableKeys is derived from the key specs.
-enum CommandFlag : uint32_t {
-  kCmdWrite = 1u << 0,
-  kCmdReadonly = 1u << 1,
-  kCmdDenyOom = 1u << 2,
-  kCmdAdmin = 1u << 3,
-  kCmdPubsub = 1u << 4,
-  kCmdNoScript = 1u << 5,
-  kCmdBlocking = 1u << 6,
-  kCmdLoading = 1u << 7,
-  kCmdStale = 1u << 8,
-  kCmdSkipMonitor = 1u << 9,
-  kCmdSkipSlowlog = 1u << 10,
-  kCmdFast = 1u << 11,
-  kCmdNoAuth = 1u << 12,
-  kCmdMayReplicate = 1u << 13,  // hidden in COMMAND INFO, as in Redis
-  kCmdNoMulti = 1u << 14,
-  kCmdAllowBusy = 1u << 15,
-  kCmdMovableKeys = 1u << 16,  // derived: set by the table, never declared
-  kCmdAsking = 1u << 17,
-  kCmdNoMandatoryKeys = 1u << 18,
-  kCmdNoAsyncLoading = 1u << 19,
-  kCmdProtected = 1u << 20,             // hidden
-  kCmdTouchesArbitraryKeys = 1u << 21,  // hidden
+enum CommandFlag : uint64_t {
+  kCmdWrite = 1ull << 0,
+  kCmdReadonly = 1ull << 1,
+  kCmdDenyOom = 1ull << 2,
+  kCmdAdmin = 1ull << 3,
+  kCmdPubsub = 1ull << 4,
+  kCmdNoScript = 1ull << 5,
+  kCmdBlocking = 1ull << 6,
+  kCmdLoading = 1ull << 7,
+  kCmdStale = 1ull << 8,
+  kCmdSkipMonitor = 1ull << 9,
+  kCmdSkipSlowlog = 1ull << 10,
+  kCmdFast = 1ull << 11,
+  kCmdNoAuth = 1ull << 12,
+  kCmdMayReplicate = 1ull << 13,  // hidden in COMMAND INFO, as in Redis
+  kCmdNoMulti = 1ull << 14,
+  kCmdAllowBusy = 1ull << 15,
+  kCmdMovableKeys = 1ull << 16,  // derived: set by the table, never declared
+  kCmdAsking = 1ull << 17,
+  kCmdNoMandatoryKeys = 1ull << 18,
+  kCmdNoAsyncLoading = 1ull << 19,
+  kCmdProtected = 1ull << 20,             // hidden
+  kCmdTouchesArbitraryKeys = 1ull << 21,  // hidden
   // What the dispatcher must know about a few commands that Redis recognises by their handler.
   // vireo declares it instead; none of these show in COMMAND INFO.
   //
   // Manages the transaction itself (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET): runs at once
   // inside MULTI rather than being queued, and isn't refused for memory while queueing.
-  kCmdTransactionControl = 1u << 22,
+  kCmdTransactionControl = 1ull << 22,
   // Runs the client's queued commands (EXEC): it is a write, deny-oom, no-async-loading when
   // any of them is, and allowed while loading or stale only when all of them are; a rejection
   // discards the transaction, and cluster mode checks the queue's keys.
-  kCmdRunsQueued = 1u << 23,
+  kCmdRunsQueued = 1ull << 23,
   // Allowed in RESP2 subscribed mode (the (un)subscribe commands, PING, QUIT, RESET).
-  kCmdSubscribedMode = 1u << 24,
+  kCmdSubscribedMode = 1ull << 24,
   // Refused like a write while disk writes fail (stop-writes-on-bgsave-error, a failing AOF),
   // though it writes nothing (PING: a client's health check must see the error).
-  kCmdDiskErrorCheck = 1u << 25,
+  kCmdDiskErrorCheck = 1ull << 25,
   // Touches keys' LRU/LFU even for a CLIENT NO-TOUCH client (TOUCH exists to touch).
-  kCmdIgnoresNoTouch = 1u << 26,
+  kCmdIgnoresNoTouch = 1ull << 26,
   // With kCmdProtected: enable-debug-command governs it (DEBUG), not enable-module-command.
-  kCmdDebugProtected = 1u << 27,
+  kCmdDebugProtected = 1ull << 27,
   // Runs a script (EVAL*, FCALL*): the script's declared flags replace the command's for a
   // write pause, and client tracking remembers the keys the script's commands read, not its own.
-  kCmdRunsScript = 1u << 28,
+  kCmdRunsScript = 1ull << 28,
   // Doesn't end ASKING's cover of the next command (ASKING itself).
-  kCmdKeepsAsking = 1u << 29,
+  kCmdKeepsAsking = 1ull << 29,
   // Doesn't end CLIENT CACHING's cover of the next command (the CLIENT commands).
-  kCmdKeepsCaching = 1u << 30,
+  kCmdKeepsCaching = 1ull << 30,
   // Moves its keys to another node (MIGRATE): cluster mode lets it run on a slot being
   // migrated or imported whatever the keys' whereabouts.
-  kCmdMigratesKeys = 1u << 31,
+  kCmdMigratesKeys = 1ull << 31,
 };
 
 // The visible flags with their COMMAND INFO names, in Redis's order.
@@ -110,7 +110,7 @@ inline constexpr std::string_view kAclCategoryNames[kAclCategoryCount] = {
 // The mask of one category by name (case-insensitive, no '@'), 0 if unknown.
 uint32_t AclCategoryByName(std::string_view name);
 // The declared categories plus those Redis implies from the flags.
-uint32_t ImplicitAclCategories(uint32_t flags, uint32_t declared);
+uint32_t ImplicitAclCategories(uint64_t flags, uint32_t declared);
 
 // Key-spec flags (Redis 7's model). Exactly one of RO/RW/OW/RM says how the key's value is
 // used; the rest say what the command does to the data. ACL and cluster redirection read them.
@@ -236,7 +236,7 @@ enum DocFlag : uint8_t {
 struct CommandSpec {
   std::string name;    // lower case; "config|get" for subcommands
   int arity = 0;       // Redis convention: negative = at least -arity
-  uint32_t flags = 0;  // declared flags, plus kCmdMovableKeys when the specs imply it
+  uint64_t flags = 0;  // declared flags, plus kCmdMovableKeys when the specs imply it
   // Redis's legacy key range, derived from the key specs as Redis derives it: what COMMAND
   // INFO reports as first key, last key and step.
   int first_key = 0;
@@ -287,7 +287,7 @@ struct CommandSpec {
 struct CommandDef {
   const char* name;
   int arity;
-  uint32_t flags;
+  uint64_t flags;
   std::vector<KeySpec> keys;
   uint32_t acl;
   const char* group;
