@@ -681,7 +681,7 @@ void ClusterResetCommand(CommandContext& ctx) {
     for (int i = 0; i < ctx.server.db_count(); ++i) {
       ctx.server.watched_keys().TouchAllInDb(i);
       ctx.server.db(i).Clear();
-      ctx.server.SignalFlushedDb(i);
+      ctx.blocking().SignalFlushedDb(i);
     }
   }
   ctx.reply.Ok();

@@ -36,7 +36,7 @@ void EchoCommand(CommandContext& ctx) { ctx.reply.Bulk(ctx.arg(1)); }
 
 void QuitCommand(CommandContext& ctx) {
   ctx.reply.Ok();
-  ctx.server.CloseAfterReply(ctx.client);
+  ctx.clients().CloseAfterReply(ctx.client);
 }
 
 constexpr std::string_view kWrongPass =
@@ -158,7 +158,7 @@ void ResetCommand(CommandContext& ctx) {
   c.clear(kClientReplyOff);
   c.clear(kClientReplySkip);
   c.clear(kClientReplySkipNext);
-  ctx.server.ResetClientState(c);
+  ctx.clients().ResetClientState(c);
   // Back to the default user, authenticated only if it needs no password (as a new connection).
   c.set_acl_user(ctx.server.acl().default_user());
   c.set_authenticated(AclDefaultUserNoAuth(ctx.server));

@@ -458,7 +458,7 @@ void DebugClientEviction(CommandContext& ctx) {
   }
   constexpr int kMinLog = 15, kMaxLog = 33;
   std::array<size_t, kMaxLog - kMinLog + 1> mem{}, count{};
-  for (const auto& [id, client] : ctx.server.clients()) {
+  for (const auto& [id, client] : ctx.clients().All()) {
     if (client->closed || client->has(kClientNoEvict)) continue;
     const size_t bytes = MeasureClient(ctx.server, *client).total();
     size_t b = 0;

@@ -162,7 +162,7 @@ void GeoaddCommand(CommandContext& ctx) {
   if (added + updated > 0) {
     KeyWritten(ctx, key, static_cast<uint64_t>(added + updated));
     Notify(ctx, kNotifyZset, "zadd", key);
-    if (existed && added > 0) ctx.server.SignalKeyAsReady(ctx.db.index(), key);
+    if (existed && added > 0) ctx.blocking().SignalKeyAsReady(ctx.db.index(), key);
     // Logged as the ZADD Redis rewrites GEOADD into: the options as given, then score/member.
     std::vector<std::string> zadd{"zadd", std::string(key)};
     for (size_t i = 2; i < first; ++i) zadd.emplace_back(ctx.arg(i));

@@ -530,11 +530,11 @@ void ClientListCommand(CommandContext& ctx) {
   };
   if (by_id) {
     for (uint64_t id : ids) {
-      Client* client = ctx.server.FindClient(id);
+      Client* client = ctx.clients().FindClient(id);
       if (client != nullptr && !client->closed) add(*client);
     }
   } else {
-    for (const auto& [id, client] : ctx.server.clients()) {
+    for (const auto& [id, client] : ctx.clients().All()) {
       if (client->closed || (type && TypeOf(*client) != *type)) continue;
       add(*client);
     }
@@ -594,16 +594,16 @@ bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
 void KillClient(CommandContext& ctx, Client& victim) {
   // The killer's own connection still gets its reply.
   if (&victim == &ctx.client) {
-    ctx.server.CloseAfterReply(victim);
+    ctx.clients().CloseAfterReply(victim);
   } else {
-    ctx.server.CloseClient(victim);
+    ctx.clients().CloseClient(victim);
   }
 }
 
 void ClientKillCommand(CommandContext& ctx) {
   if (ctx.argc() == 3) {
     // The old form: CLIENT KILL ip:port.
-    for (const auto& [id, client] : ctx.server.clients()) {
+    for (const auto& [id, client] : ctx.clients().All()) {
       if (client->closed || client->addr != ctx.arg(2)) continue;
       ctx.reply.Ok();
       KillClient(ctx, *client);
@@ -616,7 +616,7 @@ void ClientKillCommand(CommandContext& ctx) {
   if (!ParseKillFilter(ctx, &filter)) return;
   int64_t now = NowMs();
   std::vector<Client*> victims;
-  for (const auto& [id, client] : ctx.server.clients()) {
+  for (const auto& [id, client] : ctx.clients().All()) {
     if (!client->closed && filter.Matches(*client, ctx.client, now))
       victims.push_back(client.get());
   }
@@ -657,14 +657,12 @@ void ClientPauseCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   const int64_t now_ms = MonotonicUs() / 1000;
   const int64_t end = timeout_ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + timeout_ms;
-  ctx.server.client_pause().Pause(PausePurpose::kClient, end, actions);
-  ctx.server.PauseChanged();
+  ctx.client_pause().Pause(PausePurpose::kClient, end, actions);
   ctx.reply.Ok();
 }
 
 void ClientUnpauseCommand(CommandContext& ctx) {
-  ctx.server.client_pause().Unpause(PausePurpose::kClient);
-  ctx.server.PauseChanged();
+  ctx.client_pause().Unpause(PausePurpose::kClient);
   ctx.reply.Ok();
 }
 
@@ -673,16 +671,16 @@ void ClientUnblockCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   args.ExpectRemaining(0, 2);
   const int64_t id = args.Int();
-  Server::UnblockReason reason = Server::UnblockReason::kTimeout;
+  UnblockReason reason = UnblockReason::kTimeout;
   if (args.HasNext()) {
     int which = args.OneOf({"TIMEOUT", "ERROR"});
     if (which < 0) args.Fail("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
-    if (which == 1) reason = Server::UnblockReason::kError;
+    if (which == 1) reason = UnblockReason::kError;
   }
   if (!args.Check()) return;
-  Client* target = ctx.server.FindClient(static_cast<uint64_t>(id));
+  Client* target = ctx.clients().FindClient(static_cast<uint64_t>(id));
   bool unblocked = target != nullptr && !target->closed && target->has(kClientBlocked) &&
-                   ctx.server.UnblockClient(*target, reason);
+                   ctx.blocking().UnblockClient(*target, reason, {});
   ctx.reply.Integer(unblocked ? 1 : 0);
 }
 
@@ -715,7 +713,7 @@ void ClientTrackingCommand(CommandContext& ctx) {
       }
       const int64_t id = args.Int();
       if (!args.ok()) break;
-      Client* target = ctx.server.FindClient(static_cast<uint64_t>(id));
+      Client* target = ctx.clients().FindClient(static_cast<uint64_t>(id));
       if (target == nullptr || target->closed) {
         args.Fail("ERR The client ID you want redirect to does not exist");
         break;

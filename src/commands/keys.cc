@@ -513,7 +513,7 @@ size_t EmptyDb(Server& server, int index, bool async) {
   } else {
     db.Clear();
   }
-  server.SignalFlushedDb(index);
+  server.blocking().SignalFlushedDb(index);
   return removed;
 }
 
@@ -556,7 +556,7 @@ void SwapDbCommand(CommandContext& ctx) {
     ctx.server.watched_keys().TouchAllInDb(second, &a);
     a.SwapContents(b);
     // Clients blocked in either database may find their key there now.
-    ctx.server.SignalSwappedDbs(first, second);
+    ctx.blocking().SignalSwappedDbs(first, second);
   }
   ctx.server.AddDirty(1);
   ctx.reply.Ok();

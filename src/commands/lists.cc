@@ -412,7 +412,7 @@ void MoveGeneric(CommandContext& ctx, std::string_view src, std::string_view dst
     ctx.reply.Null();
     return;
   }
-  ctx.server.BlockClient(ctx, {std::string(src)}, block_timeout_ms, ValueType::kList);
+  ctx.blocking().BlockClient(ctx, {std::string(src)}, block_timeout_ms, ValueType::kList, {});
 }
 
 void LMoveCommand(CommandContext& ctx) {
@@ -472,8 +472,8 @@ void BlockingPop(CommandContext& ctx, End end) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.server.BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
-                         ValueType::kList);
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
+                         ValueType::kList, {});
 }
 
 void BLPopCommand(CommandContext& ctx) { BlockingPop(ctx, End::kLeft); }
@@ -550,8 +550,8 @@ void BLMPopCommand(CommandContext& ctx) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
-                         ValueType::kList);
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
+                         ValueType::kList, {});
 }
 
 // COMMAND GETKEYS for LMPOP / BLMPOP: the numkeys keys after argv[numkeys_at]. Like Redis's

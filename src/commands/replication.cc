@@ -201,7 +201,7 @@ void RoleCommand(CommandContext& ctx) {
 void BlockForAcks(CommandContext& ctx, int64_t timeout_ms) {
   BlockOptions options;
   options.rerun_on_timeout = true;
-  ctx.server.BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
+  ctx.blocking().BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
   ctx.server.replication().WaitForAcks(ctx.client.id());
 }
 

@@ -179,7 +179,7 @@ void ShutdownCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;
   }
-  ctx.server.CloseAfterReply(ctx.client);
+  ctx.clients().CloseAfterReply(ctx.client);
   ctx.server.Shutdown();
 }
 

@@ -188,7 +188,7 @@ void XGroupDestroyCommand(CommandContext& ctx) {
   Notify(ctx, kNotifyStream, "xgroup-destroy", ctx.arg(2));
   GroupStateWritten(ctx);
   // Consumers blocked on the group run again and get NOGROUP.
-  ctx.server.SignalKeyAsReady(ctx.client.db_index(), ctx.arg(2));
+  ctx.blocking().SignalKeyAsReady(ctx.client.db_index(), ctx.arg(2));
 }
 
 void XGroupCreateConsumerCommand(CommandContext& ctx) {

@@ -104,7 +104,7 @@ void XNackCommand(CommandContext& ctx) {
   } else {
     GroupStateWritten(ctx, static_cast<uint64_t>(released));
     // Readers blocked in XREADGROUP ... CLAIM can take the released entries now.
-    ctx.server.SignalKeyAsReady(ctx.client.db_index(), key);
+    ctx.blocking().SignalKeyAsReady(ctx.client.db_index(), key);
   }
   ctx.reply.Integer(released);
 }

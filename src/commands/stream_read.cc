@@ -185,7 +185,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
       if (ec || wake == nullptr) return;
       wake->armed_for = 0;
       // The ready-keys pass asks Ready again, which serves the client or re-arms.
-      for (const std::string& k : wake->keys) wake->server->SignalKeyAsReady(wake->db, k);
+      for (const std::string& k : wake->keys) wake->server->blocking().SignalKeyAsReady(wake->db, k);
     });
   }
 
@@ -524,7 +524,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   std::vector<std::string> keys;
   keys.reserve(args.nstreams);
   for (size_t i = 0; i < args.nstreams; ++i) keys.emplace_back(ctx.arg(args.streams_at + i));
-  Server::BlockOptions options;
+  BlockOptions options;
   std::shared_ptr<XReadGroupClaimCondition> claim_condition;
   if (claim) {
     claim_condition = std::make_shared<XReadGroupClaimCondition>(
@@ -543,7 +543,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
     }
     options.condition = std::move(condition);
   }
-  ctx.server.BlockClient(ctx, std::move(keys), args.timeout_ms, ValueType::kStream,
+  ctx.blocking().BlockClient(ctx, std::move(keys), args.timeout_ms, ValueType::kStream,
                          std::move(options));
   if (claim_condition != nullptr) {
     // Nothing is claimable yet: wake when the first pending entry will be.

@@ -402,7 +402,7 @@ void XAddCommand(CommandContext& ctx) {
     ctx.PropagateInstead({"XIDMPRECORD", std::string(key), std::string(args.pid),
                           std::string(args.iid), std::move(id_text)});
   }
-  ctx.server.SignalKeyAsReady(ctx.client.db_index(), key);
+  ctx.blocking().SignalKeyAsReady(ctx.client.db_index(), key);
   KeyWritten(ctx, key);
 }
 

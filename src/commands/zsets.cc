@@ -147,7 +147,7 @@ void ZaddGeneric(CommandContext& ctx, ZaddArgs& args) {
   if (added + updated > 0) {
     KeyWritten(ctx, key, static_cast<uint64_t>(added + updated));
     Notify(ctx, kNotifyZset, args.incr ? "zincr" : "zadd", key);
-    if (existed && added > 0) ctx.server.SignalKeyAsReady(ctx.db.index(), key);
+    if (existed && added > 0) ctx.blocking().SignalKeyAsReady(ctx.db.index(), key);
   }
   if (nan_error) {
     ctx.reply.Error("ERR resulting score is not a number (NaN)");
@@ -349,8 +349,8 @@ void BlockingPop(CommandContext& ctx, Which which) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.server.BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
-                         ValueType::kZSet);
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
+                         ValueType::kZSet, {});
 }
 
 void BzpopminCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMin); }
@@ -419,8 +419,8 @@ void BzmpopCommand(CommandContext& ctx) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.server.BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
-                         ValueType::kZSet);
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
+                         ValueType::kZSet, {});
 }
 
 // COMMAND GETKEYS for ZMPOP / BZMPOP / ZUNION & co.: numkeys keys after argv[numkeys_at].

@@ -58,7 +58,8 @@ void AclLog(Server& server, Client& client, AclResult reason, AclContext context
   entry.username = std::string(username);
   entry.ctime_ms = NowMs();
   // A script's commands run on the script's own client: the log names the caller.
-  Client* real = server.current_client() != nullptr ? server.current_client() : &client;
+  Client* current = server.clients().current_client();
+  Client* real = current != nullptr ? current : &client;
   entry.client_info = ClientInfoLine(server, *real);
   server.acl().AddLog(std::move(entry), static_cast<size_t>(server.cfg().acllog_max_len));
 }
@@ -99,7 +100,8 @@ bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
 
 bool AclMayReadAnyKey(Server& server, Client& client, const CommandSpec& spec,
                       std::span<const std::string_view> argv) {
-  const Client* caller = server.current_client() != nullptr ? server.current_client() : &client;
+  Client* current = server.clients().current_client();
+  const Client* caller = current != nullptr ? current : &client;
   const AclUser* user = caller->acl_user();
   if (user == nullptr || user->unrestricted()) return true;
   std::vector<KeyRef> keys;
@@ -131,31 +133,31 @@ bool AclAuthenticate(Server& server, Client& client, std::string_view username,
 }
 
 void AclDisconnectUser(Server& server, const AclUser* user) {
-  for (const auto& [id, client] : server.clients()) {
+  for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed) continue;
     client->set_acl_user(server.acl().default_user());
     client->set_authenticated(false);
-    if (client.get() == server.current_client()) {
-      server.CloseAfterReply(*client);
+    if (client.get() == server.clients().current_client()) {
+      server.clients().CloseAfterReply(*client);
     } else {
-      server.CloseClient(*client);
+      server.clients().CloseClient(*client);
     }
   }
 }
 
 void AclDisconnectDisabledUser(Server& server, const AclUser* user) {
-  for (const auto& [id, client] : server.clients()) {
+  for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed || !client->authenticated() ||
-        client.get() == server.current_client()) {
+        client.get() == server.clients().current_client()) {
       continue;
     }
-    server.CloseClient(*client);
+    server.clients().CloseClient(*client);
   }
 }
 
 void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
   PubsubEngine& pubsub = server.pubsub();
-  for (const auto& [id, client] : server.clients()) {
+  for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed || !client->has(kClientPubsub)) continue;
     bool revoked = false;
     for (PubsubKind kind : {PubsubKind::kPattern, PubsubKind::kChannel, PubsubKind::kShard}) {
@@ -168,10 +170,10 @@ void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
       if (revoked) break;
     }
     if (!revoked) continue;
-    if (client.get() == server.current_client()) {
-      server.CloseAfterReply(*client);
+    if (client.get() == server.clients().current_client()) {
+      server.clients().CloseAfterReply(*client);
     } else {
-      server.CloseClient(*client);
+      server.clients().CloseClient(*client);
     }
   }
 }

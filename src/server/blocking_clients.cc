@@ -281,7 +281,7 @@ void Server::OnBlockTimer() {
       blocking_.Unblock(id);
       continue;
     }
-    UnblockClient(*client, UnblockReason::kTimeout);
+    UnblockClient(*client, UnblockReason::kTimeout, {});
   }
   ArmBlockTimer();
 }

@@ -120,7 +120,7 @@ class Client {
     const CommandSpec* spec = nullptr;
     int64_t deadline_ms = 0;  // monotonic; 0 = none
     bool skip_reply = false;  // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
-    bool rerun_on_timeout = false;  // see Server::BlockOptions
+    bool rerun_on_timeout = false;  // see BlockOptions (blocking_service.h)
   };
   BlockedCommand blocked;
 

@@ -118,7 +118,7 @@ void ClientEviction::OnConfigChange() {
   tracking_ = want;
   // One pass over every client when the limit is switched on or off, as Redis does; nothing
   // per command while it stays off.
-  for (const auto& [id, client] : server_.clients()) {
+  for (const auto& [id, client] : server_.clients().All()) {
     if (want) {
       Update(*client);
     } else {
@@ -133,7 +133,7 @@ void ClientEviction::OnConfigChange() {
 }
 
 void ClientEviction::CronStep(bool inside_command) {
-  const auto& clients = server_.clients();
+  const auto& clients = server_.clients().All();
   if (clients.empty()) return;
   // Every client about once a second, whatever hz is.
   int hz = std::clamp(server_.cfg().hz, 1, 500);
@@ -160,7 +160,7 @@ void ClientEviction::CronStep(bool inside_command) {
 void ClientEviction::Evict(Client& client) {
   spdlog::info("Evicting client: {}", ClientInfoLine(server_, client));
   ++server_.stats().evicted_clients;
-  server_.CloseClient(client);  // which calls Remove
+  server_.clients().CloseClient(client);  // which calls Remove
 }
 
 void ClientEviction::EvictIfOver() {

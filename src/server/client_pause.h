@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 namespace vireo {
 
@@ -25,6 +27,12 @@ enum class PausePurpose { kClient = 0, kFailover = 1, kShutdown = 2 };
 
 class ClientPause {
  public:
+  // `on_change` runs after each Pause and Unpause (not when a pause merely runs out): the
+  // owner re-arms its timer for NextEnd() and resumes the waiting clients when nothing is
+  // paused any more, so whoever pauses needs only this component.
+  explicit ClientPause(std::function<void()> on_change = nullptr)
+      : on_change_(std::move(on_change)) {}
+
   // Pauses `actions` for `purpose` until `end_ms` (monotonic ms). A purpose's actions are
   // replaced; its end only moves later (Redis keeps the longer of two pauses).
   void Pause(PausePurpose purpose, int64_t end_ms, uint32_t actions);
@@ -36,9 +44,15 @@ class ClientPause {
   int64_t NextEnd() const;
 
  private:
+  void Clear(int purpose);
+  void Changed() {
+    if (on_change_) on_change_();
+  }
+
   static constexpr int kPurposes = 3;
   int64_t end_ms_[kPurposes] = {};
   uint32_t actions_[kPurposes] = {};
+  std::function<void()> on_change_;
 };
 
 }  // namespace vireo

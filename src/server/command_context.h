@@ -15,6 +15,9 @@ namespace vireo {
 
 class Server;
 class Client;
+class BlockingService;
+class ClientRegistry;
+class ClientPause;
 struct CommandSpec;
 
 class CommandContext {
@@ -42,6 +45,12 @@ class CommandContext {
   }
   void PropagateNothing() { effects.overridden = true; }
   CallEffects effects;
+
+  // The services a handler may need beyond its client and database (src/server/
+  // command_context.cc): blocking and waking clients, the other clients, CLIENT PAUSE.
+  BlockingService& blocking() const;
+  ClientRegistry& clients() const;
+  ClientPause& client_pause() const;
 
   Server& server;
   Client& client;

@@ -159,7 +159,7 @@ void ServerSection(Server& server, InfoWriter& w) {
 void ClientsSection(Server& server, InfoWriter& w) {
   size_t connected = 0, blocked = 0, pubsub = 0, watching = 0, watched_keys = 0;
   size_t max_input = 0, max_output = 0;
-  for (const auto& [id, client] : server.clients()) {
+  for (const auto& [id, client] : server.clients().All()) {
     if (client->closed) continue;
     ++connected;
     if (client->has(kClientBlocked)) ++blocked;  // postponed by a pause too, as in Redis
@@ -179,10 +179,10 @@ void ClientsSection(Server& server, InfoWriter& w) {
   w.Field("tracking_clients", server.tracking().tracking_clients());
   w.Field("pubsub_clients", pubsub);
   w.Field("watching_clients", watching);
-  w.Field("clients_in_timeout_table", server.blocking().waiters_with_timeout());
+  w.Field("clients_in_timeout_table", server.blocking().engine().waiters_with_timeout());
   w.Field("total_watched_keys", watched_keys);
-  w.Field("total_blocking_keys", server.blocking().blocking_keys());
-  w.Field("total_blocking_keys_on_nokey", server.blocking().blocking_keys_on_nokey());
+  w.Field("total_blocking_keys", server.blocking().engine().blocking_keys());
+  w.Field("total_blocking_keys_on_nokey", server.blocking().engine().blocking_keys_on_nokey());
 }
 
 void MemorySection(Server& server, InfoWriter& w) {
@@ -473,7 +473,7 @@ MemoryFigures ReadMemoryFigures(Server& server) {
   ServerStats& stats = server.stats();
   stats.used_memory_peak = std::max(stats.used_memory_peak, m.used);
   m.peak = stats.used_memory_peak;
-  for (const auto& [id, client] : server.clients()) {
+  for (const auto& [id, client] : server.clients().All()) {
     (client->has(kClientReplica) ? m.replica_clients : m.clients) +=
         MeasureClient(server, *client).total();
   }

@@ -143,7 +143,7 @@ size_t PubsubEngine::CountOf(const Client& client, PubsubKind kind) const {
 }
 
 void PubsubEngine::Deliver(Client& client, std::string_view bytes) {
-  server_->PushToClient(client, bytes);
+  server_->clients().PushToClient(client, bytes);
 }
 
 size_t PubsubEngine::Publish(std::string_view channel, std::string_view message) {

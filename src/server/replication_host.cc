@@ -91,7 +91,7 @@ void Server::UnblockClientsForRoleChange() {
     if (client->has(kClientBlocked) && !client->closed) blocked.push_back(id);
   }
   for (uint64_t id : blocked) {
-    if (Client* c = FindClient(id)) UnblockClient(*c, UnblockReason::kRoleChange);
+    if (Client* c = FindClient(id)) UnblockClient(*c, UnblockReason::kRoleChange, {});
   }
 }
 
@@ -198,7 +198,6 @@ void Server::PauseWritesForFailover(bool on) {
   } else {
     client_pause_.Unpause(PausePurpose::kFailover);
   }
-  PauseChanged();
 }
 
 }  // namespace vireo

@@ -738,7 +738,7 @@ void Server::CloseAfterReply(Client& client) {
 void Server::CloseClient(Client& client) {
   if (client.closed) return;
   // Nothing is ever popped on behalf of a client that is gone.
-  if (client.has(kClientBlocked)) UnblockClient(client, UnblockReason::kDisconnect);
+  if (client.has(kClientBlocked)) UnblockClient(client, UnblockReason::kDisconnect, {});
   // Replies it was already given (an element a blocked client was just served, say) go out
   // before the socket closes: one non-blocking attempt, so a CLIENT KILL that lands between
   // serving a client and flushing its output doesn't lose the element.

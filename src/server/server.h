@@ -32,9 +32,11 @@
 #include "scripting/script_host.h"
 #include "security/acl.h"
 #include "security/tls.h"
+#include "server/blocking_service.h"
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
+#include "server/client_registry.h"
 #include "server/command_clock.h"
 #include "server/command_stats.h"
 #include "server/monitors.h"
@@ -138,23 +140,18 @@ struct DebugSettings {
   bool reply_buffer_resizing = true;          // REPLYBUFFER RESIZING
 };
 
-// Server::BlockClient options (see there).
-struct BlockOptions {
-  std::vector<std::string> argv;  // empty: re-run the command as received
-  std::shared_ptr<const WaitCondition> condition;
-  // On timeout the command runs again as its non-blocking form (WAIT replies with the count
-  // at that moment) instead of replying with a null.
-  bool rerun_on_timeout = false;
-};
-
 // Database tells the server what changed through KeyspaceListener; the subsystems reach it
 // through the host interfaces they declare (docs/architecture.md). The overrides are private:
-// only the databases and the subsystems call them.
+// only the databases and the subsystems call them. Command handlers reach the clients and the
+// blocked clients through the narrow services below (clients(), blocking()), which Server
+// implements privately too.
 class Server : public KeyspaceListener,
                public PersistenceHost,
                private ScriptHost,
                private ReplicationHost,
-               private cluster::BusHost {
+               private cluster::BusHost,
+               private ClientRegistry,
+               private BlockingService {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -183,8 +180,8 @@ class Server : public KeyspaceListener,
   std::unique_ptr<Database> NewDetachedDatabase();
   int db_count() const { return static_cast<int>(dbs_.size()); }
   ServerStats& stats() { return stats_; }
-  const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
-  Client* FindClient(uint64_t id);
+  // The connected clients (src/server/client_registry.h).
+  ClientRegistry& clients() { return *this; }
   int64_t start_time_ms() const { return start_time_ms_; }
   const std::string& run_id() const { return run_id_; }
   int64_t lastsave() const { return lastsave_; }
@@ -202,60 +199,25 @@ class Server : public KeyspaceListener,
   // Client-side caching (src/server/tracking.h).
   Tracking& tracking() { return tracking_; }
 
-  // Marks a client to be closed once its pending output is written (QUIT, protocol errors).
-  void CloseAfterReply(Client& client);
-  // Closes a client now (CLIENT KILL, errors).
-  void CloseClient(Client& client);
-
   // WATCH (src/server/watched_keys.h).
   WatchedKeys& watched_keys() { return watched_keys_; }
 
-  // What RESET undoes beyond the client's own fields: ASKING/READONLY, pub/sub, tracking,
-  // MONITOR.
-  void ResetClientState(Client& client);
   // MONITOR (src/server/monitors.h).
   Monitors& monitors() { return monitors_; }
   // ACL users and the ACL log (src/security/acl.h, src/server/acl_server.h).
   AclRegistry& acl() { return acl_; }
-  // The client whose request is running (nullptr between requests).
-  Client* current_client() const { return current_client_; }
   // Pub/sub (src/server/pubsub.h): subscriptions and message delivery.
   PubsubEngine& pubsub() { return pubsub_; }
   // maxmemory-clients (src/server/client_eviction.h).
   ClientEviction& client_eviction() { return client_eviction_; }
-  // Appends server-initiated bytes (a pub/sub message) to a client's output and schedules the
-  // write, subject to client-output-buffer-limit (src/server/output_limits.cc).
-  void PushToClient(Client& client, std::string_view bytes);
   // SLOWLOG (src/server/slowlog.h).
   Slowlog& slowlog() { return slowlog_; }
 
-  // The blocking engine (src/server/blocking_clients.cc).
-  // Blocks the client running `ctx` on `keys` until one of them holds a value of `type`
-  // (then the command runs again, in full, and replies as its non-blocking form would) or
-  // `timeout_ms` passes (0 = forever; then it gets the null-array reply). Handlers call this
-  // instead of replying, and only when ctx.may_block().
-  // `options` lets a command re-run with other arguments (XREAD's `$` resolved at block time)
-  // and decide itself when it can be served (see WaitCondition).
-  using BlockOptions = vireo::BlockOptions;
-
-  void BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
-                   ValueType type, BlockOptions options = {});
-  void SignalKeyAsReady(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
-  // After SWAPDB: keys now present in either database may serve their waiters (and waiters
-  // that want to hear about a vanished key hear about it).
-  void SignalSwappedDbs(int a, int b);
-  // After FLUSHDB/FLUSHALL emptied `db`: waiters that want to hear about vanished keys do.
-  void SignalFlushedDb(int db);
-  enum class UnblockReason { kTimeout, kError, kDisconnect, kRoleChange };
-  // Ends a client's wait (CLIENT UNBLOCK, timeouts, disconnects). False if it wasn't blocked.
-  // `error`: with kError, the error reply instead of CLIENT UNBLOCK's (cluster redirections).
-  bool UnblockClient(Client& client, UnblockReason reason, std::string_view error = {});
-  const BlockingEngine& blocking() const { return blocking_; }
-  // CLIENT PAUSE and the pauses of FAILOVER (src/server/client_pause.h). After changing a
-  // pause, call PauseChanged so postponed clients resume when it ends.
+  // Clients blocked on keys (src/server/blocking_service.h, src/server/blocking_clients.cc).
+  BlockingService& blocking() { return *this; }
+  // CLIENT PAUSE and the pauses of FAILOVER (src/server/client_pause.h). A change of a pause
+  // tells the server, so postponed clients resume when it ends.
   ClientPause& client_pause() { return client_pause_; }
-  bool Paused(uint32_t action) { return client_pause_.Paused(action, MonotonicUs() / 1000); }
-  void PauseChanged();
 
   // The time commands see (src/server/command_clock.h).
   CommandClock& command_clock() { return command_clock_; }
@@ -346,10 +308,6 @@ class Server : public KeyspaceListener,
   // whose commands are applied.
   static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
   void UnwatchSocket(int fd);
-  // Turns a connected socket into a client with `flags`; InjectInput then runs what already
-  // arrived for it (bytes read past the RDB payload) as if read from the socket.
-  Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls = nullptr);
-  void InjectInput(Client& client, std::string_view input);
 
   // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
   // is off, and then no redirection code runs at all.
@@ -390,6 +348,37 @@ class Server : public KeyspaceListener,
   // Used memory as maxmemory sees it.
   size_t MemoryCountedForEviction() const;
   void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
+
+  // ClientRegistry (src/server/client_registry.h), in src/server/server.cc.
+  const ClientMap& All() const override { return clients_; }
+  Client* FindClient(uint64_t id) override;
+  void CloseAfterReply(Client& client) override;
+  void CloseClient(Client& client) override;
+  void ResetClientState(Client& client) override;
+  Client* current_client() const override { return current_client_; }
+  void PushToClient(Client& client, std::string_view bytes) override;
+  // Also the replica side of replication: the link to our master becomes a client whose
+  // leftover bytes (read past the RDB payload) are injected.
+  Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls) override;
+  void InjectInput(Client& client, std::string_view input) override;
+
+  // BlockingService (src/server/blocking_service.h), in src/server/blocking_clients.cc.
+  void BlockClient(CommandContext& ctx, std::vector<std::string> keys, int64_t timeout_ms,
+                   ValueType type, BlockOptions options) override;
+  void SignalKeyAsReady(int db, std::string_view key) override {
+    blocking_.SignalKeyAsReady(db, key);
+  }
+  void SignalSwappedDbs(int a, int b) override;
+  void SignalFlushedDb(int db) override;
+  bool UnblockClient(Client& client, UnblockReason reason, std::string_view error) override;
+  const BlockingEngine& engine() const override { return blocking_; }
+
+  // The pauses (client_pause_) in effect now.
+  bool Paused(uint32_t action) { return client_pause_.Paused(action, MonotonicUs() / 1000); }
+  // client_pause_'s change callback, and after postponing a client: ends the pauses whose
+  // time is up, re-arms the pause timer for the next end, resumes postponed clients when
+  // nothing is paused any more.
+  void PauseChanged();
   // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
   void ApplyConfigChange(const std::string& name);
   // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work
@@ -664,7 +653,7 @@ class Server : public KeyspaceListener,
   ScriptEffects* script_effects_ = nullptr;
   Client* script_caller_ = nullptr;  // the client a running script runs for
   ChildProcesses children_;
-  ClientPause client_pause_;
+  ClientPause client_pause_{[this] { PauseChanged(); }};
   std::vector<uint64_t> postponed_;
   RdbState rdb_state_;
   Propagator propagator_;

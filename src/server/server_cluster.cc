@@ -212,7 +212,6 @@ void Server::ClusterPauseWrites(bool on, int64_t duration_ms) {
   } else {
     client_pause_.Unpause(PausePurpose::kFailover);
   }
-  PauseChanged();
 }
 
 void Server::ClusterSyncReplication() {

@@ -176,7 +176,7 @@ void Tracking::InvalidateKey(std::string_view key, Client* current, bool executi
 
 void Tracking::InvalidateForClient(uint64_t id, std::string_view key, Client* current,
                                    bool executing) {
-  Client* target = server_.FindClient(id);
+  Client* target = server_.clients().FindClient(id);
   if (target == nullptr || target->closed) return;
   auto it = clients_.find(id);
   // Keys read before switching to BCAST (or before tracking was turned off) are not announced.
@@ -202,7 +202,7 @@ void Tracking::InvalidateAll(Client* current, bool executing) {
     return;
   }
   for (auto& [id, state] : clients_) {
-    if (Client* c = server_.FindClient(id); c != nullptr && !c->closed) SendNull(*c);
+    if (Client* c = server_.clients().FindClient(id); c != nullptr && !c->closed) SendNull(*c);
   }
 }
 
@@ -215,11 +215,11 @@ void Tracking::FlushPending() {
       std::vector<uint64_t> ids;
       for (const auto& [id, state] : clients_) ids.push_back(id);
       for (uint64_t id : ids) {
-        if (Client* c = server_.FindClient(id); c != nullptr && !c->closed) SendNull(*c);
+        if (Client* c = server_.clients().FindClient(id); c != nullptr && !c->closed) SendNull(*c);
       }
       continue;
     }
-    Client* c = server_.FindClient(p.client_id);
+    Client* c = server_.clients().FindClient(p.client_id);
     if (c != nullptr && !c->closed && c->has(kClientTracking)) SendKey(*c, *p.key);
   }
 }
@@ -270,7 +270,7 @@ void Tracking::Broadcast() {
     };
     const std::string common = build(0);
     for (uint64_t id : state.clients) {
-      Client* c = server_.FindClient(id);
+      Client* c = server_.clients().FindClient(id);
       auto sit = clients_.find(id);
       if (c == nullptr || c->closed || sit == clients_.end()) continue;
       if (sit->second.noloop) {
@@ -301,11 +301,11 @@ void Tracking::Send(Client& client, std::string_view payload) {
   Client* target = &client;
   bool redirected = false;
   if (s.redirect != 0) {
-    Client* r = server_.FindClient(s.redirect);
+    Client* r = server_.clients().FindClient(s.redirect);
     if (r == nullptr || r->closed) {
       s.broken_redirect = true;
       if (client.resp() == 3) {
-        server_.PushToClient(
+        server_.clients().PushToClient(
             client, fmt::format(">2\r\n$21\r\ntracking-redir-broken\r\n:{}\r\n", s.redirect));
       }
       return;
@@ -323,7 +323,7 @@ void Tracking::Send(Client& client, std::string_view payload) {
     return;  // RESP2 has no pushes on the client's own connection
   }
   frame.append(payload);
-  server_.PushToClient(*target, frame);
+  server_.clients().PushToClient(*target, frame);
 }
 
 }  // namespace vireo

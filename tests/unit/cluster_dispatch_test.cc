@@ -41,11 +41,11 @@ class ClusterDispatchTest : public ::testing::Test {
     int fds[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     peers_.push_back(fds[1]);
-    return server_.AdoptConnection(fds[0], 0);
+    return server_.clients().AdoptConnection(fds[0], 0, nullptr);
   }
   // Runs one command and returns what it replied.
   std::string Run(Client& c, std::initializer_list<std::string_view> args) {
-    server_.InjectInput(c, RespCommand(args));
+    server_.clients().InjectInput(c, RespCommand(args));
     std::string out = c.output().substr(c.output_written);
     c.output_written = c.output().size();
     return out;
@@ -243,7 +243,7 @@ TEST_F(ClusterDispatchTest, FastPathAgreesWithTheFullRules) {
   auto run = [&](Client& c, const std::vector<std::string_view>& argv, bool fast) {
     routing_.fast_path = fast;
     if (&c == &asking) Run(c, {"ASKING"});
-    server_.InjectInput(c, RespCommand(argv));
+    server_.clients().InjectInput(c, RespCommand(argv));
     std::string out = c.output().substr(c.output_written);
     c.output_written = c.output().size();
     return out;

@@ -30,12 +30,12 @@ class TrackingTest : public ::testing::Test {
     int fds[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     peers_.push_back(fds[1]);
-    Client& c = server_.AdoptConnection(fds[0], 0);
+    Client& c = server_.clients().AdoptConnection(fds[0], 0, nullptr);
     c.set_resp(resp);
     return c;
   }
   void Run(Client& c, std::initializer_list<std::string_view> args) {
-    server_.InjectInput(c, RespCommand(args));
+    server_.clients().InjectInput(c, RespCommand(args));
   }
   static std::string Take(Client& c) {
     std::string out = c.output().substr(c.output_written);
@@ -142,7 +142,7 @@ TEST_F(TrackingTest, RedirectToClosedClientIsBroken) {
   Run(c, {"CLIENT", "TRACKING", "ON", "REDIRECT", std::to_string(target.id())});
   Run(c, {"GET", "k"});
   Take(c);
-  server_.CloseClient(target);
+  server_.clients().CloseClient(target);
   Client& w = NewClient();
   Run(w, {"SET", "k", "1"});
   EXPECT_EQ(Take(c),
