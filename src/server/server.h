@@ -37,17 +37,16 @@
 #include "server/client_pause.h"
 #include "server/command_clock.h"
 #include "server/command_stats.h"
+#include "server/event_loop.h"
+#include "server/memory_view.h"
 #include "server/monitors.h"
 #include "server/oom_score.h"
+#include "server/process_info.h"
 #include "server/pubsub.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/watched_keys.h"
 #include "util/clock.h"
-
-namespace asio {
-class io_context;
-}  // namespace asio
 
 namespace vireo {
 
@@ -120,9 +119,9 @@ struct ServerStats {
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
 namespace cluster {
-class SlotRouting;          // src/cluster/routing.h
-class MigrateConnections;   // src/cluster/migrate_conn.h
-class ClusterBus;           // src/cluster/bus.h
+class SlotRouting;         // src/cluster/routing.h
+class MigrateConnections;  // src/cluster/migrate_conn.h
+class ClusterBus;          // src/cluster/bus.h
 }  // namespace cluster
 
 // What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
@@ -149,12 +148,17 @@ struct BlockOptions {
 
 // Database tells the server what changed through KeyspaceListener; the subsystems reach it
 // through the host interfaces they declare (docs/architecture.md). The overrides are private:
-// only the databases and the subsystems call them.
+// only the databases and the subsystems call them. Commands and INFO reach the memory
+// accounting, the process facts and the loop through one accessor each (memory(), process(),
+// loop()), interfaces the server implements privately too.
 class Server : public KeyspaceListener,
                public PersistenceHost,
                private ScriptHost,
                private ReplicationHost,
-               private cluster::BusHost {
+               private cluster::BusHost,
+               private MemoryView,
+               private ProcessInfo,
+               private EventLoop {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -185,14 +189,8 @@ class Server : public KeyspaceListener,
   ServerStats& stats() { return stats_; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
-  int64_t start_time_ms() const { return start_time_ms_; }
-  const std::string& run_id() const { return run_id_; }
-  int64_t lastsave() const { return lastsave_; }
-  // The cron's current frequency: hz, or more under dynamic-hz (INFO server hz).
-  int hz() const { return effective_hz_; }
-  void set_lastsave(int64_t unix_seconds) { lastsave_ = unix_seconds; }
-  uint64_t dirty() const { return dirty_; }
-  void AddDirty(uint64_t n) { dirty_ += n; }
+  // Start time, run id, hz, lastsave and the dirty counter (src/server/process_info.h).
+  ProcessInfo& process() { return *this; }
 
   // Runs one command for `client` as if it arrived from the network (used for EXEC too).
   void ExecuteCommand(Client& client, std::span<const std::string_view> argv);
@@ -260,39 +258,14 @@ class Server : public KeyspaceListener,
   // The time commands see (src/server/command_clock.h).
   CommandClock& command_clock() { return command_clock_; }
 
-  // Memory accounting for INFO / MEMORY (src/util/alloc_counter.h).
-  size_t UsedMemory() const;
-
-  // maxmemory (src/server/maxmemory.cc): used memory that maxmemory leaves out (replica and
-  // AOF buffers).
-  size_t MemoryNotCountedForEviction() const;
-  // Microseconds memory has been over the limit in the current period (0 if not over).
-  uint64_t current_eviction_exceeded_us() const;
-  LazyFreer& lazy_freer() { return lazy_freer_; }
-  const KeyspaceOptions& keyspace_options() const { return keyspace_options_; }
-  // The maxmemory-policy in effect (RDB saves keys' idle times under the LRU ones).
-  EvictionPolicy eviction_policy() const { return eviction_policy_; }
+  // Memory accounting, the lazy freer and the keyspace options (src/server/memory_view.h).
+  MemoryView& memory() { return *this; }
 
   // The switches DEBUG flips for tests (src/commands/debug.cc).
   DebugSettings& debug_settings() { return debug_settings_; }
 
-  // Shutdown bookkeeping.
-  bool shutting_down() const { return shutdown_requested_; }
-  void Shutdown() { shutdown_requested_ = true; }
-
-  // asio runs timers and signals; client and listener sockets are on the server's own
-  // level-triggered epoll set (see Run). A timer armed on io() must be passed to NoteTimer
-  // after each expires_at/expires_after so the loop wakes for it on time (otherwise it fires
-  // at the next cron tick at the latest).
-  asio::io_context& io();
-  template <typename Timer>
-  void NoteTimer(const Timer& timer) {
-    NoteTimerDeadline(&timer, timer.expiry());
-  }
-  // One turn of the loop: waits up to `timeout_ms` (0: don't wait, -1: until the next timer)
-  // for ready sockets, reads and runs what arrived, runs due timers, then flushes replies.
-  // Long-running work (scripts) may call it with 0 to keep serving other clients.
-  void PollEvents(int timeout_ms);
+  // The event loop: io(), timers, one turn, shutdown (src/server/event_loop.h).
+  EventLoop& loop() { return *this; }
 
   // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
   // libraries, created on first use.
@@ -345,7 +318,6 @@ class Server : public KeyspaceListener,
   // reads the RDB (ReplicationHost::WatchLinkSocket); then it becomes a client (kClientMaster)
   // whose commands are applied.
   static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
-  void UnwatchSocket(int fd);
   // Turns a connected socket into a client with `flags`; InjectInput then runs what already
   // arrived for it (bytes read past the RDB payload) as if read from the socket.
   Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls = nullptr);
@@ -389,7 +361,32 @@ class Server : public KeyspaceListener,
   EvictResult PerformEvictions();
   // Used memory as maxmemory sees it.
   size_t MemoryCountedForEviction() const;
-  void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
+
+  // MemoryView (src/server/memory_view.h); the accounting is in src/server/maxmemory.cc.
+  size_t UsedMemory() const override;
+  size_t MemoryNotCountedForEviction() const override;
+  uint64_t current_eviction_exceeded_us() const override;
+  LazyFreer& lazy_freer() override { return lazy_freer_; }
+  const KeyspaceOptions& keyspace_options() const override { return keyspace_options_; }
+  EvictionPolicy eviction_policy() const override { return eviction_policy_; }
+
+  // ProcessInfo (src/server/process_info.h).
+  int64_t start_time_ms() const override { return start_time_ms_; }
+  const std::string& run_id() const override { return run_id_; }
+  int hz() const override { return effective_hz_; }
+  int64_t lastsave() const override { return lastsave_; }
+  void set_lastsave(int64_t unix_seconds) override { lastsave_ = unix_seconds; }
+  uint64_t dirty() const override { return dirty_; }
+  void AddDirty(uint64_t n) override { dirty_ += n; }
+
+  // EventLoop (src/server/event_loop.h); the loop itself is in src/server/server.cc.
+  asio::io_context& io() override;
+  void PollEvents(int timeout_ms) override;
+  void UnwatchSocket(int fd) override;
+  bool shutting_down() const override { return shutdown_requested_; }
+  void Shutdown() override { shutdown_requested_ = true; }
+  void NoteTimerDeadline(const void* timer,
+                         std::chrono::steady_clock::time_point deadline) override;
   // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
   void ApplyConfigChange(const std::string& name);
   // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work
