@@ -35,6 +35,7 @@
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
+#include "server/cluster_services.h"
 #include "server/command_clock.h"
 #include "server/command_stats.h"
 #include "server/event_loop.h"
@@ -149,8 +150,9 @@ struct BlockOptions {
 // Database tells the server what changed through KeyspaceListener; the subsystems reach it
 // through the host interfaces they declare (docs/architecture.md). The overrides are private:
 // only the databases and the subsystems call them. Commands and INFO reach the memory
-// accounting, the process facts and the loop through one accessor each (memory(), process(),
-// loop()), interfaces the server implements privately too.
+// accounting, the process facts, the loop and the cluster-mode command path through one
+// accessor each (memory(), process(), loop(), cluster_services()), interfaces the server
+// implements privately too.
 class Server : public KeyspaceListener,
                public PersistenceHost,
                private ScriptHost,
@@ -158,7 +160,8 @@ class Server : public KeyspaceListener,
                private cluster::BusHost,
                private MemoryView,
                private ProcessInfo,
-               private EventLoop {
+               private EventLoop,
+               private ClusterServices {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -323,21 +326,9 @@ class Server : public KeyspaceListener,
   Client& AdoptConnection(int fd, uint32_t flags, std::unique_ptr<TlsSession> tls = nullptr);
   void InjectInput(Client& client, std::string_view input);
 
-  // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
-  // is off, and then no redirection code runs at all.
-  cluster::SlotRouting* slot_routing() const { return slot_routing_; }
-  void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
-  // The redirection a client's command gets instead of running (-MOVED, -ASK, -CROSSSLOT,
-  // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/server/cluster_redirect.cc).
-  std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
-                                   std::span<const std::string_view> argv);
-  // Clients blocked on keys (BLPOP, BZPOPMIN, XREAD ...) whose slot this node no longer serves
-  // (nor imports) are unblocked with -MOVED slot endpoint, or -CLUSTERDOWN when the slot has
-  // no owner or the cluster is down, as Redis 7 does. The cluster state calls this after
-  // slot ownership or the cluster state changed; cheap when nobody is blocked.
-  void RedirectBlockedClientsOfSlots();
-  // MIGRATE's cached connections to target instances (closed after 10 s unused).
-  cluster::MigrateConnections& migrate_connections();
+  // Cluster mode's command path: slot routing, redirections, MIGRATE's connections
+  // (src/server/cluster_services.h).
+  ClusterServices& cluster_services() { return *this; }
 
  private:
   // KeyspaceListener (src/db/database.h): what the databases tell the server.
@@ -387,6 +378,14 @@ class Server : public KeyspaceListener,
   void Shutdown() override { shutdown_requested_ = true; }
   void NoteTimerDeadline(const void* timer,
                          std::chrono::steady_clock::time_point deadline) override;
+
+  // ClusterServices (src/server/cluster_services.h), in src/server/cluster_redirect.cc.
+  cluster::SlotRouting* slot_routing() const override { return slot_routing_; }
+  void set_slot_routing(cluster::SlotRouting* r) override { slot_routing_ = r; }
+  std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
+                                   std::span<const std::string_view> argv) override;
+  void RedirectBlockedClientsOfSlots() override;
+  cluster::MigrateConnections& migrate_connections() override;
   // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
   void ApplyConfigChange(const std::string& name);
   // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work
