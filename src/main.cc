@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
   spdlog::info("Ready to accept connections tcp");
   NotifySupervisor(supervisor);
 
-  asio::signal_set signals(server.io(), SIGTERM, SIGINT);
+  asio::signal_set signals(server.loop().io(), SIGTERM, SIGINT);
   std::function<void(const asio::error_code&, int)> on_signal;
   on_signal = [&](const asio::error_code& ec, int signal) {
     if (ec) return;
@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
       signals.async_wait(on_signal);
       return;
     }
-    server.Shutdown();
+    server.loop().Shutdown();
   };
   signals.async_wait(on_signal);
   server.Run();

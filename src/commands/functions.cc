@@ -60,7 +60,7 @@ void FunctionLoadCommand(CommandContext& ctx) {
     ctx.reply.Error(error);
     return;
   }
-  ctx.server.AddDirty(1);
+  ctx.server.process().AddDirty(1);
   ctx.reply.Bulk(name);
 }
 
@@ -76,7 +76,7 @@ void FunctionDeleteCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Library not found");
     return;
   }
-  ctx.server.AddDirty(1);
+  ctx.server.process().AddDirty(1);
   ctx.reply.Ok();
 }
 
@@ -91,7 +91,7 @@ void FunctionFlushCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   ctx.server.scripting().FlushLibraries();
-  ctx.server.AddDirty(1);
+  ctx.server.process().AddDirty(1);
   ctx.reply.Ok();
 }
 
@@ -329,7 +329,7 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     ctx.reply.Error(error);
     return;
   }
-  ctx.server.AddDirty(1);
+  ctx.server.process().AddDirty(1);
   ctx.reply.Ok();
 }
 

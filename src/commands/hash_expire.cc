@@ -119,7 +119,8 @@ int64_t SetOneFieldExpire(CommandContext& ctx, HashObject* hash, std::string_vie
     return kConditionNotMet;
   }
   // A replica applies its master's times as they are; the master sends the HDEL.
-  if (when <= ctx.db.now_ms() && ctx.server.keyspace_options().expiry_view == ExpiryView::kMaster) {
+  if (when <= ctx.db.now_ms() &&
+      ctx.server.memory().keyspace_options().expiry_view == ExpiryView::kMaster) {
     hash->Delete(field);
     changes->deleted.emplace_back(field);
     ++ctx.server.stats().expired_subkeys;

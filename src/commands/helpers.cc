@@ -60,7 +60,7 @@ void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty) {
 
 void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_t dirty) {
   db.NotifyModified(key);
-  ctx.server.AddDirty(dirty);
+  ctx.server.process().AddDirty(dirty);
 }
 
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,

@@ -169,7 +169,7 @@ void PfdebugCommand(CommandContext& ctx) {
       ctx.reply.Error(hll::kCorruptError);
       return false;
     }
-    ctx.server.AddDirty(1);
+    ctx.server.process().AddDirty(1);
     return true;
   };
 

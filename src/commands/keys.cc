@@ -509,7 +509,7 @@ size_t EmptyDb(Server& server, int index, bool async) {
   if (async && removed > 0) {
     auto doomed = std::make_unique<Database>(-1, nullptr);
     doomed->SwapContents(db);
-    server.lazy_freer().Free(std::move(doomed));
+    server.memory().lazy_freer().Free(std::move(doomed));
   } else {
     db.Clear();
   }
@@ -520,7 +520,7 @@ size_t EmptyDb(Server& server, int index, bool async) {
 void FlushDbCommand(CommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
-  ctx.server.AddDirty(EmptyDb(ctx.server, ctx.client.db_index(), async));
+  ctx.server.process().AddDirty(EmptyDb(ctx.server, ctx.client.db_index(), async));
   ctx.reply.Ok();
 }
 
@@ -532,7 +532,7 @@ void FlushAllCommand(CommandContext& ctx) {
   // A snapshot in progress would save data that no longer exists: Redis stops it.
   RdbKillChild(ctx.server);
   // Redis counts one more change for FLUSHALL itself (it also resets the snapshot).
-  ctx.server.AddDirty(removed + 1);
+  ctx.server.process().AddDirty(removed + 1);
   ctx.reply.Ok();
 }
 
@@ -558,7 +558,7 @@ void SwapDbCommand(CommandContext& ctx) {
     // Clients blocked in either database may find their key there now.
     ctx.blocking().SignalSwappedDbs(first, second);
   }
-  ctx.server.AddDirty(1);
+  ctx.server.process().AddDirty(1);
   ctx.reply.Ok();
 }
 

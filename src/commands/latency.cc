@@ -67,7 +67,7 @@ void LatencyDoctorCommand(CommandContext& ctx) {
   // Redis's fork rate: GB of memory the fork copied the page tables of, per second of fork.
   if (const int64_t us = server.children().last_fork_usec(); us > 0) {
     in.fork_rate_gb_per_sec =
-        static_cast<double>(server.UsedMemory()) / 1e9 / (static_cast<double>(us) / 1e6);
+        static_cast<double>(server.memory().UsedMemory()) / 1e9 / (static_cast<double>(us) / 1e6);
   }
   ctx.reply.Verbatim(server.latency().Doctor(in, NowSeconds()));
 }

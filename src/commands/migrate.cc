@@ -103,7 +103,7 @@ void MigrateCommand(CommandContext& ctx) {
     return;
   }
   Server& server = ctx.server;
-  MigrateConnections& pool = server.migrate_connections();
+  MigrateConnections& pool = server.cluster_services().migrate_connections();
   const std::string_view host = ctx.arg(1), port = ctx.arg(2);
   const bool cluster = server.cfg().cluster_enabled;
   const bool compress = server.cfg().rdbcompression;

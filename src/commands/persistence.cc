@@ -141,8 +141,8 @@ void RestoreCommand(CommandContext& ctx) {
   DbEntry* entry = ctx.db.Add(key, std::move(value));
   // IDLETIME counts under an LRU-or-other policy, FREQ under an LFU one; the other is ignored.
   uint32_t clock;
-  if (ClockFromHints(ctx.server.keyspace_options().access, a.freq, a.idletime, ctx.db.now_ms(),
-                     &clock)) {
+  if (ClockFromHints(ctx.server.memory().keyspace_options().access, a.freq, a.idletime,
+                     ctx.db.now_ms(), &clock)) {
     entry->value.set_access_clock(clock);
   }
   if (when != 0) {

@@ -101,7 +101,7 @@ void ConfigSetCommand(CommandContext& ctx) {
 
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.stats() = ServerStats{};
-  ctx.server.lazy_freer().ResetStats();
+  ctx.server.memory().lazy_freer().ResetStats();
   // The latency-tracking histograms go with the command statistics, as in Redis.
   ctx.server.command_stats().Reset();
   ctx.server.latency().ResetHistograms();
@@ -136,7 +136,7 @@ void TimeCommand(CommandContext& ctx) {
   ctx.reply.Bulk(Int64ToString(now_us % 1000000));
 }
 
-void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.server.lastsave()); }
+void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.server.process().lastsave()); }
 
 // ---------------------------------------------------------------------------------------------
 // SHUTDOWN
@@ -180,7 +180,7 @@ void ShutdownCommand(CommandContext& ctx) {
     return;
   }
   ctx.clients().CloseAfterReply(ctx.client);
-  ctx.server.Shutdown();
+  ctx.server.loop().Shutdown();
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ StreamConsumer* TouchConsumer(CommandContext& ctx, ConsumerGroup& g, std::string
   if (created) {
     Notify(ctx, kNotifyStream, "xgroup-createconsumer", key);
     ctx.PropagateInstead(CreateConsumerPropagation(key, group, name));
-    ctx.server.AddDirty(1);
+    ctx.server.process().AddDirty(1);
   }
   c->seen_time_ms = CommandTimeMs(ctx);
   return c;

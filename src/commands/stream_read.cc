@@ -153,7 +153,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
       : XReadGroupCondition(group),
         min_idle_(min_idle),
         wake_(std::make_shared<WakeTarget>(WakeTarget{&server, db, std::move(keys)})),
-        timer_(server.io()) {}
+        timer_(server.loop().io()) {}
 
   bool Ready(std::string_view key, const Value* value) const override {
     if (XReadGroupCondition::Ready(key, value)) return true;
@@ -176,7 +176,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
     // One more ms: the wall clock is read in whole ms, and waking early only means re-arming.
     int64_t delay = std::clamp<int64_t>(due_ms - NowMs() + 1, 0, kMaxDelayMs);
     timer_.expires_after(std::chrono::milliseconds(delay));
-    wake_->server->NoteTimer(timer_);
+    wake_->server->loop().NoteTimer(timer_);
     // A handler asio has already queued still runs, with success, after the timer is re-armed
     // or destroyed (e.g. the client timed out in the same loop turn): it must not touch the
     // condition, only the target it can tell is gone.

@@ -89,7 +89,9 @@ int64_t CommandTimeMs(const CommandContext& ctx) {
   return now > 0 ? now : NowMs();
 }
 
-void GroupStateWritten(CommandContext& ctx, uint64_t dirty) { ctx.server.AddDirty(dirty); }
+void GroupStateWritten(CommandContext& ctx, uint64_t dirty) {
+  ctx.server.process().AddDirty(dirty);
+}
 
 std::vector<std::string> XClaimPropagation(std::string_view key, std::string_view group,
                                            const ConsumerGroup& cg, const PendingEntry& pending,

@@ -112,7 +112,7 @@ void ServerSection(Server& server, InfoWriter& w) {
   utsname name{};
   uname(&name);
   int64_t now_us = NowUs();
-  int64_t uptime = (NowMs() - server.start_time_ms()) / 1000;
+  int64_t uptime = (NowMs() - server.process().start_time_ms()) / 1000;
   w.Header("Server");
   w.Field("redis_version", kRedisCompatVersion);
   w.Field("vireo_version", VIREO_VERSION);
@@ -132,12 +132,12 @@ void ServerSection(Server& server, InfoWriter& w) {
 #endif
   w.Field("process_id", getpid());
   w.Field("process_supervised", "no");
-  w.Field("run_id", server.run_id());
+  w.Field("run_id", server.process().run_id());
   w.Field("tcp_port", server.bound_port());
   w.Field("server_time_usec", now_us);
   w.Field("uptime_in_seconds", uptime);
   w.Field("uptime_in_days", uptime / 86400);
-  w.Field("hz", server.hz());
+  w.Field("hz", server.process().hz());
   w.Field("configured_hz", c.hz);
   // Redis's LRU clock: seconds, wrapping at 24 bits.
   w.Field("lru_clock", (NowMs() / 1000) & ((1 << 24) - 1));
@@ -250,7 +250,7 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("rss_overhead_bytes", 0);
   w.Fixed2("mem_fragmentation_ratio", frag);
   w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
-  w.Field("mem_not_counted_for_evict", server.MemoryNotCountedForEviction());
+  w.Field("mem_not_counted_for_evict", server.memory().MemoryNotCountedForEviction());
   const size_t backlog = server.replication().backlog().capacity();
   w.Field("mem_replication_backlog", backlog);
   w.Field("mem_total_replication_buffers", backlog + server.replication().ReplicaOutputBytes());
@@ -260,8 +260,8 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());
   w.Field("mem_allocator", "libc");
   w.Field("active_defrag_running", 0);
-  w.Field("lazyfree_pending_objects", server.lazy_freer().pending_objects());
-  w.Field("lazyfreed_objects", server.lazy_freer().freed_objects());
+  w.Field("lazyfree_pending_objects", server.memory().lazy_freer().pending_objects());
+  w.Field("lazyfreed_objects", server.memory().lazy_freer().freed_objects());
 }
 
 void PersistenceSection(Server& server, InfoWriter& w) {
@@ -304,7 +304,7 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("expire_cycle_cpu_milliseconds", s.expire_cycle_us / 1000);
   w.Field("evicted_keys", s.evicted_keys);
   w.Field("evicted_clients", s.evicted_clients);
-  const uint64_t exceeded_us = server.current_eviction_exceeded_us();
+  const uint64_t exceeded_us = server.memory().current_eviction_exceeded_us();
   w.Field("total_eviction_exceeded_time", (s.total_eviction_exceeded_us + exceeded_us) / 1000);
   w.Field("current_eviction_exceeded_time", exceeded_us / 1000);
   w.Field("keyspace_hits", s.keyspace_hits);
@@ -468,7 +468,7 @@ std::string ClientFlags(Server& server, const Client& c) {
 
 MemoryFigures ReadMemoryFigures(Server& server) {
   MemoryFigures m;
-  m.used = server.UsedMemory();
+  m.used = server.memory().UsedMemory();
   m.rss = ResidentSetBytes();
   ServerStats& stats = server.stats();
   stats.used_memory_peak = std::max(stats.used_memory_peak, m.used);

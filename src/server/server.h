@@ -37,19 +37,19 @@
 #include "server/client_eviction.h"
 #include "server/client_pause.h"
 #include "server/client_registry.h"
+#include "server/cluster_services.h"
 #include "server/command_clock.h"
 #include "server/command_stats.h"
+#include "server/event_loop.h"
+#include "server/memory_view.h"
 #include "server/monitors.h"
 #include "server/oom_score.h"
+#include "server/process_info.h"
 #include "server/pubsub.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/watched_keys.h"
 #include "util/clock.h"
-
-namespace asio {
-class io_context;
-}  // namespace asio
 
 namespace vireo {
 
@@ -122,9 +122,9 @@ struct ServerStats {
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
 namespace cluster {
-class SlotRouting;          // src/cluster/routing.h
-class MigrateConnections;   // src/cluster/migrate_conn.h
-class ClusterBus;           // src/cluster/bus.h
+class SlotRouting;         // src/cluster/routing.h
+class MigrateConnections;  // src/cluster/migrate_conn.h
+class ClusterBus;          // src/cluster/bus.h
 }  // namespace cluster
 
 // What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
@@ -142,8 +142,10 @@ struct DebugSettings {
 
 // Database tells the server what changed through KeyspaceListener; the subsystems reach it
 // through the host interfaces they declare (docs/architecture.md). The overrides are private:
-// only the databases and the subsystems call them. Command handlers reach the clients and the
-// blocked clients through the narrow services below (clients(), blocking()), which Server
+// only the databases and the subsystems call them. Command handlers reach the clients, the
+// blocked clients, the memory accounting, the process facts, the loop and the cluster-mode
+// command path through one accessor each (clients(), blocking(), memory(), process(), loop(),
+// cluster_services()): narrow interfaces which Server
 // implements privately too.
 class Server : public KeyspaceListener,
                public PersistenceHost,
@@ -151,7 +153,11 @@ class Server : public KeyspaceListener,
                private ReplicationHost,
                private cluster::BusHost,
                private ClientRegistry,
-               private BlockingService {
+               private BlockingService,
+               private MemoryView,
+               private ProcessInfo,
+               private EventLoop,
+               private ClusterServices {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -182,14 +188,8 @@ class Server : public KeyspaceListener,
   ServerStats& stats() { return stats_; }
   // The connected clients (src/server/client_registry.h).
   ClientRegistry& clients() { return *this; }
-  int64_t start_time_ms() const { return start_time_ms_; }
-  const std::string& run_id() const { return run_id_; }
-  int64_t lastsave() const { return lastsave_; }
-  // The cron's current frequency: hz, or more under dynamic-hz (INFO server hz).
-  int hz() const { return effective_hz_; }
-  void set_lastsave(int64_t unix_seconds) { lastsave_ = unix_seconds; }
-  uint64_t dirty() const { return dirty_; }
-  void AddDirty(uint64_t n) { dirty_ += n; }
+  // Start time, run id, hz, lastsave and the dirty counter (src/server/process_info.h).
+  ProcessInfo& process() { return *this; }
 
   // Runs one command for `client` as if it arrived from the network (used for EXEC too).
   void ExecuteCommand(Client& client, std::span<const std::string_view> argv);
@@ -222,39 +222,14 @@ class Server : public KeyspaceListener,
   // The time commands see (src/server/command_clock.h).
   CommandClock& command_clock() { return command_clock_; }
 
-  // Memory accounting for INFO / MEMORY (src/util/alloc_counter.h).
-  size_t UsedMemory() const;
-
-  // maxmemory (src/server/maxmemory.cc): used memory that maxmemory leaves out (replica and
-  // AOF buffers).
-  size_t MemoryNotCountedForEviction() const;
-  // Microseconds memory has been over the limit in the current period (0 if not over).
-  uint64_t current_eviction_exceeded_us() const;
-  LazyFreer& lazy_freer() { return lazy_freer_; }
-  const KeyspaceOptions& keyspace_options() const { return keyspace_options_; }
-  // The maxmemory-policy in effect (RDB saves keys' idle times under the LRU ones).
-  EvictionPolicy eviction_policy() const { return eviction_policy_; }
+  // Memory accounting, the lazy freer and the keyspace options (src/server/memory_view.h).
+  MemoryView& memory() { return *this; }
 
   // The switches DEBUG flips for tests (src/commands/debug.cc).
   DebugSettings& debug_settings() { return debug_settings_; }
 
-  // Shutdown bookkeeping.
-  bool shutting_down() const { return shutdown_requested_; }
-  void Shutdown() { shutdown_requested_ = true; }
-
-  // asio runs timers and signals; client and listener sockets are on the server's own
-  // level-triggered epoll set (see Run). A timer armed on io() must be passed to NoteTimer
-  // after each expires_at/expires_after so the loop wakes for it on time (otherwise it fires
-  // at the next cron tick at the latest).
-  asio::io_context& io();
-  template <typename Timer>
-  void NoteTimer(const Timer& timer) {
-    NoteTimerDeadline(&timer, timer.expiry());
-  }
-  // One turn of the loop: waits up to `timeout_ms` (0: don't wait, -1: until the next timer)
-  // for ready sockets, reads and runs what arrived, runs due timers, then flushes replies.
-  // Long-running work (scripts) may call it with 0 to keep serving other clients.
-  void PollEvents(int timeout_ms);
+  // The event loop: io(), timers, one turn, shutdown (src/server/event_loop.h).
+  EventLoop& loop() { return *this; }
 
   // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
   // libraries, created on first use.
@@ -307,23 +282,10 @@ class Server : public KeyspaceListener,
   // reads the RDB (ReplicationHost::WatchLinkSocket); then it becomes a client (kClientMaster)
   // whose commands are applied.
   static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
-  void UnwatchSocket(int fd);
 
-  // Cluster mode: who serves each hash slot (src/cluster/routing.h); nullptr when cluster mode
-  // is off, and then no redirection code runs at all.
-  cluster::SlotRouting* slot_routing() const { return slot_routing_; }
-  void set_slot_routing(cluster::SlotRouting* r) { slot_routing_ = r; }
-  // The redirection a client's command gets instead of running (-MOVED, -ASK, -CROSSSLOT,
-  // -TRYAGAIN, -CLUSTERDOWN ...), or "" to run it (src/server/cluster_redirect.cc).
-  std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
-                                   std::span<const std::string_view> argv);
-  // Clients blocked on keys (BLPOP, BZPOPMIN, XREAD ...) whose slot this node no longer serves
-  // (nor imports) are unblocked with -MOVED slot endpoint, or -CLUSTERDOWN when the slot has
-  // no owner or the cluster is down, as Redis 7 does. The cluster state calls this after
-  // slot ownership or the cluster state changed; cheap when nobody is blocked.
-  void RedirectBlockedClientsOfSlots();
-  // MIGRATE's cached connections to target instances (closed after 10 s unused).
-  cluster::MigrateConnections& migrate_connections();
+  // Cluster mode's command path: slot routing, redirections, MIGRATE's connections
+  // (src/server/cluster_services.h).
+  ClusterServices& cluster_services() { return *this; }
 
  private:
   // KeyspaceListener (src/db/database.h): what the databases tell the server.
@@ -347,7 +309,6 @@ class Server : public KeyspaceListener,
   EvictResult PerformEvictions();
   // Used memory as maxmemory sees it.
   size_t MemoryCountedForEviction() const;
-  void NoteTimerDeadline(const void* timer, std::chrono::steady_clock::time_point deadline);
 
   // ClientRegistry (src/server/client_registry.h), in src/server/server.cc.
   const ClientMap& All() const override { return clients_; }
@@ -379,6 +340,40 @@ class Server : public KeyspaceListener,
   // time is up, re-arms the pause timer for the next end, resumes postponed clients when
   // nothing is paused any more.
   void PauseChanged();
+
+  // MemoryView (src/server/memory_view.h); the accounting is in src/server/maxmemory.cc.
+  size_t UsedMemory() const override;
+  size_t MemoryNotCountedForEviction() const override;
+  uint64_t current_eviction_exceeded_us() const override;
+  LazyFreer& lazy_freer() override { return lazy_freer_; }
+  const KeyspaceOptions& keyspace_options() const override { return keyspace_options_; }
+  EvictionPolicy eviction_policy() const override { return eviction_policy_; }
+
+  // ProcessInfo (src/server/process_info.h).
+  int64_t start_time_ms() const override { return start_time_ms_; }
+  const std::string& run_id() const override { return run_id_; }
+  int hz() const override { return effective_hz_; }
+  int64_t lastsave() const override { return lastsave_; }
+  void set_lastsave(int64_t unix_seconds) override { lastsave_ = unix_seconds; }
+  uint64_t dirty() const override { return dirty_; }
+  void AddDirty(uint64_t n) override { dirty_ += n; }
+
+  // EventLoop (src/server/event_loop.h); the loop itself is in src/server/server.cc.
+  asio::io_context& io() override;
+  void PollEvents(int timeout_ms) override;
+  void UnwatchSocket(int fd) override;
+  bool shutting_down() const override { return shutdown_requested_; }
+  void Shutdown() override { shutdown_requested_ = true; }
+  void NoteTimerDeadline(const void* timer,
+                         std::chrono::steady_clock::time_point deadline) override;
+
+  // ClusterServices (src/server/cluster_services.h), in src/server/cluster_redirect.cc.
+  cluster::SlotRouting* slot_routing() const override { return slot_routing_; }
+  void set_slot_routing(cluster::SlotRouting* r) override { slot_routing_ = r; }
+  std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
+                                   std::span<const std::string_view> argv) override;
+  void RedirectBlockedClientsOfSlots() override;
+  cluster::MigrateConnections& migrate_connections() override;
   // Applies configuration changes that need action (CONFIG SET, through Config::on_change).
   void ApplyConfigChange(const std::string& name);
   // What the dispatcher (dispatcher.cc), blocking_clients.cc and script_host.cc call the work

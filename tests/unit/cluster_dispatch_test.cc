@@ -32,7 +32,9 @@ Config ClusterConfig() {
 
 class ClusterDispatchTest : public ::testing::Test {
  protected:
-  ClusterDispatchTest() : server_(ClusterConfig(), TestCommands()) { server_.set_slot_routing(&routing_); }
+  ClusterDispatchTest() : server_(ClusterConfig(), TestCommands()) {
+    server_.cluster_services().set_slot_routing(&routing_);
+  }
   ~ClusterDispatchTest() override {
     for (int fd : peers_) close(fd);
   }
@@ -183,20 +185,20 @@ TEST_F(ClusterDispatchTest, BlockedClientsOfAMovedSlotAreRedirected) {
   EXPECT_EQ(Run(other, {"BLPOP", "{stay}list", "0"}), "");
   EXPECT_EQ(Run(wait_elsewhere, {"BLPOP", "{imp}list", "0"}), "");
   ASSERT_TRUE(blocked.has(kClientBlocked));
-  server_.RedirectBlockedClientsOfSlots();  // nothing moved yet
+  server_.cluster_services().RedirectBlockedClientsOfSlots();  // nothing moved yet
   EXPECT_TRUE(blocked.has(kClientBlocked));
   Elsewhere("{q}");
   // A slot moved away but being imported back keeps its waiters.
   Elsewhere("{imp}");
   routing_.importing.insert(KeySlot("{imp}"));
-  server_.RedirectBlockedClientsOfSlots();
+  server_.cluster_services().RedirectBlockedClientsOfSlots();
   EXPECT_FALSE(blocked.has(kClientBlocked));
   EXPECT_EQ(blocked.output().substr(blocked.output_written), Moved("{q}"));
   EXPECT_TRUE(other.has(kClientBlocked));
   EXPECT_TRUE(wait_elsewhere.has(kClientBlocked));
   // Cluster down: everyone blocked on keys hears it.
   routing_.up = false;
-  server_.RedirectBlockedClientsOfSlots();
+  server_.cluster_services().RedirectBlockedClientsOfSlots();
   EXPECT_FALSE(other.has(kClientBlocked));
   EXPECT_EQ(other.output().substr(other.output_written), "-CLUSTERDOWN The cluster is down\r\n");
   EXPECT_FALSE(wait_elsewhere.has(kClientBlocked));
