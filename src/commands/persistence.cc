@@ -29,15 +29,11 @@ void SaveCommand(CommandContext& ctx) {
 }
 
 void BgsaveCommand(CommandContext& ctx) {
-  bool schedule = false;
-  if (ctx.argc() > 1) {
-    if (ctx.argc() == 2 && IsArg(ctx.arg(1), "SCHEDULE")) {
-      schedule = true;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
+  ArgParser args(ctx);
+  args.ExpectRemaining(0, 1);
+  const bool schedule = args.ok() && args.Flag("SCHEDULE");
+  args.ExpectEnd();
+  if (!args.Check()) return;
   RdbState& st = RdbStateOf(ctx.server);
   if (RdbChildActive(ctx.server)) {
     ctx.reply.Error("ERR Background save already in progress");
@@ -91,7 +87,7 @@ bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
       }
       a->freq = freq;
     } else {
-      args.Fail(errors::kSyntax);
+      args.SyntaxError();
     }
   }
   return args.Check();
