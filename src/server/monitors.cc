@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "server/client.h"
 #include "server/redaction.h"
 #include "util/clock.h"
+#include "util/strings.h"
 
 namespace vireo {
 
@@ -29,39 +29,8 @@ void Monitors::FeedAll(const Client& client, std::span<const std::string_view> a
       fmt::format("+{}.{:06d} [{} {}]", now_us / 1000000, now_us % 1000000, client.db_index(),
                   client.has(kClientUnixSocket) ? "unix:" + client.addr : client.addr);
   for (std::string_view arg : argv) {
-    line += " \"";
-    for (unsigned char ch : arg) {
-      switch (ch) {
-        case '\\':
-          line += "\\\\";
-          break;
-        case '"':
-          line += "\\\"";
-          break;
-        case '\n':
-          line += "\\n";
-          break;
-        case '\r':
-          line += "\\r";
-          break;
-        case '\t':
-          line += "\\t";
-          break;
-        case '\a':
-          line += "\\a";
-          break;
-        case '\b':
-          line += "\\b";
-          break;
-        default:
-          if (isprint(ch)) {
-            line += static_cast<char>(ch);
-          } else {
-            line += fmt::format("\\x{:02x}", ch);
-          }
-      }
-    }
-    line += "\"";
+    line += ' ';
+    line += QuoteRepr(arg);
   }
   line += "\r\n";
   for (Client* monitor : monitors_) {
