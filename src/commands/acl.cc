@@ -11,8 +11,10 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "server/acl_server.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -34,11 +36,11 @@ void AclSetuserCommand(CommandContext& ctx) {
     return;
   }
   std::vector<std::string> rules(ctx.argv.begin() + 3, ctx.argv.end());
-  AclRegistry& acl = ctx.server.acl();
+  AclRegistry& acl = ctx.acl();
   std::string error;
   AclUser* user = acl.Find(name);
   if (user == nullptr) {
-    AclUser staged(ctx.server.commands(), std::string(name), acl.pubsub_all_default());
+    AclUser staged(ctx.commands(), std::string(name), acl.pubsub_all_default());
     if (!staged.ApplyAll(rules, &error)) {
       ctx.reply.Error("ERR " + error);
       return;
@@ -53,8 +55,8 @@ void AclSetuserCommand(CommandContext& ctx) {
     // Issue 18: the clients of a user switched off go (Redis 7.2 keeps them connected and
     // only refuses new AUTHs; docs/security.md). Subscribers whose channels the new rules no
     // longer allow are disconnected, as in Redis.
-    if (was_enabled && !user->enabled()) AclDisconnectDisabledUser(ctx.server, user);
-    AclDisconnectRevokedSubscribers(ctx.server, user);
+    if (was_enabled && !user->enabled()) ctx.acl_service().DisconnectDisabledUser(user);
+    ctx.acl_service().DisconnectRevokedSubscribers(user);
   }
   ctx.reply.Ok();
 }
@@ -66,12 +68,12 @@ void AclDeluserCommand(CommandContext& ctx) {
       return;
     }
   }
-  AclRegistry& acl = ctx.server.acl();
+  AclRegistry& acl = ctx.acl();
   int64_t deleted = 0;
   for (size_t i = 2; i < ctx.argc(); ++i) {
     AclUser* user = acl.Find(ctx.arg(i));
     if (user == nullptr) continue;
-    AclDisconnectUser(ctx.server, user);
+    ctx.acl_service().DisconnectUser(user);
     acl.Remove(ctx.arg(i));
     ++deleted;
   }
@@ -88,7 +90,7 @@ void ReplySelector(ReplyBuilder& r, const AclSelector& s) {
 }
 
 void AclGetuserCommand(CommandContext& ctx) {
-  const AclUser* user = ctx.server.acl().Find(ctx.arg(2));
+  const AclUser* user = ctx.acl().Find(ctx.arg(2));
   ReplyBuilder& r = ctx.reply;
   if (user == nullptr) {
     r.Null();
@@ -121,13 +123,13 @@ void AclGetuserCommand(CommandContext& ctx) {
 }
 
 void AclUsersCommand(CommandContext& ctx) {
-  const auto& users = ctx.server.acl().users();
+  const auto& users = ctx.acl().users();
   ctx.reply.Array(users.size());
   for (const auto& [name, user] : users) ctx.reply.Bulk(name);
 }
 
 void AclListCommand(CommandContext& ctx) {
-  std::vector<std::string> lines = ctx.server.acl().ListLines();
+  std::vector<std::string> lines = ctx.acl().ListLines();
   ctx.reply.Array(lines.size());
   for (const std::string& line : lines) ctx.reply.Bulk(line);
 }
@@ -140,11 +142,11 @@ constexpr std::string_view kNoAclFile =
     "Redis configuration file set) in order to store users in the Redis configuration.";
 
 void AclLoadCommand(CommandContext& ctx) {
-  if (ctx.server.cfg().aclfile.empty()) {
+  if (ctx.cfg().aclfile.empty()) {
     ctx.reply.Error(kNoAclFile);
     return;
   }
-  if (std::string err = AclLoadFile(ctx.server); !err.empty()) {
+  if (std::string err = ctx.acl_service().LoadFile(); !err.empty()) {
     ctx.reply.Error("ERR " + err);
     return;
   }
@@ -152,11 +154,11 @@ void AclLoadCommand(CommandContext& ctx) {
 }
 
 void AclSaveCommand(CommandContext& ctx) {
-  if (ctx.server.cfg().aclfile.empty()) {
+  if (ctx.cfg().aclfile.empty()) {
     ctx.reply.Error(kNoAclFile);
     return;
   }
-  if (!AclSaveFile(ctx.server)) {
+  if (!ctx.acl_service().SaveFile()) {
     ctx.reply.Error(
         "ERR There was an error trying to save the ACLs. Please check the server logs for more "
         "information");
@@ -181,7 +183,7 @@ void AclCatCommand(CommandContext& ctx) {
     return;
   }
   std::vector<std::string_view> names;
-  for (const auto& [name, spec] : ctx.server.commands().all()) {
+  for (const auto& [name, spec] : ctx.commands().all()) {
     if (spec->acl_categories & mask) names.push_back(spec->name);
     for (const auto& [subname, sub] : spec->subcommands) {
       if (sub->acl_categories & mask) names.push_back(sub->name);
@@ -232,7 +234,7 @@ std::string_view ReasonName(AclResult reason) {
 }
 
 void AclLogCommand(CommandContext& ctx) {
-  AclRegistry& acl = ctx.server.acl();
+  AclRegistry& acl = ctx.acl();
   int64_t count = 10;
   if (ctx.argc() > 3) {
     ReplySubcommandSyntaxError(ctx);
@@ -278,13 +280,13 @@ void AclLogCommand(CommandContext& ctx) {
 }
 
 void AclDryrunCommand(CommandContext& ctx) {
-  AclUser* user = ctx.server.acl().Find(ctx.arg(2));
+  AclUser* user = ctx.acl().Find(ctx.arg(2));
   if (user == nullptr) {
     ctx.reply.Error(fmt::format("ERR User '{}' not found", ctx.arg(2)));
     return;
   }
   std::span<const std::string_view> argv = ctx.argv.subspan(3);
-  const CommandSpec* spec = ctx.server.LookupCommand(argv[0]);
+  const CommandSpec* spec = ctx.LookupCommand(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv[1]);
   }

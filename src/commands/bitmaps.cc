@@ -12,7 +12,9 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/bitmap.h"
 
 namespace vireo {
@@ -28,9 +30,8 @@ constexpr std::string_view kBadFieldType =
 // `field_bits` (BITFIELD), "#n" means the n-th field of that width. Our master's commands (and
 // the AOF's) are applied whatever our own limit says, as Redis does.
 uint64_t ReadBitOffset(CommandContext& ctx, ArgParser& args, unsigned field_bits = 0) {
-  const int64_t max_bytes = ctx.client.has(kClientMaster)
-                                ? -1
-                                : static_cast<int64_t>(ctx.server.cfg().proto_max_bulk_len);
+  const int64_t max_bytes =
+      ctx.client.has(kClientMaster) ? -1 : static_cast<int64_t>(ctx.cfg().proto_max_bulk_len);
   return static_cast<uint64_t>(args.BitOffset(field_bits, max_bytes, kBadOffset));
 }
 

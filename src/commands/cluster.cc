@@ -16,8 +16,13 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "core/key_slot.h"
-#include "server/server.h"
+#include "replication/replication.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/watched_keys.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -29,14 +34,14 @@ using cluster::ClusterState;
 
 // The cluster state, or nullptr after replying that cluster mode is off.
 ClusterState* ClusterOrReply(CommandContext& ctx) {
-  ClusterState* state = ctx.server.cluster();
+  ClusterState* state = ctx.cluster();
   if (state == nullptr) ctx.reply.Error("ERR This instance has cluster support disabled");
   return state;
 }
 
 // Whether this client sees TLS ports (a TLS client of a tls-cluster node).
 bool TlsView(const CommandContext& ctx) {
-  return ctx.server.cfg().tls_cluster && ctx.client.tls != nullptr;
+  return ctx.cfg().tls_cluster && ctx.client.tls != nullptr;
 }
 
 // A slot number, as Redis's getSlotOrReply reads it.
@@ -221,9 +226,8 @@ void ReplySlotsNode(CommandContext& ctx, const ClusterState& state, const Cluste
 // myself's is the replication's.
 bool ReplicaAvailable(CommandContext& ctx, const ClusterNode& node) {
   if (node.failed()) return false;
-  const int64_t offset = node.has(cluster::kNodeMyself)
-                             ? ctx.server.replication().master_repl_offset()
-                             : node.repl_offset;
+  const int64_t offset =
+      node.has(cluster::kNodeMyself) ? ctx.replication().master_repl_offset() : node.repl_offset;
   return offset != 0;
 }
 
@@ -258,7 +262,7 @@ void ClusterSlotsCommand(CommandContext& ctx) {
 void ReplyShardNode(CommandContext& ctx, const ClusterState& state, const ClusterNode& node) {
   const bool myself = node.has(cluster::kNodeMyself);
   // Myself's offset is the replication stream's (a replica's is what it has applied).
-  const int64_t offset = myself ? ctx.server.replication().master_repl_offset() : node.repl_offset;
+  const int64_t offset = myself ? ctx.replication().master_repl_offset() : node.repl_offset;
   size_t fields = 0;
   const size_t mark = ctx.reply.DeferLength();
   auto str = [&](std::string_view k, std::string_view v) {
@@ -392,7 +396,7 @@ void ClusterDelSlotsRangeCommand(CommandContext& ctx) { ChangeSlots(ctx, true, t
 void ClusterFlushSlotsCommand(CommandContext& ctx) {
   ClusterState* state = ClusterOrReply(ctx);
   if (state == nullptr) return;
-  if (ctx.server.db(0).size() != 0) {
+  if (ctx.database(0).size() != 0) {
     ctx.reply.Error("ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
     return;
   }
@@ -404,7 +408,7 @@ void ClusterFlushSlotsCommand(CommandContext& ctx) {
 // SETSLOT <slot> NODE <id>: the slot's owner changes (the end of a migration, or a fix).
 bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode* n) {
   ClusterNode* me = state.myself();
-  if (state.OwnerOf(slot) == me && n != me && ctx.server.db(0).CountKeysInSlot(slot) != 0) {
+  if (state.OwnerOf(slot) == me && n != me && ctx.database(0).CountKeysInSlot(slot) != 0) {
     ctx.reply.Error(fmt::format(
         "ERR Can't assign hashslot {} to a different node while I still hold keys for this "
         "hash slot.",
@@ -412,17 +416,16 @@ bool SetSlotNode(CommandContext& ctx, ClusterState& state, int slot, ClusterNode
     return false;
   }
   // A migration with no keys left ends when the slot is handed over.
-  if (state.migrating_to(slot) != nullptr && ctx.server.db(0).CountKeysInSlot(slot) == 0) {
+  if (state.migrating_to(slot) != nullptr && ctx.database(0).CountKeysInSlot(slot) == 0) {
     state.set_migrating_to(slot, nullptr);
   }
   const bool was_mine = state.OwnerOf(slot) == me;
   state.DelSlot(slot);
   state.AddSlot(n, slot);
   // A master left without slots follows the new owner, if replica migration is allowed.
-  if (was_mine && n != me && me->num_slots == 0 &&
-      ctx.server.cfg().cluster_allow_replica_migration) {
+  if (was_mine && n != me && me->num_slots == 0 && ctx.cfg().cluster_allow_replica_migration) {
     state.SetMyMaster(n);
-    ctx.server.cluster_bus()->host().ClusterSyncReplication();
+    ctx.cluster_bus()->host().ClusterSyncReplication();
     state.Todo(cluster::kTodoSaveConfig | cluster::kTodoUpdateState | cluster::kTodoFsyncConfig);
   }
   // Taking over an imported slot: claim it with a new epoch so the change wins in gossip.
@@ -488,7 +491,7 @@ void ClusterBumpEpochCommand(CommandContext& ctx) {
 
 void ClusterSaveConfigCommand(CommandContext& ctx) {
   if (ClusterOrReply(ctx) == nullptr) return;
-  std::string error = ctx.server.cluster_bus()->host().SaveClusterConfig(true);
+  std::string error = ctx.cluster_bus()->host().SaveClusterConfig(true);
   if (error.empty()) {
     ctx.reply.Ok();
   } else {
@@ -506,7 +509,7 @@ void ClusterCountKeysInSlotCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   const int64_t slot = args.IntBetween(0, cluster::kSlotCount - 1, "ERR Invalid slot");
   if (!args.Check()) return;
-  ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(0).CountKeysInSlot(static_cast<int>(slot))));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.database(0).CountKeysInSlot(static_cast<int>(slot))));
 }
 
 void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
@@ -520,7 +523,7 @@ void ClusterGetKeysInSlotCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   std::vector<std::string> keys =
-      ctx.server.db(0).KeysInSlot(static_cast<int>(slot), static_cast<size_t>(max));
+      ctx.database(0).KeysInSlot(static_cast<int>(slot), static_cast<size_t>(max));
   ctx.reply.Array(keys.size());
   for (const std::string& k : keys) ctx.reply.Bulk(k);
 }
@@ -548,7 +551,7 @@ void ClusterForgetCommand(CommandContext& ctx) {
     return;
   }
   state->BlacklistAdd(n->name, now_s);
-  ctx.server.cluster_bus()->Forget(n->name);
+  ctx.cluster_bus()->Forget(n->name);
   state->DeleteNode(n);
   state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
   ctx.reply.Ok();
@@ -568,12 +571,12 @@ void ClusterReplicateCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR I can only replicate a master, not a replica.");
     return;
   }
-  if (me->is_master() && (me->num_slots != 0 || ctx.server.db(0).size() != 0)) {
+  if (me->is_master() && (me->num_slots != 0 || ctx.database(0).size() != 0)) {
     ctx.reply.Error("ERR To set a master the node must be empty and without assigned slots.");
     return;
   }
   state->SetMyMaster(n);
-  ctx.server.cluster_bus()->host().ClusterSyncReplication();
+  ctx.cluster_bus()->host().ClusterSyncReplication();
   state->Todo(cluster::kTodoUpdateState | cluster::kTodoSaveConfig);
   ctx.reply.Ok();
 }
@@ -628,10 +631,10 @@ void ClusterFailoverCommand(CommandContext& ctx) {
     spdlog::info("Taking over the master (user request).");
     state->BumpEpochWithoutConsensus();
     state->ReplaceMyMaster();
-    ctx.server.cluster_bus()->host().ClusterSyncReplication();
-    ctx.server.cluster_bus()->BroadcastPong();
+    ctx.cluster_bus()->host().ClusterSyncReplication();
+    ctx.cluster_bus()->BroadcastPong();
   } else {
-    ctx.server.cluster_bus()->StartManualFailover(force);
+    ctx.cluster_bus()->StartManualFailover(force);
   }
   ctx.reply.Ok();
 }
@@ -673,14 +676,14 @@ void ClusterResetCommand(CommandContext& ctx) {
     return;
   }
   const bool was_replica = state->myself()->is_replica();
-  ctx.server.cluster_bus()->Reset();
+  ctx.cluster_bus()->Reset();
   state->Reset(hard);
-  ctx.server.cluster_bus()->host().ClusterSyncReplication();
+  ctx.cluster_bus()->host().ClusterSyncReplication();
   // A replica's data was its master's: a reset node starts empty, as in Redis.
   if (was_replica) {
-    for (int i = 0; i < ctx.server.db_count(); ++i) {
-      ctx.server.watched_keys().TouchAllInDb(i);
-      ctx.server.db(i).Clear();
+    for (int i = 0; i < ctx.db_count(); ++i) {
+      ctx.watched_keys().TouchAllInDb(i);
+      ctx.database(i).Clear();
       ctx.blocking().SignalFlushedDb(i);
     }
   }
@@ -698,7 +701,7 @@ void ClusterMeetCommand(CommandContext& ctx) {
                      : port + cluster::kDefaultBusPortOffset;
   if (!args.Check()) return;
   auto result = state->StartHandshake(ctx.arg(2), static_cast<int>(port), static_cast<int>(cport),
-                                      ctx.server.cfg().tls_cluster, NowMs());
+                                      ctx.cfg().tls_cluster, NowMs());
   if (result == ClusterState::HandshakeResult::kInvalid || port > 65535 || cport > 65535) {
     ctx.reply.Error(
         fmt::format("ERR Invalid node address specified: {}:{}", ctx.arg(2), ctx.arg(3)));
@@ -709,7 +712,7 @@ void ClusterMeetCommand(CommandContext& ctx) {
 
 void ClusterLinksCommand(CommandContext& ctx) {
   if (ClusterOrReply(ctx) == nullptr) return;
-  const auto links = ctx.server.cluster_bus()->Links();
+  const auto links = ctx.cluster_bus()->Links();
   ctx.reply.Array(links.size());
   for (const cluster::ClusterBus::LinkInfo& link : links) {
     ctx.reply.Map(6);

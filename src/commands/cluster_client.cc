@@ -3,15 +3,15 @@
 // by the replica). They set client flags the redirection check reads (src/cluster/redirect.h).
 #include "commands/families.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "server/client.h"
 #include "server/command_context.h"
-#include "server/server.h"
 
 namespace vireo {
 namespace {
 
 bool ClusterEnabledOrReply(CommandContext& ctx) {
-  if (ctx.server.cfg().cluster_enabled) return true;
+  if (ctx.cfg().cluster_enabled) return true;
   ctx.reply.Error("ERR This instance has cluster support disabled");
   return false;
 }

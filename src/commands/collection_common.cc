@@ -4,7 +4,9 @@
 #include <limits>
 
 #include "commands/helpers.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -42,10 +44,10 @@ void ReplyScanCursor(CommandContext& ctx, uint64_t cursor) {
   ctx.reply.Bulk(std::string_view(buf, static_cast<size_t>(end - buf)));
 }
 
-std::mt19937_64& CollectionRng(CommandContext& ctx) { return ctx.server.rng(); }
+std::mt19937_64& CollectionRng(CommandContext& ctx) { return ctx.rng(); }
 
 uint64_t CollectionReplyLimit(CommandContext& ctx) {
-  return static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len);
+  return static_cast<uint64_t>(ctx.cfg().proto_max_bulk_len);
 }
 
 std::vector<size_t> SampleIndexes(std::mt19937_64& rng, size_t n, size_t count) {

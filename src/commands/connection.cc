@@ -5,9 +5,14 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
+#include "security/acl.h"
 #include "server/acl_server.h"
+#include "server/client.h"
+#include "server/client_registry.h"
+#include "server/command_context.h"
 #include "server/info.h"
-#include "server/server.h"
+#include "server/watched_keys.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -48,13 +53,13 @@ void AuthCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
   std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
-  if (ctx.argc() == 2 && ctx.server.acl().default_user()->nopass()) {
+  if (ctx.argc() == 2 && ctx.acl().default_user()->nopass()) {
     ctx.reply.Error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
         "you sure your configuration is correct?");
     return;
   }
-  if (!AclAuthenticate(ctx.server, ctx.client, user, pass)) {
+  if (!ctx.acl_service().Authenticate(ctx.client, user, pass)) {
     ctx.reply.Error(kWrongPass);
     return;
   }
@@ -96,7 +101,7 @@ void HelloCommand(CommandContext& ctx) {
     }
   }
   if (!args.Check()) return;
-  if (has_auth && !AclAuthenticate(ctx.server, ctx.client, auth_user, auth_pass)) {
+  if (has_auth && !ctx.acl_service().Authenticate(ctx.client, auth_user, auth_pass)) {
     ctx.reply.Error(kWrongPass);
     return;
   }
@@ -133,10 +138,10 @@ void SelectCommand(CommandContext& ctx) {
   ArgParser args(ctx, 1);
   const int index = args.DbIndex();
   // A cluster has only db 0.
-  if (args.ok() && index != 0 && ctx.server.cfg().cluster_enabled) {
+  if (args.ok() && index != 0 && ctx.cfg().cluster_enabled) {
     args.Fail("ERR SELECT is not allowed in cluster mode");
   }
-  if (args.ok() && (index < 0 || index >= ctx.server.db_count())) {
+  if (args.ok() && (index < 0 || index >= ctx.db_count())) {
     args.Fail(errors::kDbIndexOutOfRange);
   }
   if (!args.Check()) return;
@@ -150,7 +155,7 @@ void ResetCommand(CommandContext& ctx) {
   c.clear(kClientMulti);
   c.clear(kClientDirtyCas);
   c.clear(kClientDirtyExec);
-  ctx.server.watched_keys().UnwatchAll(c);
+  ctx.watched_keys().UnwatchAll(c);
   c.set_db_index(0);
   c.set_resp(2);
   c.clear(kClientNoEvict);
@@ -160,8 +165,8 @@ void ResetCommand(CommandContext& ctx) {
   c.clear(kClientReplySkipNext);
   ctx.clients().ResetClientState(c);
   // Back to the default user, authenticated only if it needs no password (as a new connection).
-  c.set_acl_user(ctx.server.acl().default_user());
-  c.set_authenticated(AclDefaultUserNoAuth(ctx.server));
+  c.set_acl_user(ctx.acl().default_user());
+  c.set_authenticated(ctx.acl_service().DefaultUserNoAuth());
   ctx.reply.Raw("+RESET\r\n");
 }
 

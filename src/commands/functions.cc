@@ -8,7 +8,10 @@
 #include "core/command_table.h"
 #include "persistence/rdb_encoding.h"
 #include "scripting/scripting.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/monitors.h"
+#include "server/process_info.h"
 #include "util/clock.h"
 #include "util/glob.h"
 #include "util/strings.h"
@@ -24,8 +27,8 @@ namespace {
 
 void FcallGeneric(CommandContext& ctx, bool ro) {
   // FCALL has skip_monitor: fed first, so the commands the function runs follow it.
-  ctx.server.monitors().Feed(ctx.client, ctx.argv);
-  Scripting& scripting = ctx.server.scripting();
+  ctx.monitors().Feed(ctx.client, ctx.argv);
+  Scripting& scripting = ctx.scripting();
   FunctionInfo* fn = scripting.FindFunction(ctx.arg(1));
   if (fn == nullptr) {
     ctx.reply.Error("ERR Function not found");
@@ -55,12 +58,12 @@ void FunctionLoadCommand(CommandContext& ctx) {
   std::string_view code = args.Next();
   if (!args.Check()) return;
   std::string error;
-  std::string name = ctx.server.scripting().LoadLibrary(code, replace, &error);
+  std::string name = ctx.scripting().LoadLibrary(code, replace, &error);
   if (name.empty()) {
     ctx.reply.Error(error);
     return;
   }
-  ctx.server.process().AddDirty(1);
+  ctx.process().AddDirty(1);
   ctx.reply.Bulk(name);
 }
 
@@ -72,11 +75,11 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
 }
 
 void FunctionDeleteCommand(CommandContext& ctx) {
-  if (!ctx.server.scripting().DeleteLibrary(ctx.arg(2))) {
+  if (!ctx.scripting().DeleteLibrary(ctx.arg(2))) {
     ctx.reply.Error("ERR Library not found");
     return;
   }
-  ctx.server.process().AddDirty(1);
+  ctx.process().AddDirty(1);
   ctx.reply.Ok();
 }
 
@@ -90,8 +93,8 @@ void FunctionFlushCommand(CommandContext& ctx) {
     args.Keyword({"SYNC", "ASYNC"}, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   }
   if (!args.Check()) return;
-  ctx.server.scripting().FlushLibraries();
-  ctx.server.process().AddDirty(1);
+  ctx.scripting().FlushLibraries();
+  ctx.process().AddDirty(1);
   ctx.reply.Ok();
 }
 
@@ -113,7 +116,7 @@ void FunctionListCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   std::vector<const Library*> libs;
-  for (const auto& [name, lib] : ctx.server.scripting().libraries()) {
+  for (const auto& [name, lib] : ctx.scripting().libraries()) {
     if (has_pattern && !GlobMatch(pattern, name, true)) continue;
     libs.push_back(lib.get());
   }
@@ -150,7 +153,7 @@ void FunctionListCommand(CommandContext& ctx) {
 }
 
 void FunctionStatsCommand(CommandContext& ctx) {
-  Scripting& scripting = ctx.server.scripting();
+  Scripting& scripting = ctx.scripting();
   ReplyBuilder& r = ctx.reply;
   r.Map(2);
   r.Bulk("running_script");
@@ -181,7 +184,7 @@ void FunctionStatsCommand(CommandContext& ctx) {
 // string), then the RDB version (2 bytes) and a CRC64 (8 bytes), both little-endian.
 void FunctionDumpCommand(CommandContext& ctx) {
   std::string payload;
-  for (const auto& [name, code] : ctx.server.scripting().EnumerateLibraries()) {
+  for (const auto& [name, code] : ctx.scripting().EnumerateLibraries()) {
     payload.push_back(static_cast<char>(rdb::kOpFunction2));
     rdb::AppendString(&payload, code, false);
   }
@@ -307,7 +310,7 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     }
     codes.push_back(std::move(code));
   }
-  Scripting& scripting = ctx.server.scripting();
+  Scripting& scripting = ctx.scripting();
   auto before = scripting.EnumerateLibraries();
   if (policy == Policy::kFlush) scripting.FlushLibraries();
   std::string error;
@@ -329,7 +332,7 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     ctx.reply.Error(error);
     return;
   }
-  ctx.server.process().AddDirty(1);
+  ctx.process().AddDirty(1);
   ctx.reply.Ok();
 }
 
@@ -398,7 +401,7 @@ void RegisterFunctionCommands(CommandTable& table) {
   constexpr const char* kComplexity = "Depends on the function that is executed.";
   table.Add({"fcall", -3,
              kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys |
-                 kCmdRunsScript,
+                 kCmdRunsScript | kCmdRunsFunction,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate,
                  "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
@@ -407,7 +410,7 @@ void RegisterFunctionCommands(CommandTable& table) {
              FcallKeys});
   table.Add({"fcall_ro", -3,
              kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys |
-                 kCmdRunsScript,
+                 kCmdRunsScript | kCmdRunsFunction,
              Keys(KeyNum(
                  2, 0, 1, 1, kKeyRO | kKeyAccess,
                  "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),

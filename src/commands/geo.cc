@@ -18,7 +18,9 @@
 #include "commands/zset_common.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/geohash.h"
 #include "util/strings.h"
 
@@ -318,9 +320,8 @@ bool ParseSearchOptions(CommandContext& ctx, uint32_t flags, ArgParser& args, co
   }
   if (!args.ok()) return args.Check();
   if (a->has_store && (a->with_dist || a->with_hash || a->with_coord)) {
-    args.Fail(
-        fmt::format("ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
-                    (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
+    args.Fail(fmt::format("ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
+                          (flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS"));
   } else if (search && !(a->from_member || a->from_lonlat)) {
     args.Fail(fmt::format("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
                           ctx.arg(0)));

@@ -17,7 +17,11 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/memory_view.h"
+#include "server/server_stats.h"
 #include "types/hash_object.h"
 #include "util/strings.h"
 
@@ -43,7 +47,7 @@ constexpr int64_t kDeletedNow = 2;
 enum class Condition { kNone, kNx, kXx, kGt, kLt };
 
 HashLimits Limits(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return {static_cast<size_t>(c.hash_max_listpack_entries),
           static_cast<size_t>(c.hash_max_listpack_value)};
 }
@@ -120,10 +124,10 @@ int64_t SetOneFieldExpire(CommandContext& ctx, HashObject* hash, std::string_vie
   }
   // A replica applies its master's times as they are; the master sends the HDEL.
   if (when <= ctx.db.now_ms() &&
-      ctx.server.memory().keyspace_options().expiry_view == ExpiryView::kMaster) {
+      ctx.memory().keyspace_options().expiry_view == ExpiryView::kMaster) {
     hash->Delete(field);
     changes->deleted.emplace_back(field);
-    ++ctx.server.stats().expired_subkeys;
+    ++ctx.stats().expired_subkeys;
     return kDeletedNow;
   }
   hash->SetFieldExpire(field, when);

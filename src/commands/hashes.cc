@@ -13,7 +13,9 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/hash_object.h"
 #include "util/glob.h"
 #include "util/strings.h"
@@ -22,7 +24,7 @@ namespace vireo {
 namespace {
 
 HashLimits Limits(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return {static_cast<size_t>(c.hash_max_listpack_entries),
           static_cast<size_t>(c.hash_max_listpack_value)};
 }

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/process_info.h"
+#include "server/pubsub.h"
+#include "server/server_stats.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -30,12 +35,12 @@ TypedLookup ReadTyped(CommandContext& ctx, std::string_view key, ValueType type)
 
 DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, bool touch) {
   DbEntry* entry = touch ? db.Find(key) : db.FindNoTouch(key);
-  ServerStats& stats = ctx.server.stats();
+  ServerStats& stats = ctx.stats();
   if (entry != nullptr) {
     ++stats.keyspace_hits;
   } else {
     ++stats.keyspace_misses;
-    NotifyKeyspaceEvent(ctx.server, kNotifyKeyMiss, "keymiss", key, db.index());
+    Notify(ctx, kNotifyKeyMiss, "keymiss", key, db.index());
   }
   return entry;
 }
@@ -60,12 +65,17 @@ void KeyWritten(CommandContext& ctx, std::string_view key, uint64_t dirty) {
 
 void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_t dirty) {
   db.NotifyModified(key);
-  ctx.server.process().AddDirty(dirty);
+  ctx.process().AddDirty(dirty);
 }
 
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
             std::string_view key) {
-  NotifyKeyspaceEvent(ctx.server, event_class, event, key, ctx.client.db_index());
+  Notify(ctx, event_class, event, key, ctx.client.db_index());
+}
+
+void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event, std::string_view key,
+            int db) {
+  NotifyKeyspaceEvent(ctx.pubsub(), ctx.cfg().notify_keyspace_flags, event_class, event, key, db);
 }
 
 // Redis shares one object for each small integer 0..9999 and reports its refcount as INT_MAX,

@@ -68,6 +68,9 @@ void KeyWritten(CommandContext& ctx, Database& db, std::string_view key, uint64_
 // e.g. Notify(ctx, kNotifyHash, "hset", key).
 void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event,
             std::string_view key);
+// The same for `key` of database `db`.
+void Notify(CommandContext& ctx, uint32_t event_class, std::string_view event, std::string_view key,
+            int db);
 
 // Whether Redis would hold this value as one of its shared integers (refcount INT_MAX in
 // OBJECT REFCOUNT and DEBUG OBJECT).

@@ -10,13 +10,16 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/process_info.h"
 
 namespace vireo {
 namespace {
 
 size_t SparseMaxBytes(CommandContext& ctx) {
-  return static_cast<size_t>(ctx.server.cfg().hll_sparse_max_bytes);
+  return static_cast<size_t>(ctx.cfg().hll_sparse_max_bytes);
 }
 
 // The HLL bytes of `value`, or nullopt after replying Redis's error: WRONGTYPE for a non-string,
@@ -169,7 +172,7 @@ void PfdebugCommand(CommandContext& ctx) {
       ctx.reply.Error(hll::kCorruptError);
       return false;
     }
-    ctx.server.process().AddDirty(1);
+    ctx.process().AddDirty(1);
     return true;
   };
 

@@ -11,8 +11,15 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/client_pause.h"
+#include "server/client_registry.h"
+#include "server/command_context.h"
 #include "server/info.h"
-#include "server/server.h"
+#include "server/monitors.h"
+#include "server/slowlog.h"
+#include "server/tracking.h"
 #include "util/clock.h"
 #include "util/glob.h"
 #include "util/strings.h"
@@ -278,13 +285,13 @@ void ReplyCommandDocs(ReplyBuilder& r, const CommandSpec& spec) {
 }
 
 void CommandCommand(CommandContext& ctx) {
-  std::vector<const CommandSpec*> all = SortedCommands(ctx.server.commands());
+  std::vector<const CommandSpec*> all = SortedCommands(ctx.commands());
   ctx.reply.Array(all.size());
   for (const CommandSpec* spec : all) ReplyCommandInfo(ctx.reply, *spec);
 }
 
 void CommandCountCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().all().size()));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.commands().all().size()));
 }
 
 void CommandInfoCommand(CommandContext& ctx) {
@@ -294,7 +301,7 @@ void CommandInfoCommand(CommandContext& ctx) {
   }
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i));
+    const CommandSpec* spec = ctx.commands().FindByFullName(ctx.arg(i));
     if (spec == nullptr) {
       ctx.reply.Null();
     } else {
@@ -305,7 +312,7 @@ void CommandInfoCommand(CommandContext& ctx) {
 
 void CommandDocsCommand(CommandContext& ctx) {
   if (ctx.argc() == 2) {
-    std::vector<const CommandSpec*> all = SortedCommands(ctx.server.commands());
+    std::vector<const CommandSpec*> all = SortedCommands(ctx.commands());
     ctx.reply.Map(all.size());
     for (const CommandSpec* spec : all) {
       ctx.reply.Bulk(spec->name);
@@ -315,8 +322,7 @@ void CommandDocsCommand(CommandContext& ctx) {
   }
   std::vector<const CommandSpec*> found;
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i)))
-      found.push_back(spec);
+    if (const CommandSpec* spec = ctx.commands().FindByFullName(ctx.arg(i))) found.push_back(spec);
   }
   ctx.reply.Map(found.size());
   for (const CommandSpec* spec : found) {
@@ -360,7 +366,7 @@ void CommandListCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   std::vector<std::string_view> names;
-  for (const CommandSpec* spec : SortedCommands(ctx.server.commands())) {
+  for (const CommandSpec* spec : SortedCommands(ctx.commands())) {
     if (filter.Matches(*spec)) names.push_back(spec->name);
     for (const CommandSpec* sub : SortedSubcommands(*spec)) {
       if (filter.Matches(*sub)) names.push_back(sub->name);
@@ -372,7 +378,7 @@ void CommandListCommand(CommandContext& ctx) {
 
 void GetKeys(CommandContext& ctx, bool with_flags) {
   std::span<const std::string_view> argv = ctx.argv.subspan(2);
-  const CommandSpec* spec = ctx.server.commands().Find(argv[0]);
+  const CommandSpec* spec = ctx.commands().Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv[1]);
   }
@@ -503,7 +509,7 @@ size_t ArgvBytes(const CommandContext& ctx) {
 }
 
 void ClientInfoCommand(CommandContext& ctx) {
-  ctx.reply.Verbatim(ClientInfoLine(ctx.server, ctx.client, ArgvBytes(ctx)) + "\n");
+  ctx.reply.Verbatim(ctx.reports().ClientLine(ctx.client, ArgvBytes(ctx)) + "\n");
 }
 
 void ClientListCommand(CommandContext& ctx) {
@@ -525,7 +531,7 @@ void ClientListCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   std::string text;
   auto add = [&](Client& client) {
-    text += ClientInfoLine(ctx.server, client, &client == &ctx.client ? ArgvBytes(ctx) : 0);
+    text += ctx.reports().ClientLine(client, &client == &ctx.client ? ArgvBytes(ctx) : 0);
     text += '\n';
   };
   if (by_id) {
@@ -738,12 +744,12 @@ void ClientTrackingCommand(CommandContext& ctx) {
   const bool on = args.Keyword({"ON", "OFF"}) == 0;
   if (!args.Check()) return;
   if (on) {
-    if (std::string err = ctx.server.tracking().Enable(ctx.client, options); !err.empty()) {
+    if (std::string err = ctx.tracking().Enable(ctx.client, options); !err.empty()) {
       ctx.reply.Error(err);
       return;
     }
   } else {
-    ctx.server.tracking().Disable(ctx.client);
+    ctx.tracking().Disable(ctx.client);
   }
   ctx.reply.Ok();
 }
@@ -751,11 +757,10 @@ void ClientTrackingCommand(CommandContext& ctx) {
 void ClientCachingCommand(CommandContext& ctx) {
   // Redis checks that tracking is on before it looks at the argument.
   ArgParser args(ctx, 2);
-  const bool yes = ctx.server.tracking().StateOf(ctx.client) != nullptr
-                       ? args.Keyword({"YES", "NO"}) == 0
-                       : args.Flag("YES");
+  const bool yes = ctx.tracking().StateOf(ctx.client) != nullptr ? args.Keyword({"YES", "NO"}) == 0
+                                                                 : args.Flag("YES");
   if (!args.Check()) return;
-  if (std::string err = ctx.server.tracking().Caching(ctx.client, yes); !err.empty()) {
+  if (std::string err = ctx.tracking().Caching(ctx.client, yes); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }
@@ -763,12 +768,12 @@ void ClientCachingCommand(CommandContext& ctx) {
 }
 
 void ClientGetredirCommand(CommandContext& ctx) {
-  const TrackingState* s = ctx.server.tracking().StateOf(ctx.client);
+  const TrackingState* s = ctx.tracking().StateOf(ctx.client);
   ctx.reply.Integer(s == nullptr ? -1 : static_cast<int64_t>(s->redirect));
 }
 
 void ClientTrackinginfoCommand(CommandContext& ctx) {
-  const TrackingState* s = ctx.server.tracking().StateOf(ctx.client);
+  const TrackingState* s = ctx.tracking().StateOf(ctx.client);
   std::vector<std::string_view> flags{s != nullptr ? "on" : "off"};
   if (s != nullptr) {
     if (s->bcast) flags.push_back("bcast");
@@ -852,7 +857,7 @@ void ClientHelpCommand(CommandContext& ctx) {
 // INFO, SLOWLOG, MONITOR
 
 void InfoCommand(CommandContext& ctx) {
-  ctx.reply.Verbatim(BuildInfo(ctx.server, ctx.argv.subspan(1)));
+  ctx.reply.Verbatim(ctx.reports().Info(ctx.argv.subspan(1)));
 }
 
 void SlowlogGetCommand(CommandContext& ctx) {
@@ -860,7 +865,7 @@ void SlowlogGetCommand(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  const std::deque<SlowlogEntry>& log = ctx.server.slowlog().entries();
+  const std::deque<SlowlogEntry>& log = ctx.slowlog().entries();
   size_t count = 10;
   if (ctx.argc() == 3) {
     ArgParser args(ctx, 2);
@@ -886,11 +891,11 @@ void SlowlogGetCommand(CommandContext& ctx) {
 }
 
 void SlowlogLenCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().size()));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.slowlog().size()));
 }
 
 void SlowlogResetCommand(CommandContext& ctx) {
-  ctx.server.slowlog().Reset();
+  ctx.slowlog().Reset();
   ctx.reply.Ok();
 }
 
@@ -911,7 +916,7 @@ void MonitorCommand(CommandContext& ctx) {
     return;
   }
   if (ctx.client.has(kClientMonitor)) return;
-  ctx.server.monitors().Add(ctx.client);
+  ctx.monitors().Add(ctx.client);
   ctx.reply.Ok();
 }
 

@@ -15,8 +15,14 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "persistence/snapshot.h"
-#include "server/server.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/memory_view.h"
+#include "server/process_info.h"
+#include "server/watched_keys.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -25,7 +31,7 @@ namespace {
 
 constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 
-bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.server.db_count(); }
+bool ValidDb(CommandContext& ctx, int index) { return index >= 0 && index < ctx.db_count(); }
 
 // A database index argument naming an existing database (COPY ... DB, MOVE).
 int ReadExistingDb(CommandContext& ctx, ArgParser& args) {
@@ -50,7 +56,7 @@ void DeleteKeys(CommandContext& ctx, bool lazy) {
   ctx.reply.Integer(deleted);
 }
 
-void DelCommand(CommandContext& ctx) { DeleteKeys(ctx, ctx.server.cfg().lazyfree_lazy_user_del); }
+void DelCommand(CommandContext& ctx) { DeleteKeys(ctx, ctx.cfg().lazyfree_lazy_user_del); }
 
 void UnlinkCommand(CommandContext& ctx) { DeleteKeys(ctx, true); }
 
@@ -146,13 +152,13 @@ void CopyCommand(CommandContext& ctx) {
   }
   if (!parser.Check()) return;
   // Redis 7.2 runs a cluster node with a single database, so any other index is out of range.
-  if (ctx.server.cfg().cluster_enabled && args.dst_db != 0) {
+  if (ctx.cfg().cluster_enabled && args.dst_db != 0) {
     ctx.reply.Error(errors::kDbIndexOutOfRange);
     return;
   }
   std::string_view src = ctx.arg(1);
   std::string_view dst = ctx.arg(2);
-  Database& dst_db = ctx.server.db(args.dst_db);
+  Database& dst_db = ctx.database(args.dst_db);
   if (&dst_db == &ctx.db && src == dst) {
     ctx.reply.Error(kSameObject);
     return;
@@ -173,12 +179,12 @@ void CopyCommand(CommandContext& ctx) {
   DbEntry* copy = dst_db.Add(dst, entry->value.Clone());
   if (expire != -1) dst_db.SetExpire(copy, expire);
   KeyWritten(ctx, dst_db, dst);
-  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "copy_to", dst, args.dst_db);
+  Notify(ctx, kNotifyGeneric, "copy_to", dst, args.dst_db);
   ctx.reply.Integer(1);
 }
 
 void MoveCommand(CommandContext& ctx) {
-  if (ctx.server.cfg().cluster_enabled) {
+  if (ctx.cfg().cluster_enabled) {
     ctx.reply.Error("ERR MOVE is not allowed in cluster mode");
     return;
   }
@@ -186,7 +192,7 @@ void MoveCommand(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   const int index = ReadExistingDb(ctx, args);
   if (!args.Check()) return;
-  Database& dst_db = ctx.server.db(index);
+  Database& dst_db = ctx.database(index);
   if (&dst_db == &ctx.db) {
     ctx.reply.Error(kSameObject);
     return;
@@ -202,7 +208,7 @@ void MoveCommand(CommandContext& ctx) {
   KeyWritten(ctx, key, 0);
   KeyWritten(ctx, dst_db, key);
   Notify(ctx, kNotifyGeneric, "move_from", key);
-  NotifyKeyspaceEvent(ctx.server, kNotifyGeneric, "move_to", key, index);
+  Notify(ctx, kNotifyGeneric, "move_to", key, index);
   ctx.reply.Integer(1);
 }
 
@@ -274,7 +280,7 @@ void ScanCommand(CommandContext& ctx) {
 
 void RandomKeyCommand(CommandContext& ctx) {
   while (true) {
-    DbEntry* entry = ctx.db.RandomEntry(ctx.server.rng()());
+    DbEntry* entry = ctx.db.RandomEntry(ctx.rng()());
     if (entry == nullptr) {
       ctx.reply.Null();
       return;
@@ -350,10 +356,9 @@ void Expire(CommandContext& ctx, bool seconds, bool absolute) {
   // A time already past deletes the key right away (and is not counted as an expiry).
   // Logged with the absolute time (or as the DEL it became), as Redis 7 does.
   if (args.when_ms <= ctx.db.now_ms()) {
-    ctx.db.DeleteEntry(entry, ctx.server.cfg().lazyfree_lazy_expire);
+    ctx.db.DeleteEntry(entry, ctx.cfg().lazyfree_lazy_expire);
     // As an UNLINK when expired keys are freed lazily, as Redis does.
-    ctx.PropagateInstead(
-        {ctx.server.cfg().lazyfree_lazy_expire ? "UNLINK" : "DEL", std::string(key)});
+    ctx.PropagateInstead({ctx.cfg().lazyfree_lazy_expire ? "UNLINK" : "DEL", std::string(key)});
     Notify(ctx, kNotifyGeneric, "del", key);
   } else {
     ctx.db.SetExpire(entry, args.when_ms);
@@ -424,14 +429,14 @@ void ObjectEncodingCommand(CommandContext& ctx) {
 
 void ObjectRefcountCommand(CommandContext& ctx) {
   if (DbEntry* entry = ObjectLookup(ctx)) {
-    ctx.reply.Integer(IsSharedInteger(ctx.server.cfg(), entry->value) ? INT_MAX : 1);
+    ctx.reply.Integer(IsSharedInteger(ctx.cfg(), entry->value) ? INT_MAX : 1);
   }
 }
 
 void ObjectIdletimeCommand(CommandContext& ctx) {
   DbEntry* entry = ObjectLookup(ctx);
   if (entry == nullptr) return;
-  if (LfuPolicy(ctx.server.cfg())) {
+  if (LfuPolicy(ctx.cfg())) {
     ctx.reply.Error(
         "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
         "switching between policies at runtime LRU and LFU data will take some time to adjust.");
@@ -443,7 +448,7 @@ void ObjectIdletimeCommand(CommandContext& ctx) {
 void ObjectFreqCommand(CommandContext& ctx) {
   DbEntry* entry = ObjectLookup(ctx);
   if (entry == nullptr) return;
-  if (!LfuPolicy(ctx.server.cfg())) {
+  if (!LfuPolicy(ctx.cfg())) {
     ctx.reply.Error(
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
         "that when switching between policies at runtime LRU and LFU data will take some time "
@@ -452,7 +457,7 @@ void ObjectFreqCommand(CommandContext& ctx) {
   }
   // The counter with the decay owed so far, without storing it (reading is not an access).
   ctx.reply.Integer(LfuDecayed(entry->value.access_clock(), ctx.db.now_ms(),
-                               static_cast<int>(ctx.server.cfg().lfu_decay_time)));
+                               static_cast<int>(ctx.cfg().lfu_decay_time)));
 }
 
 void ObjectHelpCommand(CommandContext& ctx) {
@@ -492,7 +497,7 @@ void DbSizeCommand(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>
 // FLUSHDB/FLUSHALL's optional [ASYNC | SYNC]; without it the lazyfree-lazy-user-flush config
 // decides. Returns false (after replying) on a bad argument.
 bool ParseFlushMode(CommandContext& ctx, bool* async) {
-  *async = ctx.server.cfg().lazyfree_lazy_user_flush;
+  *async = ctx.cfg().lazyfree_lazy_user_flush;
   ArgParser args(ctx, 1);
   if (args.HasNext()) {
     *async = args.Keyword({"ASYNC", "SYNC"}) == 0;
@@ -502,25 +507,25 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
 }
 
 // Empties database `index`, returning how many keys it held. Watchers of its keys fail first.
-size_t EmptyDb(Server& server, int index, bool async) {
-  Database& db = server.db(index);
-  server.watched_keys().TouchAllInDb(index);
+size_t EmptyDb(const CommandContext& ctx, int index, bool async) {
+  Database& db = ctx.database(index);
+  ctx.watched_keys().TouchAllInDb(index);
   size_t removed = db.size();
   if (async && removed > 0) {
     auto doomed = std::make_unique<Database>(-1, nullptr);
     doomed->SwapContents(db);
-    server.memory().lazy_freer().Free(std::move(doomed));
+    ctx.memory().lazy_freer().Free(std::move(doomed));
   } else {
     db.Clear();
   }
-  server.blocking().SignalFlushedDb(index);
+  ctx.blocking().SignalFlushedDb(index);
   return removed;
 }
 
 void FlushDbCommand(CommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
-  ctx.server.process().AddDirty(EmptyDb(ctx.server, ctx.client.db_index(), async));
+  ctx.process().AddDirty(EmptyDb(ctx, ctx.client.db_index(), async));
   ctx.reply.Ok();
 }
 
@@ -528,16 +533,16 @@ void FlushAllCommand(CommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
   size_t removed = 0;
-  for (int i = 0; i < ctx.server.db_count(); ++i) removed += EmptyDb(ctx.server, i, async);
+  for (int i = 0; i < ctx.db_count(); ++i) removed += EmptyDb(ctx, i, async);
   // A snapshot in progress would save data that no longer exists: Redis stops it.
-  RdbKillChild(ctx.server);
+  RdbKillChild(ctx.persistence());
   // Redis counts one more change for FLUSHALL itself (it also resets the snapshot).
-  ctx.server.process().AddDirty(removed + 1);
+  ctx.process().AddDirty(removed + 1);
   ctx.reply.Ok();
 }
 
 void SwapDbCommand(CommandContext& ctx) {
-  if (ctx.server.cfg().cluster_enabled) {
+  if (ctx.cfg().cluster_enabled) {
     ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
     return;
   }
@@ -549,16 +554,16 @@ void SwapDbCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   if (first != second) {
-    Database& a = ctx.server.db(first);
-    Database& b = ctx.server.db(second);
+    Database& a = ctx.database(first);
+    Database& b = ctx.database(second);
     // A watched key that exists on either side changes value (or vanishes) with the swap.
-    ctx.server.watched_keys().TouchAllInDb(first, &b);
-    ctx.server.watched_keys().TouchAllInDb(second, &a);
+    ctx.watched_keys().TouchAllInDb(first, &b);
+    ctx.watched_keys().TouchAllInDb(second, &a);
     a.SwapContents(b);
     // Clients blocked in either database may find their key there now.
     ctx.blocking().SignalSwappedDbs(first, second);
   }
-  ctx.server.process().AddDirty(1);
+  ctx.process().AddDirty(1);
   ctx.reply.Ok();
 }
 

@@ -6,10 +6,14 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "core/child_processes.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "core/latency_monitor.h"
 #include "persistence/aof.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/memory_view.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -18,7 +22,7 @@ namespace {
 int64_t NowSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 void LatencyLatestCommand(CommandContext& ctx) {
-  const auto& events = ctx.server.latency().events();
+  const auto& events = ctx.latency().events();
   ctx.reply.Array(events.size());
   for (const auto& [event, series] : events) {
     ctx.reply.Array(4);
@@ -30,7 +34,7 @@ void LatencyLatestCommand(CommandContext& ctx) {
 }
 
 void LatencyHistoryCommand(CommandContext& ctx) {
-  const LatencyMonitor::Series* series = ctx.server.latency().Find(ctx.arg(2));
+  const LatencyMonitor::Series* series = ctx.latency().Find(ctx.arg(2));
   if (series == nullptr) {
     ctx.reply.EmptyArray();
     return;
@@ -49,7 +53,7 @@ void LatencyHistoryCommand(CommandContext& ctx) {
 }
 
 void LatencyGraphCommand(CommandContext& ctx) {
-  const LatencyMonitor& monitor = ctx.server.latency();
+  const LatencyMonitor& monitor = ctx.latency();
   auto it = monitor.events().find(ctx.arg(2));
   if (it == monitor.events().end()) {
     ctx.reply.Error("ERR No samples available for event '" + std::string(ctx.arg(2)) + "'");
@@ -59,21 +63,20 @@ void LatencyGraphCommand(CommandContext& ctx) {
 }
 
 void LatencyDoctorCommand(CommandContext& ctx) {
-  Server& server = ctx.server;
   LatencyDoctorInputs in;
-  in.slowlog_log_slower_than = server.cfg().slowlog_log_slower_than;
-  in.appendfsync_always = server.cfg().appendfsync == "always";
-  in.hz = server.cfg().hz;
+  in.slowlog_log_slower_than = ctx.cfg().slowlog_log_slower_than;
+  in.appendfsync_always = ctx.cfg().appendfsync == "always";
+  in.hz = ctx.cfg().hz;
   // Redis's fork rate: GB of memory the fork copied the page tables of, per second of fork.
-  if (const int64_t us = server.children().last_fork_usec(); us > 0) {
+  if (const int64_t us = ctx.children().last_fork_usec(); us > 0) {
     in.fork_rate_gb_per_sec =
-        static_cast<double>(server.memory().UsedMemory()) / 1e9 / (static_cast<double>(us) / 1e6);
+        static_cast<double>(ctx.memory().UsedMemory()) / 1e9 / (static_cast<double>(us) / 1e6);
   }
-  ctx.reply.Verbatim(server.latency().Doctor(in, NowSeconds()));
+  ctx.reply.Verbatim(ctx.latency().Doctor(in, NowSeconds()));
 }
 
 void LatencyResetCommand(CommandContext& ctx) {
-  LatencyMonitor& monitor = ctx.server.latency();
+  LatencyMonitor& monitor = ctx.latency();
   if (ctx.argc() == 2) {
     ctx.reply.Integer(static_cast<int64_t>(monitor.Reset("")));
     return;
@@ -111,15 +114,15 @@ void CollectWithHistograms(const LatencyMonitor& monitor, const CommandSpec& spe
 }
 
 void LatencyHistogramCommand(CommandContext& ctx) {
-  const LatencyMonitor& monitor = ctx.server.latency();
+  const LatencyMonitor& monitor = ctx.latency();
   std::vector<const CommandSpec*> specs;
   if (ctx.argc() == 2) {
-    for (const auto& [name, spec] : ctx.server.commands().all()) {
+    for (const auto& [name, spec] : ctx.commands().all()) {
       CollectWithHistograms(monitor, *spec, &specs);
     }
   } else {
     for (size_t i = 2; i < ctx.argc(); ++i) {
-      if (const CommandSpec* spec = ctx.server.commands().FindByFullName(ctx.arg(i))) {
+      if (const CommandSpec* spec = ctx.commands().FindByFullName(ctx.arg(i))) {
         CollectWithHistograms(monitor, *spec, &specs);
       }
     }

@@ -14,7 +14,10 @@
 #include "commands/mpop_args.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/packed_list.h"
 #include "util/strings.h"
 
@@ -44,7 +47,7 @@ void NotifyPop(CommandContext& ctx, std::string_view key, bool left, bool emptie
 
 // Creates the list value with the configured node layout.
 Value NewList(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return Value::Object(ValueType::kList,
                        std::make_unique<PackedList>(static_cast<int>(c.list_max_listpack_size),
                                                     static_cast<int>(c.list_compress_depth)));
@@ -473,7 +476,7 @@ void BlockingPop(CommandContext& ctx, End end) {
     return;
   }
   ctx.blocking().BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
-                         ValueType::kList, {});
+                             ValueType::kList, {});
 }
 
 void BLPopCommand(CommandContext& ctx) { BlockingPop(ctx, End::kLeft); }
@@ -550,8 +553,8 @@ void BLMPopCommand(CommandContext& ctx) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
-                         ValueType::kList, {});
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()),
+                             timeout, ValueType::kList, {});
 }
 
 // COMMAND GETKEYS for LMPOP / BLMPOP: the numkeys keys after argv[numkeys_at]. Like Redis's

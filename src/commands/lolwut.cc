@@ -16,8 +16,9 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "server/info.h"
-#include "server/server.h"
 
 namespace vireo {
 namespace {

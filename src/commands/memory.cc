@@ -11,8 +11,9 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "server/info.h"
-#include "server/server.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -44,13 +45,12 @@ void MemoryUsageCommand(CommandContext& ctx) {
 }
 
 void MemoryStatsCommand(CommandContext& ctx) {
-  Server& server = ctx.server;
-  const MemoryFigures m = ReadMemoryFigures(server);
+  const MemoryFigures m = ctx.reports().Memory();
   size_t keys = 0;
   int dbs_with_keys = 0;
-  for (int i = 0; i < server.db_count(); ++i) {
-    keys += server.db(i).size();
-    if (server.db(i).size() > 0) ++dbs_with_keys;
+  for (int i = 0; i < ctx.db_count(); ++i) {
+    keys += ctx.database(i).size();
+    if (ctx.database(i).size() > 0) ++dbs_with_keys;
   }
   const size_t dataset = m.used - m.overhead;
   auto ratio = [](size_t a, size_t b) {
@@ -76,8 +76,8 @@ void MemoryStatsCommand(CommandContext& ctx) {
   field("aof.buffer", 0);
   field("lua.caches", 0);
   field("functions.caches", 0);
-  for (int i = 0; i < server.db_count(); ++i) {
-    Database& db = server.db(i);
+  for (int i = 0; i < ctx.db_count(); ++i) {
+    Database& db = ctx.database(i);
     if (db.size() == 0) continue;
     ctx.reply.Bulk(fmt::format("db.{}", i));
     ctx.reply.Map(2);
@@ -107,7 +107,7 @@ void MemoryStatsCommand(CommandContext& ctx) {
 }
 
 void MemoryDoctorCommand(CommandContext& ctx) {
-  const MemoryFigures m = ReadMemoryFigures(ctx.server);
+  const MemoryFigures m = ctx.reports().Memory();
   // Redis's detector needs some data to judge by; so does this summary.
   if (m.used < 5 * 1024 * 1024) {
     ctx.reply.Verbatim(

@@ -13,11 +13,14 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "persistence/rdb.h"
 #include "protocol/resp_command.h"
+#include "security/tls.h"
+#include "server/client.h"
+#include "server/cluster_services.h"
 #include "server/command_context.h"
 #include "server/notify.h"
-#include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -102,11 +105,10 @@ void MigrateCommand(CommandContext& ctx) {
     ctx.reply.Raw("+NOKEY\r\n");
     return;
   }
-  Server& server = ctx.server;
-  MigrateConnections& pool = server.cluster_services().migrate_connections();
+  MigrateConnections& pool = ctx.cluster_services().migrate_connections();
   const std::string_view host = ctx.arg(1), port = ctx.arg(2);
-  const bool cluster = server.cfg().cluster_enabled;
-  const bool compress = server.cfg().rdbcompression;
+  const bool cluster = ctx.cfg().cluster_enabled;
+  const bool compress = ctx.cfg().rdbcompression;
   std::vector<std::string> deleted{"DEL"};
   // A cached connection may have been closed by the target meanwhile: one retry on a fresh
   // one, unless the failure was a timeout or a reply already came.
@@ -114,7 +116,7 @@ void MigrateCommand(CommandContext& ctx) {
   while (true) {
     // tls-cluster yes: MIGRATE speaks TLS to its target, as Redis's connTypeOfCluster().
     MigrateConnections::Conn* conn = pool.Get(host, port, a.timeout_ms, NowMs() / 1000,
-                                              server.cfg().tls_cluster ? &server.tls() : nullptr);
+                                              ctx.cfg().tls_cluster ? &ctx.tls() : nullptr);
     if (conn == nullptr) {
       ctx.PropagateNothing();
       ctx.reply.Error("IOERR error or timeout connecting to the client");

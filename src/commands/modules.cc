@@ -7,7 +7,8 @@
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 
 namespace vireo {
 namespace {

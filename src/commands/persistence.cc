@@ -5,10 +5,13 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/memory_view.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -16,12 +19,12 @@ namespace vireo {
 namespace {
 
 void SaveCommand(CommandContext& ctx) {
-  if (RdbChildActive(ctx.server)) {
+  if (RdbChildActive(ctx.persistence())) {
     ctx.reply.Error("ERR Background save already in progress");
     return;
   }
-  ++RdbStateOf(ctx.server).saves;
-  if (RdbSaveNow(ctx.server).empty()) {
+  ++RdbStateOf(ctx.persistence()).saves;
+  if (RdbSaveNow(ctx.persistence()).empty()) {
     ctx.reply.Ok();
   } else {
     ctx.reply.Error("ERR");
@@ -34,10 +37,10 @@ void BgsaveCommand(CommandContext& ctx) {
   const bool schedule = args.ok() && args.Flag("SCHEDULE");
   args.ExpectEnd();
   if (!args.Check()) return;
-  RdbState& st = RdbStateOf(ctx.server);
-  if (RdbChildActive(ctx.server)) {
+  RdbState& st = RdbStateOf(ctx.persistence());
+  if (RdbChildActive(ctx.persistence())) {
     ctx.reply.Error("ERR Background save already in progress");
-  } else if (OtherChildActive(ctx.server) || ctx.in_exec) {
+  } else if (OtherChildActive(ctx.persistence()) || ctx.in_exec) {
     if (schedule || ctx.in_exec) {
       st.bgsave_scheduled = true;
       ctx.reply.SimpleString("Background saving scheduled");
@@ -46,7 +49,7 @@ void BgsaveCommand(CommandContext& ctx) {
           "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
           "SCHEDULE in order to schedule a BGSAVE whenever possible.");
     }
-  } else if (RdbBackgroundSave(ctx.server).empty()) {
+  } else if (RdbBackgroundSave(ctx.persistence()).empty()) {
     ctx.reply.SimpleString("Background saving started");
   } else {
     ctx.reply.Error("ERR");
@@ -59,7 +62,7 @@ void DumpCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(RdbDumpValue(entry->value, ctx.server.cfg().rdbcompression));
+  ctx.reply.Bulk(RdbDumpValue(entry->value, ctx.cfg().rdbcompression));
 }
 
 struct RestoreArgs {
@@ -96,8 +99,8 @@ bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
 // sanitize-dump-payload: "yes" validates every payload deeply, "clients" every payload but
 // the ones the server must obey (the AOF being replayed), "no" only what memory safety needs.
 bool DeepSanitize(CommandContext& ctx) {
-  const std::string& mode = ctx.server.cfg().sanitize_dump_payload;
-  return mode == "yes" || (mode == "clients" && !ctx.server.aof().loading());
+  const std::string& mode = ctx.cfg().sanitize_dump_payload;
+  return mode == "yes" || (mode == "clients" && !ctx.aof().loading());
 }
 
 void RestoreCommand(CommandContext& ctx) {
@@ -113,7 +116,7 @@ void RestoreCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   Value value;
   std::string error;
-  if (!RdbRestoreValue(ctx.server.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
+  if (!RdbRestoreValue(ctx.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
     ctx.reply.Error(error);
     return;
   }
@@ -125,7 +128,7 @@ void RestoreCommand(CommandContext& ctx) {
     if (deleted) {
       // Replicas delete it the way this server did (Redis: lazyfree-lazy-server-del).
       ctx.PropagateInstead(
-          {ctx.server.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
+          {ctx.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
       Notify(ctx, kNotifyGeneric, "del", key);
       KeyWritten(ctx, key);
     } else {
@@ -137,8 +140,8 @@ void RestoreCommand(CommandContext& ctx) {
   DbEntry* entry = ctx.db.Add(key, std::move(value));
   // IDLETIME counts under an LRU-or-other policy, FREQ under an LFU one; the other is ignored.
   uint32_t clock;
-  if (ClockFromHints(ctx.server.memory().keyspace_options().access, a.freq, a.idletime,
-                     ctx.db.now_ms(), &clock)) {
+  if (ClockFromHints(ctx.memory().keyspace_options().access, a.freq, a.idletime, ctx.db.now_ms(),
+                     &clock)) {
     entry->value.set_access_clock(clock);
   }
   if (when != 0) {
@@ -157,7 +160,7 @@ void RestoreCommand(CommandContext& ctx) {
 }
 
 void BgRewriteAofCommand(CommandContext& ctx) {
-  switch (ctx.server.aof().RequestRewrite(ctx.in_exec)) {
+  switch (ctx.aof().RequestRewrite(ctx.in_exec)) {
     case Aof::RewriteRequest::kInProgress:
       ctx.reply.Error("ERR Background append only file rewriting already in progress");
       break;

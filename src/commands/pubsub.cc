@@ -8,7 +8,8 @@
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 
 namespace vireo {
 namespace {
@@ -24,7 +25,7 @@ constexpr KindNames kShardNames{PubsubKind::kShard, "ssubscribe", "sunsubscribe"
 
 // The count in a confirmation: shard channels are counted apart from channels + patterns.
 int64_t ConfirmationCount(CommandContext& ctx, PubsubKind kind) {
-  const PubsubEngine& pubsub = ctx.server.pubsub();
+  const PubsubEngine& pubsub = ctx.pubsub();
   if (kind == PubsubKind::kShard) {
     return static_cast<int64_t>(pubsub.CountOf(ctx.client, PubsubKind::kShard));
   }
@@ -48,7 +49,7 @@ void ReplyConfirmation(CommandContext& ctx, std::string_view what, const std::st
 }
 
 void SubscribeGeneric(CommandContext& ctx, const KindNames& names) {
-  PubsubEngine& pubsub = ctx.server.pubsub();
+  PubsubEngine& pubsub = ctx.pubsub();
   for (size_t i = 1; i < ctx.argc(); ++i) {
     std::string_view name = ctx.arg(i);
     pubsub.Subscribe(ctx.client, names.kind, name);
@@ -57,7 +58,7 @@ void SubscribeGeneric(CommandContext& ctx, const KindNames& names) {
 }
 
 void UnsubscribeGeneric(CommandContext& ctx, const KindNames& names) {
-  PubsubEngine& pubsub = ctx.server.pubsub();
+  PubsubEngine& pubsub = ctx.pubsub();
   if (ctx.argc() == 1) {
     std::vector<std::string> mine = pubsub.SubscriptionsOf(ctx.client, names.kind);
     if (mine.empty()) {
@@ -96,7 +97,7 @@ void SunsubscribeCommand(CommandContext& ctx) { UnsubscribeGeneric(ctx, kShardNa
 // Replicas get every message too (their subscribers hear what the master's do), but the AOF
 // doesn't: a message is not data. In cluster mode the bus carries them instead.
 void PropagateMessage(CommandContext& ctx, const char* command) {
-  if (cluster::ClusterBus* bus = ctx.server.cluster_bus()) {
+  if (cluster::ClusterBus* bus = ctx.cluster_bus()) {
     bus->Publish(ctx.arg(1), ctx.arg(2), command[0] == 'S');
     ctx.PropagateNothing();
     return;
@@ -106,13 +107,13 @@ void PropagateMessage(CommandContext& ctx, const char* command) {
 }
 
 void PublishCommand(CommandContext& ctx) {
-  size_t receivers = ctx.server.pubsub().Publish(ctx.arg(1), ctx.arg(2));
+  size_t receivers = ctx.pubsub().Publish(ctx.arg(1), ctx.arg(2));
   ctx.reply.Integer(static_cast<int64_t>(receivers));
   PropagateMessage(ctx, "PUBLISH");
 }
 
 void SpublishCommand(CommandContext& ctx) {
-  size_t receivers = ctx.server.pubsub().PublishShard(ctx.arg(1), ctx.arg(2));
+  size_t receivers = ctx.pubsub().PublishShard(ctx.arg(1), ctx.arg(2));
   ctx.reply.Integer(static_cast<int64_t>(receivers));
   PropagateMessage(ctx, "SPUBLISH");
 }
@@ -128,14 +129,14 @@ void ActiveChannels(CommandContext& ctx, PubsubKind kind) {
   }
   bool all = ctx.argc() == 2;
   std::vector<std::string> names =
-      ctx.server.pubsub().ActiveNames(kind, all ? std::string_view() : ctx.arg(2), all);
+      ctx.pubsub().ActiveNames(kind, all ? std::string_view() : ctx.arg(2), all);
   ctx.reply.Array(names.size());
   for (const std::string& name : names) ctx.reply.Bulk(name);
 }
 
 // A flat name, count, name, count... array in both protocols, as Redis replies.
 void NumSub(CommandContext& ctx, PubsubKind kind) {
-  const PubsubEngine& pubsub = ctx.server.pubsub();
+  const PubsubEngine& pubsub = ctx.pubsub();
   ctx.reply.Array((ctx.argc() - 2) * 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
     ctx.reply.Bulk(ctx.arg(i));
@@ -148,7 +149,7 @@ void PubsubShardchannelsCommand(CommandContext& ctx) { ActiveChannels(ctx, Pubsu
 void PubsubNumsubCommand(CommandContext& ctx) { NumSub(ctx, PubsubKind::kChannel); }
 void PubsubShardnumsubCommand(CommandContext& ctx) { NumSub(ctx, PubsubKind::kShard); }
 void PubsubNumpatCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(ctx.server.pubsub().pattern_count()));
+  ctx.reply.Integer(static_cast<int64_t>(ctx.pubsub().pattern_count()));
 }
 
 void PubsubHelpCommand(CommandContext& ctx) {

@@ -12,10 +12,12 @@
 #include "commands/families.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
 #include "server/command_context.h"
-#include "server/server.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -33,7 +35,7 @@ void SyncCommand(CommandContext& ctx) {
   Client& client = ctx.client;
   // A replica repeating SYNC is ignored, as in Redis.
   if (client.has(kClientReplica)) return;
-  Replication& replication = ctx.server.replication();
+  Replication& replication = ctx.replication();
   SyncRequest request;
   request.client_id = client.id();
   request.client_addr = client.addr;
@@ -61,7 +63,7 @@ void ReplconfCommand(CommandContext& ctx) {
   ArgParser args(ctx, 1);
   if (ctx.argc() % 2 == 0) args.SyntaxError();
   if (!args.Check()) return;
-  Replication& replication = ctx.server.replication();
+  Replication& replication = ctx.replication();
   if (ctx.argc() >= 3 && EqualsIgnoreCase(ctx.arg(1), "ack")) {
     // A malformed ACK is ignored: the replica gets no reply to it either way.
     int64_t offset = 0;
@@ -142,9 +144,9 @@ void ReplconfCommand(CommandContext& ctx) {
 
 // REPLICAOF / SLAVEOF host port | NO ONE.
 void ReplicaofCommand(CommandContext& ctx) {
-  Replication& replication = ctx.server.replication();
+  Replication& replication = ctx.replication();
   // A cluster node replicates whichever master the cluster gives it (CLUSTER REPLICATE).
-  if (ctx.server.cfg().cluster_enabled) {
+  if (ctx.cfg().cluster_enabled) {
     ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
     return;
   }
@@ -173,7 +175,7 @@ void ReplicaofCommand(CommandContext& ctx) {
 }
 
 void RoleCommand(CommandContext& ctx) {
-  const RoleInfo role = ctx.server.replication().Role();
+  const RoleInfo role = ctx.replication().Role();
   ReplyBuilder& reply = ctx.reply;
   if (role.replica) {
     reply.Array(5);
@@ -202,12 +204,12 @@ void BlockForAcks(CommandContext& ctx, int64_t timeout_ms) {
   BlockOptions options;
   options.rerun_on_timeout = true;
   ctx.blocking().BlockClient(ctx, {}, timeout_ms, ValueType::kString, std::move(options));
-  ctx.server.replication().WaitForAcks(ctx.client.id());
+  ctx.replication().WaitForAcks(ctx.client.id());
 }
 
 // WAIT numreplicas timeout
 void WaitCommand(CommandContext& ctx) {
-  Replication& replication = ctx.server.replication();
+  Replication& replication = ctx.replication();
   if (replication.is_replica()) {
     ctx.reply.Error(
         "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
@@ -234,15 +236,15 @@ void WaitAofCommand(CommandContext& ctx) {
   const int64_t numreplicas = args.NonNegative();
   const int64_t timeout_ms = args.TimeoutMs(ctx.db.now_ms());
   if (!args.Check()) return;
-  Replication& replication = ctx.server.replication();
+  Replication& replication = ctx.replication();
   if (replication.is_replica()) {
     ctx.reply.Error(
         "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
         "replicas are just local and are not propagated.");
     return;
   }
-  const int64_t fsynced = ctx.server.aof().fsynced_reploff();
-  if (numlocal > 0 && !ctx.server.cfg().appendonly) {
+  const int64_t fsynced = ctx.aof().fsynced_reploff();
+  if (numlocal > 0 && !ctx.cfg().appendonly) {
     ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
     return;
   }
@@ -260,7 +262,7 @@ void WaitAofCommand(CommandContext& ctx) {
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
 void FailoverCommand(CommandContext& ctx) {
-  if (ctx.server.cfg().cluster_enabled) {
+  if (ctx.cfg().cluster_enabled) {
     ctx.reply.Error(
         "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
     return;
@@ -288,7 +290,7 @@ void FailoverCommand(CommandContext& ctx) {
     }
   }
   if (!args.Check()) return;
-  if (std::string err = ctx.server.replication().Failover(request); !err.empty()) {
+  if (std::string err = ctx.replication().Failover(request); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }

@@ -10,7 +10,10 @@
 #include "commands/numkeys.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/command_stats.h"
+#include "server/monitors.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -25,18 +28,18 @@ constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use 
 // propagating what the script wrote instead of the script.
 void RunScriptFor(CommandContext& ctx, LuaEngine& engine, int ref, uint32_t flags, bool ro,
                   std::string_view name, size_t numkeys) {
-  ScriptOutcome outcome = ctx.server.scripting().Run({.engine = &engine,
-                                                      .ref = ref,
-                                                      .flags = flags,
-                                                      .ro = ro,
-                                                      .name = name,
-                                                      .argv = ctx.argv,
-                                                      .numkeys = numkeys,
-                                                      .first_key = 3,
-                                                      .from_master = ctx.client.has(kClientMaster)},
-                                                     ctx.reply);
+  ScriptOutcome outcome = ctx.scripting().Run({.engine = &engine,
+                                               .ref = ref,
+                                               .flags = flags,
+                                               .ro = ro,
+                                               .name = name,
+                                               .argv = ctx.argv,
+                                               .numkeys = numkeys,
+                                               .first_key = 3,
+                                               .from_master = ctx.client.has(kClientMaster)},
+                                              ctx.reply);
   if (!outcome.ran) return;
-  if (outcome.uncounted_error) ++ctx.server.command_stats().For(*ctx.spec).failed_calls;
+  if (outcome.uncounted_error) ++ctx.command_stats().For(*ctx.spec).failed_calls;
   // Redis 7 replicates what a script did, not the script: its writes, in a transaction when
   // there is more than one. (The propagator wraps them per consumer: redis.set_repl may have
   // sent some to only one.)
@@ -62,7 +65,7 @@ bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
 void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
   // EVAL has skip_monitor: it is fed here, first (also when the script is unknown or fails to
   // compile, as in Redis), so the commands its script runs follow it.
-  ctx.server.monitors().Feed(ctx.client, ctx.argv);
+  ctx.monitors().Feed(ctx.client, ctx.argv);
   // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
   // looks at numkeys.
   if (by_sha && ctx.arg(1).size() != 40) {
@@ -71,7 +74,7 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
   }
   size_t numkeys = 0;
   if (!ParseNumKeys(ctx, &numkeys)) return;
-  Scripting& scripting = ctx.server.scripting();
+  Scripting& scripting = ctx.scripting();
   CachedScript* script;
   std::string sha;
   if (by_sha) {
@@ -98,7 +101,7 @@ void EvalShaRoCommand(CommandContext& ctx) { EvalGeneric(ctx, true, true); }
 
 void ScriptLoadCommand(CommandContext& ctx) {
   std::string sha, error;
-  if (ctx.server.scripting().LoadScript(ctx.arg(2), &sha, &error) == nullptr) {
+  if (ctx.scripting().LoadScript(ctx.arg(2), &sha, &error) == nullptr) {
     ctx.reply.Error(error);
     return;
   }
@@ -106,7 +109,7 @@ void ScriptLoadCommand(CommandContext& ctx) {
 }
 
 void ScriptExistsCommand(CommandContext& ctx) {
-  Scripting& scripting = ctx.server.scripting();
+  Scripting& scripting = ctx.scripting();
   ctx.reply.Array(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
     ctx.reply.Integer(scripting.FindScript(ctx.arg(i)) != nullptr ? 1 : 0);
@@ -119,7 +122,7 @@ void ScriptFlushCommand(CommandContext& ctx) {
   if (args.remaining() > 1) args.Fail(kSyncOrAsync);
   if (args.HasNext()) args.Keyword({"SYNC", "ASYNC"}, kSyncOrAsync);
   if (!args.Check()) return;
-  ctx.server.scripting().FlushScripts();
+  ctx.scripting().FlushScripts();
   ctx.reply.Ok();
 }
 
@@ -127,7 +130,7 @@ void ScriptFlushCommand(CommandContext& ctx) {
 
 // Shared with functions.cc: SCRIPT KILL and FUNCTION KILL.
 void KillRunningScript(CommandContext& ctx, bool eval) {
-  ScriptRun* run = ctx.server.scripting().running();
+  ScriptRun* run = ctx.scripting().running();
   if (run == nullptr || !run->timed_out) {
     ctx.reply.Error("NOTBUSY No scripts in execution right now.");
     return;
@@ -210,7 +213,7 @@ void RegisterScriptingCommands(CommandTable& table) {
              "script numkeys [key [key ...]] [arg [arg ...]]", EvalCommand, kComplexity, EvalKeys});
   table.Add({"evalsha", -3,
              kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdMayReplicate | kCmdNoMandatoryKeys |
-                 kCmdRunsScript,
+                 kCmdRunsScript | kCmdScriptBySha,
              Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyUpdate)), kAclScripting, kGroup,
              "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaCommand, kComplexity,
@@ -226,7 +229,7 @@ void RegisterScriptingCommands(CommandTable& table) {
              EvalKeys});
   table.Add({"evalsha_ro", -3,
              kCmdReadonly | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys |
-                 kCmdRunsScript,
+                 kCmdRunsScript | kCmdScriptBySha,
              Keys(KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)), kAclScripting, kGroup, "7.0.0",
              "Executes a read-only server-side Lua script by SHA1 digest.",
              "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaRoCommand, kComplexity,

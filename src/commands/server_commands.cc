@@ -14,9 +14,19 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
+#include "core/latency_monitor.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/client_registry.h"
+#include "server/command_clock.h"
+#include "server/command_context.h"
+#include "server/command_stats.h"
+#include "server/event_loop.h"
+#include "server/memory_view.h"
+#include "server/process_info.h"
+#include "server/server_stats.h"
 #include "types/packed_list.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -29,7 +39,7 @@ namespace {
 
 void ConfigGetCommand(CommandContext& ctx) {
   std::vector<std::string> patterns(ctx.argv.begin() + 2, ctx.argv.end());
-  std::vector<std::pair<std::string, std::string>> found = ctx.server.config().Get(patterns);
+  std::vector<std::pair<std::string, std::string>> found = ctx.config().Get(patterns);
   ctx.reply.Map(found.size());
   for (const auto& [name, value] : found) {
     ctx.reply.Bulk(name);
@@ -55,10 +65,10 @@ void ConfigSetCommand(CommandContext& ctx) {
     pairs.emplace_back(std::string(pair[0]), std::string(pair[1]));
   }
   if (!args.Check()) return;
-  Config& config = ctx.server.config();
+  Config& config = ctx.config();
   // Options Redis won't change under a loading dataset (appendonly, dir, repl-diskless-load)
   // get -LOADING, ahead of any other error, as in Redis.
-  if (ctx.server.loading().mode != Server::LoadingMode::kNone) {
+  if (ctx.loading_dataset()) {
     for (const auto& [name, value] : pairs) {
       const Config::Option* opt = config.Find(name);
       if (opt != nullptr && opt->deny_loading) {
@@ -84,11 +94,11 @@ void ConfigSetCommand(CommandContext& ctx) {
   const ServerConfig& now = config.values();
   if (now.port != old_port || now.tls_port != old_tls_port || now.bind != old_bind) {
     bool tls_failed = false;
-    if (std::string err = ctx.server.RebindTcp(&tls_failed); !err.empty()) {
+    if (std::string err = ctx.loop().RebindTcp(&tls_failed); !err.empty()) {
       // Redis names the port whose listener failed when that port changed, else bind.
       const bool port_failed = tls_failed ? now.tls_port != old_tls_port : now.port != old_port;
       RestoreOptions(config, old_values);
-      ctx.server.RebindTcp();
+      ctx.loop().RebindTcp();
       ctx.reply.Error(fmt::format("ERR CONFIG SET failed (possibly related to argument '{}') - {}",
                                   port_failed ? (tls_failed ? "tls-port" : "port") : "bind",
                                   port_failed ? "Unable to listen on this port. Check server logs."
@@ -100,16 +110,16 @@ void ConfigSetCommand(CommandContext& ctx) {
 }
 
 void ConfigResetstatCommand(CommandContext& ctx) {
-  ctx.server.stats() = ServerStats{};
-  ctx.server.memory().lazy_freer().ResetStats();
+  ctx.stats() = ServerStats{};
+  ctx.memory().lazy_freer().ResetStats();
   // The latency-tracking histograms go with the command statistics, as in Redis.
-  ctx.server.command_stats().Reset();
-  ctx.server.latency().ResetHistograms();
+  ctx.command_stats().Reset();
+  ctx.latency().ResetHistograms();
   ctx.reply.Ok();
 }
 
 void ConfigRewriteCommand(CommandContext& ctx) {
-  std::string error = ctx.server.config().Rewrite();
+  std::string error = ctx.config().Rewrite();
   if (!error.empty()) {
     ctx.reply.Error(error);
     return;
@@ -130,13 +140,13 @@ void ConfigHelpCommand(CommandContext& ctx) {
 // TIME, LASTSAVE
 
 void TimeCommand(CommandContext& ctx) {
-  int64_t now_us = ctx.server.command_clock().us();
+  int64_t now_us = ctx.command_clock().us();
   ctx.reply.Array(2);
   ctx.reply.Bulk(Int64ToString(now_us / 1000000));
   ctx.reply.Bulk(Int64ToString(now_us % 1000000));
 }
 
-void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.server.process().lastsave()); }
+void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.process().lastsave()); }
 
 // ---------------------------------------------------------------------------------------------
 // SHUTDOWN
@@ -175,12 +185,12 @@ void ShutdownCommand(CommandContext& ctx) {
   // Saves the dump when SAVE is given or save points are configured (unless NOSAVE); a failed
   // save keeps the server running unless FORCE. As in Redis the client gets no reply on
   // success: the connection closes when the process exits.
-  if (!RdbSaveOnShutdown(ctx.server, save, nosave).empty() && !force) {
+  if (!RdbSaveOnShutdown(ctx.persistence(), save, nosave).empty() && !force) {
     ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;
   }
   ctx.clients().CloseAfterReply(ctx.client);
-  ctx.server.loop().Shutdown();
+  ctx.loop().Shutdown();
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include "commands/numkeys.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/set_object.h"
 #include "util/glob.h"
 #include "util/strings.h"
@@ -25,7 +27,7 @@ namespace {
 using Encoding = SetObject::Encoding;
 
 SetLimits Limits(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return {static_cast<size_t>(c.set_max_intset_entries),
           static_cast<size_t>(c.set_max_listpack_entries),
           static_cast<size_t>(c.set_max_listpack_value)};
@@ -240,8 +242,7 @@ void SPopWithCount(CommandContext& ctx) {
     ctx.db.Delete(key);
     Notify(ctx, kNotifyGeneric, "del", key);
     // Logged as the deletion this server made (lazyfree-lazy-server-del), as Redis does.
-    ctx.PropagateInstead(
-        {ctx.server.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
+    ctx.PropagateInstead({ctx.cfg().lazyfree_lazy_server_del ? "UNLINK" : "DEL", std::string(key)});
     KeyWritten(ctx, key, size);
     return;
   }

@@ -20,9 +20,11 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "core/config.h"
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/hash_object.h"
 #include "types/packed_list.h"
 #include "types/set_object.h"
@@ -63,20 +65,20 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortArgs* a) {
         continue;
       }
       // The keys a pattern names may live in any slot, on any node.
-      if (ctx.server.cfg().cluster_enabled) {
+      if (ctx.cfg().cluster_enabled) {
         args.Fail("ERR BY option of SORT denied in Cluster mode.");
         break;
       }
-      if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
+      if (!ctx.acl_service().MayReadAnyKey(ctx.client, *ctx.spec, ctx.argv)) {
         args.Fail("ERR BY option of SORT denied due to insufficient ACL permissions.");
         break;
       }
     } else if (args.Option("GET", &value)) {
-      if (ctx.server.cfg().cluster_enabled) {
+      if (ctx.cfg().cluster_enabled) {
         args.Fail("ERR GET option of SORT denied in Cluster mode.");
         break;
       }
-      if (!AclMayReadAnyKey(ctx.server, ctx.client, *ctx.spec, ctx.argv)) {
+      if (!ctx.acl_service().MayReadAnyKey(ctx.client, *ctx.spec, ctx.argv)) {
         args.Fail("ERR GET option of SORT denied due to insufficient ACL permissions.");
         break;
       }
@@ -147,8 +149,7 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
   }
   // A stored result, or one a script sees, must not depend on a set's hash order: Redis
   // sorts it lexicographically then.
-  if (a.dontsort && type == ValueType::kSet &&
-      (a.store || ctx.server.scripting().running() != nullptr)) {
+  if (a.dontsort && type == ValueType::kSet && (a.store || ctx.scripting().running() != nullptr)) {
     a.dontsort = false;
     a.alpha = true;
     a.by.reset();
@@ -297,7 +298,7 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     ctx.reply.Integer(0);
     return;
   }
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   auto list = std::make_unique<PackedList>(static_cast<int>(c.list_max_listpack_size),
                                            static_cast<int>(c.list_compress_depth));
   for (int64_t j = start; j <= end; ++j) {

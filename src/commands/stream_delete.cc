@@ -16,7 +16,8 @@
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "util/strings.h"
 
 namespace vireo {

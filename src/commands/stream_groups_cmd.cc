@@ -8,7 +8,10 @@
 
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
-#include "server/server.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/process_info.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -50,7 +53,7 @@ StreamConsumer* TouchConsumer(CommandContext& ctx, ConsumerGroup& g, std::string
   if (created) {
     Notify(ctx, kNotifyStream, "xgroup-createconsumer", key);
     ctx.PropagateInstead(CreateConsumerPropagation(key, group, name));
-    ctx.server.process().AddDirty(1);
+    ctx.process().AddDirty(1);
   }
   c->seen_time_ms = CommandTimeMs(ctx);
   return c;

@@ -10,7 +10,9 @@
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/stream_idmp.h"
 #include "util/strings.h"
 
@@ -21,7 +23,7 @@ void ReplyIdmpInfo(CommandContext& ctx, Stream& s) {
   ReplyBuilder& r = ctx.reply;
   StreamIdmp* idmp = s.idmp();
   if (idmp != nullptr) idmp->Expire(CommandTimeMs(ctx));
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   r.Bulk("idmp-duration");
   r.Integer(idmp != nullptr ? idmp->duration() : c.stream_idmp_duration);
   r.Bulk("idmp-maxsize");
@@ -68,7 +70,7 @@ void XCfgSetCommand(CommandContext& ctx) {
   std::string_view key = ctx.arg(1);
   Stream* s = LookupExistingStream(ctx, key);
   if (s == nullptr) return;
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   StreamIdmp& idmp = s->MutableIdmp(c.stream_idmp_duration, c.stream_idmp_maxsize);
   idmp.Configure(duration != -1 ? duration : idmp.duration(),
                  maxsize != -1 ? maxsize : idmp.maxsize());
@@ -88,7 +90,7 @@ void XIdmpRecordCommand(CommandContext& ctx) {
   }
   Stream* s = LookupExistingStream(ctx, key);
   if (s == nullptr) return;
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   StreamIdmp& idmp = s->MutableIdmp(c.stream_idmp_duration, c.stream_idmp_maxsize);
   if (const StreamID* known = idmp.Find(pid, iid, CommandTimeMs(ctx))) {
     if (*known != id) {

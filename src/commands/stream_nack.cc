@@ -12,7 +12,9 @@
 
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
-#include "server/server.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "util/strings.h"
 
 namespace vireo {

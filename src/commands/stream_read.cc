@@ -9,7 +9,11 @@
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
 #include "scripting/scripting.h"
-#include "server/server.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_clock.h"
+#include "server/command_context.h"
+#include "server/event_loop.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -43,7 +47,7 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
   while (p.HasNext()) {
     if (p.OptionName("BLOCK")) {
       // Redis 7.2 refuses BLOCK from scripts (7.4 lets it run non-blocking).
-      if (ctx.server.scripting().running() != nullptr) {
+      if (ctx.scripting().running() != nullptr) {
         // The name as the script spelled it, as Redis prints argv[0].
         p.Fail(fmt::format("ERR {} command is not allowed with BLOCK option from scripts",
                            ctx.arg(0)));
@@ -148,12 +152,14 @@ int64_t NextClaimableAt(const ConsumerGroup& g, int64_t min_idle) {
 // timer goes with the condition when the client stops waiting.
 class XReadGroupClaimCondition : public XReadGroupCondition {
  public:
-  XReadGroupClaimCondition(std::string_view group, int64_t min_idle, Server& server, int db,
+  XReadGroupClaimCondition(std::string_view group, int64_t min_idle, const CommandContext& ctx,
                            std::vector<std::string> keys)
       : XReadGroupCondition(group),
         min_idle_(min_idle),
-        wake_(std::make_shared<WakeTarget>(WakeTarget{&server, db, std::move(keys)})),
-        timer_(server.loop().io()) {}
+        wake_(std::make_shared<WakeTarget>(WakeTarget{&ctx.command_clock(), &ctx.loop(),
+                                                      &ctx.blocking(), ctx.client.db_index(),
+                                                      std::move(keys)})),
+        timer_(ctx.loop().io()) {}
 
   bool Ready(std::string_view key, const Value* value) const override {
     if (XReadGroupCondition::Ready(key, value)) return true;
@@ -161,7 +167,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
     const ConsumerGroup& g = *value->As<Stream>()->groups()->Find(group_);
     if (g.nacked_count() > 0) return true;
     int64_t due = NextClaimableAt(g, min_idle_);
-    if (due <= wake_->server->command_clock().ms()) return true;
+    if (due <= wake_->clock->ms()) return true;
     WakeAt(due);
     return false;
   }
@@ -176,7 +182,7 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
     // One more ms: the wall clock is read in whole ms, and waking early only means re-arming.
     int64_t delay = std::clamp<int64_t>(due_ms - NowMs() + 1, 0, kMaxDelayMs);
     timer_.expires_after(std::chrono::milliseconds(delay));
-    wake_->server->loop().NoteTimer(timer_);
+    wake_->loop->NoteTimer(timer_);
     // A handler asio has already queued still runs, with success, after the timer is re-armed
     // or destroyed (e.g. the client timed out in the same loop turn): it must not touch the
     // condition, only the target it can tell is gone.
@@ -185,13 +191,16 @@ class XReadGroupClaimCondition : public XReadGroupCondition {
       if (ec || wake == nullptr) return;
       wake->armed_for = 0;
       // The ready-keys pass asks Ready again, which serves the client or re-arms.
-      for (const std::string& k : wake->keys) wake->server->blocking().SignalKeyAsReady(wake->db, k);
+      for (const std::string& k : wake->keys) wake->blocking->SignalKeyAsReady(wake->db, k);
     });
   }
 
  private:
   struct WakeTarget {
-    Server* server;
+    // The server's components the timer reaches after the command has returned.
+    CommandClock* clock;
+    EventLoop* loop;
+    BlockingService* blocking;
     int db;
     std::vector<std::string> keys;
     int64_t armed_for = 0;  // unix ms the timer is armed for; 0 = not armed
@@ -527,8 +536,8 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   BlockOptions options;
   std::shared_ptr<XReadGroupClaimCondition> claim_condition;
   if (claim) {
-    claim_condition = std::make_shared<XReadGroupClaimCondition>(
-        args.group, args.claim_min_idle, ctx.server, ctx.client.db_index(), keys);
+    claim_condition =
+        std::make_shared<XReadGroupClaimCondition>(args.group, args.claim_min_idle, ctx, keys);
     options.condition = claim_condition;
   } else if (group_mode) {
     options.condition = std::make_shared<XReadGroupCondition>(args.group);
@@ -544,7 +553,7 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
     options.condition = std::move(condition);
   }
   ctx.blocking().BlockClient(ctx, std::move(keys), args.timeout_ms, ValueType::kStream,
-                         std::move(options));
+                             std::move(options));
   if (claim_condition != nullptr) {
     // Nothing is claimable yet: wake when the first pending entry will be.
     int64_t due = std::numeric_limits<int64_t>::max();

@@ -15,7 +15,11 @@
 #include "commands/families.h"
 #include "commands/stream_common.h"
 #include "core/arg_parser.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/process_info.h"
 #include "types/stream_idmp.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -77,7 +81,7 @@ void ReplyEntry(ReplyBuilder& reply, const StreamEntryView& entry) {
 }
 
 Stream::NodeLimits NodeLimits(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return {static_cast<size_t>(std::max<int64_t>(c.stream_node_max_bytes, 0)),
           static_cast<size_t>(std::max<int64_t>(c.stream_node_max_entries, 0))};
 }
@@ -89,9 +93,7 @@ int64_t CommandTimeMs(const CommandContext& ctx) {
   return now > 0 ? now : NowMs();
 }
 
-void GroupStateWritten(CommandContext& ctx, uint64_t dirty) {
-  ctx.server.process().AddDirty(dirty);
-}
+void GroupStateWritten(CommandContext& ctx, uint64_t dirty) { ctx.process().AddDirty(dirty); }
 
 std::vector<std::string> XClaimPropagation(std::string_view key, std::string_view group,
                                            const ConsumerGroup& cg, const PendingEntry& pending,
@@ -256,7 +258,7 @@ bool ParseAddOrTrim(CommandContext& ctx, bool xadd, AddArgs* args) {
   if (!p.Check()) return false;
   if (!trim.limit_given && trim.approx) {
     // Bounds the work of one call: 100 nodes' worth by default.
-    trim.limit = 100 * ctx.server.cfg().stream_node_max_entries;
+    trim.limit = 100 * ctx.cfg().stream_node_max_entries;
     if (trim.limit <= 0) trim.limit = 10000;
     if (trim.limit > 1000000) trim.limit = 1000000;
   }
@@ -387,7 +389,7 @@ void XAddCommand(CommandContext& ctx) {
   }
   s.Append(id, fields, NodeLimits(ctx));
   if (args.idmp_index != 0) {
-    const ServerConfig& c = ctx.server.cfg();
+    const ServerConfig& c = ctx.cfg();
     s.MutableIdmp(c.stream_idmp_duration, c.stream_idmp_maxsize).Record(args.pid, args.iid, id);
   }
   // Formatted once: the reply, the logged XADD and XIDMPRECORD all carry it.

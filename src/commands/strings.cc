@@ -10,7 +10,9 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/lcs.h"
 
 namespace vireo {
@@ -264,7 +266,7 @@ void GetexCommand(CommandContext& ctx) {
   if (absolute && when_ms <= ctx.db.now_ms()) {
     // Unlike SET, GETEX deletes a key given a past time outright, as an expiry would be
     // (Redis propagates DEL, or UNLINK with lazyfree-lazy-expire).
-    const bool lazy = ctx.server.cfg().lazyfree_lazy_expire;
+    const bool lazy = ctx.cfg().lazyfree_lazy_expire;
     ctx.db.DeleteEntry(entry, lazy);
     KeyWritten(ctx, ctx.arg(1));
     Notify(ctx, kNotifyGeneric, "del", ctx.arg(1));
@@ -338,7 +340,7 @@ void MsetnxCommand(CommandContext& ctx) {
 // Redis's cap on string sizes: proto-max-bulk-len, with overflow of the sum caught too.
 bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
   uint64_t total = size + append;
-  const auto limit = static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len);
+  const auto limit = static_cast<uint64_t>(ctx.cfg().proto_max_bulk_len);
   if (total < size || total > limit) {
     ctx.reply.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
     return false;
@@ -605,8 +607,7 @@ void LcsCommand(CommandContext& ctx) {
   }
   // The table bound applies to LEN too, although LcsLength needs far less, so the same inputs
   // are accepted or refused whatever the options.
-  if (LcsTableBytes(a.size(), b.size()) >
-      static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
+  if (LcsTableBytes(a.size(), b.size()) > static_cast<uint64_t>(ctx.cfg().proto_max_bulk_len)) {
     ctx.reply.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     return;
   }

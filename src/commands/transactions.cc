@@ -3,17 +3,19 @@
 #include "commands/helpers.h"
 #include "core/command_table.h"
 #include "server/acl_server.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
+#include "server/watched_keys.h"
 
 namespace vireo {
 namespace {
 
-void DiscardTransaction(Server& server, Client& client) {
+void DiscardTransaction(const CommandContext& ctx, Client& client) {
   client.multi_queue.clear();
   client.clear(kClientMulti);
   client.clear(kClientDirtyExec);
   client.clear(kClientDirtyCas);
-  server.watched_keys().UnwatchAll(client);
+  ctx.watched_keys().UnwatchAll(client);
 }
 
 void MultiCommand(CommandContext& ctx) {
@@ -33,16 +35,16 @@ void ExecCommand(CommandContext& ctx) {
   }
   if (client.has(kClientDirtyExec)) {
     ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
-    DiscardTransaction(ctx.server, client);
+    DiscardTransaction(ctx, client);
     return;
   }
-  if (client.has(kClientDirtyCas) || ctx.server.watched_keys().AnyExpired(client)) {
+  if (client.has(kClientDirtyCas) || ctx.watched_keys().AnyExpired(client)) {
     ctx.reply.NullArray();
-    DiscardTransaction(ctx.server, client);
+    DiscardTransaction(ctx, client);
     return;
   }
   // Unwatch first: the transaction's own writes must not mark this client dirty.
-  ctx.server.watched_keys().UnwatchAll(client);
+  ctx.watched_keys().UnwatchAll(client);
   std::vector<QueuedCommand> queue;
   queue.swap(client.multi_queue);
   client.clear(kClientMulti);
@@ -51,12 +53,12 @@ void ExecCommand(CommandContext& ctx) {
   for (const QueuedCommand& cmd : queue) {
     argv.assign(cmd.argv.begin(), cmd.argv.end());
     // Permissions may have changed since the command was queued.
-    if (std::string denied; !AclCheckCommand(ctx.server, client, *cmd.spec, argv, AclContext::kExec,
-                                             &denied, client.acl_user())) {
+    if (std::string denied; !ctx.acl_service().CheckCommand(
+            client, *cmd.spec, argv, AclContext::kExec, &denied, client.acl_user())) {
       ctx.reply.Error(denied);
       continue;
     }
-    ctx.server.Call(client, *cmd.spec, argv, true);
+    ctx.CallQueued(client, *cmd.spec, argv);
   }
   client.clear(kClientDirtyCas);
 }
@@ -66,7 +68,7 @@ void DiscardCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR DISCARD without MULTI");
     return;
   }
-  DiscardTransaction(ctx.server, ctx.client);
+  DiscardTransaction(ctx, ctx.client);
   ctx.reply.Ok();
 }
 
@@ -77,13 +79,13 @@ void WatchCommand(CommandContext& ctx) {
   }
   // Watching from a client whose transaction already failed is pointless but harmless.
   for (size_t i = 1; i < ctx.argc(); ++i) {
-    ctx.server.watched_keys().Watch(ctx.client, ctx.client.db_index(), ctx.arg(i));
+    ctx.watched_keys().Watch(ctx.client, ctx.client.db_index(), ctx.arg(i));
   }
   ctx.reply.Ok();
 }
 
 void UnwatchCommand(CommandContext& ctx) {
-  ctx.server.watched_keys().UnwatchAll(ctx.client);
+  ctx.watched_keys().UnwatchAll(ctx.client);
   ctx.client.clear(kClientDirtyCas);
   ctx.reply.Ok();
 }

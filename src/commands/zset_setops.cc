@@ -14,7 +14,8 @@
 #include "commands/zset_common.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "types/set_object.h"
 #include "util/strings.h"
 

@@ -18,14 +18,17 @@
 #include "commands/zset_common.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
-#include "server/server.h"
+#include "core/config.h"
+#include "server/blocking_service.h"
+#include "server/client.h"
+#include "server/command_context.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
 namespace vireo {
 
 ZSet::Limits ZsetLimits(CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
+  const ServerConfig& c = ctx.cfg();
   return ZSet::Limits{static_cast<size_t>(c.zset_max_listpack_entries),
                       static_cast<size_t>(c.zset_max_listpack_value)};
 }
@@ -350,7 +353,7 @@ void BlockingPop(CommandContext& ctx, Which which) {
     return;
   }
   ctx.blocking().BlockClient(ctx, std::vector<std::string>(keys.begin(), keys.end()), timeout,
-                         ValueType::kZSet, {});
+                             ValueType::kZSet, {});
 }
 
 void BzpopminCommand(CommandContext& ctx) { BlockingPop(ctx, Which::kMin); }
@@ -419,8 +422,8 @@ void BzmpopCommand(CommandContext& ctx) {
     ctx.reply.NullArray();
     return;
   }
-  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()), timeout,
-                         ValueType::kZSet, {});
+  ctx.blocking().BlockClient(ctx, std::vector<std::string>(args.keys.begin(), args.keys.end()),
+                             timeout, ValueType::kZSet, {});
 }
 
 // COMMAND GETKEYS for ZMPOP / BZMPOP / ZUNION & co.: numkeys keys after argv[numkeys_at].

@@ -69,6 +69,10 @@ enum CommandFlag : uint64_t {
   // Moves its keys to another node (MIGRATE): cluster mode lets it run on a slot being
   // migrated or imported whatever the keys' whereabouts.
   kCmdMigratesKeys = 1ull << 31,
+  // With kCmdRunsScript, what argv[1] names: a cached script's SHA1 (EVALSHA*) or a function
+  // (FCALL*); neither means the script's body (EVAL*).
+  kCmdScriptBySha = 1ull << 32,
+  kCmdRunsFunction = 1ull << 33,
 };
 
 // The visible flags with their COMMAND INFO names, in Redis's order.

@@ -303,7 +303,8 @@ static Option LatencyPercentilesOption() {
     for (const std::string& arg : in) {
       if (in.size() == 1 && arg.empty()) break;
       double p;
-      if (!ParseDouble(arg, &p)) return std::string("Invalid latency-tracking-info-percentiles parameters");
+      if (!ParseDouble(arg, &p))
+        return std::string("Invalid latency-tracking-info-percentiles parameters");
       if (p < 0.0 || p > 100.0) {
         return std::string(
             "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
@@ -323,7 +324,7 @@ void Config::Declare() {
   auto& o = options_;
 
   // bind and port are mutable, as in Redis 7: CONFIG SET rebuilds the TCP listeners
-  // (Server::RebindTcp, called from the CONFIG SET command).
+  // (EventLoop::RebindTcp, called from the CONFIG SET command).
   Option bind = Special("bind", Type::kList, kMut);
   bind.get = [](const ServerConfig& c) {
     std::string out;
@@ -592,8 +593,7 @@ void Config::Declare() {
   o.push_back(std::move(loading_interval));
   o.push_back(Numeric("repl-backlog-size", "", &ServerConfig::repl_backlog_size, 1, kLongMax, kMut,
                       Type::kMemory));
-  o.push_back(
-      Numeric("repl-backlog-ttl", "", &ServerConfig::repl_backlog_ttl, 0, kLongMax, kMut));
+  o.push_back(Numeric("repl-backlog-ttl", "", &ServerConfig::repl_backlog_ttl, 0, kLongMax, kMut));
   o.push_back(Numeric("repl-ping-replica-period", "repl-ping-slave-period",
                       &ServerConfig::repl_ping_replica_period, 1, kIntMax, kMut));
   o.push_back(Numeric("repl-timeout", "", &ServerConfig::repl_timeout, 1, kIntMax, kMut));
@@ -671,7 +671,7 @@ void Config::Declare() {
   // TLS (src/security/tls.h): CONFIG SET of any tls-* option rebuilds the contexts, and is
   // refused if they don't build (Server::ApplyTlsConfig).
   // tls-port is mutable as in Redis 7: CONFIG SET opens, moves or (0) closes the TLS
-  // listeners (Server::RebindTcp, called from the CONFIG SET command).
+  // listeners (EventLoop::RebindTcp, called from the CONFIG SET command).
   o.push_back(Numeric("tls-port", "", &ServerConfig::tls_port, 0, 65535, kMut));
   for (auto [name, field] : {
            std::pair{"tls-cert-file", &ServerConfig::tls_cert_file},

@@ -115,20 +115,18 @@ CachedScript* Scripting::LoadScript(std::string_view body, std::string* sha, std
   return &script;
 }
 
-std::optional<uint32_t> Scripting::DeclaredFlags(std::string_view command,
+std::optional<uint32_t> Scripting::DeclaredFlags(ScriptRef ref,
                                                  std::span<const std::string_view> argv) {
   if (argv.size() < 2) return std::nullopt;
   uint32_t flags = kScriptEvalCompat;
-  if (command == "fcall" || command == "fcall_ro") {
+  if (ref == ScriptRef::kFunction) {
     const FunctionInfo* fn = FindFunction(argv[1]);
     if (fn == nullptr) return std::nullopt;
     flags = fn->flags;
-  } else if (command == "evalsha" || command == "evalsha_ro") {
+  } else if (ref == ScriptRef::kSha) {
     const CachedScript* script = FindScript(argv[1]);
     if (script == nullptr) return std::nullopt;
     flags = script->flags;
-  } else if (command != "eval" && command != "eval_ro") {
-    return std::nullopt;  // not a script command: its own flags apply
   } else if (const CachedScript* script = FindScript(Sha1Hex(argv[1])); script != nullptr) {
     flags = script->flags;
   } else {

@@ -92,13 +92,13 @@ class Scripting {
   FunctionInfo* FindFunction(std::string_view name);
   size_t function_count() const { return functions_.size(); }
 
-  // The flags an EVAL/EVALSHA/FCALL (or _RO) command's script declares, found without running
-  // it (a cached script, a shebang, a function): what decides, as in Redis, whether a write
-  // pause holds it. `command` is a command table name (lower case). nullopt when it declares
-  // none (another command, a script without a shebang, an unknown script or function, a
+  // What an EVAL/EVALSHA/FCALL (or _RO) command's argv[1] names (its declared flags say which).
+  enum class ScriptRef { kBody, kSha, kFunction };
+  // The flags that command's script declares, found without running it (a cached script, a
+  // shebang, a function): what decides, as in Redis, whether a write pause holds it. nullopt
+  // when it declares none (a script without a shebang, an unknown script or function, a
   // shebang that doesn't parse: the command's own flags apply).
-  std::optional<uint32_t> DeclaredFlags(std::string_view command,
-                                        std::span<const std::string_view> argv);
+  std::optional<uint32_t> DeclaredFlags(ScriptRef ref, std::span<const std::string_view> argv);
 
   // For persistence (RDB aux "functions" / FUNCTION DUMP): every library as (name, code).
   std::vector<std::pair<std::string, std::string>> EnumerateLibraries() const;

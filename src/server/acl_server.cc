@@ -44,13 +44,14 @@ bool ReadFile(const std::string& path, std::string* out, int* err) {
 }
 
 void DisconnectDropped(Server& server, std::vector<std::unique_ptr<AclUser>>& dropped) {
-  for (const auto& user : dropped) AclDisconnectUser(server, user.get());
+  for (const auto& user : dropped) AclService(server).DisconnectUser(user.get());
 }
 
 }  // namespace
 
-void AclLog(Server& server, Client& client, AclResult reason, AclContext context,
-            std::string_view object, std::string_view username) {
+void AclService::Log(Client& client, AclResult reason, AclContext context, std::string_view object,
+                     std::string_view username) {
+  Server& server = server_;
   AclRegistry::LogEntry entry;
   entry.reason = reason;
   entry.context = std::string(ContextName(context));
@@ -60,19 +61,19 @@ void AclLog(Server& server, Client& client, AclResult reason, AclContext context
   // A script's commands run on the script's own client: the log names the caller.
   Client* current = server.clients().current_client();
   Client* real = current != nullptr ? current : &client;
-  entry.client_info = ClientInfoLine(server, *real);
+  entry.client_info = ServerReports(server).ClientLine(*real);
   server.acl().AddLog(std::move(entry), static_cast<size_t>(server.cfg().acllog_max_len));
 }
 
-bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
-                         const CommandSpec& spec, std::span<const std::string_view> argv,
-                         AclContext context, std::string* error) {
+bool AclService::CheckCommandSlow(Client& client, const AclUser& user, const CommandSpec& spec,
+                                  std::span<const std::string_view> argv, AclContext context,
+                                  std::string* error) {
   size_t pos = 0;
   AclResult result = user.Check(spec, argv, &pos);
   if (result == AclResult::kOk) return true;
   std::string_view object =
       result == AclResult::kDeniedCmd ? std::string_view(spec.name) : argv[pos];
-  AclLog(server, client, result, context, object, user.name());
+  Log(client, result, context, object, user.name());
   std::string msg = AclErrorMessage(result, user.name(), spec, argv[pos], false);
   switch (context) {
     case AclContext::kToplevel:
@@ -98,8 +99,9 @@ bool AclCheckCommandSlow(Server& server, Client& client, const AclUser& user,
   return false;
 }
 
-bool AclMayReadAnyKey(Server& server, Client& client, const CommandSpec& spec,
-                      std::span<const std::string_view> argv) {
+bool AclService::MayReadAnyKey(Client& client, const CommandSpec& spec,
+                               std::span<const std::string_view> argv) {
+  Server& server = server_;
   Client* current = server.clients().current_client();
   const Client* caller = current != nullptr ? current : &client;
   const AclUser* user = caller->acl_user();
@@ -119,20 +121,22 @@ bool AclMayReadAnyKey(Server& server, Client& client, const CommandSpec& spec,
   return false;
 }
 
-bool AclAuthenticate(Server& server, Client& client, std::string_view username,
-                     std::string_view password) {
+bool AclService::Authenticate(Client& client, std::string_view username,
+                              std::string_view password) {
+  Server& server = server_;
   AclUser* user = server.acl().Find(username);
   if (user != nullptr && user->CheckPassword(password)) {
     client.set_acl_user(user);
     client.set_authenticated(true);
     return true;
   }
-  AclLog(server, client, AclResult::kDeniedAuth,
-         client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, "AUTH", username);
+  Log(client, AclResult::kDeniedAuth,
+      client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, "AUTH", username);
   return false;
 }
 
-void AclDisconnectUser(Server& server, const AclUser* user) {
+void AclService::DisconnectUser(const AclUser* user) {
+  Server& server = server_;
   for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed) continue;
     client->set_acl_user(server.acl().default_user());
@@ -145,7 +149,8 @@ void AclDisconnectUser(Server& server, const AclUser* user) {
   }
 }
 
-void AclDisconnectDisabledUser(Server& server, const AclUser* user) {
+void AclService::DisconnectDisabledUser(const AclUser* user) {
+  Server& server = server_;
   for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed || !client->authenticated() ||
         client.get() == server.clients().current_client()) {
@@ -155,7 +160,8 @@ void AclDisconnectDisabledUser(Server& server, const AclUser* user) {
   }
 }
 
-void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
+void AclService::DisconnectRevokedSubscribers(const AclUser* user) {
+  Server& server = server_;
   PubsubEngine& pubsub = server.pubsub();
   for (const auto& [id, client] : server.clients().All()) {
     if (client->acl_user() != user || client->closed || !client->has(kClientPubsub)) continue;
@@ -178,13 +184,15 @@ void AclDisconnectRevokedSubscribers(Server& server, const AclUser* user) {
   }
 }
 
-void AclApplyPubsubDefault(Server& server) {
+void AclService::ApplyPubsubDefault() {
+  Server& server = server_;
   const bool all = server.cfg().acl_pubsub_default == "allchannels";
   server.acl().set_pubsub_all_default(all);
   for (const auto& [name, user] : server.acl().users()) user->all_channels_default = all;
 }
 
-void AclApplyRequirepass(Server& server) {
+void AclService::ApplyRequirepass() {
+  Server& server = server_;
   AclUser* user = server.acl().default_user();
   user->Apply("resetpass");
   const std::string& pass = server.cfg().requirepass;
@@ -195,15 +203,17 @@ void AclApplyRequirepass(Server& server) {
   }
 }
 
-bool AclDefaultUserNoAuth(Server& server) {
+bool AclService::DefaultUserNoAuth() {
+  Server& server = server_;
   const AclUser* user = server.acl().default_user();
   return user->nopass() && user->enabled();
 }
 
-std::string AclLoadAtStartup(Server& server) {
+std::string AclService::LoadAtStartup() {
+  Server& server = server_;
   const ServerConfig& c = server.cfg();
-  AclApplyPubsubDefault(server);
-  AclApplyRequirepass(server);
+  ApplyPubsubDefault();
+  ApplyRequirepass();
   if (!c.aclfile.empty() && !c.acl_users.empty()) {
     return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
            "file path is invalid. This setup is very likely to lead to configuration errors and "
@@ -243,7 +253,8 @@ std::string AclLoadAtStartup(Server& server) {
   return "";
 }
 
-std::string AclLoadFile(Server& server) {
+std::string AclService::LoadFile() {
+  Server& server = server_;
   const std::string& path = server.cfg().aclfile;
   std::string text;
   int err = 0;
@@ -260,12 +271,13 @@ std::string AclLoadFile(Server& server) {
   std::vector<std::unique_ptr<AclUser>> dropped = server.acl().Replace(std::move(users));
   DisconnectDropped(server, dropped);
   if (default_was_enabled && !server.acl().default_user()->enabled()) {
-    AclDisconnectDisabledUser(server, server.acl().default_user());
+    DisconnectDisabledUser(server.acl().default_user());
   }
   return "";
 }
 
-bool AclSaveFile(Server& server) {
+bool AclService::SaveFile() {
+  Server& server = server_;
   const std::string& path = server.cfg().aclfile;
   std::string content;
   for (const std::string& line : server.acl().ListLines()) content += line + "\n";

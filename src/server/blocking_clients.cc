@@ -157,8 +157,8 @@ void Server::RunBlockedCommandAgain(Client& client, bool may_block) {
   reprocessing_ = true;
   // Not blocking is how a command runs inside EXEC: it replies with what it has. Permissions
   // may have changed while it waited: they are checked again, as for a new command.
-  if (std::string denied; !AclCheckCommand(*this, client, *cmd.spec, argv, AclContext::kToplevel,
-                                           &denied, client.acl_user())) {
+  if (std::string denied; !AclService(*this).CheckCommand(
+          client, *cmd.spec, argv, AclContext::kToplevel, &denied, client.acl_user())) {
     ++command_stats(*cmd.spec).rejected_calls;
     client.reply().Error(denied);
   } else {

@@ -27,7 +27,7 @@ constexpr size_t kMinCronVisits = 5;
 
 }  // namespace
 
-ClientMemory MeasureClient(Server& server, const Client& c) {
+ClientMemory MeasureClient(PubsubEngine& pubsub, Tracking& tracking, const Client& c) {
   ClientMemory m;
   m.query_buffer = c.read_buffer.capacity;
   m.output_buffer = c.output().capacity();
@@ -35,8 +35,8 @@ ClientMemory MeasureClient(Server& server, const Client& c) {
   // Per key: its entry here, the name, and the client's slot in the server's watcher list.
   m.watched = c.watched_keys.capacity() * sizeof(Client::WatchedKey) + c.watched_key_bytes +
               c.watched_keys.size() * sizeof(Client*);
-  m.pubsub = server.pubsub().MemoryOf(c);
-  m.tracking = server.tracking().MemoryOf(c);
+  m.pubsub = pubsub.MemoryOf(c);
+  m.tracking = tracking.MemoryOf(c);
   m.other = sizeof(Client) + c.parser().MemoryUsage();
   if (c.tls) m.other += c.tls->MemoryUsage();
   // A blocked client keeps a copy of its command to run it again; rarely more than a few keys.
@@ -95,7 +95,7 @@ void ClientEviction::Update(Client& client) {
     Remove(client);
     return;
   }
-  size_t memory = MeasureClient(server_, client).total();
+  size_t memory = MeasureClient(server_.pubsub(), server_.tracking(), client).total();
   if (client.memory_bucket >= 0) total_ -= client.tracked_memory;
   client.tracked_memory = memory;
   total_ += memory;
@@ -158,7 +158,7 @@ void ClientEviction::CronStep(bool inside_command) {
 }
 
 void ClientEviction::Evict(Client& client) {
-  spdlog::info("Evicting client: {}", ClientInfoLine(server_, client));
+  spdlog::info("Evicting client: {}", ServerReports(server_).ClientLine(client));
   ++server_.stats().evicted_clients;
   server_.clients().CloseClient(client);  // which calls Remove
 }

@@ -24,6 +24,8 @@ namespace vireo {
 
 class Server;
 class Client;
+class PubsubEngine;
+class Tracking;
 
 // The memory one client holds, split as CLIENT LIST reports it. These are the client's own
 // allocations: the arguments of the command it is running or still receiving are views into
@@ -42,7 +44,7 @@ struct ClientMemory {
 };
 
 // O(1) whatever the client holds.
-ClientMemory MeasureClient(Server& server, const Client& client);
+ClientMemory MeasureClient(PubsubEngine& pubsub, Tracking& tracking, const Client& client);
 
 class ClientEviction {
  public:

@@ -197,10 +197,10 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     reject("NOAUTH Authentication required.");
     return;
   }
-  if (std::string denied;
-      !AclCheckCommand(*this, client, *spec, argv,
-                       client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel,
-                       &denied, client.acl_user())) {
+  if (std::string denied; !AclService(*this).CheckCommand(
+          client, *spec, argv,
+          client.has(kClientMulti) ? AclContext::kQueued : AclContext::kToplevel, &denied,
+          client.acl_user())) {
     ++command_stats(*spec).rejected_calls;
     reject(denied);
     return;
@@ -329,7 +329,10 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
       if (!s.has(kCmdRunsScript)) return true;
       // scripting() builds the interpreter on first use; scripting_ may still be null here.
-      std::optional<uint32_t> flags = scripting().DeclaredFlags(s.name, args);
+      const Scripting::ScriptRef ref = s.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
+                                       : s.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
+                                                                : Scripting::ScriptRef::kBody;
+      std::optional<uint32_t> flags = scripting().DeclaredFlags(ref, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;

@@ -1,10 +1,12 @@
 // The server's event loop as the code around it sees it: main.cc's signal handling, commands
-// that arm their own timers (XREADGROUP's CLAIM wake-up), and SHUTDOWN. The server implements
+// that arm their own timers (XREADGROUP's CLAIM wake-up), SHUTDOWN and CONFIG SET of the
+// listening addresses. The server implements
 // it and hands it out as Server::loop(); the asio half lives in server_loop.h, which only the
 // loop's own files include.
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace asio {
 class io_context;
@@ -31,6 +33,11 @@ class EventLoop {
   virtual void PollEvents(int timeout_ms) = 0;
   // Takes a socket off the loop's epoll set.
   virtual void UnwatchSocket(int fd) = 0;
+  // CONFIG SET bind/port/tls-port: replaces the TCP listeners (plain and TLS) with ones for
+  // the configured bind addresses and ports. Returns "" or the error (then no TCP listener is
+  // left open, and *tls_failed says whether a TLS one failed: the caller restores the old
+  // configuration and calls it again).
+  virtual std::string RebindTcp(bool* tls_failed = nullptr) = 0;
 
   // Ends the loop after the current turn (SHUTDOWN, main's signal handler on the loop
   // thread); Server::RequestShutdown is the thread-safe way in.

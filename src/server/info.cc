@@ -187,7 +187,7 @@ void ClientsSection(Server& server, InfoWriter& w) {
 
 void MemorySection(Server& server, InfoWriter& w) {
   const ServerConfig& c = server.cfg();
-  const MemoryFigures m = ReadMemoryFigures(server);
+  const MemoryFigures m = ServerReports(server).Memory();
   const size_t used = m.used, rss = m.rss, overhead = m.overhead;
   ServerStats& stats = server.stats();
   size_t system_memory =
@@ -466,7 +466,8 @@ std::string ClientFlags(Server& server, const Client& c) {
 
 }  // namespace
 
-MemoryFigures ReadMemoryFigures(Server& server) {
+MemoryFigures ServerReports::Memory() const {
+  Server& server = server_;
   MemoryFigures m;
   m.used = server.memory().UsedMemory();
   m.rss = ResidentSetBytes();
@@ -475,7 +476,7 @@ MemoryFigures ReadMemoryFigures(Server& server) {
   m.peak = stats.used_memory_peak;
   for (const auto& [id, client] : server.clients().All()) {
     (client->has(kClientReplica) ? m.replica_clients : m.clients) +=
-        MeasureClient(server, *client).total();
+        MeasureClient(server.pubsub(), server.tracking(), *client).total();
   }
   m.overhead = std::min(m.used, m.clients + m.replica_clients);
   return m;
@@ -497,7 +498,8 @@ std::string BytesToHuman(uint64_t bytes) {
   return fmt::format("{}B", bytes);
 }
 
-std::string BuildInfo(Server& server, std::span<const std::string_view> sections) {
+std::string ServerReports::Info(std::span<const std::string_view> sections) const {
+  Server& server = server_;
   uint32_t mask = 0;
   if (sections.empty()) mask = kDefaultSections;
   for (std::string_view name : sections) mask |= SectionMask(name);
@@ -522,7 +524,8 @@ std::string BuildInfo(Server& server, std::span<const std::string_view> sections
   return out;
 }
 
-std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
+std::string ServerReports::ClientLine(Client& c, size_t argv_mem) const {
+  Server& server = server_;
   int64_t now = NowMs();
   // Redis's figures: qbuf is the input not yet parsed (arguments of a command still arriving
   // are argv-mem, as Redis has moved them to argv; those of the running command stay in qbuf
@@ -541,7 +544,7 @@ std::string ClientInfoLine(Server& server, Client& c, size_t argv_mem) {
   size_t rbs = c.output().capacity();
   const PubsubEngine& pubsub = server.pubsub();
   // What the client really holds (client_eviction.h), the figure maxmemory-clients uses.
-  size_t tot_mem = MeasureClient(server, c).total();
+  size_t tot_mem = MeasureClient(server.pubsub(), server.tracking(), c).total();
   const TrackingState* tracking = server.tracking().StateOf(c);
   const int64_t redir = tracking == nullptr ? -1 : static_cast<int64_t>(tracking->redirect);
   std::string events = "r";

@@ -10,9 +10,13 @@ namespace vireo {
 
 void NotifyKeyspaceEvent(Server& server, uint32_t event_class, std::string_view event,
                          std::string_view key, int db) {
-  const uint32_t flags = server.cfg().notify_keyspace_flags;
+  NotifyKeyspaceEvent(server.pubsub(), server.cfg().notify_keyspace_flags, event_class, event, key,
+                      db);
+}
+
+void NotifyKeyspaceEvent(PubsubEngine& pubsub, uint32_t flags, uint32_t event_class,
+                         std::string_view event, std::string_view key, int db) {
   if ((flags & event_class) == 0) return;
-  PubsubEngine& pubsub = server.pubsub();
   // With nobody subscribed to anything the messages would reach no one: skip building them.
   if (pubsub.channel_count() == 0 && pubsub.pattern_count() == 0) return;
   char db_buf[24];

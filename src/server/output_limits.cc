@@ -66,7 +66,7 @@ bool Server::ScheduleCloseForOutputLimit(Client& client) {
   client.set(kClientCloseAsap);
   ++stats_.client_output_buffer_limit_disconnections;
   spdlog::warn("Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-               ClientInfoLine(*this, client));
+               ServerReports(*this).ClientLine(client));
   // The close happens in FlushPendingWrites, outside any command: a command may be walking
   // the subscriber list this client is on, or building a reply in this very buffer.
   if (!client.in_pending_writes) {

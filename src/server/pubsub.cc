@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/client.h"
-#include "server/server.h"
+#include "server/client_registry.h"
 #include "util/glob.h"
 #include "util/strings.h"
 
@@ -143,7 +143,7 @@ size_t PubsubEngine::CountOf(const Client& client, PubsubKind kind) const {
 }
 
 void PubsubEngine::Deliver(Client& client, std::string_view bytes) {
-  server_->clients().PushToClient(client, bytes);
+  client_registry_.PushToClient(client, bytes);
 }
 
 size_t PubsubEngine::Publish(std::string_view channel, std::string_view message) {

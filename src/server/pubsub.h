@@ -22,7 +22,7 @@
 namespace vireo {
 
 class Client;
-class Server;
+class ClientRegistry;
 
 // The three subscription namespaces. Shard channels are separate from plain channels (PUBLISH
 // and SPUBLISH on the same name reach different subscribers) and ignore patterns.
@@ -30,7 +30,7 @@ enum class PubsubKind { kChannel = 0, kPattern = 1, kShard = 2 };
 
 class PubsubEngine {
  public:
-  explicit PubsubEngine(Server* server) : server_(server) {}
+  explicit PubsubEngine(ClientRegistry& clients) : client_registry_(clients) {}
   PubsubEngine(const PubsubEngine&) = delete;
   PubsubEngine& operator=(const PubsubEngine&) = delete;
 
@@ -83,7 +83,7 @@ class PubsubEngine {
   void UpdateFlag(Client& client, const ClientSubscriptions& subs);
   void Deliver(Client& client, std::string_view bytes);
 
-  Server* server_;
+  ClientRegistry& client_registry_;
   std::array<StringMap<Subscribers>, 3> registry_;
   std::unordered_map<const Client*, ClientSubscriptions> clients_;
   std::string scratch_[2];  // the message being delivered, RESP2 and RESP3 framing

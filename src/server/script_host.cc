@@ -39,8 +39,8 @@ const AclUser* Server::ScriptCallerUser() { return script_caller_->acl_user(); }
 std::string Server::ScriptAclError(const CommandSpec& spec,
                                    std::span<const std::string_view> argv) {
   std::string denied;
-  if (AclCheckCommand(*this, *script_client_, spec, argv, AclContext::kLua, &denied,
-                      script_caller_->acl_user())) {
+  if (AclService(*this).CheckCommand(*script_client_, spec, argv, AclContext::kLua, &denied,
+                                     script_caller_->acl_user())) {
     return {};
   }
   return denied;

@@ -230,25 +230,24 @@ Server::~Server() {
 // port) decides bound_port_; the tls-port never does. Returns "" or the error of a
 // non-optional address.
 std::string Server::ListenTcp(const std::string& addr, bool optional, int port_number, bool tls) {
-  std::string error =
-      ListenOnAddress(addr, port_number, config_.values().tcp_backlog, [&](int fd) {
-        if (bound_port_ == 0 && !tls) {
-          sockaddr_storage local{};
-          socklen_t len = sizeof(local);
-          getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-          bound_port_ = local.ss_family == AF_INET6
-                            ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                            : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-        }
-        listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
-      });
+  std::string error = ListenOnAddress(addr, port_number, config_.values().tcp_backlog, [&](int fd) {
+    if (bound_port_ == 0 && !tls) {
+      sockaddr_storage local{};
+      socklen_t len = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+      bound_port_ = local.ss_family == AF_INET6
+                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                        : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    }
+    listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
+  });
   return optional ? "" : error;
 }
 
 std::string Server::Listen() {
   const ServerConfig& c = config_.values();
   // Users before the first client: requirepass, then the `user` lines or the aclfile.
-  if (std::string err = AclLoadAtStartup(*this); !err.empty()) return err;
+  if (std::string err = AclService(*this).LoadAtStartup(); !err.empty()) return err;
   // Every address listens on the same port: with "pick a free one" (0 to the kernel), the
   // first bind decides and the rest follow it.
   int listen_port = listen_port_override_ == -2 ? c.port : listen_port_override_;
@@ -445,7 +444,7 @@ void Server::OnAccept(Listener& listener) {
     }
     client->local = listener.unix_socket || IsLoopbackPeer(peer);
     client->set_acl_user(acl_.default_user());
-    client->set_authenticated(AclDefaultUserNoAuth(*this));
+    client->set_authenticated(AclService(*this).DefaultUserNoAuth());
     ParserLimits limits;
     limits.max_bulk_len = c.proto_max_bulk_len;
     client->parser().set_limits(limits);
@@ -1139,8 +1138,8 @@ void Server::ApplyConfigChange(const std::string& name) {
   if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
     ApplyClusterConfig();
   }
-  if (name == "requirepass") AclApplyRequirepass(*this);
-  if (name == "acl-pubsub-default") AclApplyPubsubDefault(*this);
+  if (name == "requirepass") AclService(*this).ApplyRequirepass();
+  if (name == "acl-pubsub-default") AclService(*this).ApplyPubsubDefault();
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));
   if (name == "repl-backlog-size") {
     replication_->backlog().Resize(replication_->BacklogCapacity());
@@ -1213,6 +1212,5 @@ std::string Server::RebindTcp(bool* tls_failed) {
   }
   return error;
 }
-
 
 }  // namespace vireo

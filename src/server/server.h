@@ -40,12 +40,14 @@
 #include "server/cluster_services.h"
 #include "server/command_clock.h"
 #include "server/command_stats.h"
+#include "server/debug_settings.h"
 #include "server/event_loop.h"
 #include "server/memory_view.h"
 #include "server/monitors.h"
 #include "server/oom_score.h"
 #include "server/process_info.h"
 #include "server/pubsub.h"
+#include "server/server_stats.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/watched_keys.h"
@@ -55,70 +57,6 @@ namespace vireo {
 
 struct ServerLoop;  // server_loop.h: the io_context and the server's timers
 
-// A per-second rate averaged over the last few cron samples (INFO's instantaneous_* fields).
-class RateSampler {
- public:
-  void Sample(int64_t now_ms, uint64_t counter) {
-    if (last_ms_ != 0 && now_ms > last_ms_) {
-      uint64_t delta = counter >= last_counter_ ? counter - last_counter_ : 0;
-      rates_[next_ % kSamples] =
-          static_cast<double>(delta) * 1000.0 / static_cast<double>(now_ms - last_ms_);
-      ++next_;
-    }
-    last_ms_ = now_ms;
-    last_counter_ = counter;
-  }
-  double PerSecond() const {
-    size_t n = next_ < kSamples ? next_ : kSamples;
-    if (n == 0) return 0;
-    double sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += rates_[i];
-    return sum / static_cast<double>(n);
-  }
-
- private:
-  static constexpr size_t kSamples = 16;
-  double rates_[kSamples] = {};
-  size_t next_ = 0;
-  int64_t last_ms_ = 0;
-  uint64_t last_counter_ = 0;
-};
-
-struct ServerStats {
-  uint64_t total_connections_received = 0;
-  uint64_t total_commands_processed = 0;
-  uint64_t rejected_connections = 0;
-  uint64_t expired_keys = 0;
-  uint64_t expired_subkeys = 0;  // hash fields deleted by their TTL
-  // Active expiry cycles that stopped at their time budget with expired keys left, and the
-  // time all cycles took.
-  uint64_t expired_time_cap_reached_count = 0;
-  uint64_t expire_cycle_us = 0;
-  uint64_t evicted_keys = 0;
-  uint64_t total_eviction_exceeded_us = 0;  // time spent over maxmemory, finished periods
-  uint64_t keyspace_hits = 0;
-  uint64_t keyspace_misses = 0;
-  uint64_t total_net_input_bytes = 0;
-  uint64_t total_net_output_bytes = 0;
-  uint64_t total_error_replies = 0;
-  uint64_t unexpected_error_replies = 0;
-  uint64_t total_reads_processed = 0;
-  uint64_t total_writes_processed = 0;
-  uint64_t client_query_buffer_limit_disconnections = 0;
-  uint64_t client_output_buffer_limit_disconnections = 0;
-  uint64_t evicted_clients = 0;  // maxmemory-clients
-  uint64_t sync_full = 0;        // replication full resyncs served
-  uint64_t sync_partial_ok = 0;
-  uint64_t sync_partial_err = 0;
-  uint64_t total_net_repl_input_bytes = 0;
-  uint64_t total_net_repl_output_bytes = 0;
-  std::map<std::string, uint64_t> error_counts;  // errorstats, by error code
-  RateSampler ops_rate;
-  RateSampler net_input_rate;
-  RateSampler net_output_rate;
-  size_t used_memory_peak = 0;  // updated when INFO reads memory
-};
-
 class Scripting;  // src/scripting/scripting.h
 class Aof;        // src/persistence/aof.h
 namespace cluster {
@@ -126,19 +64,6 @@ class SlotRouting;         // src/cluster/routing.h
 class MigrateConnections;  // src/cluster/migrate_conn.h
 class ClusterBus;          // src/cluster/bus.h
 }  // namespace cluster
-
-// What DEBUG subcommands switch at run time; tests use them to reach states that are hard to
-// produce otherwise. Only active_expire and disable_deny_scripts change behaviour (scripts may
-// then call no-script commands); the others are accepted for the test suite and recorded.
-struct DebugSettings {
-  bool active_expire = true;                  // SET-ACTIVE-EXPIRE: the cron deletes expired keys
-  bool disable_deny_scripts = false;          // SET-DISABLE-DENY-SCRIPTS
-  bool skip_checksum_validation = false;      // SET-SKIP-CHECKSUM-VALIDATION
-  bool pause_cron = false;                    // PAUSE-CRON
-  int aof_flush_sleep_us = 0;                 // AOF-FLUSH-SLEEP
-  int64_t reply_buffer_peak_reset_ms = 5000;  // REPLYBUFFER PEAK-RESET-TIME
-  bool reply_buffer_resizing = true;          // REPLYBUFFER RESIZING
-};
 
 // Database tells the server what changed through KeyspaceListener; the subsystems reach it
 // through the host interfaces they declare (docs/architecture.md). The overrides are private:
@@ -170,11 +95,6 @@ class Server : public KeyspaceListener,
   // Thread-safe request to stop the loop (signals, embedding API).
   void RequestShutdown();
   int bound_port() const { return bound_port_; }
-  // CONFIG SET bind/port/tls-port: replaces the TCP listeners (plain and TLS) with ones for
-  // the configured bind addresses and ports. Returns "" or the error (then no TCP listener is
-  // left open, and *tls_failed says whether a TLS one failed: the caller restores the old
-  // configuration and calls it again).
-  std::string RebindTcp(bool* tls_failed = nullptr);
   // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
   void set_listen_port(int port) { listen_port_override_ = port; }
 
@@ -362,6 +282,7 @@ class Server : public KeyspaceListener,
   asio::io_context& io() override;
   void PollEvents(int timeout_ms) override;
   void UnwatchSocket(int fd) override;
+  std::string RebindTcp(bool* tls_failed) override;
   bool shutting_down() const override { return shutdown_requested_; }
   void Shutdown() override { shutdown_requested_ = true; }
   void NoteTimerDeadline(const void* timer,
@@ -596,7 +517,7 @@ class Server : public KeyspaceListener,
   std::vector<uint64_t> pending_close_;
   std::vector<uint64_t> pending_input_;  // clients with buffered commands to resume
   Monitors monitors_{[this](Client& monitor) { QueueWrite(monitor); }};
-  PubsubEngine pubsub_{this};
+  PubsubEngine pubsub_{clients()};
   AclRegistry acl_;
   ClientEviction client_eviction_{*this};
   WatchedKeys watched_keys_{dbs_};
@@ -618,7 +539,7 @@ class Server : public KeyspaceListener,
   // The client whose request is running (set by the outermost Call: a script's commands and
   // EXEC's run on its behalf), for client-side caching.
   Client* current_client_ = nullptr;
-  Tracking tracking_{*this};
+  Tracking tracking_{clients(), config_.values()};
   size_t cron_db_cursor_ = 0;  // the database the next cron tick starts with
   DebugSettings debug_settings_;
   int epoll_fd_ = -1;  // client and listener sockets, level-triggered

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/config.h"
 #include "server/client.h"
-#include "server/server.h"
+#include "server/client_registry.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -176,7 +177,7 @@ void Tracking::InvalidateKey(std::string_view key, Client* current, bool executi
 
 void Tracking::InvalidateForClient(uint64_t id, std::string_view key, Client* current,
                                    bool executing) {
-  Client* target = server_.clients().FindClient(id);
+  Client* target = client_registry_.FindClient(id);
   if (target == nullptr || target->closed) return;
   auto it = clients_.find(id);
   // Keys read before switching to BCAST (or before tracking was turned off) are not announced.
@@ -202,7 +203,7 @@ void Tracking::InvalidateAll(Client* current, bool executing) {
     return;
   }
   for (auto& [id, state] : clients_) {
-    if (Client* c = server_.clients().FindClient(id); c != nullptr && !c->closed) SendNull(*c);
+    if (Client* c = client_registry_.FindClient(id); c != nullptr && !c->closed) SendNull(*c);
   }
 }
 
@@ -215,11 +216,11 @@ void Tracking::FlushPending() {
       std::vector<uint64_t> ids;
       for (const auto& [id, state] : clients_) ids.push_back(id);
       for (uint64_t id : ids) {
-        if (Client* c = server_.clients().FindClient(id); c != nullptr && !c->closed) SendNull(*c);
+        if (Client* c = client_registry_.FindClient(id); c != nullptr && !c->closed) SendNull(*c);
       }
       continue;
     }
-    Client* c = server_.clients().FindClient(p.client_id);
+    Client* c = client_registry_.FindClient(p.client_id);
     if (c != nullptr && !c->closed && c->has(kClientTracking)) SendKey(*c, *p.key);
   }
 }
@@ -231,7 +232,7 @@ void Tracking::BeforeSleep() {
 }
 
 bool Tracking::OverLimit() const {
-  int64_t max = server_.cfg().tracking_table_max_keys;
+  int64_t max = cfg_.tracking_table_max_keys;
   return max > 0 && table_.size() > static_cast<size_t>(max);
 }
 
@@ -241,7 +242,7 @@ void Tracking::EvictOverLimit() {
     return;
   }
   // Bounded work per turn, growing while the table stays over the limit.
-  const size_t max = static_cast<size_t>(server_.cfg().tracking_table_max_keys);
+  const size_t max = static_cast<size_t>(cfg_.tracking_table_max_keys);
   size_t budget = 100 * (++evict_effort_);
   while (table_.size() > max && budget-- > 0) {
     auto it = table_.begin();
@@ -270,7 +271,7 @@ void Tracking::Broadcast() {
     };
     const std::string common = build(0);
     for (uint64_t id : state.clients) {
-      Client* c = server_.clients().FindClient(id);
+      Client* c = client_registry_.FindClient(id);
       auto sit = clients_.find(id);
       if (c == nullptr || c->closed || sit == clients_.end()) continue;
       if (sit->second.noloop) {
@@ -301,11 +302,11 @@ void Tracking::Send(Client& client, std::string_view payload) {
   Client* target = &client;
   bool redirected = false;
   if (s.redirect != 0) {
-    Client* r = server_.clients().FindClient(s.redirect);
+    Client* r = client_registry_.FindClient(s.redirect);
     if (r == nullptr || r->closed) {
       s.broken_redirect = true;
       if (client.resp() == 3) {
-        server_.clients().PushToClient(
+        client_registry_.PushToClient(
             client, fmt::format(">2\r\n$21\r\ntracking-redir-broken\r\n:{}\r\n", s.redirect));
       }
       return;
@@ -323,7 +324,7 @@ void Tracking::Send(Client& client, std::string_view payload) {
     return;  // RESP2 has no pushes on the client's own connection
   }
   frame.append(payload);
-  server_.clients().PushToClient(*target, frame);
+  client_registry_.PushToClient(*target, frame);
 }
 
 }  // namespace vireo

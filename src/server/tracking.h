@@ -24,7 +24,8 @@
 namespace vireo {
 
 class Client;
-class Server;
+class ClientRegistry;
+struct ServerConfig;
 
 struct TrackingOptions {
   uint64_t redirect = 0;  // 0: none
@@ -50,7 +51,9 @@ struct TrackingState {
 
 class Tracking {
  public:
-  explicit Tracking(Server& server) : server_(server) {}
+  // `cfg` is the server's live configuration (tracking-table-max-keys).
+  Tracking(ClientRegistry& clients, const ServerConfig& cfg)
+      : client_registry_(clients), cfg_(cfg) {}
 
   // CLIENT TRACKING ON / OFF. Enable returns Redis's error text, or "" once enabled.
   std::string Enable(Client& client, const TrackingOptions& options);
@@ -110,7 +113,8 @@ class Tracking {
   void SendKey(Client& client, std::string_view key);
   void SendNull(Client& client);
 
-  Server& server_;
+  ClientRegistry& client_registry_;
+  const ServerConfig& cfg_;
   std::unordered_map<uint64_t, TrackingState> clients_;
   StringMap<std::vector<uint64_t>> table_;
   size_t total_items_ = 0;

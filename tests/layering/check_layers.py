@@ -2,7 +2,9 @@
 """Fails on any #include that reaches above its layer (src/layers.txt).
 
 A file in src/<layer>/ may include its own layer's headers and those of the layers the table
-lets it use; src/main.cc may include anything. Every folder of src/ must be a layer. There
+lets it use; src/main.cc may include anything. A header the table names `private` is included
+only from the layers it lists (server/server.h: command handlers reach the server's components
+through CommandContext, never the Server class itself). Every folder of src/ must be a layer. There
 are no exceptions: a subsystem that needs something of a higher layer declares an interface
 in its own folder, which the higher layer implements.
 """
@@ -16,11 +18,16 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 def read_layers(path):
     layers = {}
+    private = {}
     for line in path.read_text().splitlines():
         line = line.split('#', 1)[0].split()
-        if line:
+        if not line:
+            continue
+        if line[0] == 'private':
+            private[line[1]] = set(line[2:])
+        else:
             layers[line[0]] = set(line[1:])
-    return layers
+    return layers, private
 
 
 def main():
@@ -29,7 +36,7 @@ def main():
     args = parser.parse_args()
     root = pathlib.Path(args.root)
     src = root / 'src'
-    layers = read_layers(src / 'layers.txt')
+    layers, private = read_layers(src / 'layers.txt')
     problems = []
     for folder in sorted(p.name for p in src.iterdir() if p.is_dir()):
         if folder not in layers:
@@ -45,6 +52,10 @@ def main():
         layer = path.relative_to(src).parts[0]
         allowed = layers.get(layer, set()) | {layer}
         for included in INCLUDE.findall(path.read_text(errors='replace')):
+            if included in private and layer not in private[included]:
+                problems.append(f'{rel}: includes "{included}", private to '
+                                f'{", ".join(sorted(private[included]))}')
+                continue
             target = included.split('/', 1)[0]
             if '/' not in included or target in allowed:
                 continue

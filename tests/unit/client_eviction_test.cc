@@ -34,7 +34,9 @@ class ClientEvictionTest : public ::testing::Test {
   void SetConfig(const std::string& name, const std::string& value) {
     ASSERT_EQ(server_.config().Set({{name, value}}), "");
   }
-  size_t Measure(const Client& c) { return MeasureClient(server_, c).total(); }
+  size_t Measure(const Client& c) {
+    return MeasureClient(server_.pubsub(), server_.tracking(), c).total();
+  }
   ClientEviction& eviction() { return server_.client_eviction(); }
 
   Server server_;
@@ -47,24 +49,25 @@ TEST_F(ClientEvictionTest, MeasureCountsEachPart) {
   EXPECT_GE(base, sizeof(Client));
 
   c.read_buffer.EnsureWritable(100 * kKb, 100 * kKb);
-  EXPECT_EQ(MeasureClient(server_, c).query_buffer, 100 * kKb);  // exactly, not 128 KB
+  EXPECT_EQ(MeasureClient(server_.pubsub(), server_.tracking(), c).query_buffer,
+            100 * kKb);  // exactly, not 128 KB
   c.output().append(50 * kKb, 'x');
-  EXPECT_GE(MeasureClient(server_, c).output_buffer, 50 * kKb);
+  EXPECT_GE(MeasureClient(server_.pubsub(), server_.tracking(), c).output_buffer, 50 * kKb);
 
   c.QueueForExec({{"set", "k", std::string(10 * kKb, 'v')}, nullptr});
-  EXPECT_GE(MeasureClient(server_, c).multi, 10 * kKb + 4);
+  EXPECT_GE(MeasureClient(server_.pubsub(), server_.tracking(), c).multi, 10 * kKb + 4);
 
   server_.pubsub().Subscribe(c, PubsubKind::kChannel, std::string(1000, 'c'));
   server_.pubsub().Subscribe(c, PubsubKind::kPattern, "p*");
-  size_t pubsub = MeasureClient(server_, c).pubsub;
+  size_t pubsub = MeasureClient(server_.pubsub(), server_.tracking(), c).pubsub;
   EXPECT_GT(pubsub, 1002u);
   server_.pubsub().Unsubscribe(c, PubsubKind::kChannel, std::string(1000, 'c'));
-  EXPECT_LT(MeasureClient(server_, c).pubsub, pubsub - 1000);
+  EXPECT_LT(MeasureClient(server_.pubsub(), server_.tracking(), c).pubsub, pubsub - 1000);
 
   server_.watched_keys().Watch(c, 0, std::string(2000, 'w'));
-  EXPECT_GT(MeasureClient(server_, c).watched, 2000u);
+  EXPECT_GT(MeasureClient(server_.pubsub(), server_.tracking(), c).watched, 2000u);
   server_.watched_keys().UnwatchAll(c);
-  EXPECT_LT(MeasureClient(server_, c).watched, 2000u);
+  EXPECT_LT(MeasureClient(server_.pubsub(), server_.tracking(), c).watched, 2000u);
   server_.pubsub().RemoveClient(c);
 }
 

@@ -38,6 +38,8 @@ TEST(CommandFlags, DeclaredOnTheCommandsDispatchSinglesOut) {
   EXPECT_EQ(CommandsWith(kCmdDebugProtected), (Names{"debug"}));
   EXPECT_EQ(CommandsWith(kCmdRunsScript),
             (Names{"eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro"}));
+  EXPECT_EQ(CommandsWith(kCmdScriptBySha), (Names{"evalsha", "evalsha_ro"}));
+  EXPECT_EQ(CommandsWith(kCmdRunsFunction), (Names{"fcall", "fcall_ro"}));
   EXPECT_EQ(CommandsWith(kCmdKeepsAsking), (Names{"asking"}));
   EXPECT_EQ(CommandsWith(kCmdKeepsCaching), (Names{"client"}));
   EXPECT_EQ(CommandsWith(kCmdMigratesKeys), (Names{"migrate"}));
@@ -63,7 +65,7 @@ TEST(CommandFlags, InternalFlagsAreHiddenFromCommandInfo) {
       kCmdMayReplicate,   kCmdProtected,      kCmdTouchesArbitraryKeys, kCmdTransactionControl,
       kCmdRunsQueued,     kCmdSubscribedMode, kCmdDiskErrorCheck,       kCmdIgnoresNoTouch,
       kCmdDebugProtected, kCmdRunsScript,     kCmdKeepsAsking,          kCmdKeepsCaching,
-      kCmdMigratesKeys};
+      kCmdMigratesKeys,   kCmdScriptBySha,    kCmdRunsFunction};
   for (CommandFlag flag : kInternal) {
     const auto names = CommandFlagNames();
     EXPECT_TRUE(std::none_of(names.begin(), names.end(), [flag](const auto& named) {
