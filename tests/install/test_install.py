@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """`cmake --install` into a temporary DESTDIR, then checks what it put there.
 
-The server, its file checkers, its config and the systemd unit must be at their installed
-paths (and nothing else installed); the unit must run that server with that config as
-Type=notify under `--supervised systemd`; and the installed server, started with the installed config the way
-the unit starts it, must tell a NOTIFY_SOCKET this test owns that it is ready and answer PING.
-A reinstall must keep an edited config. Needs no root, no systemd and no network (loopback
+The server, its file checkers, its config and the systemd unit must be at their installed paths
+(and nothing else installed); the unit must run that server with that config as Type=notify
+under `--supervised systemd`; and the installed server, started with the installed config the
+way the unit starts it, must tell a NOTIFY_SOCKET this test owns that it is ready and answer
+PING. A reinstall must keep an edited config. Needs no root, no systemd and no network (loopback
 only); everything lives in one temporary directory that is removed at the end.
 
 CTest runs it as `install` (CMakeLists.txt), with the paths the build was configured for.
