@@ -1,5 +1,5 @@
 # vireo: `make run` and `make test` do everything on a fresh Debian machine; `make install`
-# installs the server, a config and a systemd unit under PREFIX (README.md, "Install").
+# installs the server, its file checkers, a config and a systemd unit under PREFIX (README.md, "Install").
 PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
             libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest \
             python3-pytest-xdist \
@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build server install build-asan run test test-release test-asan fuzz fuzz-args fuzz-restore fuzz-resp bench compare format clean
+.PHONY: all deps build server tools install build-asan run test test-release test-asan fuzz fuzz-args fuzz-restore fuzz-resp bench compare format clean
 
 all: build
 
@@ -38,13 +38,17 @@ build: deps $(BUILD_DIR)/build.ninja
 server: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target vireo-server
 
+# The file checkers (vireo-check-aof, vireo-check-rdb) that `install` puts beside the server.
+tools: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target vireo-check-aof vireo-check-rdb
+
 run: server
 	mkdir -p data
 	./$(BUILD_DIR)/vireo-server conf/vireo.conf
 
 # The installed paths are written into the unit and the config, so they are fixed when the
 # build is configured: a PREFIX other than the build directory's reconfigures it first.
-install: server
+install: server tools
 	@[ "$$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' $(BUILD_DIR)/CMakeCache.txt)" = "$(PREFIX)" ] || \
 	  cmake -S . -B $(BUILD_DIR) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD_DIR)

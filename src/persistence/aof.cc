@@ -347,15 +347,7 @@ std::string Aof::LoadAndOpen() {
     int line = 0;
     std::string err = manifest_.Parse(content, &line);
     if (!err.empty()) {
-      std::string message = "\n*** FATAL AOF MANIFEST FILE ERROR ***\n";
-      if (line > 0) {
-        std::string_view rest = content;
-        for (int i = 1; i < line; ++i)
-          rest.remove_prefix(std::min(rest.size(), rest.find('\n') + 1));
-        std::string_view bad = rest.substr(0, rest.find('\n'));
-        message += fmt::format("Reading the manifest file, at line {}\n>>> '{}'\n", line, bad);
-      }
-      message += err;
+      std::string message = AofManifestErrorReport(content, line, err);
       if (c.appendonly) return message;
       // AOF is off: the files are not ours to judge until it is turned on.
       spdlog::warn("{}", message);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -239,6 +240,21 @@ void AofManifest::ReplaceBase(AofFileInfo new_base, size_t keep_last_incrs) {
     history.push_back(std::move(old));
   }
   incrs.erase(incrs.begin(), incrs.begin() + static_cast<ptrdiff_t>(retire));
+}
+
+std::string AofManifestErrorReport(std::string_view content, int error_line,
+                                   std::string_view error) {
+  std::string message = "\n*** FATAL AOF MANIFEST FILE ERROR ***\n";
+  if (error_line > 0) {
+    std::string_view rest = content;
+    for (int i = 1; i < error_line; ++i) {
+      rest.remove_prefix(std::min(rest.size(), rest.find('\n') + 1));
+    }
+    std::string_view bad = rest.substr(0, rest.find('\n'));
+    message += fmt::format("Reading the manifest file, at line {}\n>>> '{}'\n", error_line, bad);
+  }
+  message += error;
+  return message;
 }
 
 std::string AofManifestName(const std::string& appendfilename) {

@@ -51,6 +51,11 @@ struct AofManifest {
   void ReplaceBase(AofFileInfo new_base, size_t keep_last_incrs);
 };
 
+// What the server logs (and vireo-check-aof prints) when Parse fails: Redis's "FATAL AOF
+// MANIFEST FILE ERROR" banner, the offending line of `content` when there is one, and `error`.
+std::string AofManifestErrorReport(std::string_view content, int error_line,
+                                   std::string_view error);
+
 // The manifest's file name for an appendfilename ("appendonly.aof.manifest").
 std::string AofManifestName(const std::string& appendfilename);
 // The temporary incremental file used while AOF is being turned on at run time.

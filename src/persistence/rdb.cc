@@ -68,7 +68,10 @@ uint64_t Reader::remaining() const {
 
 bool Reader::Fill(size_t need) {
   if (end_ - pos_ >= need) return true;
-  if (memory()) return false;
+  if (memory()) {
+    hit_end_ = true;
+    return false;
+  }
   crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
   size_t rem = end_ - pos_;
   memmove(owned_.data(), owned_.data() + pos_, rem);
@@ -82,7 +85,10 @@ bool Reader::Fill(size_t need) {
     ssize_t n = source_ ? source_(owned_.data() + end_, owned_.size() - end_)
                         : ::read(fd_, owned_.data() + end_, owned_.size() - end_);
     if (n < 0 && errno == EINTR && !source_) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      if (n == 0) hit_end_ = true;
+      return false;
+    }
     end_ += static_cast<size_t>(n);
   }
   return true;
@@ -172,7 +178,8 @@ bool Reader::ReadString(std::string_view* out, std::string* scratch) {
     if (!ReadLength(&clen) || !ReadLength(&ulen)) return false;
     // The compressed bytes must be there, and LZF expands at most kLzfMaxExpansion times:
     // both are checked before the output is allocated.
-    if (clen > remaining() || clen > (uint64_t{1} << 48) || ulen > clen * kLzfMaxExpansion) {
+    if (clen > remaining()) return ReachedEnd();
+    if (clen > (uint64_t{1} << 48) || ulen > clen * kLzfMaxExpansion) {
       return false;
     }
     std::string compressed;
@@ -189,7 +196,7 @@ bool Reader::ReadString(std::string_view* out, std::string* scratch) {
     *out = *scratch;
     return true;
   }
-  if (len > remaining()) return false;
+  if (len > remaining()) return ReachedEnd();
   if (len <= kReadBuffer || memory()) {
     if (!Fill(len)) return false;
     *out = std::string_view(data_ + pos_, len);

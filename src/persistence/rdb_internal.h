@@ -63,10 +63,17 @@ class Reader {
   // Bytes read ahead from the descriptor or source but not consumed.
   size_t buffered() const { return end_ - pos_; }
   bool memory() const { return fd_ < 0 && !source_; }
+  // A read failed because the data ended (rather than because it was malformed): a checker
+  // reports a truncated file as such, whatever decoder was reading when it ran out.
+  bool hit_end() const { return hit_end_; }
 
  private:
   bool Fill(size_t need);
   bool ReadGrowing(uint64_t len, std::string* out);
+  bool ReachedEnd() {
+    hit_end_ = true;
+    return false;
+  }
 
   int fd_ = -1;
   RdbByteSource source_;
@@ -79,6 +86,7 @@ class Reader {
   uint64_t crc_ = 0;
   uint64_t limit_ = UINT64_MAX;  // fd readers: bytes from the start offset to end of file
   bool deep_ = false;
+  bool hit_end_ = false;
 };
 
 // The most a count read from the data may reserve up front; larger collections grow as their

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """`cmake --install` into a temporary DESTDIR, then checks what it put there.
 
-The server, its config and the systemd unit must be at their installed paths (and nothing
-else installed); the unit must run that server with that config as Type=notify under
-`--supervised systemd`; and the installed server, started with the installed config the way
-the unit starts it, must tell a NOTIFY_SOCKET this test owns that it is ready and answer PING.
-A reinstall must keep an edited config. Needs no root, no systemd and no network (loopback
+The server, its file checkers, its config and the systemd unit must be at their installed paths
+(and nothing else installed); the unit must run that server with that config as Type=notify
+under `--supervised systemd`; and the installed server, started with the installed config the
+way the unit starts it, must tell a NOTIFY_SOCKET this test owns that it is ready and answer
+PING. A reinstall must keep an edited config. Needs no root, no systemd and no network (loopback
 only); everything lives in one temporary directory that is removed at the end.
 
 CTest runs it as `install` (CMakeLists.txt), with the paths the build was configured for.
@@ -160,11 +160,20 @@ def main() -> int:
     try:
         destdir = work / "root"
         install(args.cmake, args.build_dir, destdir)
-        expected = {staged(destdir, p) for p in (args.server, args.conf, args.unit)}
+        # The file checkers go beside the server, as redis-check-aof/-rdb beside redis-server.
+        tools = [str(Path(args.server).with_name(name))
+                 for name in ("vireo-check-aof", "vireo-check-rdb")]
+        expected = {staged(destdir, p) for p in (args.server, args.conf, args.unit, *tools)}
         found = {p for p in destdir.rglob("*") if p.is_file()}
         check(found == expected, f"installed files: {sorted(map(str, found))}, "
                                  f"expected {sorted(map(str, expected))}")
         check(os.access(staged(destdir, args.server), os.X_OK), "vireo-server is not executable")
+        for tool in tools:
+            # Without a file each prints its usage and exits 1, as Redis's tools do.
+            usage = subprocess.run([staged(destdir, tool)], capture_output=True, text=True,
+                                   timeout=30)
+            check(usage.returncode == 1 and "Usage:" in usage.stdout + usage.stderr,
+                  f"{tool} did not run: {usage}")
 
         unit = unit_settings(staged(destdir, args.unit))
         check(unit.get("Type") == ["notify"], f"Type={unit.get('Type')}")
