@@ -8,6 +8,7 @@
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
+#include "security/acl.h"
 #include "server/server.h"
 #include "util/strings.h"
 
@@ -94,10 +95,14 @@ bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
 }
 
 // sanitize-dump-payload: "yes" validates every payload deeply, "clients" every payload but
-// the ones the server must obey (the AOF being replayed), "no" only what memory safety needs.
+// the ones the server must obey (the AOF being replayed, its master's stream) and those of
+// users flagged skip-sanitize-payload, "no" only what memory safety needs.
 bool DeepSanitize(CommandContext& ctx) {
   const std::string& mode = ctx.server.cfg().sanitize_dump_payload;
-  return mode == "yes" || (mode == "clients" && !ctx.server.aof().loading());
+  if (mode != "clients") return mode == "yes";
+  const AclUser* user = ctx.client.acl_user();
+  return !ctx.server.aof().loading() && !ctx.client.has(kClientMaster) &&
+         !(user != nullptr && (user->flags() & kAclUserSkipSanitize) != 0);
 }
 
 void RestoreCommand(CommandContext& ctx) {
@@ -113,7 +118,8 @@ void RestoreCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   Value value;
   std::string error;
-  if (!RdbRestoreValue(ctx.server.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
+  if (!RdbRestoreValue(ctx.server.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx),
+                       !ctx.server.debug_settings().skip_checksum_validation)) {
     ctx.reply.Error(error);
     return;
   }
