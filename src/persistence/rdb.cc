@@ -757,9 +757,10 @@ bool RdbRestoreValue(const ServerConfig& config, std::string_view payload, Value
     detail = "OOM decoding the value";
   }
   if (!ok) {
-    // Redis logs why at verbose level and replies only "Bad data format".
+    // Redis logs why at verbose level (an empty container is no corruption to log) and
+    // replies only "Bad data format".
     if (detail.empty()) detail = "Unknown RDB encoding type " + std::to_string(type);
-    spdlog::info("{}", RdbErrorLine(r.consumed(), detail));
+    if (detail != kEmptyKeyDetail) spdlog::info("{}", RdbErrorLine(r.consumed(), detail));
     *error = "ERR Bad data format";
   }
   return ok;
