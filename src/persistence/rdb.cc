@@ -616,7 +616,12 @@ std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& op
     char b[8];
     if (!r.Read(b, 8)) return kShort;
     uint64_t stored = LoadLE(b, 8);
-    if (stored != 0 && stored != expected) return "Wrong RDB checksum. Aborting now.";
+    // rdbchecksum no skips the check, as in Redis; a zero trailer means "written without one".
+    if (config.rdbchecksum && stored != 0 && stored != expected) {
+      spdlog::warn("Wrong RDB checksum expected: ({:x}) but got ({:x}). Aborting now.", expected,
+                   stored);
+      return RdbErrorLine(r.consumed(), "RDB CRC error");
+    }
   }
   stats->bytes_read = r.consumed();
   return "";

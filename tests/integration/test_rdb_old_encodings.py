@@ -285,3 +285,20 @@ def test_corrupt_rdb_file_terminates_with_redis_log_lines(tmp_path):
     assert "exited with status 1 during startup" in text
     assert "List ziplist integrity check failed." in text
     assert "Terminating server after rdb file reading failure." in text
+
+
+def test_rdb_file_with_a_wrong_checksum(tmp_path):
+    data = b"REDIS0011\xfe\x00\x00" + rdb_str(b"k") + rdb_str(b"v") + b"\xff"
+    (tmp_path / "dump.rdb").write_bytes(data + b"foobar00")
+    with pytest.raises(RuntimeError) as info:
+        start_server(["--dir", str(tmp_path)])
+    text = str(info.value)
+    assert "Wrong RDB checksum expected: (" in text
+    assert "-> RDB CRC error" in text
+    # rdbchecksum no loads it without looking at the trailer, as Redis does.
+    h = start_server(["--dir", str(tmp_path), "--rdbchecksum", "no"])
+    try:
+        assert h.client().get("k") == b"v"
+    finally:
+        h.stop()
+        h.cleanup()
