@@ -9,8 +9,10 @@
 #include "persistence/aof.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
+#include "security/acl.h"
 #include "server/client.h"
 #include "server/command_context.h"
+#include "server/debug_settings.h"
 #include "server/memory_view.h"
 #include "util/strings.h"
 
@@ -97,10 +99,14 @@ bool ParseRestoreOptions(CommandContext& ctx, RestoreArgs* a) {
 }
 
 // sanitize-dump-payload: "yes" validates every payload deeply, "clients" every payload but
-// the ones the server must obey (the AOF being replayed), "no" only what memory safety needs.
+// the ones the server must obey (the AOF being replayed, its master's stream) and those of
+// users flagged skip-sanitize-payload, "no" only what memory safety needs.
 bool DeepSanitize(CommandContext& ctx) {
   const std::string& mode = ctx.cfg().sanitize_dump_payload;
-  return mode == "yes" || (mode == "clients" && !ctx.aof().loading());
+  if (mode != "clients") return mode == "yes";
+  const AclUser* user = ctx.client.acl_user();
+  return !ctx.aof().loading() && !ctx.client.has(kClientMaster) &&
+         !(user != nullptr && (user->flags() & kAclUserSkipSanitize) != 0);
 }
 
 void RestoreCommand(CommandContext& ctx) {
@@ -116,7 +122,8 @@ void RestoreCommand(CommandContext& ctx) {
   if (!args.Check()) return;
   Value value;
   std::string error;
-  if (!RdbRestoreValue(ctx.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx))) {
+  if (!RdbRestoreValue(ctx.cfg(), ctx.arg(3), &value, &error, DeepSanitize(ctx),
+                       !ctx.debug_settings().skip_checksum_validation)) {
     ctx.reply.Error(error);
     return;
   }

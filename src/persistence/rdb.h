@@ -100,8 +100,9 @@ struct RdbLoadOptions {
 
 struct RdbLoadStats {
   uint64_t keys_loaded = 0;
-  uint64_t keys_expired = 0;  // skipped because their TTL had passed
-  int64_t bytes_read = 0;     // bytes of the image consumed, checksum included
+  uint64_t keys_expired = 0;        // skipped because their TTL had passed
+  uint64_t empty_keys_skipped = 0;  // empty containers (older Redis versions wrote them)
+  int64_t bytes_read = 0;           // bytes of the image consumed, checksum included
   int rdb_version = 0;
   bool aof_base = false;           // the image carried AUX aof-base = 1
   RdbReplicationInfo replication;  // AUX repl-id / repl-offset / repl-stream-db
@@ -138,7 +139,12 @@ size_t RdbSerializedLength(const Value& value, bool compress);
 // Containers get the encodings `config` chooses. Malformed payloads never crash and leave *out
 // untouched; `deep` adds the structural checks of sanitize-dump-payload yes (see
 // rdb::Reader::deep).
+// `verify_checksum` false (DEBUG SET-SKIP-CHECKSUM-VALIDATION 1) accepts any CRC. Why a payload
+// was refused is logged (info) the way Redis words it ("... -> Ziplist integrity check failed.").
 bool RdbRestoreValue(const ServerConfig& config, std::string_view payload, Value* out,
-                     std::string* error, bool deep = false);
+                     std::string* error, bool deep = false, bool verify_checksum = true);
+// Redis's log line for a value it could not decode: "Internal error in RDB reading offset N,
+// function at rdb.c:0 -> <reason>" (vireo has no rdb.c line to name).
+std::string RdbErrorLine(int64_t offset, std::string_view reason);
 
 }  // namespace vireo

@@ -417,6 +417,9 @@ bool ListpackReader::Init(std::string_view blob, bool deep) {
   const auto* p = reinterpret_cast<const uint8_t*>(blob.data());
   if (GetLE(p, 4) != blob.size() || p[blob.size() - 1] != 0xFF) return false;
   header_count_ = static_cast<uint32_t>(GetLE(p + 4, 2));
+  // A header that says "empty" over entries is corrupt even without deep checks: Redis reads
+  // the count from the header and would take the value for an empty one.
+  if (header_count_ == 0 && blob.size() != 7) return false;
   pos_ = 6;
   return true;
 }
@@ -650,6 +653,7 @@ bool ZipmapForEach(std::string_view blob,
     return true;
   };
   if (n < 2) return false;
+  size_t count = 0;
   while (pos < n && p[pos] != 255) {
     size_t flen, vlen;
     if (!read_len(&flen) || flen > n - pos) return false;
@@ -661,8 +665,10 @@ bool ZipmapForEach(std::string_view blob,
     std::string_view value(blob.data() + pos, vlen);
     pos += vlen + free;
     fn(arg, field, value);
+    ++count;
   }
-  return pos + 1 == n;
+  // An empty zipmap was never written by Redis, and a header count below 254 is exact.
+  return pos + 1 == n && count > 0 && (p[0] >= 254 || p[0] == count);
 }
 
 }  // namespace vireo::rdb

@@ -190,7 +190,8 @@ size_t IntsetLength(std::string_view blob);  // 0 when malformed
 bool IntsetValid(std::string_view blob);
 int64_t IntsetGet(std::string_view blob, size_t i);  // requires IntsetValid
 
-// Old zipmap (RDB < 4 hashes): field/value pairs. False when malformed.
+// Old zipmap (RDB < 4 hashes): field/value pairs. False when malformed, empty, or when the
+// header's count (exact below 254) disagrees with the pairs present.
 bool ZipmapForEach(std::string_view blob,
                    void (*fn)(void*, std::string_view field, std::string_view value), void* arg);
 

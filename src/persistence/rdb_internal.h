@@ -96,6 +96,17 @@ inline size_t ReserveHint(Reader& r, uint64_t count) {
   return static_cast<size_t>(std::min(count, cap));
 }
 
+// What a value decoder reports when it fails: the reason part of Redis's "Internal error in RDB
+// reading" log line. Redis's wording ("Ziplist integrity check failed." etc.) where it has one.
+inline constexpr const char* kShortReadDetail = "short read";
+// The value decoded to an empty container (older Redis versions could write them): loading a
+// file skips the key, as Redis does ("rdbLoadObject skipping empty key"); RESTORE refuses it.
+inline constexpr const char* kEmptyKeyDetail = "empty key";
+inline bool Fail(std::string* error, std::string_view what) {
+  *error = std::string(what);
+  return false;
+}
+
 // Called between the parts of a big value (a stream's nodes), so the writer can pass on what
 // it has buffered instead of holding the whole value.
 using Spill = std::function<void()>;

@@ -173,11 +173,6 @@ void AppendExtensions(std::string* out, const Stream& s, uint64_t flags, bool co
   }
 }
 
-bool Fail(std::string* error, std::string_view what) {
-  *error = std::string(what);
-  return false;
-}
-
 // Delivery, seen and active times are Unix milliseconds that commands subtract from the clock
 // (idle times). Redis and vireo only ever store times in [0, now] (XCLAIM clamps TIME and IDLE
 // to that), so anything negative or absurdly far ahead is corrupt, and refusing it keeps
@@ -257,13 +252,13 @@ bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::Bl
 bool ReadExtensions(Reader& r, Stream* stream, const std::vector<ConsumerGroup*>& groups,
                     std::string* error) {
   uint64_t flags;
-  if (!r.ReadLength(&flags)) return Fail(error, "short read");
+  if (!r.ReadLength(&flags)) return Fail(error, kShortReadDetail);
   if ((flags & ~(kExtIdmp | kExtNack)) != 0) return Fail(error, "unknown stream extension");
   if (flags & kExtIdmp) {
     uint64_t duration, maxsize, added, duplicates, producers;
     if (!r.ReadLength(&duration) || !r.ReadLength(&maxsize) || !r.ReadLength(&added) ||
         !r.ReadLength(&duplicates) || !r.ReadLength(&producers)) {
-      return Fail(error, "short read");
+      return Fail(error, kShortReadDetail);
     }
     if (duration < StreamIdmp::kMinDuration || duration > StreamIdmp::kMaxDuration ||
         maxsize < StreamIdmp::kMinMaxsize || maxsize > StreamIdmp::kMaxMaxsize) {
@@ -274,11 +269,11 @@ bool ReadExtensions(Reader& r, Stream* stream, const std::vector<ConsumerGroup*>
     std::string pid, iid;
     for (uint64_t p = 0; p < producers; ++p) {
       uint64_t n;
-      if (!r.ReadString(&pid) || !r.ReadLength(&n)) return Fail(error, "short read");
+      if (!r.ReadString(&pid) || !r.ReadLength(&n)) return Fail(error, kShortReadDetail);
       for (uint64_t i = 0; i < n; ++i) {
         uint64_t ms, seq;
         if (!r.ReadString(&iid) || !r.ReadLength(&ms) || !r.ReadLength(&seq)) {
-          return Fail(error, "short read");
+          return Fail(error, kShortReadDetail);
         }
         idmp->Restore(pid, iid, {ms, seq});
       }
@@ -290,10 +285,10 @@ bool ReadExtensions(Reader& r, Stream* stream, const std::vector<ConsumerGroup*>
     char raw[16];
     for (ConsumerGroup* g : groups) {
       uint64_t n;
-      if (!r.ReadLength(&n)) return Fail(error, "short read");
+      if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
       for (uint64_t i = 0; i < n; ++i) {
         uint64_t count;
-        if (!r.Read(raw, 16) || !r.ReadLength(&count)) return Fail(error, "short read");
+        if (!r.Read(raw, 16) || !r.ReadLength(&count)) return Fail(error, kShortReadDetail);
         StreamID id = LoadRawId(raw);
         if (g->FindPending(id) != nullptr) return Fail(error, "NACKed entry also owned");
         g->AddNacked(id, count);
@@ -361,28 +356,33 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
   std::vector<ConsumerGroup*> loaded_groups;
   auto stream = std::make_unique<Stream>();
   uint64_t nodes;
-  if (!r.ReadLength(&nodes)) return Fail(error, "short read");
+  if (!r.ReadLength(&nodes)) return Fail(error, kShortReadDetail);
   std::string key, blob;
   std::vector<Stream::RawString> elems;
   {
     Stream::BlockLoader loader(stream.get());
     for (uint64_t i = 0; i < nodes; ++i) {
-      if (!r.ReadString(&key) || !r.ReadString(&blob)) return Fail(error, "short read");
-      if (!LoadNode(key, blob, r.deep(), loader, elems)) return Fail(error, "bad stream node");
+      if (!r.ReadString(&key) || !r.ReadString(&blob)) return Fail(error, kShortReadDetail);
+      if (key.size() != 16) {
+        return Fail(error, "Stream node key entry is not the size of a stream ID");
+      }
+      if (!LoadNode(key, blob, r.deep(), loader, elems)) {
+        return Fail(error, "Stream listpack integrity check failed.");
+      }
     }
   }
   uint64_t length, last_ms, last_seq;
   if (!r.ReadLength(&length) || !r.ReadLength(&last_ms) || !r.ReadLength(&last_seq)) {
-    return Fail(error, "short read");
+    return Fail(error, kShortReadDetail);
   }
-  if (length != stream->length()) return Fail(error, "stream length mismatch");
+  if (length != stream->length()) return Fail(error, "Stream length inconsistent with rax entries");
   StreamID last{last_ms, last_seq};
   if (!stream->empty() && last < stream->last_id()) return Fail(error, "bad last ID");
   stream->set_last_id(last);
   if (type >= kTypeStreamListpacks2) {
     uint64_t v[5];
     for (uint64_t& x : v) {
-      if (!r.ReadLength(&x)) return Fail(error, "short read");
+      if (!r.ReadLength(&x)) return Fail(error, kShortReadDetail);
     }
     // v[0..1] is the recorded first ID: the stream derives it from its entries.
     stream->set_max_deleted_id({v[2], v[3]});
@@ -391,24 +391,24 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
     stream->set_entries_added(length);
   }
   uint64_t ngroups;
-  if (!r.ReadLength(&ngroups)) return Fail(error, "short read");
+  if (!r.ReadLength(&ngroups)) return Fail(error, kShortReadDetail);
   for (uint64_t g = 0; g < ngroups; ++g) {
     std::string name;
     uint64_t gms, gseq;
     if (!r.ReadString(&name) || !r.ReadLength(&gms) || !r.ReadLength(&gseq)) {
-      return Fail(error, "short read");
+      return Fail(error, kShortReadDetail);
     }
     StreamID gid{gms, gseq};
     int64_t entries_read;
     if (type >= kTypeStreamListpacks2) {
       uint64_t v;
-      if (!r.ReadLength(&v)) return Fail(error, "short read");
+      if (!r.ReadLength(&v)) return Fail(error, kShortReadDetail);
       entries_read = static_cast<int64_t>(v);
     } else {
       entries_read = stream->EstimateDistanceFromFirstEver(gid);
     }
     ConsumerGroup* group = stream->MutableGroups().Create(name, gid, entries_read);
-    if (group == nullptr) return Fail(error, "duplicate consumer group");
+    if (group == nullptr) return Fail(error, "Duplicated consumer group name");
     loaded_groups.push_back(group);
     struct Pel {
       int64_t time;
@@ -417,41 +417,42 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
     };
     std::map<StreamID, Pel> pel;
     uint64_t npel;
-    if (!r.ReadLength(&npel)) return Fail(error, "short read");
+    if (!r.ReadLength(&npel)) return Fail(error, kShortReadDetail);
     char raw[16];
     for (uint64_t i = 0; i < npel; ++i) {
       Pel p;
       if (!r.Read(raw, 16) || !r.ReadMillis(&p.time) || !r.ReadLength(&p.count)) {
-        return Fail(error, "short read");
+        return Fail(error, kShortReadDetail);
       }
       if (!SaneMillis(p.time)) return Fail(error, "bad PEL delivery time");
-      if (!pel.emplace(LoadRawId(raw), p).second) return Fail(error, "duplicate PEL entry");
+      if (!pel.emplace(LoadRawId(raw), p).second)
+        return Fail(error, "Duplicated global PEL entry loading stream consumer group");
     }
     uint64_t nconsumers;
-    if (!r.ReadLength(&nconsumers)) return Fail(error, "short read");
+    if (!r.ReadLength(&nconsumers)) return Fail(error, kShortReadDetail);
     for (uint64_t c = 0; c < nconsumers; ++c) {
       std::string cname;
       int64_t seen, active;
-      if (!r.ReadString(&cname) || !r.ReadMillis(&seen)) return Fail(error, "short read");
+      if (!r.ReadString(&cname) || !r.ReadMillis(&seen)) return Fail(error, kShortReadDetail);
       active = seen;  // the best estimate before STREAM_LISTPACKS_3, as Redis 7.2 says
       if (type >= kTypeStreamListpacks3 && !r.ReadMillis(&active)) {
-        return Fail(error, "short read");
+        return Fail(error, kShortReadDetail);
       }
       if (!SaneMillis(seen) || (active != -1 && !SaneMillis(active))) {
         return Fail(error, "bad consumer time");
       }
       bool created;
       StreamConsumer* consumer = group->GetOrCreateConsumer(cname, seen, &created);
-      if (!created) return Fail(error, "duplicate consumer");
+      if (!created) return Fail(error, "Duplicate stream consumer detected.");
       consumer->seen_time_ms = seen;
       consumer->active_time_ms = active;
       uint64_t n;
-      if (!r.ReadLength(&n)) return Fail(error, "short read");
+      if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
       for (uint64_t i = 0; i < n; ++i) {
-        if (!r.Read(raw, 16)) return Fail(error, "short read");
+        if (!r.Read(raw, 16)) return Fail(error, kShortReadDetail);
         auto it = pel.find(LoadRawId(raw));
         if (it == pel.end() || it->second.owned)
-          return Fail(error, "consumer PEL entry not in group PEL");
+          return Fail(error, "Consumer entry not found in group global PEL");
         it->second.owned = true;
         group->AddPending(it->first, consumer, it->second.time, it->second.count);
       }
@@ -459,7 +460,7 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
     // Every PEL entry of these formats has an owner (unowned, NACKed entries travel in the
     // extension section); the group code relies on it, so this is checked in every mode.
     for (const auto& [id, p] : pel) {
-      if (!p.owned) return Fail(error, "stream PEL entry without consumer");
+      if (!p.owned) return Fail(error, "Stream CG PEL entry without consumer");
     }
   }
   if (rdb_type == kTypeStreamVireo && !ReadExtensions(r, stream.get(), loaded_groups, error)) {

@@ -20,11 +20,6 @@ namespace vireo::rdb {
 
 namespace {
 
-bool Fail(std::string* error, std::string_view what) {
-  *error = std::string(what);
-  return false;
-}
-
 HashLimits HashLimitsOf(const ServerConfig& c) {
   return {static_cast<size_t>(c.hash_max_listpack_entries),
           static_cast<size_t>(c.hash_max_listpack_value)};
@@ -144,14 +139,36 @@ bool ForEachPacked(std::string_view blob, bool deep, std::vector<std::string>* o
   return r.ok();
 }
 
+// Redis's words for a packed blob that fails validation, by RDB type.
+const char* PackedIntegrityError(uint8_t type) {
+  switch (type) {
+    case kTypeHashZiplist:
+      return "Hash ziplist integrity check failed.";
+    case kTypeZsetZiplist:
+      return "Zset ziplist integrity check failed.";
+    case kTypeHashZipmap:
+      return "Zipmap integrity check failed.";
+    case kTypeSetIntset:
+      return "Intset integrity check failed.";
+    case kTypeSetListpack:
+      return "Set listpack integrity check failed.";
+    case kTypeZsetListpack:
+      return "Zset listpack integrity check failed.";
+    default:
+      return "Hash listpack integrity check failed.";
+  }
+}
+
 bool ReadPackedBlob(Reader& r, uint8_t type, std::vector<std::string>* elems) {
   std::string scratch;
   std::string_view blob;
   if (!r.ReadString(&blob, &scratch)) return false;
+  // Ziplists and zipmaps are converted entry by entry, so Redis validates them deeply whatever
+  // sanitize-dump-payload says; listpacks and intsets are kept, and checked deeply on request.
   switch (type) {
     case kTypeHashZiplist:
     case kTypeZsetZiplist:
-      return ForEachPacked<ZiplistReader>(blob, r.deep(), elems);
+      return ForEachPacked<ZiplistReader>(blob, true, elems);
     case kTypeHashZipmap:
       return ZipmapForEach(
           blob,
@@ -179,7 +196,7 @@ constexpr uint64_t kMaxFieldExpire = 0x0000FFFFFFFFFFFFULL;
 bool ReadHashWithTtls(Reader& r, uint8_t type, HashObject* hash, const HashLimits& limits,
                       std::string* error) {
   int64_t min = 0;
-  if (!r.ReadMillis(&min)) return Fail(error, "short read");
+  if (!r.ReadMillis(&min)) return Fail(error, kShortReadDetail);
   if (static_cast<uint64_t>(min) > kMaxFieldExpire) return Fail(error, "bad hash min expire");
   if (type == kTypeHashListpackEx) {
     std::vector<std::string> elems;
@@ -199,13 +216,13 @@ bool ReadHashWithTtls(Reader& r, uint8_t type, HashObject* hash, const HashLimit
     return true;
   }
   uint64_t n;
-  if (!r.ReadLength(&n)) return Fail(error, "short read");
+  if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
   if (n > limits.max_listpack_entries) hash->ConvertToTable();
   std::string f, v;
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t ttl;
     if (!r.ReadLength(&ttl) || !r.ReadString(&f) || !r.ReadString(&v)) {
-      return Fail(error, "short read");
+      return Fail(error, kShortReadDetail);
     }
     uint64_t when = ttl == 0 ? 0 : ttl + static_cast<uint64_t>(min) - 1;
     if (when > kMaxFieldExpire) return Fail(error, "bad hash field ttl");
@@ -222,24 +239,34 @@ bool ReadHash(Reader& r, uint8_t type, const ServerConfig& config, Value* out, s
     if (!ReadHashWithTtls(r, type, hash.get(), limits, error)) return false;
   } else if (type == kTypeHash) {
     uint64_t n;
-    if (!r.ReadLength(&n)) return Fail(error, "short read");
+    if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
     if (n > limits.max_listpack_entries) hash->ConvertToTable();
     std::string f, v;
     for (uint64_t i = 0; i < n; ++i) {
-      if (!r.ReadString(&f) || !r.ReadString(&v)) return Fail(error, "short read");
-      if (!hash->Set(f, v, limits)) return Fail(error, "duplicate hash field");
+      if (!r.ReadString(&f) || !r.ReadString(&v)) return Fail(error, kShortReadDetail);
+      if (!hash->Set(f, v, limits)) return Fail(error, "Duplicate hash fields detected");
     }
   } else {
+    // A duplicate field is part of the blob's integrity check (Redis: "Hash ziplist integrity
+    // check failed.", a zipmap's "Hash zipmap with dup elements").
     std::vector<std::string> elems;
     if (!ReadPackedBlob(r, type, &elems) || elems.size() % 2 != 0) {
-      return Fail(error, "bad hash blob");
+      return Fail(error, PackedIntegrityError(type));
     }
     if (elems.size() / 2 > limits.max_listpack_entries) hash->ConvertToTable();
     for (size_t i = 0; i < elems.size(); i += 2) {
-      if (!hash->Set(elems[i], elems[i + 1], limits)) return Fail(error, "duplicate hash field");
+      if (!hash->Set(elems[i], elems[i + 1], limits)) {
+        // Without deep sanitization Redis only finds a listpack's duplicates when it converts
+        // the hash, and logs "listpack with dup elements"; vireo finds them on load.
+        if (type == kTypeHashZipmap) return Fail(error, "Hash zipmap with dup elements");
+        if (type == kTypeHashListpack && !r.deep()) {
+          return Fail(error, "Hash listpack with dup elements");
+        }
+        return Fail(error, PackedIntegrityError(type));
+      }
     }
   }
-  if (hash->empty()) return Fail(error, "empty hash");
+  if (hash->empty()) return Fail(error, kEmptyKeyDetail);
   *out = Value::Object(ValueType::kHash, std::move(hash));
   return true;
 }
@@ -249,19 +276,22 @@ bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, st
   std::vector<std::string> members;
   if (type == kTypeSet) {
     uint64_t n;
-    if (!r.ReadLength(&n)) return Fail(error, "short read");
+    if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
     // The count is only a claim: memory grows with the members actually present.
     members.reserve(ReserveHint(r, n));
     for (uint64_t i = 0; i < n; ++i) {
-      if (!r.ReadString(&members.emplace_back())) return Fail(error, "short read");
+      if (!r.ReadString(&members.emplace_back())) return Fail(error, kShortReadDetail);
     }
   } else if (!ReadPackedBlob(r, type, &members)) {
-    return Fail(error, "bad set blob");
+    return Fail(error, PackedIntegrityError(type));
   }
-  if (members.empty()) return Fail(error, "empty set");
+  if (members.empty()) return Fail(error, kEmptyKeyDetail);
   auto set = SetObject::Create(members[0], members.size(), limits);
   for (const std::string& m : members) {
-    if (!set->Add(m, limits)) return Fail(error, "duplicate set member");
+    if (!set->Add(m, limits)) {
+      return Fail(error,
+                  type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
+    }
   }
   *out = Value::Object(ValueType::kSet, std::move(set));
   return true;
@@ -283,33 +313,38 @@ bool ReadZset(Reader& r, uint8_t type, const ServerConfig& config, Value* out, s
   std::vector<std::pair<std::string, double>> items;
   if (type == kTypeZset || type == kTypeZset2) {
     uint64_t n;
-    if (!r.ReadLength(&n)) return Fail(error, "short read");
+    if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
     items.reserve(ReserveHint(r, n));
     for (uint64_t i = 0; i < n; ++i) {
       auto& [member, score] = items.emplace_back();
       bool ok = r.ReadString(&member) &&
                 (type == kTypeZset2 ? r.ReadDoubleBinary(&score) : r.ReadDoubleString(&score));
-      if (!ok) return Fail(error, "short read");
-      if (std::isnan(score)) return Fail(error, "NaN score");
+      if (!ok) return Fail(error, kShortReadDetail);
+      if (std::isnan(score)) return Fail(error, "Zset with NAN score detected");
     }
   } else {
     std::vector<std::string> elems;
     if (!ReadPackedBlob(r, type, &elems) || elems.size() % 2 != 0) {
-      return Fail(error, "bad zset blob");
+      return Fail(error, PackedIntegrityError(type));
     }
     items.resize(elems.size() / 2);
     for (size_t i = 0; i < items.size(); ++i) {
       items[i].first = std::move(elems[2 * i]);
-      if (!ParseScore(elems[2 * i + 1], &items[i].second)) return Fail(error, "bad score");
+      if (!ParseScore(elems[2 * i + 1], &items[i].second)) {
+        return Fail(error, PackedIntegrityError(type));
+      }
     }
   }
-  if (items.empty()) return Fail(error, "empty zset");
+  if (items.empty()) return Fail(error, kEmptyKeyDetail);
   size_t max_len = 0;
   for (const auto& it : items) max_len = std::max(max_len, it.first.size());
   auto zset = std::make_unique<ZSet>(items.size(), max_len, limits);
   for (const auto& [member, score] : items) {
     double existing;
-    if (zset->Score(member, &existing)) return Fail(error, "duplicate zset member");
+    if (zset->Score(member, &existing)) {
+      return Fail(error, type == kTypeZset || type == kTypeZset2 ? "Duplicate zset fields detected"
+                                                                 : PackedIntegrityError(type));
+    }
     zset->Insert(member, score, limits);
   }
   *out = Value::Object(ValueType::kZSet, std::move(zset));

@@ -52,11 +52,6 @@ std::unique_ptr<PackedList> NewList(const ServerConfig& c) {
                                       static_cast<int>(c.list_compress_depth));
 }
 
-bool Fail(std::string* error, std::string_view what) {
-  *error = std::string(what);
-  return false;
-}
-
 // Pushes every element of a listpack or ziplist blob onto the list.
 template <typename PackedReader>
 bool PushPacked(std::string_view blob, bool deep, PackedList* list) {
@@ -71,31 +66,41 @@ bool PushPacked(std::string_view blob, bool deep, PackedList* list) {
 bool ReadList(Reader& r, uint8_t type, const ServerConfig& config, Value* out, std::string* error) {
   auto list = NewList(config);
   uint64_t n;
-  if (!r.ReadLength(&n)) return Fail(error, "short read");
+  if (!r.ReadLength(&n)) return Fail(error, kShortReadDetail);
   std::string scratch;
   std::string_view s;
   if (type == kTypeList) {
     for (uint64_t i = 0; i < n; ++i) {
-      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+      if (!r.ReadString(&s, &scratch)) return Fail(error, kShortReadDetail);
       list->PushBack(s);
     }
   } else {
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t container = kQuicklistNodePacked;
       if (type == kTypeListQuicklist2 && !r.ReadLength(&container))
-        return Fail(error, "short read");
-      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+        return Fail(error, kShortReadDetail);
+      if (container != kQuicklistNodePacked && container != kQuicklistNodePlain) {
+        return Fail(error, "Quicklist integrity check failed.");
+      }
+      if (!r.ReadString(&s, &scratch)) return Fail(error, kShortReadDetail);
+      // A zero-length node is no container at all (Redis fails it as a short read would).
+      if (s.empty()) return Fail(error, "Quicklist node of length 0");
       if (container == kQuicklistNodePlain) {
         list->PushBack(s);
         continue;
       }
-      if (container != kQuicklistNodePacked) return Fail(error, "bad quicklist container");
-      bool ok = type == kTypeListQuicklist2 ? PushPacked<ListpackReader>(s, r.deep(), list.get())
-                                            : PushPacked<ZiplistReader>(s, r.deep(), list.get());
-      if (!ok) return Fail(error, "bad list node");
+      // Ziplist nodes (quicklist 1) are converted entry by entry, so Redis validates them
+      // deeply whatever sanitize-dump-payload says; listpack nodes only when asked.
+      if (type == kTypeListQuicklist2) {
+        if (!PushPacked<ListpackReader>(s, r.deep(), list.get())) {
+          return Fail(error, "Listpack integrity check failed.");
+        }
+      } else if (!PushPacked<ZiplistReader>(s, true, list.get())) {
+        return Fail(error, "Ziplist integrity check failed.");
+      }
     }
   }
-  if (list->empty()) return Fail(error, "empty list");
+  if (list->empty()) return Fail(error, kEmptyKeyDetail);
   list->ConvertAuto();
   *out = Value::Object(ValueType::kList, std::move(list));
   return true;
@@ -105,9 +110,11 @@ bool ReadListZiplist(Reader& r, const ServerConfig& config, Value* out, std::str
   auto list = NewList(config);
   std::string scratch;
   std::string_view s;
-  if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
-  if (!PushPacked<ZiplistReader>(s, r.deep(), list.get())) return Fail(error, "bad ziplist");
-  if (list->empty()) return Fail(error, "empty list");
+  if (!r.ReadString(&s, &scratch)) return Fail(error, kShortReadDetail);
+  if (!PushPacked<ZiplistReader>(s, true, list.get())) {
+    return Fail(error, "List ziplist integrity check failed.");
+  }
+  if (list->empty()) return Fail(error, kEmptyKeyDetail);
   list->ConvertAuto();
   *out = Value::Object(ValueType::kList, std::move(list));
   return true;
@@ -154,7 +161,7 @@ bool ReadValue(Reader& r, uint8_t type, const ServerConfig& config, Value* out,
     case kTypeString: {
       std::string scratch;
       std::string_view s;
-      if (!r.ReadString(&s, &scratch)) return Fail(error, "short read");
+      if (!r.ReadString(&s, &scratch)) return Fail(error, kShortReadDetail);
       *out = Value::String(s);
       return true;
     }

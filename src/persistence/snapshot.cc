@@ -150,13 +150,22 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
   options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
   std::string err = RdbLoadFile(host, RdbPath(host), options, &stats, &missing);
   st.loading = false;
-  if (!err.empty()) return err;
+  if (!err.empty()) {
+    // Redis's last words on a data file it cannot read (tests and operators look for them).
+    spdlog::warn("{}", err);
+    return "Terminating server after rdb file reading failure.";
+  }
   if (missing) return "";
   st.last_load_keys_loaded = stats.keys_loaded;
   st.last_load_keys_expired = stats.keys_expired;
   st.dirty_at_last_save = host.DirtyCount();
-  spdlog::info("Done loading RDB, keys loaded: {}, keys expired: {}.", stats.keys_loaded,
-               stats.keys_expired);
+  if (stats.empty_keys_skipped > 0) {
+    spdlog::info("Done loading RDB, keys loaded: {}, keys expired: {}, empty keys skipped: {}.",
+                 stats.keys_loaded, stats.keys_expired, stats.empty_keys_skipped);
+  } else {
+    spdlog::info("Done loading RDB, keys loaded: {}, keys expired: {}.", stats.keys_loaded,
+                 stats.keys_expired);
+  }
   spdlog::info("DB loaded from disk: {:.3f} seconds",
                static_cast<double>(MonotonicUs() - start) / 1e6);
   return "";
