@@ -18,6 +18,11 @@ enum class AofLoadStatus { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncat
 
 struct AofLoadOptions {
   bool load_truncated = true;  // aof-load-truncated
+  // At start-up: clients are served (and refused with -LOADING) every 1024 commands and every
+  // loading-process-events-interval-bytes of an RDB base (PersistenceHost::StartupLoad*).
+  bool serve_clients = false;
+  // Bytes of the files loaded before this one: progress counts across the whole manifest.
+  int64_t progress_base = 0;
 };
 
 // Replays dir/name into the host's databases. kTruncated: the file was cut at its last complete

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -142,13 +143,21 @@ void RdbCron(PersistenceHost& host) {
 
 std::string RdbLoadAtStartup(PersistenceHost& host) {
   RdbState& st = RdbStateOf(host);
-  st.loading = true;
+  const std::string path = RdbPath(host);
+  struct stat file {};
+  if (stat(path.c_str(), &file) != 0 && errno == ENOENT) return "";  // an empty start
   int64_t start = MonotonicUs();
   RdbLoadStats stats;
   bool missing = false;
   RdbLoadOptions options;
   options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
-  std::string err = RdbLoadFile(host, RdbPath(host), options, &stats, &missing);
+  // Clients are served (with -LOADING) while it loads, as Redis does.
+  options.progress_interval = host.PersistenceConfig().loading_process_events_interval_bytes;
+  options.progress = [&host](int64_t bytes) { return host.StartupLoadProgressed(bytes); };
+  st.loading = true;
+  host.StartupLoadBegan(file.st_size);
+  std::string err = RdbLoadFile(host, path, options, &stats, &missing);
+  host.StartupLoadEnded();
   st.loading = false;
   if (!err.empty()) return err;
   if (missing) return "";
@@ -165,7 +174,12 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
 std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave) {
   RdbStateOf(host).shutdown_handled = true;
   RdbKillChild(host);
-  if (nosave || (!save && host.PersistenceConfig().save_params.empty())) return "";
+  // A half-loaded dataset is never saved over the file it comes from (Redis: NOSAVE while
+  // loading).
+  if (nosave || RdbStateOf(host).loading ||
+      (!save && host.PersistenceConfig().save_params.empty())) {
+    return "";
+  }
   spdlog::info("Saving the final RDB snapshot before exiting.");
   std::string err = RdbSaveNow(host);
   if (!err.empty()) spdlog::warn("Error trying to save the DB, can't exit.");

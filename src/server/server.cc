@@ -230,22 +230,26 @@ Server::~Server() {
 // port) decides bound_port_; the tls-port never does. Returns "" or the error of a
 // non-optional address.
 std::string Server::ListenTcp(const std::string& addr, bool optional, int port_number, bool tls) {
-  std::string error =
-      ListenOnAddress(addr, port_number, config_.values().tcp_backlog, [&](int fd) {
-        if (bound_port_ == 0 && !tls) {
-          sockaddr_storage local{};
-          socklen_t len = sizeof(local);
-          getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-          bound_port_ = local.ss_family == AF_INET6
-                            ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                            : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-        }
-        listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
-      });
+  std::string error = ListenOnAddress(addr, port_number, config_.values().tcp_backlog, [&](int fd) {
+    if (bound_port_ == 0 && !tls) {
+      sockaddr_storage local{};
+      socklen_t len = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+      bound_port_ = local.ss_family == AF_INET6
+                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                        : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    }
+    listeners_.push_back(std::make_unique<Listener>(fd, false, tls));
+  });
   return optional ? "" : error;
 }
 
 std::string Server::Listen() {
+  if (std::string error = OpenListeners(); !error.empty()) return error;
+  return StartServing();
+}
+
+std::string Server::OpenListeners() {
   const ServerConfig& c = config_.values();
   // Users before the first client: requirepass, then the `user` lines or the aclfile.
   if (std::string err = AclLoadAtStartup(*this); !err.empty()) return err;
@@ -300,6 +304,10 @@ std::string Server::Listen() {
   for (size_t i = 0; i < listeners_.size(); ++i) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
+  return "";
+}
+
+std::string Server::StartServing() {
   if (std::string error = StartCluster(); !error.empty()) return error;
   ScheduleCron();
   // `replicaof` in the configuration: follow that master (after the data was loaded, so the
@@ -1213,6 +1221,5 @@ std::string Server::RebindTcp(bool* tls_failed) {
   }
   return error;
 }
-
 
 }  // namespace vireo
