@@ -619,7 +619,10 @@ std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& op
     char b[8];
     if (!r.Read(b, 8)) return kShort;
     uint64_t stored = LoadLE(b, 8);
-    if (stored != 0 && stored != expected) return "Wrong RDB checksum. Aborting now.";
+    if (stored != 0 && stored != expected) {
+      return fmt::format("{} expected: ({:x}) but got ({:x}). Aborting now.", kRdbWrongChecksum,
+                         expected, stored);
+    }
   }
   stats->bytes_read = r.consumed();
   return "";

@@ -115,6 +115,8 @@ std::string RdbLoad(PersistenceHost& host, int fd, const RdbLoadOptions& options
 // of the image's bytes, or -1 on an error (already logged by the source). The source holds
 // one image and nothing after it: bytes after the image fail the load with
 // kRdbTrailingBytes.
+// How a checksum mismatch's error starts ("... expected: (<crc>) but got (<crc>). Aborting now.").
+inline constexpr std::string_view kRdbWrongChecksum = "Wrong RDB checksum";
 inline constexpr const char* kRdbTrailingBytes = "Bytes after the end of the RDB image";
 using RdbByteSource = std::function<ssize_t(char* dst, size_t cap)>;
 std::string RdbLoadFromSource(PersistenceHost& host, RdbByteSource source,

@@ -1,5 +1,6 @@
 #include "persistence/snapshot.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -144,8 +145,18 @@ void RdbCron(PersistenceHost& host) {
 std::string RdbLoadAtStartup(PersistenceHost& host) {
   RdbState& st = RdbStateOf(host);
   const std::string path = RdbPath(host);
+  // Redis's words for a file that is there but can't be read (a missing one: an empty start).
+  constexpr const char* kFatal = "Fatal error loading the DB, check server logs. Exiting.";
   struct stat file {};
-  if (stat(path.c_str(), &file) != 0 && errno == ENOENT) return "";  // an empty start
+  if (int probe = open(path.c_str(), O_RDONLY | O_CLOEXEC); probe < 0) {
+    if (errno == ENOENT) return "";
+    spdlog::warn("Fatal error: can't open the RDB file {} for reading: {}", path,
+                 std::strerror(errno));
+    return kFatal;
+  } else {
+    fstat(probe, &file);
+    close(probe);
+  }
   int64_t start = MonotonicUs();
   RdbLoadStats stats;
   bool missing = false;
@@ -159,7 +170,16 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
   std::string err = RdbLoadFile(host, path, options, &stats, &missing);
   host.StartupLoadEnded();
   st.loading = false;
-  if (!err.empty()) return err;
+  if (!err.empty() && RdbStateOf(host).shutdown_handled) return err;  // SHUTDOWN stopped it
+  if (!err.empty()) {
+    // A damaged file: the reason, then Redis's closing lines (its test suite looks for "CRC
+    // error" and "Terminating server after rdb file reading failure.").
+    spdlog::warn("{}", err);
+    if (err.starts_with(kRdbWrongChecksum)) {
+      spdlog::warn("Internal error in RDB reading offset {}, -> RDB CRC error", file.st_size);
+    }
+    return "Terminating server after rdb file reading failure.";
+  }
   if (missing) return "";
   st.last_load_keys_loaded = stats.keys_loaded;
   st.last_load_keys_expired = stats.keys_expired;

@@ -17,7 +17,7 @@ class LoadingServer:
     """A vireo started on a data directory without waiting for PONG (it won't answer PONG
     until it has loaded)."""
 
-    def __init__(self, datadir, extra):
+    def __init__(self, datadir, extra, connect=True):
         self.port = free_port()
         self.log_path = datadir / f"server-{self.port}.log"
         argv = [server_binary(), "--port", str(self.port), "--bind", HOST, "--dir", str(datadir),
@@ -25,7 +25,8 @@ class LoadingServer:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)
-        self.conn = wait_for(self._connect, timeout=10, message="the server never listened")
+        if connect:
+            self.conn = wait_for(self._connect, timeout=10, message="the server never listened")
 
     def _connect(self):
         assert self.proc.poll() is None, self.log()
@@ -147,3 +148,17 @@ def test_sigterm_while_loading_exits_without_saving(server_factory, tmp_path):
     assert s.stop() == 0
     assert (tmp_path / "dump.rdb").read_bytes() == dump
     assert "Received SIGTERM" in s.log()
+
+
+def test_wrong_checksum_stops_the_start_in_redis_words(server_factory, tmp_path):
+    fill_and_stop(server_factory, tmp_path, setup=lambda r: (r.set("k", "v"), r.save()))
+    data = bytearray((tmp_path / "dump.rdb").read_bytes())
+    data[-8:] = b"foobar00"  # what Redis's integration/rdb test writes over the checksum
+    (tmp_path / "dump.rdb").write_bytes(bytes(data))
+    s = LoadingServer(tmp_path, [], connect=False)
+    assert s.proc.wait(10) == 1
+    log = s.log()
+    assert re.search(r"Wrong RDB checksum expected: \([0-9a-f]+\) but got \(30307261626f6f66\)\. "
+                     r"Aborting now\.", log), log
+    assert "-> RDB CRC error" in log
+    assert log.rstrip().endswith("Terminating server after rdb file reading failure.")
