@@ -371,7 +371,7 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
   int64_t start_us = MonotonicUs();
   std::string error;
   AofLoadOptions file_options = options;
-  if (options.serve_clients) host.StartupLoadBegan(total_bytes);
+  host.StartupLoadBegan(total_bytes);  // DEBUG LOADAOF's reload shows loading:1 too, as Redis
   for (size_t i = 0; i < files.size(); ++i) {
     const bool last = i + 1 == files.size();
     const AofFileInfo& info = *files[i];
@@ -397,7 +397,7 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
     error = fmt::format("Failed loading the append only file {}", info.name);
     break;
   }
-  if (options.serve_clients) host.StartupLoadEnded();
+  host.StartupLoadEnded();
   host.RefreshCommandTime();
   if (error.empty() && *loaded_any) {
     spdlog::info("DB loaded from append only file: {:.3f} seconds",

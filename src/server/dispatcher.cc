@@ -235,6 +235,19 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                     spec->name));
     return;
   }
+  // A dataset is loading (at start-up, DEBUG LOADAOF, a replica's full sync): only what Redis
+  // lets through runs. Before the BUSY check, as Redis: a slow script inside an AOF being
+  // loaded leaves other clients with -LOADING.
+  if (loading_.mode != LoadingMode::kNone) {
+    const bool denied = loading_.mode == LoadingMode::kSync
+                            ? !AllRunHave(client, *spec, kCmdLoading)
+                            : AnyRunHas(client, *spec, kCmdNoAsyncLoading);
+    if (denied) {
+      ++command_stats(*spec).rejected_calls;
+      reject("LOADING Redis is loading the dataset in memory");
+      return;
+    }
+  }
   // A script past busy-reply-threshold is still running: only SCRIPT/FUNCTION KILL, SHUTDOWN
   // NOSAVE and the like get through (src/scripting/).
   if (busy_script_ != 0 && !spec->has(kCmdAllowBusy)) {
@@ -245,17 +258,6 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
                  "SHUTDOWN NOSAVE.");
     return;
-  }
-  // A dataset is loading (a replica's full sync): only what Redis lets through runs.
-  if (loading_.mode != LoadingMode::kNone) {
-    const bool denied = loading_.mode == LoadingMode::kSync
-                            ? !AllRunHave(client, *spec, kCmdLoading)
-                            : AnyRunHas(client, *spec, kCmdNoAsyncLoading);
-    if (denied) {
-      ++command_stats(*spec).rejected_calls;
-      reject("LOADING Redis is loading the dataset in memory");
-      return;
-    }
   }
   // Our master's commands are applied whatever the local state (memory, disk errors,
   // read-only): the replica must stay a copy of its master.

@@ -162,3 +162,27 @@ def test_wrong_checksum_stops_the_start_in_redis_words(server_factory, tmp_path)
                      r"Aborting now\.", log), log
     assert "-> RDB CRC error" in log
     assert log.rstrip().endswith("Terminating server after rdb file reading failure.")
+
+
+def test_slow_script_in_debug_loadaof_leaves_clients_with_loading(server_factory, tmp_path):
+    # Redis's integration/aof "EVAL timeout with slow verbatim Lua script from AOF": a script
+    # in the AOF runs past lua-time-limit while DEBUG LOADAOF replays it; the clients it lets
+    # through get -LOADING (the load), not -BUSY.
+    s = server_factory(["--dir", str(tmp_path), "--appendonly", "yes", "--aof-use-rdb-preamble", "no",
+                        "--lua-time-limit", "1"])
+    incr = next(p for p in (tmp_path / "appendonlydir").iterdir() if p.name.endswith(".incr.aof"))
+    slow = "redis.call('set',KEYS[1],'y'); for i=1,3000000 do redis.call('ping') end return 'ok'"
+    with open(incr, "ab") as f:
+        f.write(RawConnection.encode("SELECT", "9") + RawConnection.encode("EVAL", slow, "1", "x"))
+    loader, other = s.raw(timeout=60), s.raw()
+    # In db 9 like the AOF's SELECT, as Redis's test client is (a script replayed by DEBUG
+    # LOADAOF runs in the caller's db: a known difference, not what this test is about).
+    assert loader.execute("SELECT", "9") == b"+OK\r\n"
+    loader.send_command("DEBUG", "LOADAOF")
+    seen = wait_for(lambda: (lambda reply: reply if reply.startswith(b"-") else None)(other.execute("PING")),
+                    timeout=30, message="the reload never served other clients")
+    assert seen == LOADING
+    assert loader.read_reply() == b"+OK\r\n"
+    assert other.execute("SELECT", "9") == b"+OK\r\n"
+    assert other.execute("GET", "x") == b"$1\r\ny\r\n"
+    assert "Slow script detected" in s.log_text(100000)
