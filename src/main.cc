@@ -23,6 +23,7 @@
 
 #include "commands/build_command_table.h"
 #include "persistence/aof.h"
+#include "persistence/aof_loader.h"
 #include "persistence/snapshot.h"
 #include "server/server.h"
 #include "util/fd_limits.h"
@@ -232,7 +233,7 @@ int main(int argc, char** argv) {
     load_error = vireo::RdbLoadAtStartup(server);
   }
   if (!load_error.empty() && !server.loop().shutting_down()) {
-    spdlog::critical("{}", load_error);
+    if (!load_error.starts_with(vireo::kAofFileLoadFailed)) spdlog::critical("{}", load_error);
     return 1;
   }
   if (!server.loop().shutting_down()) {

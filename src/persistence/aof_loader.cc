@@ -394,7 +394,7 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
     if (status == AofLoadStatus::kTruncated) {
       spdlog::warn("Fatal error: the truncated file is not the last file");
     }
-    error = fmt::format("Failed loading the append only file {}", info.name);
+    error = fmt::format("{} {}", kAofFileLoadFailed, info.name);
     break;
   }
   host.StartupLoadEnded();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "persistence/aof_manifest.h"
 
@@ -29,6 +30,10 @@ struct AofLoadOptions {
 // command (only acceptable for the last file; LoadAofFiles checks).
 AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const std::string& name,
                           const AofLoadOptions& options);
+
+// LoadAofFiles's error when a file failed to load: the reason is already the log's last line
+// (as in Redis, which exits right after it), so start-up prints nothing more.
+inline constexpr std::string_view kAofFileLoadFailed = "Failed loading the append only file";
 
 // Replays every file the manifest lists (base, then incremental files). Returns "" or the
 // reason loading failed (in Redis's words; the caller logs it and refuses to start). A listed

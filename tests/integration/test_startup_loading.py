@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 
+import pytest
 from conftest import HOST, RawConnection, free_port, server_binary, wait_for
 
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
@@ -186,3 +187,18 @@ def test_slow_script_in_debug_loadaof_leaves_clients_with_loading(server_factory
     assert other.execute("SELECT", "9") == b"+OK\r\n"
     assert other.execute("GET", "x") == b"$1\r\ny\r\n"
     assert "Slow script detected" in s.log_text(100000)
+
+
+@pytest.mark.parametrize("tail, reason", [
+    (b"!!!garbage\r\n", "Bad file format reading the append only file"),
+    (RawConnection.encode("bla", "x"), "Unknown command 'bla' reading the append only file"),
+], ids=["bad-format", "unknown-command"])
+def test_failed_aof_load_ends_the_log_with_its_reason(server_factory, tmp_path, tail, reason):
+    # Redis exits right after logging why (its integration/aof tests read the last line).
+    fill_and_stop(server_factory, tmp_path, "--appendonly", "yes", setup=lambda r: r.set("k", "v"))
+    incr = next(p for p in (tmp_path / "appendonlydir").iterdir() if p.name.endswith(".incr.aof"))
+    with open(incr, "ab") as f:
+        f.write(tail)
+    s = LoadingServer(tmp_path, ["--appendonly", "yes", "--aof-load-truncated", "yes"], connect=False)
+    assert s.proc.wait(10) == 1
+    assert reason in s.log().rstrip().splitlines()[-1], s.log()
