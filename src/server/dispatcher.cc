@@ -401,7 +401,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
   const uint64_t propagation_token = propagator_.BeginCall();
-  Client* const caller = executing_depth_ == 0 ? &client : current_client_;
+  // Whose command this is: a nested call runs for the client of the command around it (EXEC's
+  // commands, a script's) unless it comes from a client of its own (DEBUG LOADAOF's replay
+  // client, whose scripts must run in the db its SELECTs chose).
+  const bool nested =
+      executing_depth_ != 0 && (&client == current_client_ || &client == script_client_.get());
+  Client* const caller = nested ? current_client_ : &client;
   Client* const previous_caller = current_client_;
   current_client_ = caller;
   ++executing_depth_;
