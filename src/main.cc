@@ -23,6 +23,7 @@
 
 #include "commands/build_command_table.h"
 #include "persistence/aof.h"
+#include "persistence/aof_loader.h"
 #include "persistence/snapshot.h"
 #include "server/server.h"
 #include "util/fd_limits.h"
@@ -193,29 +194,12 @@ int main(int argc, char** argv) {
   } else {
     spdlog::info("Running mode=standalone, port={}.", server.cfg().port);
   }
-  spdlog::info("Server initialized");
-  // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
-  // with appendonly no this only reads its manifest).
-  if (std::string err = server.aof().LoadAndOpen(); !err.empty()) {
+  // The sockets open before the data loads, as in Redis: clients connect meanwhile and get
+  // -LOADING (the loaders step the loop), and a signal ends the load without a save.
+  if (std::string err = server.OpenListeners(); !err.empty()) {
     spdlog::critical("{}", err);
     return 1;
   }
-  // Without AOF data the RDB dump holds it (dir/dbfilename; a missing file is an empty start).
-  if (!server.aof().loaded_at_startup()) {
-    if (std::string err = vireo::RdbLoadAtStartup(server); !err.empty()) {
-      spdlog::critical("{}", err);
-      return 1;
-    }
-  }
-  if (std::string err = server.Listen(); !err.empty()) {
-    spdlog::critical("{}", err);
-    return 1;
-  }
-  spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
-               server.bound_port());
-  spdlog::info("Ready to accept connections tcp");
-  NotifySupervisor(supervisor);
-
   asio::signal_set signals(server.loop().io(), SIGTERM, SIGINT);
   std::function<void(const asio::error_code&, int)> on_signal;
   on_signal = [&](const asio::error_code& ec, int signal) {
@@ -240,7 +224,29 @@ int main(int argc, char** argv) {
     server.loop().Shutdown();
   };
   signals.async_wait(on_signal);
-  server.Run();
+  spdlog::info("Server initialized");
+  // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
+  // with appendonly no this only reads its manifest).
+  std::string load_error = server.aof().LoadAndOpen();
+  // Without AOF data the RDB dump holds it (dir/dbfilename; a missing file is an empty start).
+  if (load_error.empty() && !server.aof().loaded_at_startup()) {
+    load_error = vireo::RdbLoadAtStartup(server);
+  }
+  if (!load_error.empty() && !server.loop().shutting_down()) {
+    if (!load_error.starts_with(vireo::kAofFileLoadFailed)) spdlog::critical("{}", load_error);
+    return 1;
+  }
+  if (!server.loop().shutting_down()) {
+    if (std::string err = server.StartServing(); !err.empty()) {
+      spdlog::critical("{}", err);
+      return 1;
+    }
+    spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
+                 server.bound_port());
+    spdlog::info("Ready to accept connections tcp");
+    NotifySupervisor(supervisor);
+    server.Run();
+  }
   // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM.
   if (!vireo::RdbStateOf(server).shutdown_handled) vireo::RdbSaveOnShutdown(server, false, false);
   spdlog::warn("vireo is now ready to exit, bye bye...");

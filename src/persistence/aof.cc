@@ -25,6 +25,7 @@
 #include "persistence/background_io.h"
 #include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
+#include "persistence/snapshot.h"
 #include "scripting/scripting.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -379,10 +380,13 @@ std::string Aof::LoadAndOpen() {
 
   if (!manifest_.empty()) {
     loading_ = true;
+    RdbStateOf(host_).loading = true;
     AofLoadOptions options;
     options.load_truncated = c.aof_load_truncated;
+    options.serve_clients = true;
     bool loaded_any = false;
     std::string err = LoadAofFiles(host_, dir, manifest_, options, &loaded_any);
+    RdbStateOf(host_).loading = false;
     loading_ = false;
     if (!err.empty()) return err;
   }

@@ -202,6 +202,13 @@ AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const s
     RdbLoadOptions rdb_options;
     rdb_options.keep_expired = true;
     rdb_options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
+    if (options.serve_clients) {
+      rdb_options.progress_interval =
+          host.PersistenceConfig().loading_process_events_interval_bytes;
+      rdb_options.progress = [&host, &options](int64_t bytes) {
+        return host.StartupLoadProgressed(options.progress_base + bytes);
+      };
+    }
     RdbLoadStats stats;
     std::string err = RdbLoad(host, fd, rdb_options, &stats);
     if (!err.empty()) {
@@ -219,6 +226,8 @@ AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const s
 
   Reader reader(fd, start, st.st_size);
   Replayer replayer(host);
+  const int64_t key_load_delay = host.PersistenceConfig().key_load_delay;
+  uint64_t delay_calls = 0, commands = 0;
   int64_t valid_up_to = start;
   int64_t valid_before_multi = start;
   std::string line, arg;
@@ -231,6 +240,15 @@ AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const s
       break;
     }
     if (line[0] == '#') continue;  // annotations (#TS:...)
+    if (options.serve_clients && ++commands % 1024 == 0) {
+      const bool go_on = host.StartupLoadProgressed(options.progress_base + reader.offset());
+      host.SetCommandTimeMs(0);  // serving clients moved the clock; replaying keeps it at 0
+      if (!go_on) {
+        failure = "Loading aborted";
+        end = End::kFailed;
+        break;
+      }
+    }
     if (line[0] != '*') {
       end = End::kFormat;
       break;
@@ -274,6 +292,7 @@ AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const s
       end = End::kFailed;
       break;
     }
+    RdbTestDelay(key_load_delay, &delay_calls);
     valid_up_to = reader.offset();
   }
   close(fd);
@@ -331,6 +350,8 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
   if (files.empty()) return "";
   // Every file the manifest lists must exist: loading around a missing one would start with
   // part of the data (or none) and then log on top of it. Redis refuses to start, so do we.
+  std::vector<int64_t> file_sizes;
+  int64_t total_bytes = 0;
   for (const AofFileInfo* info : files) {
     struct stat st {};
     const std::string path = dir + "/" + info->name;
@@ -338,6 +359,8 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
       return fmt::format("Unable to obtain the AOF file {} length. stat: {}", info->name,
                          strerror(errno));
     }
+    file_sizes.push_back(st.st_size);
+    total_bytes += st.st_size;
   }
 
   // While replaying nothing expires: the log already holds the DEL of every key that expired,
@@ -347,6 +370,8 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
   host.SetCommandTimeMs(0);
   int64_t start_us = MonotonicUs();
   std::string error;
+  AofLoadOptions file_options = options;
+  host.StartupLoadBegan(total_bytes);  // DEBUG LOADAOF's reload shows loading:1 too, as Redis
   for (size_t i = 0; i < files.size(); ++i) {
     const bool last = i + 1 == files.size();
     const AofFileInfo& info = *files[i];
@@ -354,7 +379,8 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
       spdlog::info("Loading base AOF file {}", info.name);
     }
     const int64_t file_start_us = MonotonicUs();
-    AofLoadStatus status = LoadAofFile(host, dir, info.name, options);
+    AofLoadStatus status = LoadAofFile(host, dir, info.name, file_options);
+    file_options.progress_base += file_sizes[i];
     if (status == AofLoadStatus::kOk || status == AofLoadStatus::kEmpty ||
         (status == AofLoadStatus::kTruncated && last)) {
       *loaded_any = true;
@@ -368,9 +394,10 @@ std::string LoadAofFiles(PersistenceHost& host, const std::string& dir, const Ao
     if (status == AofLoadStatus::kTruncated) {
       spdlog::warn("Fatal error: the truncated file is not the last file");
     }
-    error = fmt::format("Failed loading the append only file {}", info.name);
+    error = fmt::format("{} {}", kAofFileLoadFailed, info.name);
     break;
   }
+  host.StartupLoadEnded();
   host.RefreshCommandTime();
   if (error.empty() && *loaded_any) {
     spdlog::info("DB loaded from append only file: {:.3f} seconds",

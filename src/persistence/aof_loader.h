@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "persistence/aof_manifest.h"
 
@@ -18,12 +19,21 @@ enum class AofLoadStatus { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncat
 
 struct AofLoadOptions {
   bool load_truncated = true;  // aof-load-truncated
+  // At start-up: clients are served (and refused with -LOADING) every 1024 commands and every
+  // loading-process-events-interval-bytes of an RDB base (PersistenceHost::StartupLoad*).
+  bool serve_clients = false;
+  // Bytes of the files loaded before this one: progress counts across the whole manifest.
+  int64_t progress_base = 0;
 };
 
 // Replays dir/name into the host's databases. kTruncated: the file was cut at its last complete
 // command (only acceptable for the last file; LoadAofFiles checks).
 AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const std::string& name,
                           const AofLoadOptions& options);
+
+// LoadAofFiles's error when a file failed to load: the reason is already the log's last line
+// (as in Redis, which exits right after it), so start-up prints nothing more.
+inline constexpr std::string_view kAofFileLoadFailed = "Failed loading the append only file";
 
 // Replays every file the manifest lists (base, then incremental files). Returns "" or the
 // reason loading failed (in Redis's words; the caller logs it and refuses to start). A listed

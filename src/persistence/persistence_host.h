@@ -89,6 +89,18 @@ class PersistenceHost {
   // the real clock.
   virtual void SetCommandTimeMs(int64_t ms) = 0;
   virtual void RefreshCommandTime() = 0;
+
+  // ---- loading at start-up ----
+  // As in Redis, clients connect while the RDB or AOF loads at start-up and get -LOADING: the
+  // loaders announce the load, step the server's loop from inside it, and end it. DEBUG
+  // LOADAOF's reload is announced too (loading:1, -LOADING to clients a slow script in it lets
+  // through) but does not step the loop: it runs inside a command.
+  virtual void StartupLoadBegan(int64_t total_bytes) = 0;
+  // Every loading-process-events-interval-bytes of RDB or 1024 AOF commands: records the
+  // progress (INFO loading_*) and serves clients for one loop turn. False when a shutdown was
+  // asked for meanwhile: the load stops.
+  virtual bool StartupLoadProgressed(int64_t loaded_bytes) = 0;
+  virtual void StartupLoadEnded() = 0;
 };
 
 }  // namespace vireo

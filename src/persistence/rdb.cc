@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -369,11 +370,7 @@ void AppendAccessHint(std::string* out, uint32_t clock, const AccessHintMode& mo
 
 }  // namespace
 
-namespace {
-
-// rdb-key-save-delay / key-load-delay: sleep `usec` per key; a negative value -n sleeps one
-// microsecond every n keys (a delay shorter than any sleep, as Redis's debugDelay averages it).
-void TestDelay(int64_t usec, uint64_t* calls) {
+void RdbTestDelay(int64_t usec, uint64_t* calls) {
   if (usec == 0) return;
   if (usec < 0) {
     if (++*calls % static_cast<uint64_t>(-usec) != 0) return;
@@ -381,8 +378,6 @@ void TestDelay(int64_t usec, uint64_t* calls) {
   }
   usleep(static_cast<useconds_t>(usec));
 }
-
-}  // namespace
 
 std::string RdbSave(PersistenceHost& host, int fd, const RdbSaveOptions& options) {
   Writer w(fd, options.checksum, options.sink);
@@ -433,7 +428,7 @@ std::string RdbSave(PersistenceHost& host, int fd, const RdbSaveOptions& options
       AppendString(&b, e.key.view(), options.compress);
       AppendValue(&b, e.value, options.compress, spill);
       ok = w.MaybeFlush();
-      TestDelay(config.rdb_key_save_delay, &delay_calls);
+      RdbTestDelay(config.rdb_key_save_delay, &delay_calls);
     });
     if (!ok) return w.error();
   }
@@ -471,6 +466,23 @@ void ReadReplicationAux(std::string_view key, std::string_view value, RdbReplica
     info->offset = n;
   } else if (key == "repl-stream-db" && ParseInt64(value, &n) && n >= 0 && n < 1 << 16) {
     info->stream_db = static_cast<int>(n);
+  }
+}
+
+// What Redis logs of an image's AUX fields as it loads them (tools and tests watch for
+// "Loading RDB produced by version").
+void LogAux(std::string_view key, std::string_view value) {
+  int64_t n = 0;
+  if (key == "redis-ver") {
+    spdlog::info("Loading RDB produced by version {}", value);
+  } else if (key == "ctime" && ParseInt64(value, &n)) {
+    spdlog::info("RDB age {} seconds", std::max<int64_t>(0, time(nullptr) - n));
+  } else if (key == "used-mem" && ParseInt64(value, &n)) {
+    spdlog::info("RDB memory usage when created {:.2f} Mb", static_cast<double>(n) / (1024 * 1024));
+  } else if (key == "aof-preamble" && ParseInt64(value, &n) && n != 0) {
+    spdlog::info("RDB has an AOF tail");
+  } else if (key == "aof-base" && ParseInt64(value, &n) && n != 0) {
+    spdlog::info("RDB is base AOF");
   }
 }
 
@@ -553,6 +565,7 @@ std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& op
       if (!r.ReadString(&k) || !r.ReadString(&v)) return kShort;
       if (k == "aof-base") stats->aof_base = v == "1";
       ReadReplicationAux(k, v, &stats->replication);
+      LogAux(k, v);
       continue;
     }
     if (type == kOpModuleAux) return "Module auxiliary data is not supported";
@@ -608,7 +621,7 @@ std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& op
       }
       DbEntry* entry = db.Add(key, std::move(value));
       if (expire != -1) db.SetExpire(entry, expire);
-      TestDelay(config.key_load_delay, &delay_calls);
+      RdbTestDelay(config.key_load_delay, &delay_calls);
       uint32_t clock;
       if (ClockFromHints(host.PersistedKeyspaceOptions().access, lfu_freq, lru_idle, now, &clock)) {
         entry->value.set_access_clock(clock);

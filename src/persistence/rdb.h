@@ -125,6 +125,11 @@ std::string RdbLoadFile(PersistenceHost& host, const std::string& path,
                         const RdbLoadOptions& options, RdbLoadStats* stats,
                         bool* missing = nullptr);
 
+// rdb-key-save-delay / key-load-delay (test knobs, also for the AOF's commands): sleeps `usec`
+// per call; a negative value -n sleeps one microsecond every n calls (a delay shorter than any
+// sleep, as Redis's debugDelay averages it). `calls` counts them across one save or load.
+void RdbTestDelay(int64_t usec, uint64_t* calls);
+
 // True if the bytes at the start of a file look like an RDB image ("REDIS" magic): an AOF
 // base file is either an RDB image or a file of commands.
 inline bool LooksLikeRdb(std::string_view head) { return head.substr(0, 5) == "REDIS"; }

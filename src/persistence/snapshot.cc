@@ -1,8 +1,10 @@
 #include "persistence/snapshot.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -142,14 +144,33 @@ void RdbCron(PersistenceHost& host) {
 
 std::string RdbLoadAtStartup(PersistenceHost& host) {
   RdbState& st = RdbStateOf(host);
-  st.loading = true;
+  const std::string path = RdbPath(host);
+  // Redis's words for a file that is there but can't be read (a missing one: an empty start).
+  constexpr const char* kFatal = "Fatal error loading the DB, check server logs. Exiting.";
+  struct stat file {};
+  if (int probe = open(path.c_str(), O_RDONLY | O_CLOEXEC); probe < 0) {
+    if (errno == ENOENT) return "";
+    spdlog::warn("Fatal error: can't open the RDB file {} for reading: {}", path,
+                 std::strerror(errno));
+    return kFatal;
+  } else {
+    fstat(probe, &file);
+    close(probe);
+  }
   int64_t start = MonotonicUs();
   RdbLoadStats stats;
   bool missing = false;
   RdbLoadOptions options;
   options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
-  std::string err = RdbLoadFile(host, RdbPath(host), options, &stats, &missing);
+  // Clients are served (with -LOADING) while it loads, as Redis does.
+  options.progress_interval = host.PersistenceConfig().loading_process_events_interval_bytes;
+  options.progress = [&host](int64_t bytes) { return host.StartupLoadProgressed(bytes); };
+  st.loading = true;
+  host.StartupLoadBegan(file.st_size);
+  std::string err = RdbLoadFile(host, path, options, &stats, &missing);
+  host.StartupLoadEnded();
   st.loading = false;
+  if (!err.empty() && RdbStateOf(host).shutdown_handled) return err;  // SHUTDOWN stopped it
   if (!err.empty()) {
     // Redis's last words on a data file it cannot read (tests and operators look for them).
     spdlog::warn("{}", err);
@@ -174,7 +195,12 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
 std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave) {
   RdbStateOf(host).shutdown_handled = true;
   RdbKillChild(host);
-  if (nosave || (!save && host.PersistenceConfig().save_params.empty())) return "";
+  // A half-loaded dataset is never saved over the file it comes from (Redis: NOSAVE while
+  // loading).
+  if (nosave || RdbStateOf(host).loading ||
+      (!save && host.PersistenceConfig().save_params.empty())) {
+    return "";
+  }
   spdlog::info("Saving the final RDB snapshot before exiting.");
   std::string err = RdbSaveNow(host);
   if (!err.empty()) spdlog::warn("Error trying to save the DB, can't exit.");

@@ -25,8 +25,8 @@ struct RdbState {
   int64_t last_bgsave_time_sec = -1;
   int64_t last_bgsave_try = 0;  // unix seconds of the last BGSAVE attempt
   bool bgsave_scheduled = false;
-  uint64_t saves = 0;  // SAVE commands and BGSAVE forks attempted (INFO rdb_saves)
-  bool loading = false;
+  uint64_t saves = 0;    // SAVE commands and BGSAVE forks attempted (INFO rdb_saves)
+  bool loading = false;  // a start-up load (RDB or AOF) is in progress
   uint64_t last_load_keys_loaded = 0;
   uint64_t last_load_keys_expired = 0;
   bool shutdown_handled = false;  // RdbSaveOnShutdown ran (SHUTDOWN), so exit needn't save

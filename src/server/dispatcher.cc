@@ -235,6 +235,19 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                     spec->name));
     return;
   }
+  // A dataset is loading (at start-up, DEBUG LOADAOF, a replica's full sync): only what Redis
+  // lets through runs. Before the BUSY check, as Redis: a slow script inside an AOF being
+  // loaded leaves other clients with -LOADING.
+  if (loading_.mode != LoadingMode::kNone) {
+    const bool denied = loading_.mode == LoadingMode::kSync
+                            ? !AllRunHave(client, *spec, kCmdLoading)
+                            : AnyRunHas(client, *spec, kCmdNoAsyncLoading);
+    if (denied) {
+      ++command_stats(*spec).rejected_calls;
+      reject("LOADING Redis is loading the dataset in memory");
+      return;
+    }
+  }
   // A script past busy-reply-threshold is still running: only SCRIPT/FUNCTION KILL, SHUTDOWN
   // NOSAVE and the like get through (src/scripting/).
   if (busy_script_ != 0 && !spec->has(kCmdAllowBusy)) {
@@ -245,17 +258,6 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
                : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
                  "SHUTDOWN NOSAVE.");
     return;
-  }
-  // A dataset is loading (a replica's full sync): only what Redis lets through runs.
-  if (loading_.mode != LoadingMode::kNone) {
-    const bool denied = loading_.mode == LoadingMode::kSync
-                            ? !AllRunHave(client, *spec, kCmdLoading)
-                            : AnyRunHas(client, *spec, kCmdNoAsyncLoading);
-    if (denied) {
-      ++command_stats(*spec).rejected_calls;
-      reject("LOADING Redis is loading the dataset in memory");
-      return;
-    }
   }
   // Our master's commands are applied whatever the local state (memory, disk errors,
   // read-only): the replica must stay a copy of its master.
@@ -402,7 +404,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
   const uint64_t propagation_token = propagator_.BeginCall();
-  Client* const caller = executing_depth_ == 0 ? &client : current_client_;
+  // Whose command this is: a nested call runs for the client of the command around it (EXEC's
+  // commands, a script's) unless it comes from a client of its own (DEBUG LOADAOF's replay
+  // client, whose scripts must run in the db its SELECTs chose).
+  const bool nested =
+      executing_depth_ != 0 && (&client == current_client_ || &client == script_client_.get());
+  Client* const caller = nested ? current_client_ : &client;
   Client* const previous_caller = current_client_;
   current_client_ = caller;
   ++executing_depth_;

@@ -1,5 +1,6 @@
-// Serving clients while a dataset loads (a replica's full sync) or a script runs long. Kept apart from the event
-// loop (server.cc): the loader steps that loop between chunks of its work.
+// Serving clients while a dataset loads (at start-up, a replica's full sync) or a script runs
+// long. Kept apart from the event loop (server.cc): the loader steps that loop between chunks
+// of its work.
 #include <poll.h>
 #include <sys/epoll.h>
 
@@ -17,6 +18,16 @@ void Server::StartLoading(LoadingMode mode, int64_t total_bytes) {
   loading_.start_ms = NowMs();
   loading_.total_bytes = total_bytes;
   loading_.loaded_bytes = 0;
+}
+
+void Server::StartupLoadBegan(int64_t total_bytes) {
+  StartLoading(LoadingMode::kSync, total_bytes);
+}
+
+bool Server::StartupLoadProgressed(int64_t loaded_bytes) {
+  loading_.loaded_bytes = loaded_bytes;
+  ProcessEventsWhileLoading(-1, 0);
+  return !shutdown_requested_;
 }
 
 bool Server::ProcessEventsWhileLoading(int wait_fd, int timeout_ms) {

@@ -245,6 +245,11 @@ std::string Server::ListenTcp(const std::string& addr, bool optional, int port_n
 }
 
 std::string Server::Listen() {
+  if (std::string error = OpenListeners(); !error.empty()) return error;
+  return StartServing();
+}
+
+std::string Server::OpenListeners() {
   const ServerConfig& c = config_.values();
   // Users before the first client: requirepass, then the `user` lines or the aclfile.
   if (std::string err = AclService(*this).LoadAtStartup(); !err.empty()) return err;
@@ -299,6 +304,10 @@ std::string Server::Listen() {
   for (size_t i = 0; i < listeners_.size(); ++i) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
+  return "";
+}
+
+std::string Server::StartServing() {
   if (std::string error = StartCluster(); !error.empty()) return error;
   ScheduleCron();
   // `replicaof` in the configuration: follow that master (after the data was loaded, so the

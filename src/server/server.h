@@ -88,8 +88,13 @@ class Server : public KeyspaceListener,
   Server(Config config, const CommandTable& commands);
   ~Server() override;
 
-  // Opens the listeners. Returns "" or an error (e.g. the port is taken).
+  // Opens the listeners and starts serving (Listen = OpenListeners + StartServing). Returns ""
+  // or an error (e.g. the port is taken).
   std::string Listen();
+  // Start-up in two steps, as Redis: the sockets open first so clients can connect (and get
+  // -LOADING) while the data loads; the cluster, the cron and `replicaof` start once it has.
+  std::string OpenListeners();
+  std::string StartServing();
   // Runs the event loop until Shutdown(). Call from the thread that owns the server.
   void Run();
   // Thread-safe request to stop the loop (signals, embedding API).
@@ -357,6 +362,9 @@ class Server : public KeyspaceListener,
   std::unique_ptr<AofReplayClient> NewAofReplayClient() override;
   void SetCommandTimeMs(int64_t ms) override;
   void RefreshCommandTime() override;
+  void StartupLoadBegan(int64_t total_bytes) override;
+  bool StartupLoadProgressed(int64_t loaded_bytes) override;
+  void StartupLoadEnded() override { loading_ = LoadingProgress{}; }
 
   // ReplicationHost (src/replication/replication_host.h), in src/server/replication_host.cc:
   // replication names clients by id and reaches the loop, the loading state, the databases

@@ -4,6 +4,7 @@ import time
 
 import pytest
 import redis
+from conftest import wait_for
 
 ZERO_DIGEST = "0" * 40
 
@@ -122,6 +123,22 @@ def test_populate(r):
     assert r.get("q:0") == b"val"
     with pytest.raises(redis.ResponseError):
         r.execute_command("DEBUG", "POPULATE", -1)
+
+
+def test_populate_is_neither_replicated_nor_counted_as_changes(server_factory):
+    # Redis's sentinel suite fills a master with DEBUG POPULATE and expects its replicas to stay
+    # empty (a full sync to them after a failover is then quick).
+    master = server_factory()
+    replica = server_factory(["--replicaof", "127.0.0.1", str(master.port)])
+    m, rep = master.client(), replica.client()
+    wait_for(lambda: rep.info("replication")["master_link_status"] == "up", timeout=20)
+    changes = m.info("persistence")["rdb_changes_since_last_save"]
+    assert m.execute_command("DEBUG", "POPULATE", 100) == b"OK"
+    assert m.info("persistence")["rdb_changes_since_last_save"] == changes
+    m.set("marker", "1")
+    wait_for(lambda: rep.get("marker") == b"1", timeout=20)
+    assert m.dbsize() == 101
+    assert rep.dbsize() == 1
 
 
 def test_structure_and_settings(r):

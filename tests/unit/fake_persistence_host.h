@@ -54,6 +54,9 @@ class FakePersistenceHost : public PersistenceHost {
   std::unique_ptr<AofReplayClient> NewAofReplayClient() override { std::abort(); }
   void SetCommandTimeMs(int64_t ms) override { keyspace_.now_ms = ms; }
   void RefreshCommandTime() override {}
+  void StartupLoadBegan(int64_t) override {}
+  bool StartupLoadProgressed(int64_t) override { return true; }
+  void StartupLoadEnded() override {}
 
   // What PersistedReplicationInfo reports (none while replid is empty).
   RdbReplicationInfo replication;
