@@ -1,6 +1,7 @@
 #include "core/child_processes.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
     return -1;
   }
   const int64_t start_us = MonotonicUs();
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     // The child sees the data as it was at fork(); pages the parent writes afterwards are
@@ -39,6 +41,10 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
     // atexit handlers and destructors.
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
+    // A child dies with the server (a SIGKILLed server must not leave a snapshot writer
+    // behind); if the server is already gone, getppid() no longer names it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     if (child_setup_) child_setup_();
     _exit(body());
   }

@@ -194,9 +194,12 @@ Server::Server(Config config, const CommandTable& commands)
   oom_role_ = c.replicaof.empty() ? OomRole::kMaster : OomRole::kReplica;
   if (std::string err = oom_score_.Apply(c, oom_role_); !err.empty()) spdlog::warn("{}", err);
   // Background children get the child score, so the OOM killer picks them before the server.
+  // They also let go of the listening sockets: a child that outlives a crashed server would
+  // otherwise hold its port, and a restarted server could not bind it.
   children_.set_child_setup([this] {
     OomScore child = oom_score_;
     child.Apply(config_.values(), OomRole::kChild);
+    for (const auto& listener : listeners_) close(listener->fd);
   });
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -382,3 +382,43 @@ def test_function_libraries_persist(server_factory, datadir):
             assert red.client.fcall("rdbfn", 0) == 42
         finally:
             red.stop()
+
+
+def _child_pids(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line for line in f)
+    except FileNotFoundError:
+        return True
+
+
+def test_bgsave_child_dies_with_a_killed_server_and_frees_the_port(server_factory):
+    import signal
+    import socket
+
+    srv = server_factory()
+    srv.expect_exit = True  # SIGKILLed below
+    r = srv.client()
+    r.set("k", "v")
+    r.config_set("rdb-key-save-delay", 10000000)  # the child would run for ages
+    r.bgsave()
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 1)
+    children = _child_pids(srv.proc.pid)
+    assert children
+    # The child let go of the listening socket at once: while it runs, the port is bound only
+    # by the server, so after the server dies a new one can listen there at once.
+    os.kill(srv.proc.pid, signal.SIGKILL)
+    srv.proc.wait()
+    wait_for(lambda: all(_gone_or_zombie(c) for c in children))
+    sock = socket.socket()
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", srv.port))
+        sock.listen(1)
+    finally:
+        sock.close()
