@@ -47,7 +47,9 @@ struct ClientBufferLimit {
 enum ClientBufferClass { kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2 };
 
 struct ServerConfig {
-  std::vector<std::string> bind = {"127.0.0.1", "-::1"};
+  // As Redis without a config file: every interface, protected-mode guarding a passwordless
+  // default user (conf/vireo.conf, like redis.conf, binds loopback only).
+  std::vector<std::string> bind = {"*", "-::*"};
   int port = 6379;
   std::string unixsocket;
   int unixsocketperm = 0;
