@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
   if (std::string err = server.aof().LoadAndOpen(); !err.empty()) {
-    spdlog::critical("{}", err);
+    if (!server.aof().load_error_logged()) spdlog::critical("{}", err);
     return 1;
   }
   // Without AOF data the RDB dump holds it (dir/dbfilename; a missing file is an empty start).

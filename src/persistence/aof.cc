@@ -384,7 +384,10 @@ std::string Aof::LoadAndOpen() {
     bool loaded_any = false;
     std::string err = LoadAofFiles(host_, dir, manifest_, options, &loaded_any);
     loading_ = false;
-    if (!err.empty()) return err;
+    if (!err.empty()) {
+      load_error_logged_ = true;
+      return err;
+    }
   }
 
   if (!DirExists(dir) && mkdir(dir.c_str(), 0755) != 0) {

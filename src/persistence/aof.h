@@ -54,8 +54,12 @@ class Aof : public EffectSink {
   // (moving an old single-file AOF into the directory first), replays the base and incremental
   // files, then opens the log for appending, creating the first base and incremental files
   // when there are none. With appendonly no it only reads the manifest, so a later CONFIG SET
-  // appendonly yes retires the old files. Returns "" or the fatal error to log before exiting.
+  // appendonly yes retires the old files. Returns "" or the fatal error to log before exiting
+  // (unless load_error_logged()).
   std::string LoadAndOpen();
+  // True when LoadAndOpen refused an AOF file and already logged why: like Redis, the server
+  // then exits with that reason as its last log line.
+  bool load_error_logged() const { return load_error_logged_; }
   // True when AOF was on at start-up: then the AOF alone holds the data and the RDB file is not
   // loaded, even when there were no AOF files yet (as in Redis).
   bool loaded_at_startup() const { return loaded_at_startup_; }
@@ -141,6 +145,7 @@ class Aof : public EffectSink {
   std::unique_ptr<BackgroundIo> bio_;
   State state_ = State::kOff;
   bool loaded_at_startup_ = false;
+  bool load_error_logged_ = false;
   bool loading_ = false;
 
   AofManifest manifest_;
