@@ -268,7 +268,15 @@ int Aof::OpenIncr(const std::string& name, bool truncate, std::string* error) {
 }
 
 std::string Aof::WriteSnapshot(int fd, bool rdb_preamble) {
-  if (!rdb_preamble) return WriteDatasetAsCommands(host_, fd);
+  if (!rdb_preamble) {
+    // A base of commands opens with the time of its snapshot, so redis-check-aof
+    // --truncate-to-timestamp can place it (an RDB preamble has no room for annotations).
+    std::string annotation;
+    if (host_.PersistenceConfig().aof_timestamp_enabled) {
+      annotation = fmt::format("#TS:{}\r\n", NowMs() / 1000);
+    }
+    return WriteDatasetAsCommands(host_, fd, annotation);
+  }
   RdbSaveOptions options;
   options.compress = host_.PersistenceConfig().rdbcompression;
   options.checksum = host_.PersistenceConfig().rdbchecksum;

@@ -63,3 +63,74 @@ def test_missing_listed_file_is_the_last_log_line(tmp_path):
     code, lines = start_refused(tmp_path)
     assert code == 1
     assert "Unable to obtain the AOF file appendonly.aof.1.incr.aof length" in lines[-1]
+
+
+def logged_commands(path: Path) -> list[list[bytes]]:
+    """The commands of an AOF made of commands, annotations left out."""
+    lines = path.read_bytes().split(b"\r\n")
+    out, i = [], 0
+    while i < len(lines) and lines[i]:
+        if lines[i].startswith(b"#"):
+            i += 1
+            continue
+        argc = int(lines[i][1:])
+        out.append([lines[i + 2 + 2 * j] for j in range(argc)])
+        i += 1 + 2 * argc
+    return out
+
+
+def aof_files(data: Path, kind: str) -> list[Path]:
+    return sorted((data / "appendonlydir").glob(f"*.{kind}.aof"))
+
+
+@pytest.fixture
+def aof_server(tmp_path):
+    h = start_server(["--dir", str(tmp_path), "--appendonly", "yes"])
+    yield h, tmp_path
+    h.stop()
+    h.cleanup()
+
+
+def test_timestamp_annotations_head_the_incr_and_a_command_base(aof_server):
+    h, data = aof_server
+    r = h.client()
+    r.config_set("aof-timestamp-enabled", "yes")
+    r.config_set("aof-use-rdb-preamble", "no")
+    r.set("foo", "bar")
+    assert aof_files(data, "incr")[-1].read_bytes().startswith(b"#TS:")
+    r.bgrewriteaof()
+    wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0
+             and r.info("persistence")["aof_rewrite_scheduled"] == 0
+             and aof_files(data, "base")[-1].name.endswith(".2.base.aof"))
+    base = aof_files(data, "base")[-1].read_bytes()
+    assert base.startswith(b"#TS:")
+    assert [b"SET", b"foo", b"bar"] in [[c[0].upper(), *c[1:]] for c in
+                                        logged_commands(aof_files(data, "base")[-1])]
+
+
+def test_timestamp_annotations_are_skipped_when_loading(tmp_path):
+    write_aof(tmp_path, b"#TS:1628217470\r\n" + resp("set", "foo1", "bar1") + b"#TS:1628217471\r\n"
+              + b"#TS:1628217472\r\n" + resp("set", "foo2", "bar2") + b"#TS:1628217474\r\n")
+    h = start_server(["--dir", str(tmp_path), "--appendonly", "yes"])
+    try:
+        r = h.client()
+        assert r.get("foo1") == b"bar1" and r.get("foo2") == b"bar2"
+    finally:
+        h.stop()
+        h.cleanup()
+
+
+def test_flushdb_and_flushall_of_empty_databases_are_logged(aof_server):
+    h, data = aof_server
+    r = h.client()
+    incr = aof_files(data, "incr")[-1]
+    r.set("key", "value")
+    r.flushdb()
+    r.flushdb()
+    r.flushdb()
+    r.flushall()
+    r.flushall()
+    wait_for(lambda: len(logged_commands(incr)) >= 7)
+    names = [c[0].lower() for c in logged_commands(incr)]
+    assert names == [b"select", b"set", b"flushdb", b"flushdb", b"flushdb", b"flushall",
+                     b"flushall"]
