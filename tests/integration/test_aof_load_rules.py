@@ -134,3 +134,62 @@ def test_flushdb_and_flushall_of_empty_databases_are_logged(aof_server):
     names = [c[0].lower() for c in logged_commands(incr)]
     assert names == [b"select", b"set", b"flushdb", b"flushdb", b"flushdb", b"flushall",
                      b"flushall"]
+
+
+# --------------------------------------------------------------------------------------------
+# The manifest: history lines and sequence numbers as Redis keeps them
+
+
+def manifest_lines(data: Path) -> list[str]:
+    return (data / "appendonlydir" / "appendonly.aof.manifest").read_text().splitlines()
+
+
+def rewrite(r) -> None:
+    done = r.info("persistence")["aof_rewrites"]
+    r.bgrewriteaof()
+    wait_for(lambda: r.info("persistence")["aof_rewrites"] > done
+             and not r.info("persistence")["aof_rewrite_in_progress"], timeout=20)
+
+
+def test_history_stays_listed_while_auto_gc_is_off(aof_server):
+    h, data = aof_server
+    r = h.client()
+    r.config_set("aof-disable-auto-gc", "yes")
+    rewrite(r)
+    rewrite(r)
+    # Newest history first; the files stay on disk.
+    assert manifest_lines(data) == [
+        "file appendonly.aof.3.base.rdb seq 3 type b",
+        "file appendonly.aof.2.incr.aof seq 2 type h",
+        "file appendonly.aof.2.base.rdb seq 2 type h",
+        "file appendonly.aof.1.incr.aof seq 1 type h",
+        "file appendonly.aof.1.base.rdb seq 1 type h",
+        "file appendonly.aof.3.incr.aof seq 3 type i",
+    ]
+    assert (data / "appendonlydir" / "appendonly.aof.1.base.rdb").exists()
+    r.config_set("aof-disable-auto-gc", "no")
+    assert manifest_lines(data) == ["file appendonly.aof.3.base.rdb seq 3 type b",
+                                    "file appendonly.aof.3.incr.aof seq 3 type i"]
+    wait_for(lambda: not (data / "appendonlydir" / "appendonly.aof.1.base.rdb").exists())
+
+
+def test_debug_loadaof_adopts_the_manifest_on_disk(aof_server):
+    h, data = aof_server
+    r = h.client()
+    r.set("k", "v")
+    r.config_set("appendonly", "no")
+    rewrite(r)  # AOF off: only a base, every incremental file becomes history
+    assert manifest_lines(data) == ["file appendonly.aof.2.base.rdb seq 2 type b"]
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.get("k") == b"v"
+    # The incremental numbering restarts from the manifest just loaded, as in Redis.
+    r.config_set("appendonly", "yes")
+    wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0
+             and r.info("persistence")["aof_rewrite_scheduled"] == 0
+             and len(manifest_lines(data)) == 2, timeout=20)
+    assert manifest_lines(data) == ["file appendonly.aof.3.base.rdb seq 3 type b",
+                                    "file appendonly.aof.1.incr.aof seq 1 type i"]
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    rewrite(r)
+    assert manifest_lines(data) == ["file appendonly.aof.4.base.rdb seq 4 type b",
+                                    "file appendonly.aof.2.incr.aof seq 2 type i"]
