@@ -560,14 +560,11 @@ void Aof::RewriteExited(const ChildExit& exit) {
 
 void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failure) {
   const ServerConfig& c = host_.PersistenceConfig();
-  const int64_t now = NowMs();
   auto fail = [&](const std::string& why) {
     spdlog::warn("{}", why);
     unlink(temp.c_str());
     last_rewrite_ok_ = false;
     ++consecutive_failures_;
-    retry_after_ms_ =
-        now + std::min<int64_t>(60000, 1000LL << std::min<uint64_t>(consecutive_failures_, 6));
     // Turning AOF on must eventually succeed: try again later.
     if (state_ == State::kWaitRewrite) scheduled_ = true;
   };
@@ -618,7 +615,6 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
   base_size_ = current_size_;
   last_rewrite_ok_ = true;
   consecutive_failures_ = 0;
-  retry_after_ms_ = 0;
   spdlog::info("Background AOF rewrite finished successfully");
 }
 
@@ -633,8 +629,7 @@ Aof::RewriteRequest Aof::RequestRewrite(bool in_exec) {
   if (rewrite_in_progress()) return RewriteRequest::kInProgress;
   if (host_.PersistenceChildren().active() || in_exec) {
     scheduled_ = true;
-    consecutive_failures_ = 0;
-    retry_after_ms_ = 0;
+    consecutive_failures_ = 0;  // a manual request is not held back by the limit
     return RewriteRequest::kScheduled;
   }
   std::string error;
@@ -652,22 +647,43 @@ void Aof::Cron() {
   }
   // One child at a time (a finished one was reaped just before this cron).
   if (host_.PersistenceChildren().active()) return;
-  const int64_t now = NowMs();
-  if (scheduled_ && now >= retry_after_ms_) {
+  if (scheduled_ && !RewriteLimited()) {
     std::string error;
     StartRewrite(&error);
     return;
   }
   if (state_ == State::kOn && c.auto_aof_rewrite_percentage > 0 &&
-      current_size_ > c.auto_aof_rewrite_min_size && now >= retry_after_ms_) {
+      current_size_ > c.auto_aof_rewrite_min_size) {
     int64_t base = base_size_ > 0 ? base_size_ : 1;
     int64_t growth = current_size_ * 100 / base - 100;
-    if (growth >= c.auto_aof_rewrite_percentage) {
+    if (growth >= c.auto_aof_rewrite_percentage && !RewriteLimited()) {
       spdlog::info("Starting automatic rewriting of AOF on {}% growth", growth);
       std::string error;
       StartRewrite(&error);
     }
   }
+}
+
+bool Aof::RewriteLimited() {
+  if (consecutive_failures_ < kRewriteLimitThreshold) {
+    limit_delay_minutes_ = 0;  // recovered (or never limited)
+    limit_until_sec_ = 0;
+    return false;
+  }
+  const int64_t now_sec = NowMs() / 1000;
+  if (limit_until_sec_ != 0) {
+    if (now_sec < limit_until_sec_) return true;
+    limit_until_sec_ = 0;  // one attempt when the wait is over
+    return false;
+  }
+  limit_delay_minutes_ =
+      limit_delay_minutes_ == 0 ? 1 : std::min<int64_t>(limit_delay_minutes_ * 2, 60);
+  limit_until_sec_ = now_sec + limit_delay_minutes_ * 60;
+  spdlog::warn(
+      "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {} "
+      "minutes",
+      limit_delay_minutes_);
+  return true;
 }
 
 void Aof::ApplyConfigChange(const std::string& name) {

@@ -134,6 +134,9 @@ class Aof : public EffectSink {
   void RewriteDone(bool ok, const std::string& temp, const std::string& failure);
   // Stops a running rewrite child (SIGKILL) and removes its temp file.
   void KillChild();
+  // Whether the rewrite limit holds back an automatic or scheduled rewrite now (logs when the
+  // limit starts a new wait).
+  bool RewriteLimited();
   // In the child: writes the dataset to `fd`. Returns "" or an error.
   std::string WriteSnapshot(int fd, bool rdb_preamble);
 
@@ -177,7 +180,11 @@ class Aof : public EffectSink {
   uint64_t rewrites_ = 0;
   uint64_t consecutive_failures_ = 0;
   int64_t last_cow_size_ = 0;
-  int64_t retry_after_ms_ = 0;
+  // After kRewriteLimitThreshold consecutive failures, automatic and scheduled rewrites wait
+  // 1, 2, 4 ... 60 minutes between attempts (Redis's limit; BGREWRITEAOF is never held back).
+  static constexpr uint64_t kRewriteLimitThreshold = 3;
+  int64_t limit_delay_minutes_ = 0;
+  int64_t limit_until_sec_ = 0;
   bool killing_ = false;  // KillChild is reaping the child: its exit is no failure
 };
 

@@ -5,6 +5,8 @@ ends the log with its reason (Redis exits right after it, and its tests read the
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -193,3 +195,36 @@ def test_debug_loadaof_adopts_the_manifest_on_disk(aof_server):
     rewrite(r)
     assert manifest_lines(data) == ["file appendonly.aof.4.base.rdb seq 4 type b",
                                     "file appendonly.aof.2.incr.aof seq 2 type i"]
+
+
+def child_pids(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(p) for p in (task / "children").read_text().split()]
+    return out
+
+
+def test_repeated_rewrite_failures_trigger_the_limit(aof_server):
+    h, data = aof_server
+    r = h.client()
+    r.config_set("rdb-key-save-delay", 10000000)  # a rewrite child that never finishes alone
+    r.set("k", "v")
+    for failures in range(1, 4):
+        r.bgrewriteaof()
+        wait_for(lambda: child_pids(h.proc.pid), timeout=10)
+        for pid in child_pids(h.proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: r.info("persistence")["aof_rewrites_consecutive_failures"] == failures,
+                 timeout=10)
+    r.config_set("auto-aof-rewrite-percentage", 1)
+    r.config_set("auto-aof-rewrite-min-size", "1kb")
+    r.set("x", "x" * 1024)
+    wait_for(lambda: "Background AOF rewrite has repeatedly failed and triggered the limit, "
+             "will retry in 1 minutes" in h.log_text(100000), timeout=10)
+    # The limit holds back the automatic rewrite (and logs once), not BGREWRITEAOF.
+    assert r.info("persistence")["aof_rewrite_in_progress"] == 0
+    assert h.log_text(100000).count("triggered the limit") == 1
+    r.config_set("rdb-key-save-delay", 0)
+    r.config_set("auto-aof-rewrite-percentage", 0)
+    rewrite(r)
+    assert r.info("persistence")["aof_rewrites_consecutive_failures"] == 0
