@@ -565,8 +565,17 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
     unlink(temp.c_str());
     last_rewrite_ok_ = false;
     ++consecutive_failures_;
-    // Turning AOF on must eventually succeed: try again later.
-    if (state_ == State::kWaitRewrite) scheduled_ = true;
+    if (state_ == State::kWaitRewrite) {
+      // What the temporary incremental file gathered belongs to the failed snapshot: the next
+      // attempt starts a fresh one. Turning AOF on must eventually succeed: try again later.
+      const std::string temp_incr = AofTempIncrName(c.appendfilename);
+      spdlog::info("Removing the temp incr aof file {} in the background", temp_incr);
+      if (fd_ >= 0) bio_->Close(fd_, false);
+      fd_ = -1;
+      buf_.clear();
+      bio_->Unlink(PathOf(temp_incr));
+      scheduled_ = true;
+    }
   };
   if (!ok) {
     fail(failure);

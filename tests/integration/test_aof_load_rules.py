@@ -228,3 +228,37 @@ def test_repeated_rewrite_failures_trigger_the_limit(aof_server):
     r.config_set("auto-aof-rewrite-percentage", 0)
     rewrite(r)
     assert r.info("persistence")["aof_rewrites_consecutive_failures"] == 0
+
+
+def test_failed_rewrite_while_enabling_removes_the_temp_incr(tmp_path):
+    h = start_server(["--dir", str(tmp_path), "--appendonly", "no"])
+    try:
+        r = h.client()
+        r.config_set("rdb-key-save-delay", 10000000)
+        r.set("k", "v")
+        r.config_set("appendonly", "yes")
+        assert r.info("persistence")["aof_rewrite_in_progress"] == 1
+        temp_incr = tmp_path / "appendonlydir" / "temp-appendonly.aof.incr"
+        r.set("during", "1")
+        wait_for(lambda: temp_incr.exists())
+        first = child_pids(h.proc.pid)
+        for pid in first:
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: "Removing the temp incr aof file temp-appendonly.aof.incr in the background"
+                 in h.log_text(100000), timeout=10)
+        assert not (tmp_path / "appendonlydir" / "appendonly.aof.manifest").exists()
+        # The next attempt is scheduled and then succeeds: base 1 and incr 1.
+        wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 1
+                 and child_pids(h.proc.pid) != first, timeout=10)
+        r.config_set("rdb-key-save-delay", 0)
+        for pid in child_pids(h.proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: r.info("persistence")["aof_enabled"] == 1
+                 and r.info("persistence")["aof_rewrite_in_progress"] == 0
+                 and (tmp_path / "appendonlydir" / "appendonly.aof.manifest").exists(), timeout=20)
+        assert h.log_text(100000).count("Removing the temp incr aof file") == 2
+        assert manifest_lines(tmp_path) == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                                            "file appendonly.aof.1.incr.aof seq 1 type i"]
+    finally:
+        h.stop()
+        h.cleanup()
