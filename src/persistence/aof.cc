@@ -573,7 +573,8 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
       if (fd_ >= 0) bio_->Close(fd_, false);
       fd_ = -1;
       buf_.clear();
-      bio_->Unlink(PathOf(temp_incr));
+      // Unlinked now, not queued: the retry reopens the same name right away.
+      unlink(PathOf(temp_incr).c_str());
       scheduled_ = true;
     }
   };

@@ -257,6 +257,9 @@ def test_failed_rewrite_while_enabling_removes_the_temp_incr(tmp_path):
                  and r.info("persistence")["aof_rewrite_in_progress"] == 0
                  and (tmp_path / "appendonlydir" / "appendonly.aof.manifest").exists(), timeout=20)
         assert h.log_text(100000).count("Removing the temp incr aof file") == 2
+        # The retry's own temp file survives the removal of the failed one.
+        assert "Error trying to rename the temporary AOF incr file" not in h.log_text(100000)
+        assert r.get("k") == b"v"
         assert manifest_lines(tmp_path) == ["file appendonly.aof.1.base.rdb seq 1 type b",
                                             "file appendonly.aof.1.incr.aof seq 1 type i"]
     finally:
