@@ -25,6 +25,7 @@
 #include "persistence/background_io.h"
 #include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
+#include "persistence/snapshot.h"
 #include "scripting/scripting.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -345,6 +346,9 @@ std::string Aof::DebugReload() {
   bool loaded_any = false;
   std::string err = LoadAofFiles(host_, dir, manifest_, options, &loaded_any);
   loading_ = false;
+  // The replayed commands are the files' own content, not changes to save (Redis zeroes its
+  // dirty counter here).
+  if (err.empty()) RdbStateOf(host_).dirty_at_last_save = host_.DirtyCount();
   return err;
 }
 

@@ -265,3 +265,14 @@ def test_failed_rewrite_while_enabling_removes_the_temp_incr(tmp_path):
     finally:
         h.stop()
         h.cleanup()
+
+
+def test_debug_loadaof_leaves_no_changes_to_save(aof_server):
+    h, data = aof_server
+    r = h.client()
+    for i in range(20):
+        r.set(f"k{i}", i)
+    r.config_set("appendonly", "no")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.dbsize() == 20
+    assert r.info("persistence")["rdb_changes_since_last_save"] == 0
