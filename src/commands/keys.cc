@@ -525,7 +525,10 @@ size_t EmptyDb(const CommandContext& ctx, int index, bool async) {
 void FlushDbCommand(CommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
-  ctx.process().AddDirty(EmptyDb(ctx, ctx.client.db_index(), async));
+  size_t removed = EmptyDb(ctx, ctx.client.db_index(), async);
+  ctx.process().AddDirty(removed);
+  // Redis logs every FLUSHDB, even of an empty database (nothing is dirty then).
+  if (removed == 0) ctx.PropagateInstead({ctx.argv.begin(), ctx.argv.end()});
   ctx.reply.Ok();
 }
 

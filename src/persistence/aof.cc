@@ -269,7 +269,15 @@ int Aof::OpenIncr(const std::string& name, bool truncate, std::string* error) {
 }
 
 std::string Aof::WriteSnapshot(int fd, bool rdb_preamble) {
-  if (!rdb_preamble) return WriteDatasetAsCommands(host_, fd);
+  if (!rdb_preamble) {
+    // A base of commands opens with the time of its snapshot, so redis-check-aof
+    // --truncate-to-timestamp can place it (an RDB preamble has no room for annotations).
+    std::string annotation;
+    if (host_.PersistenceConfig().aof_timestamp_enabled) {
+      annotation = fmt::format("#TS:{}\r\n", NowMs() / 1000);
+    }
+    return WriteDatasetAsCommands(host_, fd, annotation);
+  }
   RdbSaveOptions options;
   options.compress = host_.PersistenceConfig().rdbcompression;
   options.checksum = host_.PersistenceConfig().rdbchecksum;
@@ -300,12 +308,15 @@ std::string Aof::CreateBaseNow() {
 
 void Aof::DeleteHistory() {
   // aof-disable-auto-gc (a test knob): the old files stay on disk until it is turned off.
-  if (host_.PersistenceConfig().aof_disable_auto_gc) return;
+  if (host_.PersistenceConfig().aof_disable_auto_gc || manifest_.history.empty()) return;
   for (const AofFileInfo& info : manifest_.history) {
     spdlog::info("Removing the history file {} in the background", info.name);
     bio_->Unlink(PathOf(info.name));
   }
   manifest_.history.clear();
+  // The manifest listed them as history until now (that is how Redis's tests see them while
+  // auto gc is off); a failure here only leaves stale history lines, which loading ignores.
+  if (std::string err = PersistManifest(manifest_); !err.empty()) spdlog::warn("{}", err);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,12 +335,20 @@ std::string Aof::DebugReload() {
   AofManifest manifest;
   int line = 0;
   if (std::string err = manifest.Parse(text.str(), &line); !err.empty()) return err;
+  // Like Redis, the manifest on disk becomes the server's: the sequence numbers of the next
+  // files continue from it (after a rewrite with AOF off the incremental numbering restarts),
+  // and its history files are collected.
+  manifest_ = std::move(manifest);
+  DeleteHistory();
   loading_ = true;
   AofLoadOptions options;
   options.load_truncated = host_.PersistenceConfig().aof_load_truncated;
   bool loaded_any = false;
-  std::string err = LoadAofFiles(host_, dir, manifest, options, &loaded_any);
+  std::string err = LoadAofFiles(host_, dir, manifest_, options, &loaded_any);
   loading_ = false;
+  // The replayed commands are the files' own content, not changes to save (Redis zeroes its
+  // dirty counter here).
+  if (err.empty()) RdbStateOf(host_).dirty_at_last_save = host_.DirtyCount();
   return err;
 }
 
@@ -408,10 +427,7 @@ std::string Aof::LoadAndOpen() {
     manifest_.incrs.push_back(incr);
   }
   if (fd_ < 0) return err;
-  std::vector<AofFileInfo> history = manifest_.history;
-  manifest_.history.clear();
   if (err = PersistManifest(manifest_); !err.empty()) return err;
-  manifest_.history = std::move(history);
   DeleteHistory();
 
   current_size_ = manifest_.base.has_value() ? FileSize(manifest_.base->name) : 0;
@@ -548,16 +564,23 @@ void Aof::RewriteExited(const ChildExit& exit) {
 
 void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failure) {
   const ServerConfig& c = host_.PersistenceConfig();
-  const int64_t now = NowMs();
   auto fail = [&](const std::string& why) {
     spdlog::warn("{}", why);
     unlink(temp.c_str());
     last_rewrite_ok_ = false;
     ++consecutive_failures_;
-    retry_after_ms_ =
-        now + std::min<int64_t>(60000, 1000LL << std::min<uint64_t>(consecutive_failures_, 6));
-    // Turning AOF on must eventually succeed: try again later.
-    if (state_ == State::kWaitRewrite) scheduled_ = true;
+    if (state_ == State::kWaitRewrite) {
+      // What the temporary incremental file gathered belongs to the failed snapshot: the next
+      // attempt starts a fresh one. Turning AOF on must eventually succeed: try again later.
+      const std::string temp_incr = AofTempIncrName(c.appendfilename);
+      spdlog::info("Removing the temp incr aof file {} in the background", temp_incr);
+      if (fd_ >= 0) bio_->Close(fd_, false);
+      fd_ = -1;
+      buf_.clear();
+      // Unlinked now, not queued: the retry reopens the same name right away.
+      unlink(PathOf(temp_incr).c_str());
+      scheduled_ = true;
+    }
   };
   if (!ok) {
     fail(failure);
@@ -591,15 +614,12 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
     // one is in the new base. With AOF off there is none to keep.
     next.ReplaceBase(base, state_ == State::kOn ? 1 : 0);
   }
-  std::vector<AofFileInfo> history = std::move(next.history);
-  next.history.clear();
   if (std::string err = PersistManifest(next); !err.empty()) {
     unlink(PathOf(base.name).c_str());
     fail("Background AOF rewrite failed: " + err);
     return;
   }
   manifest_ = next;
-  manifest_.history = std::move(history);
   DeleteHistory();
   if (state_ == State::kWaitRewrite) {
     state_ = State::kOn;
@@ -609,7 +629,6 @@ void Aof::RewriteDone(bool ok, const std::string& temp, const std::string& failu
   base_size_ = current_size_;
   last_rewrite_ok_ = true;
   consecutive_failures_ = 0;
-  retry_after_ms_ = 0;
   spdlog::info("Background AOF rewrite finished successfully");
 }
 
@@ -624,8 +643,7 @@ Aof::RewriteRequest Aof::RequestRewrite(bool in_exec) {
   if (rewrite_in_progress()) return RewriteRequest::kInProgress;
   if (host_.PersistenceChildren().active() || in_exec) {
     scheduled_ = true;
-    consecutive_failures_ = 0;
-    retry_after_ms_ = 0;
+    consecutive_failures_ = 0;  // a manual request is not held back by the limit
     return RewriteRequest::kScheduled;
   }
   std::string error;
@@ -643,22 +661,43 @@ void Aof::Cron() {
   }
   // One child at a time (a finished one was reaped just before this cron).
   if (host_.PersistenceChildren().active()) return;
-  const int64_t now = NowMs();
-  if (scheduled_ && now >= retry_after_ms_) {
+  if (scheduled_ && !RewriteLimited()) {
     std::string error;
     StartRewrite(&error);
     return;
   }
   if (state_ == State::kOn && c.auto_aof_rewrite_percentage > 0 &&
-      current_size_ > c.auto_aof_rewrite_min_size && now >= retry_after_ms_) {
+      current_size_ > c.auto_aof_rewrite_min_size) {
     int64_t base = base_size_ > 0 ? base_size_ : 1;
     int64_t growth = current_size_ * 100 / base - 100;
-    if (growth >= c.auto_aof_rewrite_percentage) {
+    if (growth >= c.auto_aof_rewrite_percentage && !RewriteLimited()) {
       spdlog::info("Starting automatic rewriting of AOF on {}% growth", growth);
       std::string error;
       StartRewrite(&error);
     }
   }
+}
+
+bool Aof::RewriteLimited() {
+  if (consecutive_failures_ < kRewriteLimitThreshold) {
+    limit_delay_minutes_ = 0;  // recovered (or never limited)
+    limit_until_sec_ = 0;
+    return false;
+  }
+  const int64_t now_sec = NowMs() / 1000;
+  if (limit_until_sec_ != 0) {
+    if (now_sec < limit_until_sec_) return true;
+    limit_until_sec_ = 0;  // one attempt when the wait is over
+    return false;
+  }
+  limit_delay_minutes_ =
+      limit_delay_minutes_ == 0 ? 1 : std::min<int64_t>(limit_delay_minutes_ * 2, 60);
+  limit_until_sec_ = now_sec + limit_delay_minutes_ * 60;
+  spdlog::warn(
+      "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {} "
+      "minutes",
+      limit_delay_minutes_);
+  return true;
 }
 
 void Aof::ApplyConfigChange(const std::string& name) {

@@ -50,11 +50,12 @@ class Aof : public EffectSink {
   Aof(const Aof&) = delete;
   Aof& operator=(const Aof&) = delete;
 
-  // Start-up, before the server accepts clients. With appendonly yes: reads the manifest
+  // Start-up, with the loop serving -LOADING. With appendonly yes: reads the manifest
   // (moving an old single-file AOF into the directory first), replays the base and incremental
   // files, then opens the log for appending, creating the first base and incremental files
   // when there are none. With appendonly no it only reads the manifest, so a later CONFIG SET
-  // appendonly yes retires the old files. Returns "" or the fatal error to log before exiting.
+  // appendonly yes retires the old files. Returns "" or the fatal error; one starting with
+  // kAofFileLoadFailed was logged already (as Redis, the reason is the log's last line).
   std::string LoadAndOpen();
   // True when AOF was on at start-up: then the AOF alone holds the data and the RDB file is not
   // loaded, even when there were no AOF files yet (as in Redis).
@@ -130,6 +131,9 @@ class Aof : public EffectSink {
   void RewriteDone(bool ok, const std::string& temp, const std::string& failure);
   // Stops a running rewrite child (SIGKILL) and removes its temp file.
   void KillChild();
+  // Whether the rewrite limit holds back an automatic or scheduled rewrite now (logs when the
+  // limit starts a new wait).
+  bool RewriteLimited();
   // In the child: writes the dataset to `fd`. Returns "" or an error.
   std::string WriteSnapshot(int fd, bool rdb_preamble);
 
@@ -172,7 +176,11 @@ class Aof : public EffectSink {
   uint64_t rewrites_ = 0;
   uint64_t consecutive_failures_ = 0;
   int64_t last_cow_size_ = 0;
-  int64_t retry_after_ms_ = 0;
+  // After kRewriteLimitThreshold consecutive failures, automatic and scheduled rewrites wait
+  // 1, 2, 4 ... 60 minutes between attempts (Redis's limit; BGREWRITEAOF is never held back).
+  static constexpr uint64_t kRewriteLimitThreshold = 3;
+  int64_t limit_delay_minutes_ = 0;
+  int64_t limit_until_sec_ = 0;
   bool killing_ = false;  // KillChild is reaping the child: its exit is no failure
 };
 

@@ -226,19 +226,17 @@ AofFileInfo AofManifest::NextIncr(const std::string& prefix) {
 }
 
 void AofManifest::ReplaceBase(AofFileInfo new_base, size_t keep_last_incrs) {
-  if (base.has_value()) {
-    AofFileInfo old = *base;
+  // Newest history first, as Redis lists it: the old base goes to the head, then each retired
+  // incremental file in turn (so the last retired one ends up first).
+  auto retire_to_history = [this](AofFileInfo old) {
     old.type = AofFileType::kHistory;
-    history.push_back(std::move(old));
-  }
+    history.insert(history.begin(), std::move(old));
+  };
+  if (base.has_value()) retire_to_history(*base);
   new_base.type = AofFileType::kBase;
   base = std::move(new_base);
   size_t retire = incrs.size() > keep_last_incrs ? incrs.size() - keep_last_incrs : 0;
-  for (size_t i = 0; i < retire; ++i) {
-    AofFileInfo old = incrs[i];
-    old.type = AofFileType::kHistory;
-    history.push_back(std::move(old));
-  }
+  for (size_t i = 0; i < retire; ++i) retire_to_history(incrs[i]);
   incrs.erase(incrs.begin(), incrs.begin() + static_cast<ptrdiff_t>(retire));
 }
 

@@ -33,6 +33,7 @@ class CommandWriter {
     buf_ += std::to_string(argc);
     buf_ += "\r\n";
   }
+  void Raw(std::string_view text) { buf_.append(text); }
   void Arg(std::string_view a) {
     buf_.push_back('$');
     buf_ += std::to_string(a.size());
@@ -112,8 +113,9 @@ void WriteHashWithTtls(CommandWriter& w, std::string_view key, const HashObject&
 
 }  // namespace
 
-std::string WriteDatasetAsCommands(PersistenceHost& host, int fd) {
+std::string WriteDatasetAsCommands(PersistenceHost& host, int fd, std::string_view annotation) {
   CommandWriter w(fd);
+  w.Raw(annotation);
   bool ok = true;
   for (int i = 0; i < host.PersistedDbCount() && ok; ++i) {
     Database& db = host.PersistedDb(i);

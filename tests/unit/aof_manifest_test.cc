@@ -116,12 +116,13 @@ TEST(AofManifestTest, NextFilesAndReplaceBase) {
   ASSERT_EQ(m.incrs.size(), 1u);
   EXPECT_EQ(m.incrs[0].seq, 2);
   ASSERT_EQ(m.history.size(), 2u);
-  EXPECT_EQ(m.history[0].name, "appendonly.aof.1.base.rdb");
-  EXPECT_EQ(m.history[1].name, "appendonly.aof.1.incr.aof");
+  // Newest history first, as Redis lists it.
+  EXPECT_EQ(m.history[0].name, "appendonly.aof.1.incr.aof");
+  EXPECT_EQ(m.history[1].name, "appendonly.aof.1.base.rdb");
   EXPECT_EQ(m.ToString(),
             "file appendonly.aof.2.base.aof seq 2 type b\n"
-            "file appendonly.aof.1.base.rdb seq 1 type h\n"
             "file appendonly.aof.1.incr.aof seq 1 type h\n"
+            "file appendonly.aof.1.base.rdb seq 1 type h\n"
             "file appendonly.aof.2.incr.aof seq 2 type i\n");
 }
 
