@@ -47,7 +47,7 @@ struct ClientBufferLimit {
 enum ClientBufferClass { kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2 };
 
 struct ServerConfig {
-  std::vector<std::string> bind = {"127.0.0.1", "-::1"};
+  std::vector<std::string> bind = {"*", "-::*"};
   int port = 6379;
   std::string unixsocket;
   int unixsocketperm = 0;

@@ -62,7 +62,7 @@ class ConfigTest : public ::testing::Test {
 
 TEST_F(ConfigTest, DefaultsAsConfigGetShowsThem) {
   Config c;
-  EXPECT_EQ(Get1(c, "bind"), "127.0.0.1 -::1");
+  EXPECT_EQ(Get1(c, "bind"), "* -::*");
   EXPECT_EQ(Get1(c, "port"), "6379");
   EXPECT_EQ(Get1(c, "protected-mode"), "yes");
   EXPECT_EQ(Get1(c, "loglevel"), "notice");
@@ -103,10 +103,12 @@ TEST_F(ConfigTest, ShippedConfigFileHoldsTheDefaults) {
   ASSERT_EQ(load_error, "");
   const ServerConfig defaults;
   // The shipped file turns the AOF on (a new user's data survives a restart); Redis's default
-  // is off.
+  // is off. Like Redis's redis.conf it binds the loopback only, where the built-in default is
+  // every interface.
   EXPECT_TRUE(c.values().appendonly);
+  EXPECT_EQ(Get1(c, "bind"), "127.0.0.1 -::1");
   for (const Config::Option& o : c.options()) {
-    if (o.name != "dir" && o.name != "appendonly") {
+    if (o.name != "dir" && o.name != "appendonly" && o.name != "bind") {
       EXPECT_EQ(o.get(c.values()), o.get(defaults)) << o.name;
     }
   }
@@ -703,7 +705,7 @@ TEST_F(ConfigTest, RewriteSpecialCases) {
                 cwd + "\"\n");
 
   // Back at the default bind, a bind line in the file is dropped.
-  std::string b = Write("b.conf", "bind 127.0.0.1 -::1\nport 7000\n");
+  std::string b = Write("b.conf", "bind * -::*\nport 7000\n");
   Config f;
   ASSERT_EQ(f.LoadCommandLine({b}), "");
   ASSERT_EQ(f.Rewrite(), "");
