@@ -68,3 +68,25 @@ def test_debug_section_only_when_named(r, plain):
     assert set(fields) == {"eventloop_duration_aof_sum", "eventloop_duration_cron_sum",
                            "eventloop_duration_max", "eventloop_cmd_per_cycle_max"}
     assert fields["eventloop_duration_cron_sum"] > 0
+
+
+def test_flushall_with_save_points_saves_and_resets_the_change_count(server_factory):
+    # Redis 7.2 saves the emptied dataset in the foreground when save points are set.
+    srv = server_factory(["--save", "3600 1 300 100 60 10000"])
+    c = srv.client()
+    c.set("key", "value")
+    saves_before = c.info("persistence")["rdb_last_save_time"]
+    c.flushall()
+    persistence = c.info("persistence")
+    assert persistence["rdb_changes_since_last_save"] == 0
+    assert persistence["rdb_last_save_time"] >= saves_before
+    assert (srv.workdir / "dump.rdb").exists()
+
+
+def test_flushall_without_save_points_does_not_save(server_factory):
+    srv = server_factory(["--save", ""])
+    c = srv.client()
+    c.set("key", "value")
+    c.flushall()
+    assert c.info("persistence")["rdb_changes_since_last_save"] > 0
+    assert not (srv.workdir / "dump.rdb").exists()
