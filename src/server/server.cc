@@ -32,6 +32,7 @@
 #include "server/server_loop.h"
 #include "util/clock.h"
 #include "util/listen.h"
+#include "util/proc_title.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -1170,7 +1171,34 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
   return "";
 }
 
+void Server::ApplyProcTitle() {
+  const ServerConfig& c = config_.values();
+  if (!c.set_proc_title) return;
+  const int port = bound_port_ != 0 ? bound_port_ : c.port;
+  auto value = [&](std::string_view var) -> std::optional<std::string> {
+    if (var == "title") return ProcTitleProgram();
+    if (var == "listen-addr") {
+      // Redis's words: the first bind address (its optional mark dropped) and the port.
+      std::string addr = c.bind.empty() ? "*" : c.bind[0];
+      if (addr.starts_with('-')) addr.erase(0, 1);
+      return fmt::format("{}:{}", addr, port != 0 ? port : c.tls_port);
+    }
+    if (var == "server-mode") return std::string(c.cluster_enabled ? "[cluster]" : "");
+    if (var == "port") return std::to_string(port);
+    if (var == "tls-port") return std::to_string(c.tls_port);
+    if (var == "unixsocket") return c.unixsocket;
+    if (var == "config-file") return c.config_file;
+    return std::nullopt;
+  };
+  std::string title;
+  if (!ExpandProcTitleTemplate(c.proc_title_template, value, &title)) return;
+  const size_t first = title.find_first_not_of(' ');
+  if (first == std::string::npos) return;
+  ProcTitleSet(std::string_view(title).substr(first, title.find_last_not_of(' ') - first + 1));
+}
+
 void Server::ApplyConfigChange(const std::string& name) {
+  if (name == "proc-title-template") ApplyProcTitle();
   aof_->ApplyConfigChange(name);
   if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
     ApplyClusterConfig();

@@ -90,6 +90,8 @@ class Server : public KeyspaceListener,
 
   // Opens the listeners. Returns "" or an error (e.g. the port is taken).
   std::string Listen();
+  // set-proc-title: the process title from proc-title-template (ps, /proc/<pid>/cmdline).
+  void ApplyProcTitle();
   // Runs the event loop until Shutdown(). Call from the thread that owns the server.
   void Run();
   // Thread-safe request to stop the loop (signals, embedding API).

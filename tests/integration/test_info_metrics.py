@@ -90,3 +90,37 @@ def test_flushall_without_save_points_does_not_save(server_factory):
     c.flushall()
     assert c.info("persistence")["rdb_changes_since_last_save"] > 0
     assert not (srv.workdir / "dump.rdb").exists()
+
+
+def proc_cmdline(client) -> str:
+    pid = client.info("server")["process_id"]
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().rstrip(b"\0").decode()
+
+
+def test_process_title_follows_the_template(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    port = srv.port
+    # The default template: the program, then the first bind address and the port.
+    assert proc_cmdline(c).endswith(f"/vireo-server 127.0.0.1:{port}")
+    # Longer than the original command line: the title runs on over the environment's room.
+    c.config_set("proc-title-template",
+                 "TEST {title} {listen-addr} {port} {tls-port} {{literal} " + "x" * 300)
+    words = proc_cmdline(c).split(" ")
+    assert words[0] == "TEST"
+    assert words[1].endswith("/vireo-server")
+    assert words[2:6] == [f"127.0.0.1:{port}", str(port), "0", "{literal}"]
+    assert words[6] == "x" * 300
+    # A BGSAVE child starts from the moved environment and the server carries on.
+    c.set("k", "v")
+    c.bgsave()
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0
+             and c.info("persistence")["rdb_last_bgsave_status"] == "ok")
+
+
+def test_set_proc_title_no_keeps_the_command_line(server_factory):
+    srv = server_factory(["--set-proc-title", "no"])
+    c = srv.client()
+    c.config_set("proc-title-template", "TEST {title}")
+    assert not proc_cmdline(c).startswith("TEST")
