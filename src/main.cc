@@ -27,6 +27,7 @@
 #include "persistence/snapshot.h"
 #include "server/server.h"
 #include "util/fd_limits.h"
+#include "util/proc_title.h"
 
 namespace {
 
@@ -134,6 +135,8 @@ int main(int argc, char** argv) {
   // event loop for a second or more. Without them each free merges as it goes.
   mallopt(M_MXFAST, 0);
   std::vector<std::string> args(argv + 1, argv + argc);
+  // From here on argv's strings belong to the process title (set-proc-title).
+  vireo::ProcTitleInit(argc, argv);
   if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {
     std::printf("vireo server v=%s bits=64\n", VIREO_VERSION);
     return 0;
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
       spdlog::critical("{}", err);
       return 1;
     }
+    server.ApplyProcTitle();
     spdlog::info("vireo {} (64 bit) started, pid={}, port={}", VIREO_VERSION, getpid(),
                  server.bound_port());
     spdlog::info("Ready to accept connections tcp");

@@ -541,6 +541,9 @@ void FlushAllCommand(CommandContext& ctx) {
   RdbKillChild(ctx.persistence());
   // Redis counts one more change for FLUSHALL itself (it also resets the snapshot).
   ctx.process().AddDirty(removed + 1);
+  // With save points configured Redis saves the now empty dataset in the foreground, so the
+  // dump on disk can't bring the flushed keys back and no save point fires for them.
+  if (!ctx.cfg().save_params.empty()) RdbSaveNow(ctx.persistence());
   ctx.reply.Ok();
 }
 

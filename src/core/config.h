@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -273,6 +274,12 @@ enum ShutdownSignalFlag : uint32_t {
 // Whether a protected action (DEBUG, MODULE, CONFIG SET of a protected config) is allowed for
 // a client, given its enable-* setting and whether the client connected locally.
 bool ProtectedActionAllowed(std::string_view setting, bool local_client);
+
+// proc-title-template's expansion: {name} is `value(name)` (nullopt: an unknown variable, and
+// the template is refused), "{{" a literal brace. False for a malformed template.
+bool ExpandProcTitleTemplate(
+    std::string_view tmpl,
+    const std::function<std::optional<std::string>(std::string_view var)>& value, std::string* out);
 
 class Config {
  public:

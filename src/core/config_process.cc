@@ -6,6 +6,7 @@
 #include <locale.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,46 +125,59 @@ Option OomScoreAdjValuesOption() {
   return o;
 }
 
-// proc-title-template: {title}, {listen-addr}, {server-mode}, {port}, {tls-port},
-// {unixsocket} and {config-file}; "{{" is a literal brace. Like Redis, a template that names
-// an unknown variable, ends inside one, or expands to nothing but blanks is refused.
+// Like Redis, a template that names an unknown variable, ends inside one, or expands to
+// nothing but blanks is refused.
 std::string ValidateProcTitleTemplate(const ServerConfig& c, const std::string& tmpl) {
   constexpr char kInvalid[] = "template format is invalid or contains unknown variables";
+  // Only the blank check needs values, so the never-empty variables stand in as "x". As in
+  // Redis the title counts as "" when validating, and a server outside cluster or sentinel
+  // mode has no mode text.
+  auto value = [&c](std::string_view var) -> std::optional<std::string> {
+    if (var == "unixsocket") return c.unixsocket;
+    if (var == "listen-addr" || var == "port" || var == "tls-port" || var == "config-file") {
+      return "x";
+    }
+    if (var == "title" || var == "server-mode") return "";
+    return std::nullopt;
+  };
   std::string expanded;
-  size_t p = 0;
-  while (p < tmpl.size()) {
-    size_t open = tmpl.find('{', p);
-    if (open == std::string::npos) {
-      expanded.append(tmpl, p);
-      break;
-    }
-    expanded.append(tmpl, p, open - p);
-    if (open + 1 >= tmpl.size()) return kInvalid;
-    if (tmpl[open + 1] == '{') {
-      expanded += '{';
-      p = open + 2;
-      continue;
-    }
-    size_t close = tmpl.find('}', open + 1);
-    if (close == std::string::npos) return kInvalid;
-    std::string var = tmpl.substr(open + 1, close - open - 1);
-    // Only the blank check needs values, so the never-empty variables stand in as "x". As in
-    // Redis the title counts as "" when validating, and a server outside cluster or sentinel
-    // mode has no mode text.
-    if (var == "unixsocket") {
-      expanded += c.unixsocket;
-    } else if (var == "listen-addr" || var == "port" || var == "tls-port" || var == "config-file") {
-      expanded += 'x';
-    } else if (var != "title" && var != "server-mode") {
-      return kInvalid;
-    }
-    p = close + 1;
+  if (!ExpandProcTitleTemplate(tmpl, value, &expanded) ||
+      expanded.find_first_not_of(' ') == std::string::npos) {
+    return kInvalid;
   }
-  if (expanded.find_first_not_of(' ') == std::string::npos) return kInvalid;
   return "";
 }
 
 }  // namespace
+
+bool ExpandProcTitleTemplate(
+    std::string_view tmpl,
+    const std::function<std::optional<std::string>(std::string_view var)>& value,
+    std::string* out) {
+  out->clear();
+  size_t p = 0;
+  while (p < tmpl.size()) {
+    size_t open = tmpl.find('{', p);
+    if (open == std::string_view::npos) {
+      out->append(tmpl.substr(p));
+      break;
+    }
+    out->append(tmpl.substr(p, open - p));
+    if (open + 1 >= tmpl.size()) return false;
+    if (tmpl[open + 1] == '{') {
+      *out += '{';
+      p = open + 2;
+      continue;
+    }
+    size_t close = tmpl.find('}', open + 1);
+    if (close == std::string_view::npos) return false;
+    std::optional<std::string> v = value(tmpl.substr(open + 1, close - open - 1));
+    if (!v) return false;
+    *out += *v;
+    p = close + 1;
+  }
+  return true;
+}
 
 void Config::DeclareProcessOptions() {
   auto& o = options_;

@@ -451,6 +451,8 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
         replication_->is_replica() ? ExpiryView::kReplicaClient : ExpiryView::kMaster;
   }
   int64_t duration = TicksToUs(CpuTicks() - start);
+  // The event loop's command time counts a command once, not again for the ones it runs.
+  if (executing_depth_ == 0) stats_.eventloop.cmd_sum += static_cast<uint64_t>(duration);
   // Errors since the last nested command ended (or since this one began) are this command's.
   // ">" rather than "!=": CONFIG RESETSTAT may have zeroed the counter meanwhile.
   const bool failed = stats_.total_error_replies > error_mark_;

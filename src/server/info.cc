@@ -38,6 +38,8 @@ enum Section : uint32_t {
   kLatencystats = 1u << 10,
   kCluster = 1u << 11,
   kKeyspace = 1u << 12,
+  // Only when named: neither the default nor "all"/"everything" include it (as in Redis).
+  kDebug = 1u << 13,
 };
 
 constexpr uint32_t kDefaultSections = kServer | kClients | kMemory | kPersistence | kStats |
@@ -46,7 +48,7 @@ constexpr uint32_t kDefaultSections = kServer | kClients | kMemory | kPersistenc
 constexpr uint32_t kAllSections = kDefaultSections | kCommandstats | kLatencystats;
 
 uint32_t SectionMask(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, uint32_t>, 16> kNames = {{
+  static constexpr std::array<std::pair<std::string_view, uint32_t>, 17> kNames = {{
       {"server", kServer},
       {"clients", kClients},
       {"memory", kMemory},
@@ -60,6 +62,7 @@ uint32_t SectionMask(std::string_view name) {
       {"latencystats", kLatencystats},
       {"cluster", kCluster},
       {"keyspace", kKeyspace},
+      {"debug", kDebug},
       {"default", kDefaultSections},
       {"all", kAllSections},
       {"everything", kAllSections},
@@ -336,11 +339,14 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("client_output_buffer_limit_disconnections", s.client_output_buffer_limit_disconnections);
   w.Field("reply_buffer_shrinks", 0);
   w.Field("reply_buffer_expands", 0);
-  w.Field("eventloop_cycles", 0);
-  w.Field("eventloop_duration_sum", 0);
-  w.Field("eventloop_duration_cmd_sum", 0);
-  w.Field("instantaneous_eventloop_cycles_per_sec", 0);
-  w.Field("instantaneous_eventloop_duration_usec", 0);
+  const EventLoopStats& el = s.eventloop;
+  w.Field("eventloop_cycles", el.cycles);
+  w.Field("eventloop_duration_sum", el.duration_sum);
+  w.Field("eventloop_duration_cmd_sum", el.cmd_sum);
+  w.Field("instantaneous_eventloop_cycles_per_sec",
+          static_cast<uint64_t>(el.cycles_rate.PerSecond()));
+  w.Field("instantaneous_eventloop_duration_usec",
+          static_cast<uint64_t>(el.duration_per_cycle.Average()));
   const AclRegistry& acl = server.acl();
   w.Field("acl_access_denied_auth", acl.denied_auth);
   w.Field("acl_access_denied_cmd", acl.denied_cmd);
@@ -440,6 +446,15 @@ void KeyspaceSection(Server& server, InfoWriter& w, std::string* out) {
   }
 }
 
+void DebugSection(Server& server, InfoWriter& w) {
+  const EventLoopStats& el = server.stats().eventloop;
+  w.Header("Debug");
+  w.Field("eventloop_duration_aof_sum", el.aof_sum);
+  w.Field("eventloop_duration_cron_sum", el.cron_sum);
+  w.Field("eventloop_duration_max", el.duration_max);
+  w.Field("eventloop_cmd_per_cycle_max", el.cmd_per_cycle_max);
+}
+
 std::string ClientFlags(Server& server, const Client& c) {
   std::string flags;
   if (c.has(kClientReplica)) flags += 'S';
@@ -521,6 +536,7 @@ std::string ServerReports::Info(std::span<const std::string_view> sections) cons
     w.Field("cluster_enabled", server.cfg().cluster_enabled ? 1 : 0);
   }
   if (mask & kKeyspace) KeyspaceSection(server, w, &out);
+  if (mask & kDebug) DebugSection(server, w);
   return out;
 }
 

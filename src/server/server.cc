@@ -32,6 +32,7 @@
 #include "server/server_loop.h"
 #include "util/clock.h"
 #include "util/listen.h"
+#include "util/proc_title.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -774,6 +775,8 @@ void Server::CloseClient(Client& client) {
 void Server::FreeClient(uint64_t id) { clients_.erase(id); }
 
 void Server::BeforeSleep() {
+  // Redis counts this housekeeping as cron time, except the AOF write and the replies.
+  const int64_t start_us = MonotonicUs();
   // Keys made ready outside a command (the cron expiring a key a stream reader waits on).
   if (blocking_.HasReadyKeys() && !serving_ready_keys_) ServeReadyKeys();
   // Clients that were unblocked have commands waiting in their buffers.
@@ -792,19 +795,29 @@ void Server::BeforeSleep() {
   if (tracking_.HasWork()) tracking_.BeforeSleep();
   // nodes.conf is written before the replies of the commands that changed it go out.
   if (cluster_) ClusterBeforeSleep();
+  const int64_t aof_start_us = MonotonicUs();
   aof_->BeforeSleep();
+  const int64_t aof_us = MonotonicUs() - aof_start_us;
   replication_->BeforeSleep();
+  const int64_t flush_start_us = MonotonicUs();
   FlushPendingWrites();
+  const int64_t flush_us = MonotonicUs() - flush_start_us;
   if (executing_depth_ == 0) client_eviction_.EvictIfOver();
   if (!pending_close_.empty()) {
     std::vector<uint64_t> ids;
     ids.swap(pending_close_);
     for (uint64_t id : ids) FreeClient(id);
   }
+  EventLoopStats& el = stats_.eventloop;
+  el.aof_sum += static_cast<uint64_t>(aof_us);
+  el.cron_sum +=
+      static_cast<uint64_t>(std::max<int64_t>(0, MonotonicUs() - start_us - aof_us - flush_us));
 }
 
 void Server::Run() {
+  running_main_loop_ = true;
   while (!shutdown_requested_) PollEvents(-1);
+  running_main_loop_ = false;
   // Final flush so replies to SHUTDOWN-adjacent commands aren't lost.
   FlushPendingWrites();
 }
@@ -824,10 +837,30 @@ void Server::PollEvents(int timeout_ms) {
     }
     n = 0;
   }
+  // Only the main loop's own cycles are measured: a poll nested in a command or a load (Redis's
+  // processEventsWhileBlocked) is part of the cycle that runs it.
+  const bool measured = running_main_loop_ && poll_depth_ == 0;
+  ++poll_depth_;
+  const int64_t cycle_start_us = MonotonicUs();
+  const uint64_t commands_before = stats_.total_commands_processed;
   for (int i = 0; i < n; ++i) OnSocketEvent(events[i].data.u64, events[i].events);
   RunDueTimers();
   ContinueEvictions();
   BeforeSleep();
+  --poll_depth_;
+  if (measured) EndEventLoopCycle(cycle_start_us, commands_before);
+}
+
+void Server::EndEventLoopCycle(int64_t start_us, uint64_t commands_before) {
+  EventLoopStats& el = stats_.eventloop;
+  const auto duration = static_cast<uint64_t>(std::max<int64_t>(0, MonotonicUs() - start_us));
+  ++el.cycles;
+  el.duration_sum += duration;
+  el.duration_max = std::max(el.duration_max, duration);
+  // CONFIG RESETSTAT in this cycle zeroed the counter: count from zero.
+  const uint64_t now = stats_.total_commands_processed;
+  el.cmd_per_cycle_max =
+      std::max(el.cmd_per_cycle_max, now >= commands_before ? now - commands_before : now);
 }
 
 void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
@@ -965,7 +998,9 @@ void Server::ScheduleCron() {
   NoteTimer(loop_->cron_timer);
   loop_->cron_timer.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
+    const int64_t start_us = MonotonicUs();
     Cron();
+    stats_.eventloop.cron_sum += static_cast<uint64_t>(MonotonicUs() - start_us);
     ScheduleCron();
   });
 }
@@ -979,6 +1014,9 @@ void Server::Cron() {
   stats_.ops_rate.Sample(now_ms, stats_.total_commands_processed);
   stats_.net_input_rate.Sample(now_ms, stats_.total_net_input_bytes);
   stats_.net_output_rate.Sample(now_ms, stats_.total_net_output_bytes);
+  EventLoopStats& el = stats_.eventloop;
+  el.cycles_rate.Sample(now_ms, el.cycles);
+  el.duration_per_cycle.Sample(el.duration_sum, el.cycles, 1.0);
   // A load in progress steps the loop itself: nothing here may touch the half-loaded data,
   // fork, or time out the link that is feeding it (Redis runs only whileBlockedCron then).
   if (loading_.mode != LoadingMode::kNone) return;
@@ -1145,7 +1183,34 @@ std::string Server::ApplyTlsConfig(const std::vector<std::string>& names, std::s
   return "";
 }
 
+void Server::ApplyProcTitle() {
+  const ServerConfig& c = config_.values();
+  if (!c.set_proc_title) return;
+  const int port = bound_port_ != 0 ? bound_port_ : c.port;
+  auto value = [&](std::string_view var) -> std::optional<std::string> {
+    if (var == "title") return ProcTitleProgram();
+    if (var == "listen-addr") {
+      // Redis's words: the first bind address (its optional mark dropped) and the port.
+      std::string addr = c.bind.empty() ? "*" : c.bind[0];
+      if (addr.starts_with('-')) addr.erase(0, 1);
+      return fmt::format("{}:{}", addr, port != 0 ? port : c.tls_port);
+    }
+    if (var == "server-mode") return std::string(c.cluster_enabled ? "[cluster]" : "");
+    if (var == "port") return std::to_string(port);
+    if (var == "tls-port") return std::to_string(c.tls_port);
+    if (var == "unixsocket") return c.unixsocket;
+    if (var == "config-file") return c.config_file;
+    return std::nullopt;
+  };
+  std::string title;
+  if (!ExpandProcTitleTemplate(c.proc_title_template, value, &title)) return;
+  const size_t first = title.find_first_not_of(' ');
+  if (first == std::string::npos) return;
+  ProcTitleSet(std::string_view(title).substr(first, title.find_last_not_of(' ') - first + 1));
+}
+
 void Server::ApplyConfigChange(const std::string& name) {
+  if (name == "proc-title-template") ApplyProcTitle();
   aof_->ApplyConfigChange(name);
   if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
     ApplyClusterConfig();

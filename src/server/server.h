@@ -95,6 +95,8 @@ class Server : public KeyspaceListener,
   // -LOADING) while the data loads; the cluster, the cron and `replicaof` start once it has.
   std::string OpenListeners();
   std::string StartServing();
+  // set-proc-title: the process title from proc-title-template (ps, /proc/<pid>/cmdline).
+  void ApplyProcTitle();
   // Runs the event loop until Shutdown(). Call from the thread that owns the server.
   void Run();
   // Thread-safe request to stop the loop (signals, embedding API).
@@ -562,6 +564,11 @@ class Server : public KeyspaceListener,
   std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> timer_deadlines_;
   static constexpr int kTimerSafetyPollMs = 100;
   std::chrono::steady_clock::time_point last_timer_poll_{};
+  // Event-loop cycle measurement (INFO's eventloop_* fields): Run() is looping, and how deep
+  // PollEvents is nested (a command or a load polls from inside a cycle).
+  bool running_main_loop_ = false;
+  int poll_depth_ = 0;
+  void EndEventLoopCycle(int64_t start_us, uint64_t commands_before);
   bool fast_expire_armed_ = false;
   // Waiters on keys of `db`, whose contents were replaced, re-check their keys.
   void SignalReplacedDb(int db);

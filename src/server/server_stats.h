@@ -8,33 +8,63 @@
 
 namespace vireo {
 
-// A per-second rate averaged over the last few cron samples (INFO's instantaneous_* fields).
-class RateSampler {
+// The ratio of two counters' growth between cron samples (growth of `value` per unit of
+// `base`, times `factor`), averaged over the last few samples: INFO's instantaneous_* fields.
+class RatioSampler {
  public:
-  void Sample(int64_t now_ms, uint64_t counter) {
-    if (last_ms_ != 0 && now_ms > last_ms_) {
-      uint64_t delta = counter >= last_counter_ ? counter - last_counter_ : 0;
-      rates_[next_ % kSamples] =
-          static_cast<double>(delta) * 1000.0 / static_cast<double>(now_ms - last_ms_);
+  void Sample(uint64_t value, uint64_t base, double factor) {
+    if (has_last_ && base > last_base_) {
+      uint64_t delta = value >= last_value_ ? value - last_value_ : 0;
+      ratios_[next_ % kSamples] =
+          static_cast<double>(delta) * factor / static_cast<double>(base - last_base_);
       ++next_;
     }
-    last_ms_ = now_ms;
-    last_counter_ = counter;
+    has_last_ = true;
+    last_value_ = value;
+    last_base_ = base;
   }
-  double PerSecond() const {
+  double Average() const {
     size_t n = next_ < kSamples ? next_ : kSamples;
     if (n == 0) return 0;
     double sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += rates_[i];
+    for (size_t i = 0; i < n; ++i) sum += ratios_[i];
     return sum / static_cast<double>(n);
   }
 
  private:
   static constexpr size_t kSamples = 16;
-  double rates_[kSamples] = {};
+  double ratios_[kSamples] = {};
   size_t next_ = 0;
-  int64_t last_ms_ = 0;
-  uint64_t last_counter_ = 0;
+  bool has_last_ = false;
+  uint64_t last_value_ = 0;
+  uint64_t last_base_ = 0;
+};
+
+// A counter's growth per second.
+class RateSampler {
+ public:
+  void Sample(int64_t now_ms, uint64_t counter) {
+    ratio_.Sample(counter, static_cast<uint64_t>(now_ms), 1000.0);
+  }
+  double PerSecond() const { return ratio_.Average(); }
+
+ private:
+  RatioSampler ratio_;
+};
+
+// The event loop's own figures (INFO stats eventloop_* and INFO debug). A cycle runs from the
+// moment the poll returns to the end of the work before the next poll, as Redis measures it
+// (afterSleep to beforeSleep), so idle waiting is not counted. Times are in microseconds.
+struct EventLoopStats {
+  uint64_t cycles = 0;
+  uint64_t duration_sum = 0;
+  uint64_t duration_max = 0;
+  uint64_t cmd_sum = 0;   // top-level commands' own time
+  uint64_t aof_sum = 0;   // writing the AOF buffer before replies go out
+  uint64_t cron_sum = 0;  // the cron and the before-sleep housekeeping (not AOF, not replies)
+  uint64_t cmd_per_cycle_max = 0;
+  RateSampler cycles_rate;
+  RatioSampler duration_per_cycle;  // eventloop_duration_sum growth per cycle
 };
 
 struct ServerStats {
@@ -69,6 +99,7 @@ struct ServerStats {
   RateSampler ops_rate;
   RateSampler net_input_rate;
   RateSampler net_output_rate;
+  EventLoopStats eventloop;
   size_t used_memory_peak = 0;  // updated when INFO reads memory
 };
 
