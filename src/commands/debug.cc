@@ -40,6 +40,7 @@
 #include "types/set_object.h"
 #include "types/zset.h"
 #include "util/clock.h"
+#include "util/proc_title.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -526,10 +527,12 @@ void DebugRestart(CommandContext& ctx, bool graceful) {
     if (!args.Check()) return;
     delay_ms = std::max<int64_t>(delay_ms, 0);
   }
-  std::string cmdline;
   int e = 0;
-  std::vector<std::string> argv_text;
-  {
+  // The command line as started; /proc/self/cmdline shows the process title once one is set,
+  // so it is only the fallback (an embedded server has no title).
+  std::vector<std::string> argv_text = ProcTitleOriginalArgs();
+  if (argv_text.empty()) {
+    std::string cmdline;
     FILE* f = std::fopen("/proc/self/cmdline", "r");
     if (f != nullptr) {
       char buf[4096];
@@ -539,12 +542,12 @@ void DebugRestart(CommandContext& ctx, bool graceful) {
     } else {
       e = errno;
     }
-  }
-  for (size_t start = 0; start < cmdline.size();) {
-    size_t end = cmdline.find('\0', start);
-    if (end == std::string::npos) end = cmdline.size();
-    argv_text.emplace_back(cmdline.substr(start, end - start));
-    start = end + 1;
+    for (size_t start = 0; start < cmdline.size();) {
+      size_t end = cmdline.find('\0', start);
+      if (end == std::string::npos) end = cmdline.size();
+      argv_text.emplace_back(cmdline.substr(start, end - start));
+      start = end + 1;
+    }
   }
   char exe[PATH_MAX];
   ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

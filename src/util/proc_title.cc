@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace vireo {
 namespace {
@@ -11,6 +12,7 @@ namespace {
 char* g_area = nullptr;  // argv[0]'s first byte
 size_t g_area_size = 0;  // up to the end of the last adjacent argument or environment string
 std::string g_program;
+std::vector<std::string> g_args;  // the command line as started
 
 // The end of `s` (past its NUL) when it starts at `at`, else `at` unchanged.
 char* ExtendOver(char* at, char* s) { return s == at ? s + std::strlen(s) + 1 : at; }
@@ -20,6 +22,7 @@ char* ExtendOver(char* at, char* s) { return s == at ? s + std::strlen(s) + 1 : 
 void ProcTitleInit(int argc, char** argv) {
   if (g_area != nullptr || argc <= 0 || argv[0] == nullptr) return;
   g_program = argv[0];
+  g_args.assign(argv, argv + argc);
   char* end = argv[0] + std::strlen(argv[0]) + 1;
   for (int i = 1; i < argc; ++i) end = ExtendOver(end, argv[i]);
   // The kernel shows the argument area; a title longer than it runs on into the environment
@@ -38,6 +41,8 @@ void ProcTitleInit(int argc, char** argv) {
 }
 
 const std::string& ProcTitleProgram() { return g_program; }
+
+const std::vector<std::string>& ProcTitleOriginalArgs() { return g_args; }
 
 void ProcTitleSet(std::string_view title) {
   if (g_area == nullptr || g_area_size < 2) return;

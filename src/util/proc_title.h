@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vireo {
 
@@ -13,6 +14,10 @@ void ProcTitleInit(int argc, char** argv);
 
 // The program name as started (argv[0]); "" before ProcTitleInit.
 const std::string& ProcTitleProgram();
+
+// argv as started, which /proc/self/cmdline no longer shows once a title is set (DEBUG RESTART
+// starts the same command line again); empty before ProcTitleInit.
+const std::vector<std::string>& ProcTitleOriginalArgs();
 
 // Shows `title` instead of the command line, cut to the room ProcTitleInit found. Does nothing
 // without ProcTitleInit.
