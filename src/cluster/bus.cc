@@ -629,6 +629,14 @@ void ClusterBus::Process(BusLink* link, const BusMessage& msg) {
   const BusHeader& h = msg.header;
   const auto type = static_cast<int>(msg.type);
   if (type < kMessageTypeCount) ++state_.messages_received[type];
+  if (type == drop_packet_filter_) {
+    spdlog::warn("Dropping packet that matches debug drop filter");
+    if (close_link_on_packet_drop_) {
+      spdlog::warn("Closing link for matching packet type {}", type);
+      FreeLink(link);
+    }
+    return;
+  }
   const int64_t now = NowMs();
   ClusterNode* sender =
       link->node != nullptr && !link->node->in_handshake() ? link->node : state_.Lookup(h.sender);
@@ -1496,6 +1504,11 @@ void ClusterBus::HandleReplicaMigration(int max_replicas) {
     FollowMaster(target);
     state_.Todo(kTodoSaveConfig | kTodoUpdateState);
   }
+}
+
+void ClusterBus::KillLinks(ClusterNode* node, bool to, bool from) {
+  if (to) FreeLink(node->link);
+  if (from) FreeLink(node->inbound_link);
 }
 
 // --- introspection ----------------------------------------------------------------------------

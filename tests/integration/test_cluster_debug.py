@@ -1,0 +1,131 @@
+"""The DEBUG subcommands Redis's cluster test suites use to break the bus on purpose:
+DROP-CLUSTER-PACKET-FILTER (ignore every incoming message of one type, still counted in CLUSTER
+INFO's stats), CLOSE-CLUSTER-LINK-ON-PACKET-DROP (also free the link it came on) and
+CLUSTERLINK KILL <to|from|all> (free the links with a node; CLUSTER LINKS shows them recreated).
+
+Three nodes joined by CLUSTER MEET on loopback (no slots needed). Runs against
+$VIREO_CLUSTER_NODE_BINARY too (Redis 7.2 lacks CLOSE-CLUSTER-LINK-ON-PACKET-DROP)."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from cluster_helpers import HOST, cluster, cluster_info, wait_for  # noqa: F401
+from conftest import start_server
+
+DEBUG_ARGS = ("--enable-debug-command", "yes")
+PUBLISH = 4
+
+
+def links(node) -> list[dict]:
+    out = []
+    for entry in node.call("CLUSTER", "LINKS"):
+        out.append(dict(zip(entry[::2], entry[1::2])))
+    return out
+
+
+def link(node, peer_id: str, direction: str) -> dict | None:
+    return next((lk for lk in links(node) if lk["node"] == peer_id and lk["direction"] == direction),
+                None)
+
+
+def publish_received(node) -> int:
+    return int(cluster_info(node).get("cluster_stats_messages_publish_received", 0))
+
+
+@pytest.fixture
+def trio(cluster):  # noqa: F811
+    nodes = cluster.start_nodes(3, extra_args=DEBUG_ARGS)
+    for n in nodes[1:]:
+        nodes[0].call("CLUSTER", "MEET", HOST, n.port)
+    for n in nodes:
+        wait_for(lambda n=n: len(links(n)) == 4, timeout=30, interval=0.05,
+                 message=f"{n!r}: links to both peers never came up")
+    return nodes
+
+
+def test_drop_filter_ignores_one_message_type_until_reset(trio):
+    a, b, _ = trio
+    sub = a.client().pubsub()
+    sub.subscribe("ch")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    assert a.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", PUBLISH) == "OK"
+
+    before = publish_received(a)
+    b.call("PUBLISH", "ch", "lost")
+    # The dropped message is still counted, as Redis counts it before the filter.
+    wait_for(lambda: publish_received(a) > before, timeout=10, interval=0.05)
+    assert sub.get_message(timeout=0) is None
+    assert "Dropping packet that matches debug drop filter" in a.log_text()
+    assert len(links(a)) == 4  # without CLOSE-CLUSTER-LINK-ON-PACKET-DROP the link stays
+
+    assert a.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", -1) == "OK"
+    b.call("PUBLISH", "ch", "heard")
+    msg = sub.get_message(timeout=10)
+    assert msg is not None and msg["data"] == "heard"
+    sub.close()
+
+
+def test_drop_filter_can_close_the_link(trio):
+    a, b, _ = trio
+    if a.is_redis:
+        pytest.skip("CLOSE-CLUSTER-LINK-ON-PACKET-DROP came after Redis 7.2")
+    b_id = b.myid()
+    old = link(a, b_id, "from")
+    assert a.call("DEBUG", "CLOSE-CLUSTER-LINK-ON-PACKET-DROP", 1) == "OK"
+    assert a.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", PUBLISH) == "OK"
+    b.call("PUBLISH", "ch", "x")
+    # B notices the closed connection and connects again: a newer inbound link.
+    wait_for(lambda: (lk := link(a, b_id, "from")) is not None
+             and lk["create-time"] > old["create-time"], timeout=30, interval=0.05)
+    assert "Closing link for matching packet type 4" in a.log_text()
+
+
+@pytest.mark.parametrize("direction,gone", [("to", {"to"}), ("from", {"from"}),
+                                            ("ALL", {"to", "from"})])
+def test_clusterlink_kill_frees_links_that_come_back(trio, direction, gone):
+    a, b, c = trio
+    b_id, c_id = b.myid(), c.myid()
+    old = {d: link(a, b_id, d) for d in ("to", "from")}
+    client = a.client()
+    pipe = client.pipeline(transaction=True)
+    pipe.execute_command("DEBUG", "CLUSTERLINK", "KILL", direction, b_id)
+    pipe.execute_command("CLUSTER", "LINKS")
+    ok, after = pipe.execute()
+    assert ok == "OK"
+    seen = {dict(zip(e[::2], e[1::2]))["direction"] for e in after
+            if dict(zip(e[::2], e[1::2]))["node"] == b_id}
+    assert seen == {"to", "from"} - gone
+    assert sum(1 for e in after if c_id in e) == 2  # the other peer's links are untouched
+
+    def recreated():
+        now = {d: link(a, b_id, d) for d in ("to", "from")}
+        return all(now[d] is not None and now[d]["create-time"] > old[d]["create-time"]
+                   for d in gone)
+    wait_for(recreated, timeout=30, interval=0.05, message="killed links never came back")
+    wait_for(lambda: len(links(a)) == 4, timeout=30, interval=0.05)
+
+
+def test_clusterlink_kill_errors(trio):
+    a, b, _ = trio
+    with pytest.raises(redis.ResponseError, match="^Unknown node nosuchnode$"):
+        a.call("DEBUG", "CLUSTERLINK", "KILL", "to", "nosuchnode")
+    with pytest.raises(redis.ResponseError, match="^Unknown direction sideways$"):
+        a.call("DEBUG", "CLUSTERLINK", "KILL", "sideways", b.myid())
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        a.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "ping")
+    assert len(links(a)) == 4
+
+
+def test_outside_cluster_mode():
+    server = start_server(list(DEBUG_ARGS))
+    try:
+        c = server.client()
+        assert c.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "1") in (b"OK", "OK", True)
+        with pytest.raises(redis.ResponseError,
+                           match="^Debug option only available for cluster mode enabled setup!$"):
+            c.execute_command("DEBUG", "CLUSTERLINK", "KILL", "all", "x" * 40)
+    finally:
+        server.stop()
+        server.cleanup()
