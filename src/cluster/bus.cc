@@ -462,8 +462,9 @@ void ClusterBus::Send(BusLink* link, const BusMessage& msg) {
   const auto type = static_cast<int>(msg.type);
   if (type < kMessageTypeCount) ++state_.messages_sent[type];
   // Written when the socket is next reported writable, as Redis's write handler does: what
-  // one command (or a MULTI) sends queues up first and shows in mem_cluster_links.
-  UpdateWriteInterest(link);
+  // one command (or a MULTI) sends queues up first and shows in mem_cluster_links. A link
+  // still connecting keeps its EPOLLOUT for the connect; it flushes once connected.
+  if (link->ready()) UpdateWriteInterest(link);
 }
 
 std::vector<BusLink*> ClusterBus::PeerLinks() const {

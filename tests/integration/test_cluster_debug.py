@@ -153,3 +153,16 @@ def test_link_memory_grows_with_queued_publishes_and_falls_back(trio):
     assert mem_links(replies[-1]) - mem_links(replies[0]) > 10 * 10000
     wait_for(lambda: mem_links(client.execute_command("INFO", "memory")) <= idle, timeout=30,
              interval=0.05, message="link memory never fell back")
+
+
+def test_links_to_gossiped_nodes_connect_with_fast_pings(cluster):  # noqa: F811
+    """A ping queued on a link still connecting (the cron pings right after connecting when
+    cluster-ping-interval is short, as Redis's test clusters set it) must not take away the
+    EPOLLOUT that reports the connect: B and C, which only hear of each other, link up."""
+    nodes = cluster.start_nodes(3, extra_args=(*DEBUG_ARGS, "--cluster-ping-interval", "100"))
+    for n in nodes[1:]:
+        nodes[0].call("CLUSTER", "MEET", HOST, n.port)
+    for n in nodes:
+        wait_for(lambda n=n: len(links(n)) == 4 and all(lk["send-buffer-used"] == 0
+                                                        for lk in links(n)),
+                 timeout=30, interval=0.05, message=f"{n!r}: links never all connected")
