@@ -166,3 +166,26 @@ def test_links_to_gossiped_nodes_connect_with_fast_pings(cluster):  # noqa: F811
         wait_for(lambda n=n: len(links(n)) == 4 and all(lk["send-buffer-used"] == 0
                                                         for lk in links(n)),
                  timeout=30, interval=0.05, message=f"{n!r}: links never all connected")
+
+
+def test_config_rewrite_on_a_cluster_replica_writes_no_replicaof(cluster):  # noqa: F811
+    """nodes.conf says whom a cluster replica follows; Redis leaves replicaof out of the
+    rewritten file, and a replicaof line there would stop the node's restart (Redis's legacy
+    cluster units rewrite the config and restart a replica)."""
+    conf = "cluster-enabled yes\ncluster-config-file nodes.conf\nenable-debug-command yes\n"
+    master = cluster.start_node()
+    replica = start_server(config_text=conf)
+    try:
+        master.call("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        c = replica.client(decode_responses=True)
+        c.execute_command("CLUSTER", "MEET", HOST, master.port)
+        wait_for(lambda: master.myid() in c.execute_command("CLUSTER", "NODES"), timeout=30,
+                 interval=0.05)
+        wait_for(lambda: c.execute_command("CLUSTER", "REPLICATE", master.myid()) in ("OK", b"OK"),
+                 timeout=10, interval=0.1)
+        assert c.execute_command("CONFIG", "REWRITE") in ("OK", b"OK", True)
+        text = (replica.workdir / "server.conf").read_text()
+        assert "replicaof" not in text and "slaveof" not in text
+    finally:
+        replica.stop()
+        replica.cleanup()
