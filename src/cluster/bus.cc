@@ -33,6 +33,8 @@ constexpr int64_t kFailUndoTimeMult = 2;
 constexpr int64_t kReplicaMigrationDelayMs = 5000;
 constexpr int64_t kCronPeriodMs = 100;
 constexpr size_t kReadChunk = 16 * 1024;
+// A link keeps a send buffer up to this size between bursts (pings with gossip fit).
+constexpr size_t kKeptSendBuffer = 16 * 1024;
 // A bus TLS handshake must finish within this long, as a client's must (server.cc): a peer
 // that connects and stalls would otherwise hold a descriptor (and, outbound, the node's only
 // link) forever.
@@ -432,7 +434,13 @@ void ClusterBus::Flush(BusLink* link) {
     link->out_sent += static_cast<size_t>(n);
   }
   if (link->out_sent == link->out.size()) {
-    link->out.clear();
+    // A burst (big PUBLISHes) must not pin its buffer: mem_cluster_links falls back as
+    // Redis's does once its queued messages are written.
+    if (link->out.capacity() > kKeptSendBuffer) {
+      std::string().swap(link->out);
+    } else {
+      link->out.clear();
+    }
     link->out_sent = 0;
   }
   UpdateWriteInterest(link);
@@ -453,7 +461,10 @@ void ClusterBus::Send(BusLink* link, const BusMessage& msg) {
   link->out += Encode(msg);
   const auto type = static_cast<int>(msg.type);
   if (type < kMessageTypeCount) ++state_.messages_sent[type];
-  Flush(link);
+  // Written when the socket is next reported writable, as Redis's write handler does: what
+  // one command (or a MULTI) sends queues up first and shows in mem_cluster_links. A link
+  // still connecting keeps its EPOLLOUT for the connect; it flushes once connected.
+  if (link->ready()) UpdateWriteInterest(link);
 }
 
 std::vector<BusLink*> ClusterBus::PeerLinks() const {
@@ -629,6 +640,14 @@ void ClusterBus::Process(BusLink* link, const BusMessage& msg) {
   const BusHeader& h = msg.header;
   const auto type = static_cast<int>(msg.type);
   if (type < kMessageTypeCount) ++state_.messages_received[type];
+  if (type == drop_packet_filter_) {
+    spdlog::warn("Dropping packet that matches debug drop filter");
+    if (close_link_on_packet_drop_) {
+      spdlog::warn("Closing link for matching packet type {}", type);
+      FreeLink(link);
+    }
+    return;
+  }
   const int64_t now = NowMs();
   ClusterNode* sender =
       link->node != nullptr && !link->node->in_handshake() ? link->node : state_.Lookup(h.sender);
@@ -1496,6 +1515,11 @@ void ClusterBus::HandleReplicaMigration(int max_replicas) {
     FollowMaster(target);
     state_.Todo(kTodoSaveConfig | kTodoUpdateState);
   }
+}
+
+void ClusterBus::KillLinks(ClusterNode* node, bool to, bool from) {
+  if (to) FreeLink(node->link);
+  if (from) FreeLink(node->inbound_link);
 }
 
 // --- introspection ----------------------------------------------------------------------------

@@ -86,6 +86,15 @@ class ClusterBus {
   // CLUSTER RESET: abort a manual failover, forget the election.
   void Reset();
 
+  // DEBUG DROP-CLUSTER-PACKET-FILTER: every incoming message of this type (Redis's numbering,
+  // BusType) is counted and then ignored, so tests can cut one kind of traffic (-1: none).
+  void set_drop_packet_filter(int64_t type) { drop_packet_filter_ = type; }
+  // DEBUG CLOSE-CLUSTER-LINK-ON-PACKET-DROP: a dropped message also frees the link carrying it.
+  void set_close_link_on_packet_drop(bool on) { close_link_on_packet_drop_ = on; }
+  // DEBUG CLUSTERLINK KILL: frees the link to `node` (ours, `to`) and/or the one it opened to
+  // us (`from`); the cron (ours or the peer's) connects again.
+  void KillLinks(ClusterNode* node, bool to, bool from);
+
   struct LinkInfo {
     bool inbound;
     std::string node;
@@ -167,6 +176,8 @@ class ClusterBus {
   int pfail_nodes_ = 0;
   uint64_t pings_sent_ = 0;
   std::map<ClusterNode*, uint64_t> last_in_gossip_;
+  int64_t drop_packet_filter_ = -1;
+  bool close_link_on_packet_drop_ = false;
 
   // Election (replica side).
   int64_t failover_auth_time_ = 0;

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/bus.h"
+#include "cluster/cluster_state.h"
 #include "commands/families.h"
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
@@ -575,6 +577,37 @@ void DebugRestart(CommandContext& ctx, bool graceful) {
   _exit(1);
 }
 
+// DROP-CLUSTER-PACKET-FILTER <type>: Redis accepts it outside cluster mode too, where there is
+// no bus to filter.
+void DebugDropClusterPacketFilter(CommandContext& ctx) {
+  ArgParser args(ctx, 2);
+  const int64_t type = args.Int();
+  if (!args.Check()) return;
+  if (cluster::ClusterBus* bus = ctx.cluster_bus()) bus->set_drop_packet_filter(type);
+  ctx.reply.Ok();
+}
+
+// CLUSTERLINK KILL <to|from|all> <node-id>: the node is looked up before the direction, as
+// Redis does, so an unknown node wins over an unknown direction.
+void DebugClusterLinkKill(CommandContext& ctx) {
+  cluster::ClusterBus* bus = ctx.cluster_bus();
+  if (bus == nullptr) {
+    ctx.reply.Error("ERR Debug option only available for cluster mode enabled setup!");
+    return;
+  }
+  cluster::ClusterNode* node = ctx.cluster()->Lookup(ctx.arg(4));
+  if (node == nullptr) {
+    ctx.reply.Error(fmt::format("ERR Unknown node {}", ctx.arg(4)));
+    return;
+  }
+  ArgParser args(ctx, 3);
+  const int direction =
+      args.Keyword({"TO", "FROM", "ALL"}, fmt::format("ERR Unknown direction {}", ctx.arg(3)));
+  if (!args.Check()) return;
+  bus->KillLinks(node, direction != 1, direction != 0);
+  ctx.reply.Ok();
+}
+
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(
       ctx, "DEBUG",
@@ -616,6 +649,10 @@ void DebugHelp(CommandContext& ctx) {
        "    The 2nd optional argument specifies if to print the listpack contents.",
        "OBJECT <key>",
        "    Show low level info about `key` and associated value.",
+       "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+       "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
+       "CLOSE-CLUSTER-LINK-ON-PACKET-DROP <0|1>",
+       "    Also close the cluster link a packet matching the drop filter came on.",
        "OOM",
        "    Crash the server as an out-of-memory error would.",
        "PANIC",
@@ -674,7 +711,9 @@ void DebugHelp(CommandContext& ctx) {
        "    In case NEVER is provided the last observed peak will never be reset",
        "    In case RESET is provided the peak reset time will be restored to the default value",
        "REPLYBUFFER RESIZING <0|1>",
-       "    Enable or disable the reply buffer resize cron job"});
+       "    Enable or disable the reply buffer resize cron job",
+       "CLUSTERLINK KILL <to|from|all> <node-id>",
+       "    Kills the link based on the direction to/from (both) with the provided node."});
 }
 
 void DebugCommand(CommandContext& ctx) {
@@ -731,6 +770,15 @@ void DebugCommand(CommandContext& ctx) {
     ctx.reply.Ok();
   } else if (IsArg(sub, "REPLYBUFFER") && argc == 4) {
     DebugReplyBuffer(ctx);
+  } else if (IsArg(sub, "DROP-CLUSTER-PACKET-FILTER") && argc == 3) {
+    DebugDropClusterPacketFilter(ctx);
+  } else if (IsArg(sub, "CLOSE-CLUSTER-LINK-ON-PACKET-DROP") && argc == 3) {
+    if (cluster::ClusterBus* bus = ctx.cluster_bus()) {
+      bus->set_close_link_on_packet_drop(AtoiArg(ctx.arg(2)) != 0);
+    }
+    ctx.reply.Ok();
+  } else if (IsArg(sub, "CLUSTERLINK") && argc == 5 && IsArg(ctx.arg(2), "KILL")) {
+    DebugClusterLinkKill(ctx);
   } else if (IsArg(sub, "CHANGE-REPL-ID") && argc == 2) {
     spdlog::info("Changing replication IDs after receiving DEBUG change-repl-id");
     ctx.replication().ChangeReplicationId();

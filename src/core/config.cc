@@ -1222,8 +1222,9 @@ std::string Config::Rewrite(bool force_all) {
       // Always written as an absolute path so a restart from elsewhere finds the same data.
       st.RewriteLine(name, "dir " + QuoteRepr(value), true);
     } else if (name == "replicaof") {
-      // Not a replica: any replicaof line goes (Sentinel relies on this after a promotion).
-      if (value.empty()) {
+      // Not a replica: any replicaof line goes (Sentinel relies on this after a promotion). In
+      // cluster mode nodes.conf holds the master, and a replicaof line would stop the restart.
+      if (value.empty() || values_.cluster_enabled) {
         st.processed.insert(name);
       } else {
         st.RewriteLine(name, name + " " + value, true);

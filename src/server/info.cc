@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "cluster/bus.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "scripting/lua_engine.h"
@@ -259,7 +260,7 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("mem_total_replication_buffers", backlog + server.replication().ReplicaOutputBytes());
   w.Field("mem_clients_slaves", m.replica_clients);
   w.Field("mem_clients_normal", m.clients);
-  w.Field("mem_cluster_links", 0);
+  w.Field("mem_cluster_links", server.cluster_bus() ? server.cluster_bus()->links_memory() : 0);
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());
   w.Field("mem_allocator", "libc");
   w.Field("active_defrag_running", 0);
