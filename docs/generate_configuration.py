@@ -130,7 +130,7 @@ def main() -> None:
     lines = [
         "# Configuration",
         "",
-        "vireo reads redis.conf syntax (a file, `include`, command-line `--name value`) and",
+        "vireo reads redis.conf syntax (a file, `include`, `rename-command`, command-line `--name value`) and",
         "implements CONFIG GET / SET / REWRITE over one option table (src/core/config.cc,",
         "config_process.cc). Every option of Redis 7.2 is there with Redis's default, value",
         "check and error text, mutability, aliases (`slave-*`, `*-ziplist-*`), protection",

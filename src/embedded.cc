@@ -29,6 +29,9 @@ std::string EmbeddedServer::Start() {
   args.insert(args.end(), {"--bind", o.bind, "--port", o.tcp ? "0" : "0"});
   if (!o.unix_socket.empty()) args.insert(args.end(), {"--unixsocket", o.unix_socket});
   if (std::string err = config.LoadCommandLine(args); !err.empty()) return err;
+  if (std::string err = ApplyCommandRenames(config.values(), impl_->commands); !err.empty()) {
+    return err;
+  }
   impl_->server = std::make_unique<Server>(std::move(config), impl_->commands);
   impl_->server->set_listen_port(o.tcp ? (o.port == 0 ? -1 : o.port) : 0);
   if (std::string err = impl_->server->Listen(); !err.empty()) {

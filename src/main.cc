@@ -184,7 +184,11 @@ int main(int argc, char** argv) {
     std::ofstream(pidfile) << getpid() << "\n";
   }
 
-  const vireo::CommandTable commands = vireo::BuildCommandTable();
+  vireo::CommandTable commands = vireo::BuildCommandTable();
+  if (std::string err = vireo::ApplyCommandRenames(config.values(), commands); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
   vireo::Server server(std::move(config), commands);
   // always-show-logo: a start-up banner even when logging to a file (by default only on a
   // terminal), with the pid on a "PID:" line as Redis's logo has it.

@@ -615,6 +615,21 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   return it == commands_.end() ? nullptr : it->second.get();
 }
 
+std::string CommandTable::Rename(std::string_view from, std::string_view to) {
+  auto it = commands_.find(ToLower(from));
+  if (it == commands_.end()) return "No such command in rename-command";
+  std::unique_ptr<CommandSpec> spec = std::move(it->second);
+  commands_.erase(it);
+  if (to.empty()) {
+    removed_.push_back(std::move(spec));  // ids and pointers stay valid
+    return "";
+  }
+  if (!commands_.emplace(ToLower(to), std::move(spec)).second) {
+    return "Target command name already exists";
+  }
+  return "";
+}
+
 const CommandSpec* CommandTable::FindByFullName(std::string_view name) const {
   const size_t bar = name.find('|');
   const CommandSpec* spec = Find(name.substr(0, bar));

@@ -324,6 +324,11 @@ class CommandTable {
   // How many specs (commands and subcommands) have been added: ids are below this.
   uint32_t spec_count() const { return next_id_; }
   const StringMap<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
+  // rename-command, at start-up before any server reads the table: the command answers to
+  // `to` instead of `from` (COMMAND INFO still shows its own name); an empty `to` removes it.
+  // Returns "" or Redis's error ("No such command in rename-command", "Target command name
+  // already exists").
+  std::string Rename(std::string_view from, std::string_view to);
   // "get" or "config|get", any case; nullptr for an unknown name or subcommand.
   const CommandSpec* FindByFullName(std::string_view name) const;
   // Resolves a container command's subcommand, or returns nullptr.
@@ -331,6 +336,7 @@ class CommandTable {
 
  private:
   StringMap<std::unique_ptr<CommandSpec>> commands_;
+  std::vector<std::unique_ptr<CommandSpec>> removed_;  // by rename-command to ""
   uint32_t next_id_ = 0;
 };
 

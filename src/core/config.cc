@@ -19,6 +19,7 @@
 #include <limits>
 #include <set>
 
+#include "core/command_table.h"
 #include "core/config_builders.h"
 #include "util/fd_limits.h"
 #include "util/glob.h"
@@ -93,6 +94,7 @@ std::string Where(int line, std::string_view text) {
   return "Reading the configuration file, at line " + std::to_string(line) + "\n>>> '" +
          std::string(text) + "'\n";
 }
+
 
 bool ReadWholeFile(const std::string& path, std::string* out, int* err) {
   FILE* f = std::fopen(path.c_str(), "r");
@@ -837,6 +839,8 @@ std::string Config::LoadText(const std::string& text, const std::string& origin,
       } else {
         values_.acl_users.emplace_back(argv.begin() + 1, argv.end());
       }
+    } else if (name == "rename-command" && argv.size() == 3) {
+      values_.rename_commands.push_back({argv[1], argv[2], Where(linenum, line)});
     } else if (name == "include" && argv.size() == 2) {
       if (depth + 1 > kMaxIncludeDepth) {
         err = FatalError(Where(linenum, line) + "Too many nested includes");
@@ -1173,7 +1177,7 @@ std::string Config::Rewrite(bool force_all) {
     std::vector<std::string> argv = SplitArgs(line, &ok);
     std::string name = ok && !argv.empty() ? ToLower(argv[0]) : "";
     const Option* opt = Find(name);
-    if (opt == nullptr && name != "include" && name != "user") {
+    if (opt == nullptr && name != "include" && name != "user" && name != "rename-command") {
       // Like Redis: lines we cannot parse or no longer know stay visible but inert.
       st.lines.push_back("# ??? " + line);
       continue;
@@ -1275,6 +1279,15 @@ std::string Config::Rewrite(bool force_all) {
   }
   if (!WriteFileAtomically(path, out, &e)) {
     return std::string("ERR Rewriting config file: ") + std::strerror(e);
+  }
+  return "";
+}
+
+std::string ApplyCommandRenames(const ServerConfig& cfg, CommandTable& table) {
+  for (const ServerConfig::CommandRename& r : cfg.rename_commands) {
+    if (std::string err = table.Rename(r.from, r.to); !err.empty()) {
+      return FatalError(r.where + err);
+    }
   }
   return "";
 }

@@ -64,6 +64,14 @@ struct ServerConfig {
   // users get, and the ACL LOG length.
   std::string aclfile;
   std::vector<std::vector<std::string>> acl_users;
+  // rename-command lines, applied to the command table at start-up (CommandTable::Rename): the
+  // command's name, its new name ("" removes it) and where the line was, for the error.
+  struct CommandRename {
+    std::string from;
+    std::string to;
+    std::string where;
+  };
+  std::vector<CommandRename> rename_commands;
   std::string acl_pubsub_default = "resetchannels";
   int64_t acllog_max_len = 128;
   int databases = 16;
@@ -280,6 +288,11 @@ bool ProtectedActionAllowed(std::string_view setting, bool local_client);
 bool ExpandProcTitleTemplate(
     std::string_view tmpl,
     const std::function<std::optional<std::string>(std::string_view var)>& value, std::string* out);
+
+class CommandTable;
+// Applies the rename-command lines of `cfg` to `table` (main.cc, the embedding API, before the
+// server is built). Returns "" or the fatal configuration error, in Redis's words.
+std::string ApplyCommandRenames(const ServerConfig& cfg, CommandTable& table);
 
 class Config {
  public:
