@@ -213,6 +213,8 @@ class Server : public KeyspaceListener,
   // Cluster mode's command path: slot routing, redirections, MIGRATE's connections
   // (src/server/cluster_services.h).
   ClusterServices& cluster_services() { return *this; }
+  // INFO's migrate_cached_sockets: 0 until a MIGRATE made the cache.
+  size_t migrate_cached_sockets() const;
 
  private:
   // KeyspaceListener (src/db/database.h): what the databases tell the server.
