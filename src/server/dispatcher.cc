@@ -284,15 +284,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
   const bool is_write = AnyRunHas(client, *spec, kCmdWrite);
   if (!from_master && (is_write || spec->has(kCmdDiskErrorCheck))) {
-    if (std::string err = RdbWriteError(*this); !err.empty()) {
+    if (std::string err = DiskWriteError(); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       reject(err);
-      return;
-    }
-    // Likewise while the AOF can't be written (until a write succeeds again).
-    if (aof_->write_failed()) {
-      ++command_stats(*spec).rejected_calls;
-      reject("MISCONF " + aof_->write_error());
       return;
     }
   }

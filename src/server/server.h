@@ -327,6 +327,7 @@ class Server : public KeyspaceListener,
   std::string ScriptAclError(const CommandSpec& spec,
                              std::span<const std::string_view> argv) override;
   std::string_view MinReplicasError() override;
+  std::string DiskWriteError() override;
   bool PreCommandOom() override { return pre_command_oom_; }
   bool IsReplica() override;
   bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }
