@@ -365,6 +365,15 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   }
   const int64_t offset_before = replication_->master_repl_offset();
   Call(client, *spec, argv, false);
+  // REPLICAOF and FAILOVER change which oom-score-adj-values entry applies: at once, as in
+  // Redis (the cron would apply it up to a tick later).
+  if (spec->has(kCmdAdmin)) {
+    if (const OomRole role = replication_->is_replica() ? OomRole::kReplica : OomRole::kMaster;
+        role != oom_role_) {
+      oom_role_ = role;
+      oom_score_.Apply(config_.values(), role);
+    }
+  }
   // WAIT waits for the stream up to this client's last write that reached it.
   if (replication_->master_repl_offset() != offset_before) {
     client.woff = replication_->master_repl_offset();
