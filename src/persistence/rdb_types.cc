@@ -302,11 +302,20 @@ bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, st
   }
   if (members.empty()) return Fail(error, kEmptyKeyDetail);
   auto set = SetObject::Create(members[0], members.size(), limits);
+  size_t duplicates = 0;
   for (const std::string& m : members) {
-    if (!set->Add(m, limits)) {
-      return Fail(error,
-                  type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
+    if (set->Add(m, limits)) continue;
+    // Redis without deep sanitization keeps a listpack's duplicates (and counts them in
+    // SCARD); vireo's sets hold each member once, so it keeps one of each and says so.
+    if (type == kTypeSetListpack && !r.deep()) {
+      ++duplicates;
+      continue;
     }
+    return Fail(error,
+                type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
+  }
+  if (duplicates != 0) {
+    spdlog::warn("Set listpack payload with {} duplicate members loaded without them", duplicates);
   }
   *out = Value::Object(ValueType::kSet, std::move(set));
   return true;

@@ -312,3 +312,12 @@ def test_unreadable_stream_entries_are_dropped_without_sanitization(r, raw):
     assert [e[0] for e in r.xrange("k")] == [b"1-1", b"1-2"]
     assert r.xlen("k") == 2
     assert r.xadd("k", {"f": "v"}, id="2-1") == b"2-1"
+
+
+def test_set_listpack_duplicates_kept_once_without_sanitization(r, raw):
+    # Redis without deep sanitization keeps a set listpack's duplicate members (corrupt-dump's
+    # "set with duplicate elements causes sdiff to hang" counts them in SCARD); vireo's sets
+    # hold each member once, so it keeps one of each rather than refusing the payload.
+    _restore_both_modes(r, raw, dump_payload(b"\x14" + rdb_str(listpack([b"a", b"b", b"a"]))))
+    assert sorted(r.smembers("k")) == [b"a", b"b"]
+    assert r.scard("k") == 2 and r.sdiff("k") == {b"a", b"b"}
