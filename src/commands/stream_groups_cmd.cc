@@ -620,7 +620,10 @@ void XInfoStreamCommand(CommandContext& ctx) {
   }
   if (!args.Check()) return;
   ReplyBuilder& r = ctx.reply;
-  r.Map(full ? 15 : 16);
+  // Redis 8.6's IDMP fields come with a stream that has IDMP state (XADD IDMP/IDMPAUTO,
+  // XCFGSET); any other stream answers in Redis 7.2's shape, which 7.x clients and tests count.
+  const bool idmp = s->idmp() != nullptr;
+  r.Map((full ? 9 : 10) + (idmp ? 6 : 0));
   r.Bulk("length");
   r.Integer(static_cast<int64_t>(s->length()));
   r.Bulk("radix-tree-keys");
@@ -636,7 +639,7 @@ void XInfoStreamCommand(CommandContext& ctx) {
   r.Integer(static_cast<int64_t>(s->entries_added()));
   r.Bulk("recorded-first-entry-id");
   ReplyId(r, s->first_id());
-  ReplyIdmpInfo(ctx, *s);  // Redis 8.6: idmp-duration ... iids-duplicates
+  if (idmp) ReplyIdmpInfo(ctx, *s);  // Redis 8.6: idmp-duration ... iids-duplicates
   const StreamGroups* groups = s->groups();
   if (!full) {
     r.Bulk("groups");

@@ -15,6 +15,7 @@
 #include "db/database.h"
 #include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
+#include "scripting/scripting.h"
 #include "types/hash_object.h"
 #include "types/packed_list.h"
 
@@ -116,6 +117,14 @@ void WriteHashWithTtls(CommandWriter& w, std::string_view key, const HashObject&
 std::string WriteDatasetAsCommands(PersistenceHost& host, int fd, std::string_view annotation) {
   CommandWriter w(fd);
   w.Raw(annotation);
+  // Function libraries first, as Redis's rewrite does, so that a base without an RDB preamble
+  // still brings them back on load.
+  for (const auto& [name, code] : host.FunctionLibraries().EnumerateLibraries()) {
+    w.Begin(3);
+    w.Arg("FUNCTION");
+    w.Arg("LOAD");
+    w.Arg(code);
+  }
   bool ok = true;
   for (int i = 0; i < host.PersistedDbCount() && ok; ++i) {
     Database& db = host.PersistedDb(i);

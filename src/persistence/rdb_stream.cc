@@ -18,6 +18,8 @@
 // backward iteration). Blocks have that layout already, so both directions translate element
 // by element (Stream::VisitBlocks, Stream::BlockLoader); deleted entries travel too, as in
 // Redis's nodes.
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 #include <map>
 #include <memory>
@@ -186,8 +188,12 @@ bool SaneMillis(int64_t ms) { return ms >= 0 && ms <= kMaxMillis; }
 // entry's live and deleted counts, each entry's flags and back-count, and that deleted
 // entries' IDs are in order too. `*last_seen` is the last ID of the previous node (any entry).
 // One listpack node into the stream's block of the same layout. `elems` is scratch space.
+// Without `deep` (sanitize-dump-payload no, where Redis keeps the node as it is and walks it
+// only later), an entry that can't be read ends the node: the entries before it are kept and
+// *salvaged says so, so that a payload Redis takes is taken (its RESTORE answers OK) without
+// vireo ever reading past what is there.
 bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::BlockLoader& loader,
-              std::vector<Stream::RawString>& elems) {
+              std::vector<Stream::RawString>& elems, bool* salvaged) {
   if (key.size() != 16) return false;
   StreamID master = LoadRawId(key.data());
   ListpackReader r;
@@ -195,7 +201,8 @@ bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::Bl
   elems.clear();
   PackedElem e;
   while (r.Next(&e)) elems.push_back({e.is_int, e.ival, e.sval});
-  if (!r.ok() || elems.empty()) return false;
+  if (elems.empty() || (!r.ok() && deep)) return false;
+  if (!r.ok()) *salvaged = true;
   size_t pos = 0;
   auto next_int = [&](int64_t* v) {
     if (pos >= elems.size()) return false;
@@ -218,7 +225,8 @@ bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::Bl
   if (!next_int(&zero) || zero != 0) return false;
   if (!loader.BeginBlock(master, master_fields, blob.size())) return false;
   int64_t live = 0, dead = 0;
-  while (pos < elems.size()) {
+  // One entry; false when it is malformed.
+  auto load_entry = [&]() {
     int64_t flags, ms_delta, seq_delta;
     if (!next_int(&flags) || !next_int(&ms_delta) || !next_int(&seq_delta)) return false;
     StreamID id{master.ms + static_cast<uint64_t>(ms_delta),
@@ -244,6 +252,13 @@ bool LoadNode(std::string_view key, std::string_view blob, bool deep, Stream::Bl
     const bool is_deleted = (flags & kFlagDeleted) != 0;
     if (!loader.Entry(is_deleted, same, id, items)) return false;
     ++(is_deleted ? dead : live);
+    return true;
+  };
+  while (pos < elems.size()) {
+    if (load_entry()) continue;
+    if (deep) return false;
+    *salvaged = true;
+    break;
   }
   loader.EndBlock();
   return !deep || (live == count && dead == deleted && live + dead > 0);
@@ -359,6 +374,7 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
   if (!r.ReadLength(&nodes)) return Fail(error, kShortReadDetail);
   std::string key, blob;
   std::vector<Stream::RawString> elems;
+  bool salvaged = false;
   {
     Stream::BlockLoader loader(stream.get());
     for (uint64_t i = 0; i < nodes; ++i) {
@@ -366,7 +382,7 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
       if (key.size() != 16) {
         return Fail(error, "Stream node key entry is not the size of a stream ID");
       }
-      if (!LoadNode(key, blob, r.deep(), loader, elems)) {
+      if (!LoadNode(key, blob, r.deep(), loader, elems, &salvaged)) {
         return Fail(error, "Stream listpack integrity check failed.");
       }
     }
@@ -375,7 +391,14 @@ bool ReadStream(Reader& r, uint8_t rdb_type, const ServerConfig& /*config*/, Val
   if (!r.ReadLength(&length) || !r.ReadLength(&last_ms) || !r.ReadLength(&last_seq)) {
     return Fail(error, kShortReadDetail);
   }
-  if (length != stream->length()) return Fail(error, "Stream length inconsistent with rax entries");
+  if (salvaged) {
+    spdlog::warn(
+        "Stream payload with unreadable entries loaded without them (sanitize-dump-payload no): "
+        "{} of {} entries kept",
+        stream->length(), length);
+  } else if (length != stream->length()) {
+    return Fail(error, "Stream length inconsistent with rax entries");
+  }
   StreamID last{last_ms, last_seq};
   if (!stream->empty() && last < stream->last_id()) return Fail(error, "bad last ID");
   stream->set_last_id(last);

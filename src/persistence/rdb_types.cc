@@ -4,6 +4,8 @@
 // sorted-set listpacks, intsets), so a round trip through Redis keeps OBJECT ENCODING; a
 // listpack set is written as a plain set, since RDB 10 has no set listpack (Redis 7.0 would
 // refuse type 20).
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -185,8 +187,21 @@ bool ReadPackedBlob(Reader& r, uint8_t type, std::vector<std::string>* elems) {
             static_cast<std::vector<std::string>*>(arg)->push_back(Int64ToString(v));
           },
           elems, r.deep());
-    default:
-      return ForEachPacked<ListpackReader>(blob, r.deep(), elems);
+    default: {
+      if (ForEachPacked<ListpackReader>(blob, r.deep(), elems)) return true;
+      // Without deep sanitization Redis checks only a listpack's header and end byte and
+      // takes the rest on trust; vireo keeps the whole elements (fields with their values)
+      // before the first entry it cannot read, and says so.
+      const size_t group = type == kTypeSetListpack ? 1 : 2;
+      if (r.deep() || elems->size() < group) return false;
+      const size_t total = elems->size();
+      elems->resize(total - total % group);
+      spdlog::warn(
+          "Listpack payload with unreadable entries loaded without them "
+          "(sanitize-dump-payload no): {} elements kept",
+          elems->size());
+      return true;
+    }
   }
 }
 
@@ -287,11 +302,20 @@ bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, st
   }
   if (members.empty()) return Fail(error, kEmptyKeyDetail);
   auto set = SetObject::Create(members[0], members.size(), limits);
+  size_t duplicates = 0;
   for (const std::string& m : members) {
-    if (!set->Add(m, limits)) {
-      return Fail(error,
-                  type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
+    if (set->Add(m, limits)) continue;
+    // Redis without deep sanitization keeps a listpack's duplicates (and counts them in
+    // SCARD); vireo's sets hold each member once, so it keeps one of each and says so.
+    if (type == kTypeSetListpack && !r.deep()) {
+      ++duplicates;
+      continue;
     }
+    return Fail(error,
+                type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
+  }
+  if (duplicates != 0) {
+    spdlog::warn("Set listpack payload with {} duplicate members loaded without them", duplicates);
   }
   *out = Value::Object(ValueType::kSet, std::move(set));
   return true;

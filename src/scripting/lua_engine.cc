@@ -750,6 +750,14 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
     if (host_.IsReplica() && config_.replica_read_only && !run_->from_master) {
       return reject("-READONLY You can't write against a read only replica.");
     }
+    // Nor may a script write what could not be persisted, until it has written something
+    // (then it must be allowed to finish what it began), as Redis.
+    if (!run_->write_dirty && !run_->from_master) {
+      if (std::string err = host_.DiskWriteError(); !err.empty()) {
+        err.insert(0, "-");
+        return reject(err.c_str());
+      }
+    }
     run_->write_dirty = true;
   }
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).

@@ -36,6 +36,9 @@ class ScriptHost {
                                      std::span<const std::string_view> argv) = 0;
   // min-replicas-to-write: "" when writes may go on, else the error.
   virtual std::string_view MinReplicasError() = 0;
+  // The last background save or the AOF failed: "" when writes may go on, else the MISCONF
+  // error (stop-writes-on-bgsave-error, AOF write errors).
+  virtual std::string DiskWriteError() = 0;
   // Memory was over maxmemory when the running command started (Redis's pre_command_oom_state).
   virtual bool PreCommandOom() = 0;
   // This server replicates a master (replica-read-only then refuses writes).

@@ -300,6 +300,13 @@ ScriptOutcome Scripting::Run(const ScriptCall& call, ReplyBuilder& reply) {
     reply.Error("READONLY You can't write against a read only replica.");
     return outcome;
   }
+  // Like a write command, it is refused while the last save or the AOF failed (MISCONF).
+  if (may_write && !call.from_master) {
+    if (std::string err = host_.DiskWriteError(); !err.empty()) {
+      reply.Error(err);
+      return outcome;
+    }
+  }
   // A script that declares flags and may write is a deny-oom command (Redis 7): refused
   // before it runs when memory is over the limit. allow-oom and no-writes scripts run.
   if (!compat && (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 && host_.PreCommandOom() &&

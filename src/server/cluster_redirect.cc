@@ -156,6 +156,10 @@ void Server::RedirectBlockedClientsOfSlots() {
   }
 }
 
+size_t Server::migrate_cached_sockets() const {
+  return migrate_connections_ == nullptr ? 0 : migrate_connections_->size();
+}
+
 cluster::MigrateConnections& Server::migrate_connections() {
   if (migrate_connections_ == nullptr) {
     migrate_connections_ = std::make_unique<cluster::MigrateConnections>();

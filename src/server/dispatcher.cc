@@ -284,15 +284,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
   const bool is_write = AnyRunHas(client, *spec, kCmdWrite);
   if (!from_master && (is_write || spec->has(kCmdDiskErrorCheck))) {
-    if (std::string err = RdbWriteError(*this); !err.empty()) {
+    if (std::string err = DiskWriteError(); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       reject(err);
-      return;
-    }
-    // Likewise while the AOF can't be written (until a write succeeds again).
-    if (aof_->write_failed()) {
-      ++command_stats(*spec).rejected_calls;
-      reject("MISCONF " + aof_->write_error());
       return;
     }
   }
@@ -371,6 +365,15 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   }
   const int64_t offset_before = replication_->master_repl_offset();
   Call(client, *spec, argv, false);
+  // REPLICAOF and FAILOVER change which oom-score-adj-values entry applies: at once, as in
+  // Redis (the cron would apply it up to a tick later).
+  if (spec->has(kCmdAdmin)) {
+    if (const OomRole role = replication_->is_replica() ? OomRole::kReplica : OomRole::kMaster;
+        role != oom_role_) {
+      oom_role_ = role;
+      oom_score_.Apply(config_.values(), role);
+    }
+  }
   // WAIT waits for the stream up to this client's last write that reached it.
   if (replication_->master_repl_offset() != offset_before) {
     client.woff = replication_->master_repl_offset();

@@ -318,7 +318,7 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("pubsubshard_channels", server.pubsub().shard_channel_count());
   w.Field("latest_fork_usec", server.children().last_fork_usec());
   w.Field("total_forks", server.children().total_forks());
-  w.Field("migrate_cached_sockets", 0);
+  w.Field("migrate_cached_sockets", server.migrate_cached_sockets());
   w.Field("slave_expires_tracked_keys", 0);
   w.Field("active_defrag_hits", 0);
   w.Field("active_defrag_misses", 0);

@@ -1,5 +1,7 @@
 // Server as the scripting layer's host (src/scripting/script_host.h): a script's commands run
 // on a client of their own for the client whose command (EVAL, FCALL...) started the script.
+#include "persistence/aof.h"
+#include "persistence/snapshot.h"
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
 #include "server/server.h"
@@ -47,6 +49,13 @@ std::string Server::ScriptAclError(const CommandSpec& spec,
 }
 
 std::string_view Server::MinReplicasError() { return replication_->MinReplicasError(); }
+
+std::string Server::DiskWriteError() {
+  if (std::string err = RdbWriteError(*this); !err.empty()) return err;
+  // Likewise while the AOF can't be written (until a write succeeds again).
+  if (aof_->write_failed()) return "MISCONF " + aof_->write_error();
+  return "";
+}
 
 bool Server::IsReplica() { return replication_->is_replica(); }
 

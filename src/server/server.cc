@@ -274,7 +274,10 @@ std::string Server::OpenListeners() {
                            tls ? "tls" : "tcp");
       }
     }
-    return listeners_.empty() ? "Failed listening on any bind address" : "";
+    // `bind ""` listens on no TCP address (a Unix socket may still serve, as in Redis).
+    const bool any_address =
+        std::any_of(c.bind.begin(), c.bind.end(), [](const std::string& b) { return !b.empty(); });
+    return listeners_.empty() && any_address ? "Failed listening on any bind address" : "";
   };
   if (listen_port != 0 || listen_port_override_ == -1) {
     if (std::string error = listen_all(false); !error.empty()) return error;

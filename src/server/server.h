@@ -213,6 +213,8 @@ class Server : public KeyspaceListener,
   // Cluster mode's command path: slot routing, redirections, MIGRATE's connections
   // (src/server/cluster_services.h).
   ClusterServices& cluster_services() { return *this; }
+  // INFO's migrate_cached_sockets: 0 until a MIGRATE made the cache.
+  size_t migrate_cached_sockets() const;
 
  private:
   // KeyspaceListener (src/db/database.h): what the databases tell the server.
@@ -325,6 +327,7 @@ class Server : public KeyspaceListener,
   std::string ScriptAclError(const CommandSpec& spec,
                              std::span<const std::string_view> argv) override;
   std::string_view MinReplicasError() override;
+  std::string DiskWriteError() override;
   bool PreCommandOom() override { return pre_command_oom_; }
   bool IsReplica() override;
   bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }

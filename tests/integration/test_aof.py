@@ -283,6 +283,23 @@ def test_round_trip_every_type(servers, data, kill):
     assert snapshot(h2) == before
 
 
+def test_rewrite_without_preamble_keeps_functions(servers, data):
+    # A base written as commands starts with FUNCTION LOAD for each library, as Redis's does.
+    # (unit/aofrw's "AOF rewrite functions": with the AOF off, the FUNCTION FLUSH after the
+    # rewrite isn't logged, so DEBUG LOADAOF brings the library back from the base alone.)
+    h = run(servers, data, "--aof-use-rdb-preamble", "no", appendonly="no")
+    r = h.client()
+    r.function_load("#!lua name=test\nredis.register_function('test', function() return 1 end)")
+    rewrites = info(r)["aof_rewrites"]
+    r.bgrewriteaof()
+    wait_rewrite_done(r, rewrites)
+    base = next(aof_dir(data).glob("*.base.aof")).read_bytes()
+    assert base.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n")
+    r.function_flush()
+    r.execute_command("DEBUG", "LOADAOF")
+    assert r.fcall("test", 0) == 1
+
+
 @pytest.mark.parametrize("preamble", ["yes", "no"])
 def test_round_trip_after_rewrite(servers, data, preamble):
     h = run(servers, data, "--aof-use-rdb-preamble", preamble)

@@ -337,6 +337,19 @@ def test_relative_oom_score_adj_writes_proc(server_factory):
     assert c.config_get("oom-score-adj")["oom-score-adj"] == "yes"
 
 
+def test_oom_score_follows_replicaof_at_once(server_factory):
+    # REPLICAOF switches to the replica's oom-score-adj-values entry in the command itself, as
+    # Redis does (unit/oom-score-adj reads /proc right after the reply).
+    h = server_factory(["--oom-score-adj", "absolute", "--oom-score-adj-values", "100 200 900"])
+    c = h.client(decode_responses=True)
+    path = f"/proc/{h.proc.pid}/oom_score_adj"
+    assert open(path).read().strip() == "100"
+    c.replicaof("127.0.0.1", 1)
+    assert open(path).read().strip() == "200"
+    c.replicaof("no", "one")
+    assert open(path).read().strip() == "100"
+
+
 def test_dynamic_hz_and_info(server_factory):
     h = server_factory(["--hz", "1", "--dynamic-hz", "yes"])
     c = h.client(decode_responses=True)

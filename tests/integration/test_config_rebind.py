@@ -2,10 +2,11 @@
 and undoes the whole CONFIG SET (Server::RebindTcp)."""
 
 import socket
+import subprocess
 
 import pytest
 import redis
-from conftest import HOST, free_port
+from conftest import HOST, free_port, server_binary, wait_for
 
 
 def can_connect(port, host=HOST):
@@ -71,3 +72,30 @@ def test_set_bind(server_factory):
     assert r.ping()
     assert r.config_set("port", srv.port)
     assert can_connect(srv.port)
+
+
+def test_empty_bind_serves_only_the_unix_socket(tmp_path):
+    # `bind ""` (Redis 7.2's unit/networking restarts a server so): no TCP listener, yet the
+    # server starts and serves its Unix socket; CONFIG SET bind brings TCP back.
+    port = free_port()
+    sock = tmp_path / "vireo.sock"
+    proc = subprocess.Popen([server_binary(), "--port", str(port), "--bind", "",
+                             "--unixsocket", str(sock), "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        r = redis.Redis(unix_socket_path=str(sock))
+
+        def up():
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                return r.ping()
+            except redis.ConnectionError:
+                return False
+        wait_for(up, message="the server did not serve its Unix socket")
+        assert r.config_get("bind") == {"bind": ""}
+        assert not can_connect(port)
+        assert r.config_set("bind", "127.0.0.1")
+        assert can_connect(port)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

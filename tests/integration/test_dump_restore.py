@@ -268,3 +268,56 @@ def test_restore_propagates_absolute_ttl(server_factory, tmp_path):
             break
         time.sleep(0.05)
     assert b"RESTORE" in text and b"ABSTTL" in text
+
+
+def _restore_both_modes(r, raw, payload):
+    """RESTORE under sanitize-dump-payload yes (refused) and then no (taken)."""
+    r.config_set("sanitize-dump-payload", "yes")
+    try:
+        assert err(raw, "RESTORE", "k", "0", payload) == "ERR Bad data format"
+    finally:
+        r.config_set("sanitize-dump-payload", "no")
+    assert r.execute_command("RESTORE", "k", "0", payload) == b"OK"
+
+
+def test_unreadable_listpack_tail_is_dropped_without_sanitization(r, raw):
+    # Redis without deep sanitization checks a listpack's header and end byte only and
+    # answers OK (unit integration/corrupt-dump's "lpFind invalid access"); vireo keeps the
+    # whole pairs before the entry it cannot read. Here the last entry claims a 24-bit integer
+    # that runs over the end byte.
+    blob = bytearray(listpack([b"f1", b"v1", b"f2", b"v2"]))
+    blob[-5] = 0xF0
+    _restore_both_modes(r, raw, dump_payload(b"\x10" + rdb_str(bytes(blob))))
+    assert r.hgetall("k") == {b"f1": b"v1"}
+    assert r.hset("k", "f3", "v3") == 1 and r.hlen("k") == 2
+
+
+def test_unreadable_stream_entries_are_dropped_without_sanitization(r, raw):
+    # A stream node whose third entry repeats the second's ID: Redis without deep sanitization
+    # takes the payload (corrupt-dump's "infinite loop", "negative reply length"); vireo keeps
+    # the entries before it and the stream stays usable.
+    r.config_set("rdbcompression", "no")
+    try:
+        for seq in (1, 2, 3):
+            r.xadd("s", {"f": f"v{seq}"}, id=f"1-{seq}")
+        dump = r.dump("s")
+    finally:
+        r.config_set("rdbcompression", "yes")
+    body, version = dump[:-10], struct.unpack("<H", dump[-10:-8])[0]
+    # The third entry: ms delta 0, seq delta 2 (one-byte integers with back-lengths), its value.
+    third = b"\x00\x01\x02\x01\x82v3"
+    assert body.count(third) == 1
+    payload = dump_payload(body.replace(third, b"\x00\x01\x01\x01\x82v3"), version)
+    _restore_both_modes(r, raw, payload)
+    assert [e[0] for e in r.xrange("k")] == [b"1-1", b"1-2"]
+    assert r.xlen("k") == 2
+    assert r.xadd("k", {"f": "v"}, id="2-1") == b"2-1"
+
+
+def test_set_listpack_duplicates_kept_once_without_sanitization(r, raw):
+    # Redis without deep sanitization keeps a set listpack's duplicate members (corrupt-dump's
+    # "set with duplicate elements causes sdiff to hang" counts them in SCARD); vireo's sets
+    # hold each member once, so it keeps one of each rather than refusing the payload.
+    _restore_both_modes(r, raw, dump_payload(b"\x14" + rdb_str(listpack([b"a", b"b", b"a"]))))
+    assert sorted(r.smembers("k")) == [b"a", b"b"]
+    assert r.scard("k") == 2 and r.sdiff("k") == {b"a", b"b"}

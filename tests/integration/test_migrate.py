@@ -225,6 +225,18 @@ def test_idle_connection_closed_after_ten_seconds(src, dst, target):
              message="the idle MIGRATE connection was not closed")
 
 
+def test_info_counts_cached_sockets(server_factory, dst, target):
+    # INFO stats' migrate_cached_sockets is the size of the cache (unit/dump reads it).
+    fresh = server_factory().client(decode_responses=True)
+    assert fresh.info("stats")["migrate_cached_sockets"] == 0
+    fresh.set("k", "v")
+    assert migrate(fresh, target.port, "k", 0, 5000) == "OK"
+    assert fresh.info("stats")["migrate_cached_sockets"] == 1
+    wait_for(lambda: fresh.info("stats")["migrate_cached_sockets"] == 0, timeout=15,
+             interval=0.2, message="the idle MIGRATE connection was not dropped from the count")
+    fresh.close()
+
+
 def test_migrate_deletes_are_replicated_as_del(server, src, server_factory, target):
     replica = server_factory(["--replicaof", HOST, str(server.port)])
     rc = replica.client(decode_responses=True)

@@ -191,6 +191,30 @@ def test_misconf_after_failed_bgsave(server_factory, datadir):
     s.stop()  # saves on SIGTERM (save points are set), so the next start finds a file
 
 
+def test_misconf_refuses_script_writes(server_factory, datadir):
+    # Scripts' writes are refused like clients' (Redis's scriptVerifyWriteCommandAllow): a
+    # script without flags at its redis.call, one with a shebang (a write script) before it
+    # runs; read-only scripts still run.
+    s = server_factory(["--dir", str(datadir), "--dbfilename", "blocked.rdb", "--save", "3600 1"])
+    os.mkdir(datadir / "blocked.rdb")
+    r = s.client()
+    r.set("x", "x")
+    r.bgsave()
+    wait_for(lambda: info(r)["rdb_bgsave_in_progress"] == 0 and
+             info(r)["rdb_last_bgsave_status"] == "err", timeout=10)
+    with pytest.raises(redis.ResponseError, match="^MISCONF Redis is configured to save RDB"):
+        r.eval("return redis.call('set','x',1)", 1, "x")
+    assert r.eval("return redis.call('get','x')", 1, "x") == b"x"
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        r.eval("#!lua\nreturn redis.call('set','x',1)", 1, "x")
+    assert r.eval("#!lua flags=no-writes\nreturn redis.call('get','x')", 1, "x") == b"x"
+    assert r.get("x") == b"x"
+    os.rmdir(datadir / "blocked.rdb")
+    r.bgsave()
+    wait_for(lambda: info(r)["rdb_last_bgsave_status"] == "ok", timeout=10)
+    assert r.eval("return redis.call('set','x',1)", 1, "x") == b"OK"
+
+
 def test_shutdown_save_and_nosave(server_factory, datadir):
     s = vireo(server_factory, datadir)
     r = s.client()

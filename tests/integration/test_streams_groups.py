@@ -275,10 +275,11 @@ def test_xinfo_stream(grp, raw):
     assert info["groups"] == 1
     assert info["first-entry"] == ["1-0", ["f", "1"]]
     assert info["last-entry"] == ["5-0", ["f", "5"]]
-    # Redis 8.6 adds the IDMP fields after recorded-first-entry-id (test_streams_idmp.py).
+    # Redis 8.6's IDMP fields come only with a stream that uses IDMP (test_streams_idmp.py):
+    # this one answers in Redis 7.2's shape.
     assert list(info) == ["length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
                           "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
-                          *IDMP_FIELDS, "groups", "first-entry", "last-entry"]
+                          "groups", "first-entry", "last-entry"]
     x.execute_command("XADD", "e", "MAXLEN", "0", "1-0", "f", "v")
     empty = as_dict(x.execute_command("XINFO", "STREAM", "e"))
     assert empty["first-entry"] is None and empty["last-entry"] is None
@@ -292,9 +293,13 @@ def test_xinfo_stream_full(grp, is_70):
     x = grp
     rg(x, "alice", "COUNT", "2", "STREAMS", "s", ">")
     full = as_dict(x.execute_command("XINFO", "STREAM", "s", "FULL"))
+    # Without IDMP state, Redis 7.2's 9 fields (unit/type/stream-cgroups counts them).
     assert list(full) == ["length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
                           "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
-                          *IDMP_FIELDS, "entries", "groups"]
+                          "entries", "groups"]
+    x.execute_command("XCFGSET", "s", "IDMP-DURATION", "50")
+    full = as_dict(x.execute_command("XINFO", "STREAM", "s", "FULL"))
+    assert list(full)[7:] == [*IDMP_FIELDS, "entries", "groups"]
     assert len(full["entries"]) == 5
     g = as_dict(full["groups"][0])
     # Redis 8.8 adds nacked-count (XNACK) as the last group field.
