@@ -148,6 +148,8 @@ void ServerSection(Server& server, InfoWriter& w) {
   w.Field("executable", ExecutablePath());
   w.Field("config_file", c.config_file);
   w.Field("io_threads_active", 0);
+  // Only while SHUTDOWN waits for replicas, as in Redis.
+  if (int64_t left = server.shutdown_in_ms(); left >= 0) w.Field("shutdown_in_milliseconds", left);
   int listener = 0;
   if (server.bound_port() != 0) {
     std::string binds;
