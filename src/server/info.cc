@@ -167,7 +167,8 @@ void ClientsSection(Server& server, InfoWriter& w) {
   size_t max_input = 0, max_output = 0;
   for (const auto& [id, client] : server.clients().All()) {
     if (client->closed) continue;
-    ++connected;
+    // Replicas aren't counted as clients here, as in Redis (INFO replication lists them).
+    if (!client->has(kClientReplica)) ++connected;
     if (client->has(kClientBlocked)) ++blocked;  // postponed by a pause too, as in Redis
     if (client->has(kClientPubsub)) ++pubsub;
     if (!client->watched_keys.empty()) ++watching;

@@ -187,6 +187,8 @@ def test_waiting_shutdown_clients_get_the_error(server_factory, ending):
         c1.send_command("SHUTDOWN")
         c2.send_command("SHUTDOWN")
         wait_for(lambda: info_field(m, "clients", "blocked_clients") == "2", 10)
+        # The replica isn't counted among the clients, as in Redis.
+        assert info_field(m, "clients", "connected_clients") == "3"
         if ending == "abort":
             assert m.execute_command("SHUTDOWN", "ABORT") is True
         else:
