@@ -31,7 +31,10 @@ constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 char g_logfile[4096];
 char g_version[64];
 bool g_installed = false;
-bool g_configured = false;  // InstallCrashHandlers ran: main() owns the signal dispositions
+bool g_configured = false;
+timer_t g_watchdog;  // SIGALRM to the thread that armed it
+bool g_watchdog_created = false;
+bool g_watchdog_armed = false;  // InstallCrashHandlers ran: main() owns the signal dispositions
 // A stack of its own, so a stack overflow's SIGSEGV can still be reported.
 alignas(16) char g_alt_stack[64 * 1024];
 
@@ -98,6 +101,23 @@ void WriteLine(int fd, std::string_view msg) {
   WriteAll(fd, line.view());
 }
 
+void WriteStackTrace(int fd) {
+  WriteAll(fd, "Backtrace:\n");
+  void* frames[100];
+  int depth = backtrace(frames, 100);
+  backtrace_symbols_fd(frames, depth, fd);
+}
+
+// The watchdog fired: the thread it targets (the loop's) has been busy for a whole period.
+void OnWatchdog(int /*sig*/, siginfo_t* /*info*/, void* /*context*/) {
+  int fd = OpenLog();
+  if (fd < 0) return;
+  WriteAll(fd, "\n--- WATCHDOG TIMER EXPIRED ---\n");
+  WriteStackTrace(fd);
+  WriteAll(fd, "--------\n");
+  CloseLog(fd);
+}
+
 void OnCrash(int sig, siginfo_t* info, void* /*context*/) {
   int fd = OpenLog();
   if (fd >= 0) {
@@ -117,10 +137,8 @@ void OnCrash(int sig, siginfo_t* info, void* /*context*/) {
       by.Add("Killed by PID: ").Int(info->si_pid).Add(", UID: ").Int(info->si_uid);
       WriteLine(fd, by.view());
     }
-    WriteAll(fd, "\n------ STACK TRACE ------\n\nBacktrace:\n");
-    void* frames[100];
-    int depth = backtrace(frames, 100);
-    backtrace_symbols_fd(frames, depth, fd);
+    WriteAll(fd, "\n------ STACK TRACE ------\n\n");
+    WriteStackTrace(fd);
     WriteAll(fd,
              "\n=== VIREO BUG REPORT END. Make sure to include from START to END. ===\n\n"
              "       Please report the crash by opening an issue on github.\n\n");
@@ -180,6 +198,32 @@ void SetCrashLogEnabled(bool enabled) {
   }
   for (int sig : kCrashSignals) sigaction(sig, &act, nullptr);
   g_installed = enabled;
+}
+
+void ArmWatchdog(int64_t period_ms) {
+  if (!g_configured || (period_ms <= 0 && !g_watchdog_armed)) return;
+  if (!g_watchdog_created) {
+    struct sigaction act {};
+    sigemptyset(&act.sa_mask);
+    act.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    act.sa_sigaction = OnWatchdog;
+    sigaction(SIGALRM, &act, nullptr);
+    // Aimed at this thread: a process-wide SIGALRM could land on a background thread, whose
+    // stack says nothing about the stalled loop.
+    sigevent ev{};
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGALRM;
+    ev._sigev_un._tid = gettid();
+    if (timer_create(CLOCK_MONOTONIC, &ev, &g_watchdog) != 0) return;
+    g_watchdog_created = true;
+  }
+  itimerspec when{};
+  if (period_ms > 0) {
+    when.it_value.tv_sec = period_ms / 1000;
+    when.it_value.tv_nsec = (period_ms % 1000) * 1000000;
+  }
+  timer_settime(g_watchdog, 0, &when, nullptr);
+  g_watchdog_armed = period_ms > 0;
 }
 
 void LogFromSignalHandler(std::string_view msg) {

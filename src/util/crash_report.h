@@ -9,6 +9,7 @@
 // server leaves the host's handlers alone).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace vireo {
@@ -20,6 +21,10 @@ namespace vireo {
 void InstallCrashHandlers(std::string_view logfile, std::string_view version, bool enabled);
 // CONFIG SET crash-log-enabled: installs or removes the handlers.
 void SetCrashLogEnabled(bool enabled);
+// watchdog-period: re-armed by every cron tick, the watchdog logs a stack trace of the calling
+// (loop) thread when a tick is more than `period_ms` late, i.e. something blocked the loop that
+// long ("--- WATCHDOG TIMER EXPIRED ---"). 0 disarms it. Only after InstallCrashHandlers.
+void ArmWatchdog(int64_t period_ms);
 // One log line from a signal handler ("<pid>:signal-handler (<unix time>) <msg>", Redis's
 // form for such lines), appended to the log chosen above.
 void LogFromSignalHandler(std::string_view msg);
