@@ -26,6 +26,7 @@
 #include "persistence/aof_loader.h"
 #include "persistence/snapshot.h"
 #include "server/server.h"
+#include "util/crash_report.h"
 #include "util/fd_limits.h"
 #include "util/proc_title.h"
 
@@ -127,6 +128,37 @@ void NotifySupervisor(const std::string& supervisor) {
   close(fd);
 }
 
+// The server SIGTERM and SIGINT go to (signal dispositions are the process's), and the temp
+// file a synchronous save in this process writes, named before any signal can come.
+vireo::Server* g_signal_server = nullptr;
+char g_temp_rdb[64];
+
+// As Redis: the signal only schedules the shutdown, which the cron runs. A second SIGINT
+// while one is pending means "now": no save, no waiting for replicas, exit status 1.
+void OnShutdownSignal(int sig) {
+  vireo::Server& server = *g_signal_server;
+  if (sig == SIGINT && server.shutdown_signal_pending()) {
+    vireo::LogFromSignalHandler("You insist... exiting now.");
+    unlink(g_temp_rdb);
+    _exit(1);
+  }
+  vireo::LogFromSignalHandler(server.loading_at_startup()
+                                  ? "Received shutdown signal during loading, scheduling shutdown."
+                              : sig == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                              : "Received SIGTERM scheduling shutdown...");
+  server.NoteShutdownSignal(sig);
+}
+
+void InstallShutdownSignals(vireo::Server& server) {
+  g_signal_server = &server;
+  std::snprintf(g_temp_rdb, sizeof(g_temp_rdb), "temp-%d.rdb", static_cast<int>(getpid()));
+  struct sigaction act {};
+  sigemptyset(&act.sa_mask);
+  act.sa_handler = OnShutdownSignal;
+  sigaction(SIGTERM, &act, nullptr);
+  sigaction(SIGINT, &act, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +184,8 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGPIPE, SIG_IGN);
   SetUpLogging(config.values());
+  vireo::InstallCrashHandlers(config.values().logfile, VIREO_VERSION,
+                              config.values().crash_log_enabled);
   // disable-thp: transparent huge pages make every copy-on-write fault after a fork (BGSAVE,
   // AOF rewrite) copy 2 MB instead of 4 KB; opt this process (and its children) out.
   if (config.values().disable_thp) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
@@ -207,30 +241,7 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", err);
     return 1;
   }
-  asio::signal_set signals(server.loop().io(), SIGTERM, SIGINT);
-  std::function<void(const asio::error_code&, int)> on_signal;
-  on_signal = [&](const asio::error_code& ec, int signal) {
-    if (ec) return;
-    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
-    spdlog::warn("Received {} scheduling shutdown...", name);
-    // shutdown-on-sigint / -sigterm: SHUTDOWN's modifiers for a signal. vireo never waits for
-    // replicas, so NOW changes nothing; a failed save keeps the server up unless FORCE.
-    const uint32_t flags =
-        signal == SIGINT ? server.cfg().shutdown_on_sigint : server.cfg().shutdown_on_sigterm;
-    std::string err = vireo::RdbSaveOnShutdown(server, flags & vireo::kShutdownSave,
-                                               flags & vireo::kShutdownNosave);
-    if (!err.empty() && !(flags & vireo::kShutdownForce)) {
-      vireo::RdbStateOf(server).shutdown_handled = false;
-      spdlog::warn(
-          "{} received but errors trying to shut down the server, check the logs for "
-          "more information",
-          name);
-      signals.async_wait(on_signal);
-      return;
-    }
-    server.loop().Shutdown();
-  };
-  signals.async_wait(on_signal);
+  InstallShutdownSignals(server);
   spdlog::info("Server initialized");
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
@@ -255,9 +266,7 @@ int main(int argc, char** argv) {
     NotifySupervisor(supervisor);
     server.Run();
   }
-  // A signal (not SHUTDOWN) ended the loop: save per the save points, as Redis does on SIGTERM.
-  if (!vireo::RdbStateOf(server).shutdown_handled) vireo::RdbSaveOnShutdown(server, false, false);
-  spdlog::warn("vireo is now ready to exit, bye bye...");
+  // The shutdown sequence (src/server/shutdown.h) ended the loop, and said goodbye.
   if (!pidfile.empty()) unlink(pidfile.c_str());
   if (!server.cfg().unixsocket.empty()) unlink(server.cfg().unixsocket.c_str());
   return 0;

@@ -27,6 +27,7 @@
 #include "server/memory_view.h"
 #include "server/process_info.h"
 #include "server/server_stats.h"
+#include "server/shutdown.h"
 #include "types/packed_list.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -152,45 +153,46 @@ void LastsaveCommand(CommandContext& ctx) { ctx.reply.Integer(ctx.process().last
 // SHUTDOWN
 
 void ShutdownCommand(CommandContext& ctx) {
-  bool nosave = false, save = false, abort = false, other = false, force = false;
+  uint32_t flags = 0;
+  bool abort = false;
   ArgParser args(ctx, 1);
   while (args.HasNext()) {
     switch (args.Keyword({"NOSAVE", "SAVE", "NOW", "FORCE", "ABORT"})) {
       case 0:
-        nosave = true;
+        flags |= kShutdownNosave;
         break;
       case 1:
-        save = true;
+        flags |= kShutdownSave;
+        break;
+      case 2:
+        flags |= kShutdownNow;
         break;
       case 3:
-        force = true;
-        [[fallthrough]];
-      case 2:
-        other = true;
+        flags |= kShutdownForce;
         break;
       case 4:
         abort = true;
         break;
     }
   }
-  if (abort) args.Exclusive({true, nosave || save || other});
-  args.Exclusive({nosave, save});
+  if (abort) args.Exclusive({true, flags != 0});
+  args.Exclusive({(flags & kShutdownNosave) != 0, (flags & kShutdownSave) != 0});
   if (!args.Check()) return;
   if (abort) {
-    // Shutdown here is immediate, so there is never one in progress to abort.
-    ctx.reply.Error("ERR No shutdown in progress.");
+    if (ctx.shutdown().AbortShutdown()) {
+      ctx.reply.Ok();
+    } else {
+      ctx.reply.Error("ERR No shutdown in progress.");
+    }
     return;
   }
-  spdlog::warn("User requested shutdown...");
-  // Saves the dump when SAVE is given or save points are configured (unless NOSAVE); a failed
-  // save keeps the server running unless FORCE. As in Redis the client gets no reply on
-  // success: the connection closes when the process exits.
-  if (!RdbSaveOnShutdown(ctx.persistence(), save, nosave).empty() && !force) {
-    ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+  // Waiting for replicas blocks the client, which a script or MULTI can't do.
+  if (!(flags & kShutdownNow) && !ctx.may_block()) {
+    ctx.reply.Error("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client");
     return;
   }
-  ctx.clients().CloseAfterReply(ctx.client);
-  ctx.loop().Shutdown();
+  // On success the client gets no reply: its connection closes as the server exits.
+  ctx.shutdown().ShutdownFromCommand(ctx, flags);
 }
 
 }  // namespace

@@ -239,6 +239,28 @@ void Aof::FlushAndSync() {
   }
 }
 
+bool Aof::PrepareForShutdown(bool force) {
+  if (rewrite_in_progress()) {
+    // AOF switched on and its first rewrite hasn't finished: the files don't hold the data
+    // yet, so exiting now would lose it.
+    if (state_ == State::kWaitRewrite) {
+      if (!force) {
+        spdlog::warn("Writing initial AOF, can't exit.");
+        return false;
+      }
+      spdlog::warn("Writing initial AOF. Exit anyway.");
+    }
+    // The log we have holds the whole dataset too, just longer.
+    spdlog::warn("There is a child rewriting the AOF. Killing it!");
+    KillChild();
+  }
+  if (state_ != State::kOff) {
+    spdlog::info("Calling fsync() on the AOF file.");
+    FlushAndSync();
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files
 

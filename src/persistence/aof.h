@@ -78,6 +78,9 @@ class Aof : public EffectSink {
   void ApplyConfigChange(const std::string& name);
   // Writes and fsyncs everything buffered (SHUTDOWN, exit).
   void FlushAndSync();
+  // SHUTDOWN's AOF step: stops a rewrite child and fsyncs the log. False (logged) when the
+  // first rewrite after switching AOF on still runs, unless `force`.
+  bool PrepareForShutdown(bool force);
   // DEBUG LOADAOF: writes what is buffered, empties every database and replays the files the
   // manifest on disk lists. Returns "" or why loading failed.
   std::string DebugReload();

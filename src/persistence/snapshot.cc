@@ -192,7 +192,7 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
   return "";
 }
 
-std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave) {
+std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave, bool force) {
   RdbStateOf(host).shutdown_handled = true;
   RdbKillChild(host);
   // A half-loaded dataset is never saved over the file it comes from (Redis: NOSAVE while
@@ -202,8 +202,17 @@ std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave) {
     return "";
   }
   spdlog::info("Saving the final RDB snapshot before exiting.");
+  // A failed final save doesn't turn on MISCONF for the server that goes on running (Redis's
+  // synchronous save leaves the background save status alone).
+  const bool last_bgsave_ok = RdbStateOf(host).last_bgsave_ok;
   std::string err = RdbSaveNow(host);
-  if (!err.empty()) spdlog::warn("Error trying to save the DB, can't exit.");
+  RdbStateOf(host).last_bgsave_ok = last_bgsave_ok;
+  if (err.empty()) return "";
+  if (force) {
+    spdlog::warn("Error trying to save the DB. Exit anyway.");
+    return "";
+  }
+  spdlog::warn("Error trying to save the DB, can't exit.");
   return err;
 }
 

@@ -60,8 +60,9 @@ void RdbKillChild(PersistenceHost& host);
 std::string RdbLoadAtStartup(PersistenceHost& host);
 
 // SHUTDOWN: saves when `save` (SHUTDOWN SAVE), or when save points are configured unless
-// `nosave`. Returns "" or the error that must stop the shutdown.
-std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave);
+// `nosave`. Returns "" or the error that must stop the shutdown (none with `force`: the
+// failure is only logged).
+std::string RdbSaveOnShutdown(PersistenceHost& host, bool save, bool nosave, bool force = false);
 
 // DEBUG RELOAD's options (Redis's MERGE, NOFLUSH, NOSAVE).
 struct RdbReloadOptions {

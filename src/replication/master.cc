@@ -530,9 +530,7 @@ void Replication::BeforeSleep() {
   // ACKs still come, and the GETACK goes out when the pause ends.)
   if (getack_pending_ && !host_.ReplicationStreamPaused()) {
     getack_pending_ = false;
-    static constexpr std::string_view kGetAck =
-        "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
-    if (!is_replica()) FeedStream(kGetAck);
+    RequestAcks();
   }
   if (!acks_changed_) return;
   acks_changed_ = false;
@@ -542,6 +540,35 @@ void Replication::BeforeSleep() {
   // WAIT runs again: it replies if enough replicas are there now, else blocks again
   // (re-registering itself here) with its original deadline.
   for (uint64_t id : waiting) host_.RerunBlockedClient(id);
+}
+
+void Replication::RequestAcks() {
+  static constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+  if (!is_replica()) FeedStream(kGetAck);
+}
+
+bool Replication::ReplicasCaughtUp() const {
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.ack_offset != master_repl_offset()) return false;
+  }
+  return true;
+}
+
+void Replication::LogReplicasAtShutdown() {
+  if (replicas_.empty()) return;
+  int lagging = 0;
+  const int64_t now_s = NowMs() / 1000;
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.ack_offset == master_repl_offset()) continue;
+    ++lagging;
+    const int64_t lag =
+        replica.phase == ReplicaState::Phase::kOnline ? now_s - replica.ack_time_ms / 1000 : 0;
+    spdlog::info("Lagging replica {}:{} reported offset {} behind master, lag={}, state={}.",
+                 ReplicaAddress(host_.ClientAddress(id), replica), replica.listening_port,
+                 master_repl_offset() - replica.ack_offset, lag, PhaseName(replica.phase));
+  }
+  const int total = static_cast<int>(replicas_.size());
+  spdlog::info("{} of {} replicas are in sync when shutting down.", total - lagging, total);
 }
 
 // ---- ROLE, INFO, cron ----------------------------------------------------------------------

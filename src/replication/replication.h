@@ -177,6 +177,12 @@ class Replication : public EffectSink {
   int GoodReplicas() const;
   // "" or the -NOREPLICAS error for a write while min-replicas-to-write isn't met.
   std::string_view MinReplicasError() const;
+  // SHUTDOWN's wait for replicas: asks every replica for an ACK now (REPLCONF GETACK into
+  // the stream); whether each has acknowledged the whole stream; the log lines Redis prints
+  // when the wait ends (each lagging replica, then how many are in sync).
+  void RequestAcks();
+  bool ReplicasCaughtUp() const;
+  void LogReplicasAtShutdown();
   // Once per loop turn: sends REPLCONF GETACK if WAIT clients asked, answers WAIT clients
   // whose replicas have acknowledged.
   void BeforeSleep();

@@ -20,6 +20,7 @@ BlockingService& CommandContext::blocking() const { return server_.blocking(); }
 ClientPause& CommandContext::client_pause() const { return server_.client_pause(); }
 MemoryView& CommandContext::memory() const { return server_.memory(); }
 EventLoop& CommandContext::loop() const { return server_.loop(); }
+ShutdownControl& CommandContext::shutdown() const { return server_.shutdown_control(); }
 ClusterServices& CommandContext::cluster_services() const { return server_.cluster_services(); }
 Tracking& CommandContext::tracking() const { return server_.tracking(); }
 WatchedKeys& CommandContext::watched_keys() const { return server_.watched_keys(); }

@@ -32,6 +32,7 @@ class BlockingService;
 class ClientPause;
 class MemoryView;
 class EventLoop;
+class ShutdownControl;
 class ClusterServices;
 class Tracking;
 class WatchedKeys;
@@ -98,6 +99,7 @@ class CommandContext {
   ClientPause& client_pause() const;          // server/client_pause.h
   MemoryView& memory() const;                 // server/memory_view.h
   EventLoop& loop() const;                    // server/event_loop.h
+  ShutdownControl& shutdown() const;          // server/shutdown.h: SHUTDOWN, SHUTDOWN ABORT
   ClusterServices& cluster_services() const;  // server/cluster_services.h
   Tracking& tracking() const;                 // server/tracking.h
   WatchedKeys& watched_keys() const;          // server/watched_keys.h

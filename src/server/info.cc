@@ -148,6 +148,8 @@ void ServerSection(Server& server, InfoWriter& w) {
   w.Field("executable", ExecutablePath());
   w.Field("config_file", c.config_file);
   w.Field("io_threads_active", 0);
+  // Only while SHUTDOWN waits for replicas, as in Redis.
+  if (int64_t left = server.shutdown_in_ms(); left >= 0) w.Field("shutdown_in_milliseconds", left);
   int listener = 0;
   if (server.bound_port() != 0) {
     std::string binds;
@@ -165,7 +167,8 @@ void ClientsSection(Server& server, InfoWriter& w) {
   size_t max_input = 0, max_output = 0;
   for (const auto& [id, client] : server.clients().All()) {
     if (client->closed) continue;
-    ++connected;
+    // Replicas aren't counted as clients here, as in Redis (INFO replication lists them).
+    if (!client->has(kClientReplica)) ++connected;
     if (client->has(kClientBlocked)) ++blocked;  // postponed by a pause too, as in Redis
     if (client->has(kClientPubsub)) ++pubsub;
     if (!client->watched_keys.empty()) ++watching;

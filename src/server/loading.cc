@@ -27,6 +27,8 @@ void Server::StartupLoadBegan(int64_t total_bytes) {
 bool Server::StartupLoadProgressed(int64_t loaded_bytes) {
   loading_.loaded_bytes = loaded_bytes;
   ProcessEventsWhileLoading(-1, 0);
+  // A shutdown signal ends the load (the shutdown saves nothing while loading).
+  if (!debug_settings_.pause_cron) ShutdownCron();
   return !shutdown_requested_;
 }
 

@@ -31,6 +31,7 @@
 #include "server/notify.h"
 #include "server/server_loop.h"
 #include "util/clock.h"
+#include "util/crash_report.h"
 #include "util/listen.h"
 #include "util/proc_title.h"
 #include "util/strings.h"
@@ -216,6 +217,23 @@ Server::Server(Config config, const CommandTable& commands)
       std::make_unique<Replication>(static_cast<ReplicationHost&>(*this), config_, children_, rng_);
   propagator_.AddSink(replication_.get());
   client_eviction_.OnConfigChange();  // maxmemory-clients from the config file
+}
+
+namespace {
+
+// watchdog-period, at least two cron periods as in Redis (a tick is never late by less).
+void ArmWatchdogFor(const ServerConfig& c, int hz) {
+  ArmWatchdog(c.watchdog_period > 0 ? std::max<int64_t>(c.watchdog_period, 2000 / hz) : 0);
+}
+
+}  // namespace
+
+void Server::CloseListeners() {
+  for (auto& listener : listeners_) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener->fd, nullptr);
+    if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
+  }
+  listeners_.clear();
 }
 
 Server::~Server() {
@@ -1012,6 +1030,10 @@ void Server::Cron() {
   RecalibrateFastClock();
   command_clock_.Update();
   if (debug_settings_.pause_cron) return;  // DEBUG PAUSE-CRON 1: tests freeze the cron's work
+  ArmWatchdogFor(config_.values(), effective_hz_);
+  // A shutdown signal, or the wait for replicas to catch up (src/server/shutdown.h).
+  ShutdownCron();
+  if (shutdown_requested_) return;
   const ServerConfig& c = config_.values();
   int64_t now_ms = NowMs();
   stats_.ops_rate.Sample(now_ms, stats_.total_commands_processed);
@@ -1214,6 +1236,8 @@ void Server::ApplyProcTitle() {
 
 void Server::ApplyConfigChange(const std::string& name) {
   if (name == "proc-title-template") ApplyProcTitle();
+  if (name == "crash-log-enabled") SetCrashLogEnabled(config_.values().crash_log_enabled);
+  if (name == "watchdog-period") ArmWatchdogFor(config_.values(), effective_hz_);
   aof_->ApplyConfigChange(name);
   if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
     ApplyClusterConfig();

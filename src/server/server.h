@@ -48,6 +48,7 @@
 #include "server/process_info.h"
 #include "server/pubsub.h"
 #include "server/server_stats.h"
+#include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/watched_keys.h"
@@ -82,7 +83,8 @@ class Server : public KeyspaceListener,
                private MemoryView,
                private ProcessInfo,
                private EventLoop,
-               private ClusterServices {
+               private ClusterServices,
+               private ShutdownControl {
  public:
   // `commands` (BuildCommandTable(), commands/) outlives the server.
   Server(Config config, const CommandTable& commands);
@@ -99,8 +101,16 @@ class Server : public KeyspaceListener,
   void ApplyProcTitle();
   // Runs the event loop until Shutdown(). Call from the thread that owns the server.
   void Run();
-  // Thread-safe request to stop the loop (signals, embedding API).
+  // Thread-safe request to stop the loop (embedding API): no shutdown sequence.
   void RequestShutdown();
+  // SIGTERM / SIGINT (main's handler; async-signal-safe): the cron starts the shutdown
+  // sequence (src/server/shutdown.h) with shutdown-on-sigterm's / -sigint's flags.
+  void NoteShutdownSignal(int sig);
+  bool shutdown_signal_pending() const { return shutdown_signal_.load() != 0; }
+  // The dataset is being loaded at start-up (RDB or AOF).
+  bool loading_at_startup() const;
+  // INFO's shutdown_in_milliseconds: time left to wait for replicas, -1 when not waiting.
+  int64_t shutdown_in_ms() const;
   int bound_port() const { return bound_port_; }
   // Overrides the configured port for Listen(): -1 picks a free port (embedding, tests).
   void set_listen_port(int port) { listen_port_override_ = port; }
@@ -157,6 +167,8 @@ class Server : public KeyspaceListener,
 
   // The event loop: io(), timers, one turn, shutdown (src/server/event_loop.h).
   EventLoop& loop() { return *this; }
+  // SHUTDOWN and SHUTDOWN ABORT (src/server/shutdown.h).
+  ShutdownControl& shutdown_control() { return *this; }
 
   // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
   // libraries, created on first use.
@@ -296,6 +308,24 @@ class Server : public KeyspaceListener,
   void Shutdown() override { shutdown_requested_ = true; }
   void NoteTimerDeadline(const void* timer,
                          std::chrono::steady_clock::time_point deadline) override;
+
+  // ShutdownControl (src/server/shutdown.h), in src/server/shutdown.cc.
+  void ShutdownFromCommand(CommandContext& ctx, uint32_t flags) override;
+  bool AbortShutdown() override;
+  enum class ShutdownOutcome { kExit, kWaiting, kFailed };
+  // Redis's prepareForShutdown: waits for lagging replicas (kWaiting), or finishes now.
+  ShutdownOutcome PrepareShutdown(uint32_t flags);
+  // The final steps; true when the loop is to end. On failure the shutdown is cancelled.
+  bool FinishShutdown();
+  // Forgets the shutdown: SHUTDOWN's blocked clients get the error, writes resume.
+  void CancelShutdown();
+  // From the cron: acts on a signal, ends the wait for replicas when they caught up or time
+  // is up.
+  void ShutdownCron();
+  std::atomic<int> shutdown_signal_{0};  // the signal not yet acted on (Redis's shutdown_asap)
+  uint32_t shutdown_flags_ = 0;
+  int64_t shutdown_deadline_ms_ = 0;        // waiting for replicas until then (wall clock ms)
+  std::vector<uint64_t> shutdown_waiters_;  // clients blocked in SHUTDOWN
 
   // ClusterServices (src/server/cluster_services.h), in src/server/cluster_redirect.cc.
   cluster::SlotRouting* slot_routing() const override { return slot_routing_; }
@@ -450,6 +480,8 @@ class Server : public KeyspaceListener,
   void LogAcceptError(int error);
   bool RefuseWithSpareFd(Listener& listener);
   void PauseAccepting();
+  // Stops listening (and removes the unix socket file): the last step of a shutdown.
+  void CloseListeners();
   void WatchSocket(int fd, uint64_t tag, uint32_t events);
   void OnSocketEvent(uint64_t tag, uint32_t events);
   void RunDueTimers();
