@@ -470,8 +470,8 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
       DisconnectSubReplicas();
     }
     spdlog::info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
-    if (!replication_.backlog().created()) {
-      replication_.backlog().Create(replication_.BacklogCapacity());
+    if (!replication_.buffer().created()) {
+      replication_.buffer().Create(replication_.BacklogCapacity());
     }
     std::string rest = std::move(inbuf_);
     inbuf_.clear();
@@ -755,8 +755,8 @@ bool ReplicaLink::ServeWhileLoading(int wait_fd, int timeout_ms) {
 
 void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
   replication_.ResetStream(sync_replid_, sync_offset_);
-  if (!replication_.backlog().created()) {
-    replication_.backlog().Create(replication_.BacklogCapacity());
+  if (!replication_.buffer().created()) {
+    replication_.buffer().Create(replication_.BacklogCapacity());
   }
   cached_db_ = 0;
   if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
@@ -982,7 +982,7 @@ void Replication::StartFromConfig() {
   if (!host_.AofLoadedAtStartup() && RdbReadReplicationInfo(cfg().dbfilename, &info) &&
       info.offset >= 0 && info.replid.size() == 40) {
     ResetStream(info.replid, info.offset);
-    if (!backlog_.created()) backlog_.Create(BacklogCapacity());
+    if (!buffer_.created()) buffer_.Create(BacklogCapacity());
     link_->set_have_cached_master(true);
     link_->set_cached_db(info.stream_db);
     spdlog::info("Using the replication ID {} and offset {} of the RDB as the cached master",

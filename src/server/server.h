@@ -464,6 +464,8 @@ class Server : public KeyspaceListener,
   // client-query-buffer-limit: unparsed input plus the arguments MULTI has queued.
   bool QueryBufferOverLimit(const Client& client) const;
   void QueueWrite(Client& client);
+  // A replica with stream bytes in the shared replication buffer it hasn't read.
+  bool ReplicaStreamPending(const Client& client) const;
   // client-output-buffer-limit (src/server/output_limits.cc): true when the client is over
   // its class's limit and scheduled to close (in FlushPendingWrites, via CloseOverLimitClient).
   bool EnforceOutputLimit(Client& client);
