@@ -119,6 +119,7 @@ def test_partial_resync_from_beyond_the_backlog_size(procs, master):
     wait_in_sync(m, r)
     assert m.info("stats")["sync_partial_ok"] == before + 1
     assert r.get("big:1023") == b"v" * 1024
+    assert r.execute_command("DEBUG", "DIGEST") == m.execute_command("DEBUG", "DIGEST")
     stuck.close()
     m.config_set("rdb-key-save-delay", 0)
 
