@@ -633,6 +633,9 @@ class Server : public KeyspaceListener,
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
   void DispatchCommand(Client& client, std::span<const std::string_view> argv);
+  // A command from our master answered with an error (`reply`: what it wrote): logged and
+  // counted (INFO's unexpected_error_replies), as Redis does.
+  void ReportErrorToMaster(const Client& client, std::string_view reply);
 };
 
 }  // namespace vireo
