@@ -939,6 +939,9 @@ void Replication::UnsetMaster() {
 
 void Replication::SetMaster(std::string host, int port) {
   const bool was_master = link_ == nullptr;
+  // A replica moving to another master continues (PSYNC) in the database the stream it
+  // applied last selected: the stream only says SELECT again when it changes.
+  const int db = was_master ? 0 : link_->stream_db();
   link_.reset();
   // Clients blocked on keys wait for writes that will now come only from the master.
   host_.UnblockClientsForRoleChange();
@@ -952,6 +955,7 @@ void Replication::SetMaster(std::string host, int port) {
         "transfer.");
   }
   link_->set_have_cached_master(true);
+  link_->set_cached_db(db);
   host_.SetExpiryView(ExpiryView::kReplicaClient);
   spdlog::info("Connecting to MASTER {}:{}", link_->host(), link_->port());
   link_->Connect();

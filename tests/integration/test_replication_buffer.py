@@ -275,3 +275,21 @@ def test_restarted_master_sends_the_dels_of_keys_that_expired(chain):
     wait_in_sync(m, replica.client())
     wait_in_sync(replica.client(), sub.client())
     assert replica.client().dbsize() == sub.client().dbsize() == 1
+
+
+def test_replica_moving_between_masters_continues_in_the_selected_db(procs, master):
+    # The master's stream selects database 9 once; a replica that follows another master for
+    # a while and comes back continues (PSYNC) in database 9, where the stream left it.
+    m = master.client(db=9)
+    r = linked_replica(procs, master)
+    m.set("before", "1")
+    wait_in_sync(m, r)
+    partial = m.info("stats")["sync_partial_ok"]
+    r.replicaof(HOST, 1)  # nobody listens there: the link never comes up
+    m.set("after", "2")
+    r.replicaof(HOST, master.port)
+    wait_in_sync(m, r)
+    assert m.info("stats")["sync_partial_ok"] == partial + 1
+    r9 = redis.Redis(host=HOST, port=r.connection_pool.connection_kwargs["port"], db=9)
+    assert r9.get("after") == b"2"
+    assert r.dbsize() == 0
