@@ -25,6 +25,7 @@
 #include "persistence/aof.h"
 #include "persistence/aof_loader.h"
 #include "persistence/snapshot.h"
+#include "replication/replication.h"
 #include "server/server.h"
 #include "util/crash_report.h"
 #include "util/fd_limits.h"
@@ -248,7 +249,16 @@ int main(int argc, char** argv) {
   std::string load_error = server.aof().LoadAndOpen();
   // Without AOF data the RDB dump holds it (dir/dbfilename; a missing file is an empty start).
   if (load_error.empty() && !server.aof().loaded_at_startup()) {
-    load_error = vireo::RdbLoadAtStartup(server);
+    // A master continues the replication stream its RDB was taken at (Redis's repl-id /
+    // repl-offset AUX fields), with the DELs of keys that expired meanwhile.
+    vireo::Replication& repl = server.replication();
+    std::function<void(int, std::string_view)> expired;
+    if (repl.BeginStartupLoad()) {
+      expired = [&repl](int db, std::string_view key) { repl.FeedExpiredKey(db, key); };
+    }
+    vireo::RdbReplicationInfo info;
+    load_error = vireo::RdbLoadAtStartup(server, std::move(expired), &info);
+    if (load_error.empty()) repl.EndStartupLoad(info);
   }
   if (!load_error.empty() && !server.loop().shutting_down()) {
     if (!load_error.starts_with(vireo::kAofFileLoadFailed)) spdlog::critical("{}", load_error);

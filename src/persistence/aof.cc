@@ -512,6 +512,11 @@ bool Aof::StartRewrite(std::string* error) {
     if (fd < 0) return false;
     if (fd_ >= 0) bio_->Close(fd_, false);
     fd_ = fd;
+    // The base will hold everything up to now: once it is done, the fsynced offset is this
+    // one (a replica after a full sync acknowledges the new master's offset with FACK, even
+    // with appendfsync no), never one of an earlier stream (Redis's fsynced_reploff_pending).
+    bio_->Drain();
+    synced_reploff_ = queued_fsync_reploff_ = host_.ReplicationOffset();
   }
   written_ = fsync_requested_ = 0;
   selected_db_ = -1;

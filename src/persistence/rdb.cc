@@ -613,6 +613,7 @@ std::string LoadImage(PersistenceHost& host, Reader& r, const RdbLoadOptions& op
     }
     if (expire != -1 && !options.keep_expired && expire < now) {
       ++stats->keys_expired;
+      if (options.expired) options.expired(dbid, key);
     } else {
       Database& db = target_db(dbid);
       if (db.Peek(key) != nullptr) {

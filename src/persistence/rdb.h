@@ -96,6 +96,10 @@ struct RdbLoadOptions {
   // A key or function library already in memory is replaced instead of failing the load
   // (DEBUG RELOAD MERGE).
   bool allow_duplicates = false;
+  // A key skipped because its TTL had passed (database, name): a master loading at start-up
+  // writes its DEL into the replication stream, as Redis does, so replicas that continue
+  // from the RDB's offset delete it too.
+  std::function<void(int db, std::string_view key)> expired;
 };
 
 struct RdbLoadStats {

@@ -142,7 +142,10 @@ void RdbCron(PersistenceHost& host) {
   }
 }
 
-std::string RdbLoadAtStartup(PersistenceHost& host) {
+std::string RdbLoadAtStartup(PersistenceHost& host,
+                             std::function<void(int db, std::string_view key)> expired,
+                             RdbReplicationInfo* replication) {
+  if (replication != nullptr) *replication = RdbReplicationInfo();
   RdbState& st = RdbStateOf(host);
   const std::string path = RdbPath(host);
   // Redis's words for a file that is there but can't be read (a missing one: an empty start).
@@ -165,6 +168,7 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
   // Clients are served (with -LOADING) while it loads, as Redis does.
   options.progress_interval = host.PersistenceConfig().loading_process_events_interval_bytes;
   options.progress = [&host](int64_t bytes) { return host.StartupLoadProgressed(bytes); };
+  options.expired = std::move(expired);
   st.loading = true;
   host.StartupLoadBegan(file.st_size);
   std::string err = RdbLoadFile(host, path, options, &stats, &missing);
@@ -177,6 +181,7 @@ std::string RdbLoadAtStartup(PersistenceHost& host) {
     return "Terminating server after rdb file reading failure.";
   }
   if (missing) return "";
+  if (replication != nullptr) *replication = stats.replication;
   st.last_load_keys_loaded = stats.keys_loaded;
   st.last_load_keys_expired = stats.keys_expired;
   st.dirty_at_last_save = host.DirtyCount();

@@ -10,9 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "persistence/rdb.h"
 
 namespace vireo {
 
@@ -56,8 +60,12 @@ void RdbCron(PersistenceHost& host);
 void RdbKillChild(PersistenceHost& host);
 
 // Loads dir/dbfilename at start-up. Returns "" (also when the file doesn't exist) or an error
-// for the log; the server should exit on error, as Redis does.
-std::string RdbLoadAtStartup(PersistenceHost& host);
+// for the log; the server should exit on error, as Redis does. `expired` (if set) is told of
+// each key skipped as expired; `replication` (if set) gets the image's repl-id / repl-offset /
+// repl-stream-db (offset -1: none).
+std::string RdbLoadAtStartup(PersistenceHost& host,
+                             std::function<void(int db, std::string_view key)> expired = {},
+                             RdbReplicationInfo* replication = nullptr);
 
 // SHUTDOWN: saves when `save` (SHUTDOWN SAVE), or when save points are configured unless
 // `nosave`. Returns "" or the error that must stop the shutdown (none with `force`: the

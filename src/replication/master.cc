@@ -159,9 +159,9 @@ void Replication::Sync(const SyncRequest& request, int64_t offset) {
   replica.wait_since_ms = NowMs();
   // The first replica ever (or after the backlog was freed) starts a new history: a replica
   // of an older one of ours must not think it can continue.
-  if (!backlog_.created()) {
+  if (!buffer_.created()) {
     ChangeReplicationId();
-    backlog_.Create(BacklogCapacity());
+    buffer_.Create(BacklogCapacity());
     spdlog::info("Replication backlog created, my new replication IDs are '{}' and '{}'", replid_,
                  replid2_);
   }
@@ -194,7 +194,7 @@ bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_a
     }
     return false;
   }
-  if (!backlog_.CanContinueFrom(offset)) {
+  if (!buffer_.CanContinueFrom(offset)) {
     spdlog::info(
         "Unable to partial resync with replica {} for lack of backlog (Replica request was: "
         "{}).",
@@ -214,15 +214,15 @@ bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_a
   // A replica that understands PSYNC2 learns our current ID (it may have asked with the old).
   std::string reply =
       replica.capa_psync2 ? fmt::format("+CONTINUE {}\r\n", replid_) : std::string("+CONTINUE\r\n");
-  std::string backlog_bytes;
-  backlog_.CopyFrom(offset, &backlog_bytes);
+  // The missing bytes are not copied: the replica reads them from the shared buffer, after
+  // the reply.
+  buffer_.AddReader(client_id, offset);
   spdlog::info(
       "Partial resynchronization request from {} accepted. Sending {} bytes of backlog "
       "starting from offset {}.",
-      client_addr, backlog_bytes.size(), offset);
+      client_addr, buffer_.Unread(client_id), offset);
   replicas_[client_id] = std::move(replica);
   host_.SendToClient(client_id, reply);
-  host_.SendToClient(client_id, backlog_bytes);
   return true;
 }
 
@@ -277,6 +277,8 @@ void Replication::StartRdbChildIfWaiting() {
     replica.phase = ReplicaState::Phase::kWaitBgsaveEnd;
     replica.psync_offset = offset;
     replica.diskless = diskless;
+    // The stream from the fork on waits in the shared buffer until the snapshot is sent.
+    if (!replica.rdb_only) buffer_.AddReader(id, offset + 1);
     host_.HoldClientOutput(id, true);
     fds.push_back(fd);
   }
@@ -465,6 +467,7 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   if (it == replicas_.end()) return;
   if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
   spdlog::info("Connection with replica {} lost.", client_addr);
+  buffer_.RemoveReader(client_id);
   replicas_.erase(it);
   if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
 }
@@ -472,9 +475,22 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
 // ---- WAIT, min-replicas --------------------------------------------------------------------
 
 size_t Replication::ReplicaOutputBytes() const {
-  size_t bytes = 0;
+  size_t bytes = ReplicaBufferExcess();
   for (const auto& [id, replica] : replicas_) bytes += host_.ClientPendingOutput(id);
   return bytes;
+}
+
+size_t Replication::ReplicaBufferExcess() const {
+  // As Redis counts it: the shared buffer is the backlog's up to its size, and what replicas
+  // keep beyond that is theirs.
+  const size_t mem = buffer_.memory();
+  return !replicas_.empty() && mem > BacklogCapacity() ? mem - BacklogCapacity() : 0;
+}
+
+size_t Replication::BacklogMemory() const { return buffer_.memory() - ReplicaBufferExcess(); }
+
+size_t Replication::ReadReplicaStream(uint64_t client_id, size_t max, std::string* out) {
+  return buffer_.Read(client_id, max, out);
 }
 
 int Replication::ReplicasAckedAtLeast(int64_t offset) const {
@@ -620,11 +636,11 @@ InfoFieldList Replication::InfoFields() {
   out.emplace_back("master_replid2", replid2_);
   out.emplace_back("master_repl_offset", num(master_repl_offset()));
   out.emplace_back("second_repl_offset", num(second_replid_offset_));
-  out.emplace_back("repl_backlog_active", backlog_.created() ? "1" : "0");
+  out.emplace_back("repl_backlog_active", buffer_.created() ? "1" : "0");
   out.emplace_back("repl_backlog_size", num(static_cast<int64_t>(BacklogCapacity())));
   out.emplace_back("repl_backlog_first_byte_offset",
-                   num(backlog_.created() ? backlog_.first_offset() : 0));
-  out.emplace_back("repl_backlog_histlen", num(static_cast<int64_t>(backlog_.histlen())));
+                   num(buffer_.created() ? buffer_.first_offset() : 0));
+  out.emplace_back("repl_backlog_histlen", num(static_cast<int64_t>(buffer_.histlen())));
   return out;
 }
 
@@ -666,10 +682,10 @@ void Replication::Cron() {
   }
   // With no replica for repl-backlog-ttl, a master frees its backlog (and starts a new
   // history when one attaches again). A replica keeps it: it may be promoted.
-  if (!is_replica() && replicas_.empty() && backlog_.created() && c.repl_backlog_ttl > 0 &&
+  if (!is_replica() && replicas_.empty() && buffer_.created() && c.repl_backlog_ttl > 0 &&
       now - no_replicas_since_ms_ >= c.repl_backlog_ttl * 1000) {
     ChangeReplicationId();
-    backlog_.Free();
+    buffer_.Free();
     spdlog::info("Replication backlog freed after {} seconds without connected replicas.",
                  c.repl_backlog_ttl);
   }

@@ -470,8 +470,8 @@ bool ReplicaLink::HandlePsyncReply(const std::string& line) {
       DisconnectSubReplicas();
     }
     spdlog::info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
-    if (!replication_.backlog().created()) {
-      replication_.backlog().Create(replication_.BacklogCapacity());
+    if (!replication_.buffer().created()) {
+      replication_.buffer().Create(replication_.BacklogCapacity());
     }
     std::string rest = std::move(inbuf_);
     inbuf_.clear();
@@ -755,8 +755,8 @@ bool ReplicaLink::ServeWhileLoading(int wait_fd, int timeout_ms) {
 
 void ReplicaLink::FinishLoad(bool aof_on, std::string_view rest) {
   replication_.ResetStream(sync_replid_, sync_offset_);
-  if (!replication_.backlog().created()) {
-    replication_.backlog().Create(replication_.BacklogCapacity());
+  if (!replication_.buffer().created()) {
+    replication_.buffer().Create(replication_.BacklogCapacity());
   }
   cached_db_ = 0;
   if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
@@ -939,6 +939,9 @@ void Replication::UnsetMaster() {
 
 void Replication::SetMaster(std::string host, int port) {
   const bool was_master = link_ == nullptr;
+  // A replica moving to another master continues (PSYNC) in the database the stream it
+  // applied last selected: the stream only says SELECT again when it changes.
+  const int db = was_master ? 0 : link_->stream_db();
   link_.reset();
   // Clients blocked on keys wait for writes that will now come only from the master.
   host_.UnblockClientsForRoleChange();
@@ -952,6 +955,7 @@ void Replication::SetMaster(std::string host, int port) {
         "transfer.");
   }
   link_->set_have_cached_master(true);
+  link_->set_cached_db(db);
   host_.SetExpiryView(ExpiryView::kReplicaClient);
   spdlog::info("Connecting to MASTER {}:{}", link_->host(), link_->port());
   link_->Connect();
@@ -982,7 +986,7 @@ void Replication::StartFromConfig() {
   if (!host_.AofLoadedAtStartup() && RdbReadReplicationInfo(cfg().dbfilename, &info) &&
       info.offset >= 0 && info.replid.size() == 40) {
     ResetStream(info.replid, info.offset);
-    if (!backlog_.created()) backlog_.Create(BacklogCapacity());
+    if (!buffer_.created()) buffer_.Create(BacklogCapacity());
     link_->set_have_cached_master(true);
     link_->set_cached_db(info.stream_db);
     spdlog::info("Using the replication ID {} and offset {} of the RDB as the cached master",

@@ -1,6 +1,7 @@
 #include "replication/replication.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <random>
@@ -57,30 +58,59 @@ void Replication::ResetStream(std::string replid, int64_t offset) {
   replid_ = std::move(replid);
   replid2_ = std::string(40, '0');
   second_replid_offset_ = -1;
-  backlog_.Reset(offset);
+  buffer_.Reset(offset);
   stream_db_ = -1;
 }
 
 void Replication::FeedStream(std::string_view bytes) {
   // With nobody to stream to and no backlog there is no stream; with the AOF on the offset
   // still moves (by one per command, as in Redis), since WAITAOF counts fsyncs by it.
-  if (!backlog_.created() && replicas_.empty()) {
-    if (host_.AofOn()) backlog_.Append(std::string_view(" ", 1));
+  if (!buffer_.created() && replicas_.empty()) {
+    if (host_.AofOn()) buffer_.Append(std::string_view(" ", 1));
     return;
   }
-  backlog_.Append(bytes);
+  buffer_.Append(bytes);
+  // Replicas read it from the shared buffer (a replica waiting for its RDB child to start
+  // reads from the fork on): they are only told there is more, which also checks their
+  // client-output-buffer-limit.
   for (auto& [id, replica] : replicas_) {
-    if (replica.rdb_only) continue;
-    if (!host_.ClientOpen(id)) continue;
-    // A replica waiting for its RDB child to start gets the stream from the fork on; until
-    // then nothing is queued (its offset is the one the fork records).
-    if (replica.phase == ReplicaState::Phase::kWaitBgsaveStart) continue;
-    host_.SendToClient(id, bytes);
+    if (buffer_.HasReader(id) && host_.ClientOpen(id)) host_.SendToClient(id, "");
   }
 }
 
+bool Replication::BeginStartupLoad() {
+  const ServerConfig& c = cfg();
+  // A replica (or a cluster node, whose role comes later) leaves expiry to its master.
+  if (!c.replicaof.empty() || c.cluster_enabled) return false;
+  startup_master_ = true;
+  buffer_.Create(BacklogCapacity());
+  return true;
+}
+
+void Replication::FeedExpiredKey(int db, std::string_view key) {
+  AppendEffect(db, fmt::format("*2\r\n$3\r\nDEL\r\n${}\r\n{}\r\n", key.size(), key));
+}
+
+void Replication::EndStartupLoad(const RdbReplicationInfo& info) {
+  if (!startup_master_) return;
+  startup_master_ = false;
+  if (info.offset < 0 || info.replid.size() != 40) {
+    // Nothing to continue: no backlog until a replica comes.
+    buffer_.Free();
+    return;
+  }
+  // Our own new ID, the RDB's as ID2 valid up to its offset: replicas of the stream the RDB
+  // was taken at continue with us, from the DELs written while loading on.
+  replid2_ = info.replid;
+  second_replid_offset_ = info.offset + 1;
+  buffer_.Rebase(info.offset);
+  no_replicas_since_ms_ = NowMs();
+  spdlog::info("Replication ID {} and offset {} of the RDB kept as the secondary ID", info.replid,
+               info.offset);
+}
+
 bool Replication::Accepting() const {
-  return !is_replica() && (backlog_.created() || host_.AofOn());
+  return !is_replica() && (buffer_.created() || host_.AofOn());
 }
 
 void Replication::AppendEffect(int db, std::string_view resp) {

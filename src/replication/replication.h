@@ -28,7 +28,7 @@
 #include "core/child_processes.h"
 #include "core/config.h"
 #include "core/propagator.h"
-#include "replication/backlog.h"
+#include "replication/repl_buffer.h"
 #include "replication/replication_host.h"
 
 namespace vireo {
@@ -126,7 +126,7 @@ class Replication : public EffectSink {
   const std::string& replid() const { return replid_; }
   const std::string& replid2() const { return replid2_; }
   int64_t second_replid_offset() const { return second_replid_offset_; }
-  int64_t master_repl_offset() const { return backlog_.end_offset(); }
+  int64_t master_repl_offset() const { return buffer_.end_offset(); }
   // A new random ID; the old one is forgotten (Redis's changeReplicationId + clearing ID2).
   void ChangeReplicationId();
   // Promotion (REPLICAOF NO ONE, failover): the old ID becomes ID2, valid up to the current
@@ -135,14 +135,24 @@ class Replication : public EffectSink {
   // Adopts `replid` and stream offset `offset` (a replica after +FULLRESYNC, or a restart that
   // read repl-id/repl-offset from the RDB). Empties the backlog, which starts at offset + 1.
   void ResetStream(std::string replid, int64_t offset);
-  ReplicationBacklog& backlog() { return backlog_; }
+  ReplicationBuffer& buffer() { return buffer_; }
+  const ReplicationBuffer& buffer() const { return buffer_; }
   // repl-backlog-size, but at least 16 KB (Redis's floor).
   size_t BacklogCapacity() const;
-  // Appends stream bytes to the backlog and to every replica's output buffer (replicas still
-  // waiting for their RDB keep them queued until it has been sent).
+  // Appends stream bytes to the shared buffer the backlog and every replica read from
+  // (replicas still waiting for their RDB read them once it has been sent).
   void FeedStream(std::string_view bytes);
   // The next effect written into the stream starts with a SELECT (a new replica attached).
   void ForceSelect() { stream_db_ = -1; }
+
+  // Start-up from the RDB. Before the load: a master (no `replicaof`) opens its backlog, so
+  // the DELs of keys found expired (FeedExpiredKey) go into the stream; true when it did.
+  bool BeginStartupLoad();
+  void FeedExpiredKey(int db, std::string_view key);
+  // After it, with the image's replication fields (offset -1: none): a master continues the
+  // stream the RDB was taken at under a new ID (the RDB's becomes ID2), so its replicas can
+  // partially resync; without them, the backlog goes again.
+  void EndStartupLoad(const RdbReplicationInfo& info);
 
   // EffectSink: a master with a backlog writes effects into the stream.
   bool Accepting() const override;
@@ -167,8 +177,18 @@ class Replication : public EffectSink {
   void OnClientClosed(uint64_t client_id, std::string_view client_addr);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
-  // What replicas' output buffers hold (the stream not yet written to them).
+  // What replicas hold beyond the backlog (their own output, and the shared buffer past
+  // repl-backlog-size): memory maxmemory doesn't count.
   size_t ReplicaOutputBytes() const;
+  // INFO memory: the shared buffer past repl-backlog-size while replicas keep it
+  // (mem_clients_slaves' part), and the rest (mem_replication_backlog).
+  size_t ReplicaBufferExcess() const;
+  size_t BacklogMemory() const;
+  // A replica's stream in the shared buffer: what it hasn't read, what it keeps alive (its
+  // client-output-buffer-limit counts it), and reading on (up to `max` bytes into `out`).
+  size_t ReplicaStreamUnread(uint64_t client_id) const { return buffer_.Unread(client_id); }
+  size_t ReplicaStreamHeld(uint64_t client_id) const { return buffer_.Held(client_id); }
+  size_t ReadReplicaStream(uint64_t client_id, size_t max, std::string* out);
   // Replicas online whose last ACK covers `offset` (FACK, the AOF-fsynced offset, for
   // WAITAOF).
   int ReplicasAckedAtLeast(int64_t offset) const;
@@ -260,7 +280,7 @@ class Replication : public EffectSink {
   std::string replid_;
   std::string replid2_;
   int64_t second_replid_offset_ = -1;
-  ReplicationBacklog backlog_;
+  ReplicationBuffer buffer_;
   int stream_db_ = -1;                           // the database the stream last SELECTed
   std::map<uint64_t, ReplicaState> replicas_;    // by client id
   std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
@@ -279,6 +299,7 @@ class Replication : public EffectSink {
   int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl
   bool getack_pending_ = false;       // WAIT asked: send REPLCONF GETACK before sleeping
+  bool startup_master_ = false;       // BeginStartupLoad opened the backlog
   std::unique_ptr<ReplicaLink> link_;
 };
 

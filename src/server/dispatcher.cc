@@ -1,6 +1,7 @@
 // The path from a parsed request to a handler: lookup, arity, AUTH, MULTI queueing, then the
 // call with its statistics, slowlog and MONITOR feed.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -37,6 +38,13 @@ class ReplySuppressor {
   explicit ReplySuppressor(Client& client) : client_(client), mark_(client.output().size()) {
     client_.collect_pushes = true;
   }
+  // What the command wrote for its client so far (before any suppression).
+  std::string_view Written() const {
+    const std::string& out = client_.output();
+    const size_t from = std::max(mark_, client_.output_written);
+    return from < out.size() ? std::string_view(out).substr(from) : std::string_view();
+  }
+
   ~ReplySuppressor() {
     client_.collect_pushes = false;
     Suppress();
@@ -110,6 +118,7 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   {
     ReplySuppressor suppressor(client);
     DispatchCommand(client, argv);
+    if (client.has(kClientMaster)) ReportErrorToMaster(client, suppressor.Written());
   }
   // Whether the command (found or not, whatever became of it) is flagged `flag`: looked up
   // again only for the rare clients these checks concern.
@@ -128,6 +137,20 @@ void Server::ExecuteCommand(Client& client, std::span<const std::string_view> ar
   if (client.has(kClientTracking) && !client.has(kClientMulti) && !command_has(kCmdKeepsCaching)) {
     tracking_.EndOfCommand(client);
   }
+}
+
+void Server::ReportErrorToMaster(const Client& client, std::string_view reply) {
+  // Our master never sees our replies, so an error means the data sets may have diverged (an
+  // unknown command, a write on a writable replica's changed key): Redis logs it loudly and
+  // counts it, and so do we.
+  if (!reply.starts_with('-')) return;
+  std::string_view error = reply.substr(1, std::min<size_t>(reply.find("\r\n") - 1, 4096));
+  const std::string& command = client.last_command == "NULL" ? "<unknown>" : client.last_command;
+  spdlog::warn(
+      "== CRITICAL == This replica is sending an error to its master: '{}' after processing "
+      "the command '{}'",
+      error, command);
+  ++stats_.unexpected_error_replies;
 }
 
 void Server::DispatchCommand(Client& client, std::span<const std::string_view> argv) {

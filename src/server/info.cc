@@ -258,10 +258,11 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Fixed2("mem_fragmentation_ratio", frag);
   w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
   w.Field("mem_not_counted_for_evict", server.memory().MemoryNotCountedForEviction());
-  const size_t backlog = server.replication().backlog().capacity();
-  w.Field("mem_replication_backlog", backlog);
-  w.Field("mem_total_replication_buffers", backlog + server.replication().ReplicaOutputBytes());
-  w.Field("mem_clients_slaves", m.replica_clients);
+  // The backlog and the replicas share one replication buffer (Redis 7's accounting).
+  Replication& repl = server.replication();
+  w.Field("mem_replication_backlog", repl.BacklogMemory());
+  w.Field("mem_total_replication_buffers", repl.buffer().memory());
+  w.Field("mem_clients_slaves", m.replica_clients + repl.ReplicaBufferExcess());
   w.Field("mem_clients_normal", m.clients);
   w.Field("mem_cluster_links", server.cluster_bus() ? server.cluster_bus()->links_memory() : 0);
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());

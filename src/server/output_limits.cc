@@ -3,6 +3,8 @@
 // (typically a pub/sub subscriber that stopped reading) can't take the server's memory with it.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -30,7 +32,7 @@ void Server::PushToClient(Client& client, std::string_view bytes) {
 
 bool Server::EnforceOutputLimit(Client& client) {
   if (client.has(kClientCloseAsap)) return true;
-  const auto used = static_cast<int64_t>(client.output().size() - client.output_written);
+  auto used = static_cast<int64_t>(client.output().size() - client.output_written);
   // A client that has not authenticated yet gets at most a reply buffer's worth plus 1 KB
   // (Redis's 16 KB static buffer and its CVE-2025-21605 fix), whatever the class limits say:
   // otherwise a stranger who never reads could make us buffer NOAUTH errors without bound.
@@ -45,7 +47,15 @@ bool Server::EnforceOutputLimit(Client& client) {
                                               : kObufNormal;
   const ClientBufferLimit& limit = cfg().client_obuf_limits[cls];
   if (limit.hard_bytes == 0 && limit.soft_bytes == 0) return false;
-  bool over = limit.hard_bytes > 0 && used >= limit.hard_bytes;
+  int64_t hard_bytes = limit.hard_bytes;
+  if (cls == kObufReplica) {
+    // A replica's stream is in the shared replication buffer: it counts what it keeps alive
+    // there. A hard limit below repl-backlog-size would drop replicas right after a partial
+    // resync the backlog allowed, so (as Redis does) the backlog's size is the least it is.
+    used += static_cast<int64_t>(replication_->ReplicaStreamHeld(client.id()));
+    if (hard_bytes > 0) hard_bytes = std::max(hard_bytes, cfg().repl_backlog_size);
+  }
+  bool over = hard_bytes > 0 && used >= hard_bytes;
   if (limit.soft_bytes > 0 && used >= limit.soft_bytes) {
     // The soft limit only counts once it has been exceeded continuously for soft_seconds.
     // Whole seconds, as Redis counts them.
@@ -74,6 +84,10 @@ bool Server::ScheduleCloseForOutputLimit(Client& client) {
     pending_writes_.push_back(client.id());
   }
   return true;
+}
+
+bool Server::ReplicaStreamPending(const Client& client) const {
+  return client.has(kClientReplica) && replication_->ReplicaStreamUnread(client.id()) > 0;
 }
 
 void Server::CloseOverLimitClient(Client& client) {

@@ -63,7 +63,7 @@ void Server::SetLastSaveTime(int64_t unix_seconds) { lastsave_ = unix_seconds; }
 
 bool Server::PersistedReplicationInfo(RdbReplicationInfo* info) {
   Replication& repl = *replication_;
-  if (!repl.is_replica() && !repl.backlog().created()) return false;
+  if (!repl.is_replica() && !repl.buffer().created()) return false;
   // The database the stream has selected: a replica's master link's; a master restarts its
   // stream with a SELECT anyway.
   info->stream_db = repl.is_replica() ? repl.link()->stream_db() : 0;

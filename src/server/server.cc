@@ -42,6 +42,9 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 // A write larger than this per event loop turn would starve other clients; the rest waits.
 constexpr size_t kMaxWritePerTurn = 64 * 1024 * 1024;
+// How much of the shared replication stream a replica's own output takes at a time: the rest
+// stays shared until the socket takes this.
+constexpr size_t kReplicaStreamChunk = 64 * 1024;
 // Likewise the bytes of a big argument read from one client in one turn.
 constexpr size_t kMaxReadPerTurn = 8 * 1024 * 1024;
 // A command at least this big is read on within a turn (Redis's PROTO_MBULK_BIG_ARG).
@@ -687,7 +690,7 @@ void Server::QueueWrite(Client& client) {
   // A replica waiting for its snapshot: the stream accumulates until the snapshot is sent.
   if (client.output_held && !client.bulk_pending) return;
   if (client.output().size() == client.output_written && !client.bulk_pending &&
-      !client.has(kClientCloseAfterReply)) {
+      !client.has(kClientCloseAfterReply) && !ReplicaStreamPending(client)) {
     return;
   }
   client.in_pending_writes = true;
@@ -699,7 +702,17 @@ bool Server::WriteToClient(Client& client) {
   if (client.output_held) return true;
   std::string& out = client.output();
   size_t written_now = 0;
-  while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
+  while (written_now < kMaxWritePerTurn) {
+    // A replica's own output (replies, +CONTINUE) goes first, then the stream, taken from the
+    // shared replication buffer a chunk at a time.
+    if (client.output_written == out.size()) {
+      out.clear();
+      client.output_written = 0;
+      if (!client.has(kClientReplica) ||
+          replication_->ReadReplicaStream(client.id(), kReplicaStreamChunk, &out) == 0) {
+        break;
+      }
+    }
     ssize_t n =
         client.WriteSocket(out.data() + client.output_written, out.size() - client.output_written);
     if (n < 0) {
@@ -755,7 +768,8 @@ void Server::FlushPendingWrites() {
     // What is left unread (its own replies, or messages other clients sent it) counts.
     client_eviction_.Update(*client);
     if (client->bulk_pending ||
-        (!client->output_held && client->output_written < client->output().size())) {
+        (!client->output_held &&
+         (client->output_written < client->output().size() || ReplicaStreamPending(*client)))) {
       WaitWritable(*client);
     } else if (client->has(kClientCloseAfterReply)) {
       CloseClient(*client);
@@ -1246,7 +1260,7 @@ void Server::ApplyConfigChange(const std::string& name) {
   if (name == "acl-pubsub-default") AclService(*this).ApplyPubsubDefault();
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));
   if (name == "repl-backlog-size") {
-    replication_->backlog().Resize(replication_->BacklogCapacity());
+    replication_->buffer().Resize(replication_->BacklogCapacity());
   }
   if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time" ||
       name.starts_with("lazyfree-lazy-")) {

@@ -499,6 +499,8 @@ class Server : public KeyspaceListener,
   // client-query-buffer-limit: unparsed input plus the arguments MULTI has queued.
   bool QueryBufferOverLimit(const Client& client) const;
   void QueueWrite(Client& client);
+  // A replica with stream bytes in the shared replication buffer it hasn't read.
+  bool ReplicaStreamPending(const Client& client) const;
   // client-output-buffer-limit (src/server/output_limits.cc): true when the client is over
   // its class's limit and scheduled to close (in FlushPendingWrites, via CloseOverLimitClient).
   bool EnforceOutputLimit(Client& client);
@@ -666,6 +668,9 @@ class Server : public KeyspaceListener,
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
   void DispatchCommand(Client& client, std::span<const std::string_view> argv);
+  // A command from our master answered with an error (`reply`: what it wrote): logged and
+  // counted (INFO's unexpected_error_replies), as Redis does.
+  void ReportErrorToMaster(const Client& client, std::string_view reply);
 };
 
 }  // namespace vireo
