@@ -767,7 +767,7 @@ void Server::CloseClient(Client& client) {
     // A fork child holds its own copy of the socket, so close() alone would keep the
     // connection open until the child exits: a dropped replica would take its dead link for
     // a live one. shutdown() ends it for both processes at once (as Redis 7.2 does).
-    if (children_.active()) shutdown(client.fd(), SHUT_RDWR);
+    if (children_.active() && !client.has(kClientLuaDebug)) shutdown(client.fd(), SHUT_RDWR);
   }
   pending_close_.push_back(client.id());
 }
@@ -1036,6 +1036,7 @@ void Server::Cron() {
   NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();
   children_.Reap();  // a finished child's exit handler runs before the crons that may fork
+  if (scripting_) scripting_->ReapDebugSessions();
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)
