@@ -752,12 +752,6 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (std::string denied = host_.ScriptAclError(*spec, argv_); !denied.empty()) {
     return reject(denied.c_str());
   }
-  // min-replicas-to-write holds for a script's writes too (not for our master's scripts).
-  if (spec->has(kCmdWrite) && !run_->from_master) {
-    if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
-      return reject("-NOREPLICAS Not enough good replicas to write.");
-    }
-  }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
   if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty && host_.PreCommandOom() &&
@@ -769,14 +763,22 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (run_->read_only && (spec->has(kCmdWrite) || spec->has(kCmdMayReplicate))) {
     return reject("Write commands are not allowed from read-only scripts.");
   }
-  if (spec->has(kCmdWrite)) {
+  // Once the script has written, the server's state (a replica link, min-replicas) can't fail
+  // it half-way: only its first write is checked, as in Redis.
+  if (spec->has(kCmdWrite) && !run_->write_dirty) {
     // A read-only replica refuses a script's writes as it refuses a client's (not its
     // master's: it applies whatever the master sends).
     if (host_.IsReplica() && config_.replica_read_only && !run_->from_master) {
       return reject("-READONLY You can't write against a read only replica.");
     }
-    run_->write_dirty = true;
+    // min-replicas-to-write holds for a script's writes too (not for our master's scripts).
+    if (!run_->from_master) {
+      if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
+        return reject("-NOREPLICAS Not enough good replicas to write.");
+      }
+    }
   }
+  if (spec->has(kCmdWrite)) run_->write_dirty = true;
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
   if (std::string err = host_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {
     return reject(err.c_str());

@@ -103,6 +103,15 @@ bool AllRunHave(const Client& client, const CommandSpec& spec, CommandFlag flag)
   return spec.has(flag) && (!spec.has(kCmdRunsQueued) || QueuedAllWithFlag(client, flag));
 }
 
+// The flags the script a script command runs declares (Scripting::DeclaredFlags), or nullopt.
+std::optional<uint32_t> DeclaredScriptFlags(Scripting& scripting, const CommandSpec& spec,
+                                            std::span<const std::string_view> args) {
+  const Scripting::ScriptRef ref = spec.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
+                                   : spec.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
+                                                               : Scripting::ScriptRef::kBody;
+  return scripting.DeclaredFlags(ref, args);
+}
+
 }  // namespace
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
@@ -282,7 +291,19 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     pre_command_oom_ = false;
   }
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
-  const bool is_write = AnyRunHas(client, *spec, kCmdWrite);
+  // EXEC also writes when it runs a script that declares it may (a shebang without
+  // no-writes): Redis's transaction flags take the scripts' declared ones.
+  auto queued_script_writes = [&] {
+    for (const QueuedCommand& q : client.multi_queue) {
+      if (!q.spec->has(kCmdRunsScript)) continue;
+      std::vector<std::string_view> args(q.argv.begin(), q.argv.end());
+      std::optional<uint32_t> flags = DeclaredScriptFlags(scripting(), *q.spec, args);
+      if (flags && (*flags & kScriptNoWrites) == 0) return true;
+    }
+    return false;
+  };
+  const bool is_write =
+      AnyRunHas(client, *spec, kCmdWrite) || (spec->has(kCmdRunsQueued) && queued_script_writes());
   if (!from_master && (is_write || spec->has(kCmdDiskErrorCheck))) {
     if (std::string err = RdbWriteError(*this); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
@@ -331,10 +352,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
       if (!s.has(kCmdRunsScript)) return true;
       // scripting() builds the interpreter on first use; scripting_ may still be null here.
-      const Scripting::ScriptRef ref = s.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
-                                       : s.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
-                                                                : Scripting::ScriptRef::kBody;
-      std::optional<uint32_t> flags = scripting().DeclaredFlags(ref, args);
+      std::optional<uint32_t> flags = DeclaredScriptFlags(scripting(), s, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;

@@ -3,6 +3,8 @@
 import pytest
 import redis
 
+from conftest import wait_for
+
 LIB = "#!lua name=mylib\nredis.register_function('MyFunc', function() return 'hello' end)"
 
 
@@ -161,3 +163,64 @@ def test_function_command_errors_count_once(r):
     assert _run_counting(r, "fcall", "caught", 1, "Sicily") == (7, {
         "errorstat_WRONGTYPE": "count=1", "total": 1,
         "lpush": (1, 0, 1), "fcall": (1, 0, 0)})
+
+
+def _replicate(replica, master):
+    replica.client().replicaof(master.host, master.port)
+    info = master.client()
+    wait_for(lambda: info.info("replication").get("slave0", {}).get("state") == "online")
+
+
+def test_min_replicas_checks_only_a_scripts_first_write(server_factory):
+    # Once a script has written, the replicas dropping can't fail it half-way (Redis's
+    # SCRIPT_WRITE_DIRTY): its later writes go through.
+    master = server_factory(["--repl-diskless-sync-delay", "0"])
+    replica = server_factory()
+    _replicate(replica, master)
+    m = master.client()
+    m.config_set("min-replicas-to-write", 1)
+    m.config_set("busy-reply-threshold", 10)
+    script = """
+        redis.call('set', KEYS[1], 'script value')
+        while true do
+            local info = redis.call('info', 'replication')
+            if string.match(info, 'connected_slaves:0') then
+                redis.call('set', KEYS[1], 'after')
+                break
+            end
+        end
+        return 1"""
+    runner = master.raw()
+    runner.send_command("EVAL", script, "1", "x")
+    probe = master.client()
+
+    def busy():
+        try:
+            probe.ping()
+            return False
+        except redis.exceptions.ResponseError as e:
+            return str(e).startswith("BUSY")
+    wait_for(busy)
+    replica.client().replicaof("no", "one")
+    assert runner.read_reply() == b":1\r\n"
+    assert m.get("x") == b"after"
+    # A script's first write still needs the replicas.
+    with pytest.raises(redis.exceptions.ResponseError, match="NOREPLICAS"):
+        m.eval("return redis.call('set', 'y', 1)", 0)
+
+
+def test_exec_of_a_declared_writing_script_on_a_replica_aborts(server_factory):
+    # A script whose shebang doesn't say no-writes makes its transaction a write: on a
+    # read-only replica EXEC is refused whole, as in Redis.
+    master = server_factory(["--repl-diskless-sync-delay", "0"])
+    node = server_factory()
+    c = node.raw()
+    assert c.execute("MULTI") == b"+OK\r\n"
+    assert c.execute("EVAL", "#!lua\nreturn 1", "0") == b"+QUEUED\r\n"
+    ro = node.raw()
+    assert ro.execute("MULTI") == b"+OK\r\n"
+    assert ro.execute("EVAL", "#!lua flags=no-writes\nreturn 2", "0") == b"+QUEUED\r\n"
+    _replicate(node, master)
+    assert c.execute("EXEC").startswith(
+        b"-EXECABORT Transaction discarded because of: READONLY You can't write")
+    assert ro.execute("EXEC") == b"*1\r\n:2\r\n"
