@@ -224,3 +224,36 @@ def test_exec_of_a_declared_writing_script_on_a_replica_aborts(server_factory):
     assert c.execute("EXEC").startswith(
         b"-EXECABORT Transaction discarded because of: READONLY You can't write")
     assert ro.execute("EXEC") == b"*1\r\n:2\r\n"
+
+
+def test_keys_a_busy_script_made_ready_wait_for_its_end(server_factory):
+    # Commands other clients may run while a script is busy (HELLO) must not serve the
+    # waiters of a key the script pushed to: the waiter gets what the script leaves at its end.
+    node = server_factory()
+    r = node.client()
+    waiter = node.raw()
+    waiter.send_command("BLPOP", "x", "0")
+    wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+    r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+    r.config_set("busy-reply-threshold", 10)
+    runner = node.raw()
+    runner.send_command("EVAL", """
+        redis.call('lpush', KEYS[1], 'y')
+        while true do
+            if string.find(redis.call('client', 'list'), 'abortscript') then break end
+        end
+        redis.call('lpush', KEYS[1], 'z')
+        return 1""", "1", "x")
+    probe = node.client()
+
+    def busy():
+        try:
+            probe.ping()
+            return False
+        except redis.exceptions.ResponseError as e:
+            return str(e).startswith("BUSY")
+    wait_for(busy)
+    assert node.raw().execute("HELLO", "2", "SETNAME", "abortscript").startswith(b"*")
+    assert waiter.read_reply() == b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n"
+    assert runner.read_reply() == b":1\r\n"
+    r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
