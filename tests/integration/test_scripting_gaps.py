@@ -165,6 +165,15 @@ def test_function_command_errors_count_once(r):
         "lpush": (1, 0, 1), "fcall": (1, 0, 0)})
 
 
+def _busy(client):
+    """Whether the server answers BUSY (a script runs past busy-reply-threshold)."""
+    try:
+        client.ping()
+        return False
+    except redis.exceptions.ResponseError as e:
+        return str(e).startswith("BUSY")
+
+
 def _replicate(replica, master):
     replica.client().replicaof(master.host, master.port)
     info = master.client()
@@ -193,14 +202,7 @@ def test_min_replicas_checks_only_a_scripts_first_write(server_factory):
     runner = master.raw()
     runner.send_command("EVAL", script, "1", "x")
     probe = master.client()
-
-    def busy():
-        try:
-            probe.ping()
-            return False
-        except redis.exceptions.ResponseError as e:
-            return str(e).startswith("BUSY")
-    wait_for(busy)
+    wait_for(lambda: _busy(probe))
     replica.client().replicaof("no", "one")
     assert runner.read_reply() == b":1\r\n"
     assert m.get("x") == b"after"
@@ -245,14 +247,7 @@ def test_keys_a_busy_script_made_ready_wait_for_its_end(server_factory):
         redis.call('lpush', KEYS[1], 'z')
         return 1""", "1", "x")
     probe = node.client()
-
-    def busy():
-        try:
-            probe.ping()
-            return False
-        except redis.exceptions.ResponseError as e:
-            return str(e).startswith("BUSY")
-    wait_for(busy)
+    wait_for(lambda: _busy(probe))
     assert node.raw().execute("HELLO", "2", "SETNAME", "abortscript").startswith(b"*")
     assert waiter.read_reply() == b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n"
     assert runner.read_reply() == b":1\r\n"
