@@ -18,6 +18,7 @@
 #include "core/latency_monitor.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
+#include "scripting/scripting.h"
 #include "server/client.h"
 #include "server/client_registry.h"
 #include "server/command_clock.h"
@@ -189,7 +190,11 @@ void ShutdownCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;
   }
-  ctx.clients().CloseAfterReply(ctx.client);
+  // Inside a timed-out script's loop turn the server exits only once the script has stopped:
+  // the connection stays open until the server closes it with its listeners, so a client that
+  // reconnects on seeing it close is refused (Redis's exit does the same).
+  ScriptRun* busy = ctx.scripting().running();
+  if (busy == nullptr || !busy->timed_out) ctx.clients().CloseAfterReply(ctx.client);
   ctx.loop().Shutdown();
 }
 

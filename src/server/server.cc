@@ -219,11 +219,13 @@ Server::Server(Config config, const CommandTable& commands)
 }
 
 Server::~Server() {
-  clients_.clear();
+  // Listeners first: a client that sees its connection close (SHUTDOWN's) and reconnects at
+  // once must be refused, not accepted by a server about to go.
   for (auto& listener : listeners_) {
     if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
   }
   listeners_.clear();
+  clients_.clear();
   if (cluster_lock_fd_ >= 0) close(cluster_lock_fd_);
   close(wake_fd_);
   close(epoll_fd_);

@@ -1,5 +1,7 @@
 """Scripting details from Redis 7.2's unit/scripting and unit/functions."""
 
+import socket
+
 import pytest
 import redis
 
@@ -252,3 +254,21 @@ def test_keys_a_busy_script_made_ready_wait_for_its_end(server_factory):
     assert waiter.read_reply() == b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n"
     assert runner.read_reply() == b":1\r\n"
     r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+
+
+def test_shutdown_during_a_busy_script_refuses_reconnects(server_factory):
+    # SHUTDOWN NOSAVE from a busy script's loop turn: once its connection closes, the server
+    # takes no new connection (its listeners close first), as Redis's exit does.
+    node = server_factory(["--busy-reply-threshold", "10"])
+    runner = node.raw()
+    runner.send_command("EVAL", "while true do end", "0")
+    probe = node.client()
+    wait_for(lambda: _busy(probe))
+    node.expect_exit = True
+    caller = node.raw()
+    caller.send_command("SHUTDOWN", "NOSAVE")
+    with pytest.raises(ConnectionError):
+        caller.read_reply()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((node.host, node.port), timeout=5)
+    node.proc.wait(10)
