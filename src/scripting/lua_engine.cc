@@ -748,6 +748,10 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (spec->has(kCmdNoScript) && !host_.DenyScriptsDisabled()) {
     return reject("This Redis command is not allowed from script");
   }
+  // A script allowed to run on a stale replica (allow-stale) still reads no stale data.
+  if (!spec->has(kCmdStale) && host_.StaleReplica()) {
+    return reject("Can not execute the command on a stale replica");
+  }
   // ACL: the script's commands are checked against the calling client's user.
   if (std::string denied = host_.ScriptAclError(*spec, argv_); !denied.empty()) {
     return reject(denied.c_str());

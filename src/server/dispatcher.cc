@@ -112,6 +112,20 @@ std::optional<uint32_t> DeclaredScriptFlags(Scripting& scripting, const CommandS
   return scripting.DeclaredFlags(ref, args);
 }
 
+// A script command runs on a stale replica only when its script says allow-stale: Redis takes a
+// known script's own flags over the command's, and a script without a shebang declares none.
+// An unknown script keeps the command's flags (its error then says why it can't run).
+bool ScriptDeniedWhenStale(Scripting& scripting, const CommandSpec& spec,
+                           std::span<const std::string_view> args) {
+  if (!spec.has(kCmdRunsScript) || args.size() < 2) return false;
+  if (std::optional<uint32_t> flags = DeclaredScriptFlags(scripting, spec, args)) {
+    return (*flags & kScriptAllowStale) == 0;
+  }
+  if (spec.has(kCmdRunsFunction)) return false;
+  if (spec.has(kCmdScriptBySha)) return scripting.FindScript(args[1]) != nullptr;
+  return !args[1].starts_with("#!");
+}
+
 }  // namespace
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
@@ -333,9 +347,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
-    const bool deny_stale = !AllRunHave(client, *spec, kCmdStale);
-    if (deny_stale && !config_.values().replica_serve_stale_data &&
-        !replication_->link()->link_up()) {
+    if (!config_.values().replica_serve_stale_data && !replication_->link()->link_up() &&
+        (!AllRunHave(client, *spec, kCmdStale) ||
+         ScriptDeniedWhenStale(scripting(), *spec, argv))) {
       ++command_stats(*spec).rejected_calls;
       reject("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
       return;

@@ -327,6 +327,7 @@ class Server : public KeyspaceListener,
   std::string_view MinReplicasError() override;
   bool PreCommandOom() override { return pre_command_oom_; }
   bool IsReplica() override;
+  bool StaleReplica() override;
   bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }
   // In src/server/cluster_redirect.cc.
   std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,

@@ -272,3 +272,27 @@ def test_shutdown_during_a_busy_script_refuses_reconnects(server_factory):
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((node.host, node.port), timeout=5)
     node.proc.wait(10)
+
+
+def test_scripts_on_a_stale_replica_need_allow_stale(server_factory):
+    # replica-serve-stale-data no with the link down: a script runs only when it declares
+    # allow-stale (one without a shebang declares nothing), and then reads no stale data.
+    node = server_factory()
+    r = node.client()
+    r.config_set("replica-serve-stale-data", "no")
+    sha = r.script_load("return 3")
+    r.replicaof("127.0.0.1", "1")
+    masterdown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+    for script in ("return 1", "#!lua flags=no-writes\nreturn 1"):
+        with pytest.raises(redis.exceptions.ResponseError, match=masterdown):
+            r.eval(script, 0)
+    with pytest.raises(redis.exceptions.ResponseError, match=masterdown):
+        r.evalsha(sha, 0)
+    with pytest.raises(redis.exceptions.NoScriptError):
+        r.evalsha("1" * 40, 0)
+    assert r.eval("#!lua flags=allow-stale,no-writes\nreturn 2", 0) == 2
+    assert r.eval("#!lua flags=allow-stale,no-writes\nreturn redis.call('echo', 'hi')", 0) == b"hi"
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="Can not execute the command on a stale replica script: "):
+        r.eval("#!lua flags=allow-stale,no-writes\nreturn redis.call('get', 'x')", 1, "x")
+    r.replicaof("no", "one")
