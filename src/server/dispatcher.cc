@@ -463,6 +463,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
   if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
+    // The script SELECTed another database since its last write: so do its effects.
+    if (ctx.db.index() != script_effects_db_) {
+      script_effects_db_ = ctx.db.index();
+      script_effects_->commands.push_back({"SELECT", std::to_string(script_effects_db_)});
+      script_effects_->targets.push_back(kEffectToAll);
+    }
     if (ctx.effects.overridden) {
       for (auto& command : ctx.effects.commands) script_effects_->Add(std::move(command));
     } else {

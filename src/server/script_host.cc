@@ -28,9 +28,16 @@ void Server::ScriptStarted(ScriptRun& run) {
   script_caller_ = current_client_;
   script_client_->set_db_index(script_caller_->db_index());
   script_effects_ = &run.effects;
+  script_effects_db_ = script_caller_->db_index();
 }
 
 void Server::ScriptEnded() {
+  // The effect stream believes the script's writes ran in its caller's database: switch back
+  // after the script's writes elsewhere, so what follows them lands where the stream thinks.
+  if (script_effects_db_ != script_caller_->db_index()) {
+    script_effects_->commands.push_back({"SELECT", std::to_string(script_caller_->db_index())});
+    script_effects_->targets.push_back(kEffectToAll);
+  }
   script_effects_ = nullptr;
   script_caller_ = nullptr;
 }

@@ -583,6 +583,9 @@ class Server : public KeyspaceListener,
   // are propagated instead of the script, when anything consumes effects); nullptr outside
   // scripts.
   ScriptEffects* script_effects_ = nullptr;
+  // The database the script's recorded effects run in: a SELECT in the script becomes a SELECT
+  // effect before its next write there (the stream only knows the script command's db).
+  int script_effects_db_ = 0;
   Client* script_caller_ = nullptr;  // the client a running script runs for
   ChildProcesses children_;
   ClientPause client_pause_{[this] { PauseChanged(); }};

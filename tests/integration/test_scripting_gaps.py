@@ -296,3 +296,29 @@ def test_scripts_on_a_stale_replica_need_allow_stale(server_factory):
                        match="Can not execute the command on a stale replica script: "):
         r.eval("#!lua flags=allow-stale,no-writes\nreturn redis.call('get', 'x')", 1, "x")
     r.replicaof("no", "one")
+
+
+def test_script_writes_after_select_replicate_to_their_database(server_factory):
+    # The stream gets the script's SELECTs with its effects (and a SELECT back to the caller's
+    # database after them), so the replica applies each write where the script made it.
+    master = server_factory(["--repl-diskless-sync-delay", "0"])
+    replica = server_factory()
+    _replicate(replica, master)
+    m = master.client()
+    script = """
+        redis.call('set', 'foo1', 'bar1')
+        redis.call('select', '10')
+        redis.call('incr', 'x')
+        redis.call('select', '11')
+        redis.call('incr', 'z')"""
+    m.eval(script, 3, "foo1", "x", "z")
+    m.eval(script, 3, "foo1", "x", "z")
+    m.set("after", "1")  # the caller's database again
+    offset = m.info("replication")["master_repl_offset"]
+    r = replica.client()
+    wait_for(lambda: r.info("replication")["slave_repl_offset"] == offset)
+    assert r.get("foo1") == b"bar1" and r.get("after") == b"1"
+    r10 = replica.client(db=10)
+    r11 = replica.client(db=11)
+    assert r10.get("x") == b"2" and r11.get("z") == b"2"
+    assert r.dbsize() == 2
