@@ -1,9 +1,17 @@
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The engine is in src/scripting/.
 #include "scripting/scripting.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include "commands/families.h"
 #include "commands/helpers.h"
@@ -11,6 +19,7 @@
 #include "core/arg_parser.h"
 #include "core/command_table.h"
 #include "server/client.h"
+#include "server/client_registry.h"
 #include "server/command_context.h"
 #include "server/command_stats.h"
 #include "server/monitors.h"
@@ -62,16 +71,7 @@ bool ParseNumKeys(CommandContext& ctx, size_t* numkeys) {
   return args.Check();
 }
 
-void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
-  // EVAL has skip_monitor: it is fed here, first (also when the script is unknown or fails to
-  // compile, as in Redis), so the commands its script runs follow it.
-  ctx.monitors().Feed(ctx.client, ctx.argv);
-  // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
-  // looks at numkeys.
-  if (by_sha && ctx.arg(1).size() != 40) {
-    ctx.reply.Error(kNoScript);
-    return;
-  }
+void RunEval(CommandContext& ctx, bool by_sha, bool ro) {
   size_t numkeys = 0;
   if (!ParseNumKeys(ctx, &numkeys)) return;
   Scripting& scripting = ctx.scripting();
@@ -92,6 +92,109 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
     }
   }
   RunScriptFor(ctx, scripting.eval_engine(), script->ref, script->flags, ro, script->sha, numkeys);
+}
+
+// Writes the client's queued output with blocking writes: the debugger's lines go straight to
+// the socket and must not overtake replies queued before them.
+void WriteQueuedOutput(Client& client) {
+  std::string& out = client.output();
+  while (client.output_written < out.size()) {
+    ssize_t n =
+        client.WriteSocket(out.data() + client.output_written, out.size() - client.output_written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    client.output_written += static_cast<size_t>(n);
+  }
+  out.clear();
+  client.output_written = 0;
+}
+
+void SetSocketBlocking(int fd, bool blocking, int send_timeout_ms) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
+  timeval tv{.tv_sec = send_timeout_ms / 1000, .tv_usec = (send_timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+// EVAL under SCRIPT DEBUG: the script runs in a debugging session on the client's socket,
+// which then closes. Async (YES): a forked child owns the session and the socket, the server
+// drops the client and goes on serving the others; what the script writes dies with the
+// child. SYNC: the session runs here, the server waits, the writes stay.
+void DebugEval(CommandContext& ctx, bool ro) {
+  Client& client = ctx.client;
+  const bool forked = !client.has(kClientLuaDebugSync);
+  ctx.PropagateNothing();
+  if (forked) {
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      ctx.reply.Error(
+          fmt::format("ERR Fork() failed: can't run EVAL in debugging mode: {}", strerror(errno)));
+      client.clear(kClientLuaDebug);
+      return;
+    }
+    if (pid > 0) {
+      spdlog::info("Redis forked for debugging eval");
+      ctx.scripting().AddDebugSession(pid);
+      // The child answers from now on; kClientLuaDebug keeps the close from shutting the
+      // connection down under it.
+      client.output_written = client.output().size();
+      ctx.clients().CloseClient(client);
+      return;
+    }
+    // The child: it dies with the server, ignores the signals meant for the server, and keeps
+    // no other socket open (a connection the server closes must close for its peer).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    const int fd = client.fd();
+    if (fd > 3) close_range(3, fd - 1, 0);
+    close_range(fd + 1, ~0U, 0);
+  } else {
+    spdlog::info("Redis synchronous debugging eval session started");
+  }
+  SetSocketBlocking(client.fd(), true, 5000);
+  WriteQueuedOutput(client);
+  LuaDebugger& debugger = ctx.scripting().debugger();
+  debugger.BeginSession(
+      ctx.arg(1),
+      {.read = [&client](void* buf, size_t n) { return client.ReadSocket(buf, n); },
+       .write = [&client](const void* buf, size_t n) { return client.WriteSocket(buf, n); }});
+  RunEval(ctx, false, ro);
+  debugger.EndSession();
+  if (forked) {
+    WriteQueuedOutput(client);  // the script's reply
+    _exit(0);
+  }
+  spdlog::info("Redis synchronous debugging eval session ended");
+  SetSocketBlocking(client.fd(), false, 0);
+  client.clear(kClientLuaDebug);
+  client.clear(kClientLuaDebugSync);
+  // The closed connection tells the client the session is over.
+  ctx.clients().CloseAfterReply(client);
+}
+
+void EvalGeneric(CommandContext& ctx, bool by_sha, bool ro) {
+  // EVAL has skip_monitor: it is fed here, first (also when the script is unknown or fails to
+  // compile, as in Redis), so the commands its script runs follow it.
+  ctx.monitors().Feed(ctx.client, ctx.argv);
+  // A SHA1 is 40 hex digits: anything else cannot name a script, and Redis says so before it
+  // looks at numkeys.
+  if (by_sha && ctx.arg(1).size() != 40) {
+    ctx.reply.Error(kNoScript);
+    return;
+  }
+  // Inside EXEC the socket is not the command's to take over: the script runs undebugged.
+  if (ctx.client.has(kClientLuaDebug) && !ctx.in_exec) {
+    if (by_sha) {
+      ctx.reply.Error("ERR Please use EVAL instead of EVALSHA for debugging");
+      return;
+    }
+    DebugEval(ctx, ro);
+    return;
+  }
+  RunEval(ctx, by_sha, ro);
 }
 
 void EvalCommand(CommandContext& ctx) { EvalGeneric(ctx, false, false); }
@@ -162,15 +265,26 @@ namespace {
 
 void ScriptKillCommand(CommandContext& ctx) { KillRunningScript(ctx, true); }
 
+// SCRIPT DEBUG YES|SYNC|NO: whether the client's next EVAL runs in a debugging session.
 void ScriptDebugCommand(CommandContext& ctx) {
+  Client& client = ctx.client;
+  // The session writes to the socket directly: replies still queued (a pipeline, or EXEC's
+  // own) would arrive after it.
+  if (client.output_written < client.output().size()) {
+    ctx.reply.Error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    return;
+  }
   ArgParser args(ctx, 2);
   const int mode = args.Keyword({"NO", "YES", "SYNC"}, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
   if (!args.Check()) return;
-  if (mode == 0) {
-    ctx.reply.Ok();
-  } else {
-    ctx.reply.Error("ERR SCRIPT DEBUG is not supported by this server");
+  client.clear(kClientLuaDebug);
+  client.clear(kClientLuaDebugSync);
+  if (mode != 0) {
+    ctx.scripting().debugger().Enable();
+    client.set(kClientLuaDebug);
+    if (mode == 2) client.set(kClientLuaDebugSync);
   }
+  ctx.reply.Ok();
 }
 
 void ScriptHelpCommand(CommandContext& ctx) {

@@ -18,6 +18,7 @@
 #include "core/latency_monitor.h"
 #include "persistence/rdb.h"
 #include "persistence/snapshot.h"
+#include "scripting/scripting.h"
 #include "server/client.h"
 #include "server/client_registry.h"
 #include "server/command_clock.h"

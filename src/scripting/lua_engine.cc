@@ -13,6 +13,7 @@
 #include "scripting/bitop.h"
 #include "scripting/cjson.h"
 #include "scripting/lua_alloc.h"
+#include "scripting/lua_debugger.h"
 #include "scripting/lua_patterns.h"
 #include "scripting/safe_unpack.h"
 #include "scripting/sha1.h"
@@ -219,12 +220,18 @@ int RedisReplicateCommands(lua_State* L) {
   return 1;
 }
 
+// redis.breakpoint(): true (and a stop at the next line) only inside a debugging session.
 int RedisBreakpoint(lua_State* L) {
-  lua_pushboolean(L, 0);
+  LuaDebugger* debugger = EngineOf(L)->debugger();
+  lua_pushboolean(L, debugger != nullptr && debugger->RequestBreak() ? 1 : 0);
   return 1;
 }
 
-int RedisDebug(lua_State* L) { return 0; }
+// redis.debug(...): a line in the debugger's console; nothing outside a session.
+int RedisDebug(lua_State* L) {
+  if (LuaDebugger* debugger = EngineOf(L)->debugger()) debugger->LogDebugCall(L);
+  return 0;
+}
 
 int RedisAclCheckCmd(lua_State* L) {
   LuaEngine* engine = EngineOf(L);
@@ -418,6 +425,19 @@ void CountHook(lua_State* L, lua_Debug* ar) {
   auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
   if (engine != nullptr) engine->Hook(L);
+}
+
+void DebugLineHook(lua_State* L, lua_Debug* ar) {
+  lua_pushlightuserdata(L, &kEngineKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (engine == nullptr) return;
+  // Raised here, after the debugger's C++ state is unwound: lua_error longjmps.
+  if (const char* error = engine->DebugHook(L, ar)) {
+    PushErrorTable(L, error);
+    lua_error(L);
+  }
 }
 
 void SetField(lua_State* L, const char* name, lua_CFunction fn, LuaEngine* engine) {
@@ -666,6 +686,7 @@ int LuaEngine::LuaSetResp(lua_State* L) {
 int LuaEngine::LuaCall(lua_State* L, bool raise) {
   // Returns 1 (one value pushed) or -1 (an error table pushed that the caller raises).
   auto fail = [&](const char* text) {
+    if (debugger_ != nullptr && debugger_->logging()) debugger_->LogError(text);
     PushErrorTable(L, text);
     return raise ? -1 : 1;
   };
@@ -703,6 +724,9 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   for (size_t i = 0, n = 0; i < argv_.size(); ++i) {
     if (lua_type(L, static_cast<int>(i) + 1) == LUA_TNUMBER) argv_[i] = number_args_[n++];
   }
+  // While stepping, the debugger shows each command and its reply.
+  const bool log = debugger_ != nullptr && debugger_->logging();
+  if (log) debugger_->LogRedisCommand(argv_);
   const CommandSpec* spec = command_cache_.Find(commands_, argv_[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv_.size() >= 2) {
     spec = CommandTable::FindSubcommand(*spec, argv_[1]);
@@ -711,6 +735,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   // errorstats, commandstats), as Redis counts a script's refused commands; the error table
   // says so, so the script returning it doesn't count it twice.
   auto reject = [&](const char* text) {
+    if (debugger_ != nullptr && debugger_->logging()) debugger_->LogError(text);
     host_.CountScriptRejection(spec, text);
     PushErrorTable(L, text);
     MarkErrorCounted(L);
@@ -723,20 +748,18 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (spec->has(kCmdNoScript) && !host_.DenyScriptsDisabled()) {
     return reject("This Redis command is not allowed from script");
   }
+  // A script allowed to run on a stale replica (allow-stale) still reads no stale data.
+  if (!spec->has(kCmdStale) && host_.StaleReplica()) {
+    return reject("Can not execute the command on a stale replica");
+  }
   // ACL: the script's commands are checked against the calling client's user.
   if (std::string denied = host_.ScriptAclError(*spec, argv_); !denied.empty()) {
     return reject(denied.c_str());
   }
-  // min-replicas-to-write holds for a script's writes too (not for our master's scripts).
-  if (spec->has(kCmdWrite) && !run_->from_master) {
-    if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
-      return reject("-NOREPLICAS Not enough good replicas to write.");
-    }
-  }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
-  if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&
-      host_.PreCommandOom() && config_.maxmemory > 0) {
+  if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty && host_.PreCommandOom() &&
+      config_.maxmemory > 0) {
     return reject("-OOM command not allowed when used memory > 'maxmemory'.");
   }
   // A read-only script may not replicate anything either (PUBLISH): that is what lets it run
@@ -744,22 +767,27 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   if (run_->read_only && (spec->has(kCmdWrite) || spec->has(kCmdMayReplicate))) {
     return reject("Write commands are not allowed from read-only scripts.");
   }
-  if (spec->has(kCmdWrite)) {
+  // Once the script has written, the server's state (a replica link, min-replicas) can't fail
+  // it half-way: only its first write is checked, as in Redis.
+  if (spec->has(kCmdWrite) && !run_->write_dirty) {
     // A read-only replica refuses a script's writes as it refuses a client's (not its
     // master's: it applies whatever the master sends).
     if (host_.IsReplica() && config_.replica_read_only && !run_->from_master) {
       return reject("-READONLY You can't write against a read only replica.");
     }
-    // Nor may a script write what could not be persisted, until it has written something
-    // (then it must be allowed to finish what it began), as Redis.
-    if (!run_->write_dirty && !run_->from_master) {
+    // Nor may a script write what could not be persisted (MISCONF), and min-replicas-to-write
+    // holds for a script's writes too (neither for our master's scripts).
+    if (!run_->from_master) {
       if (std::string err = host_.DiskWriteError(); !err.empty()) {
         err.insert(0, "-");
         return reject(err.c_str());
       }
+      if (std::string_view err = host_.MinReplicasError(); !err.empty()) {
+        return reject("-NOREPLICAS Not enough good replicas to write.");
+      }
     }
-    run_->write_dirty = true;
   }
+  if (spec->has(kCmdWrite)) run_->write_dirty = true;
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
   if (std::string err = host_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {
     return reject(err.c_str());
@@ -773,6 +801,7 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   lua_settop(L, 0);
   const char* p = out.data();
   bool is_error = !out.empty() && out[0] == '-';
+  if (log) debugger_->LogRedisReply(out);
   PushRespValue(&p, out.data() + out.size());
   out.clear();
   return is_error && raise ? -1 : 1;
@@ -797,8 +826,15 @@ void LuaEngine::Run(ScriptRun& run, int ref, std::span<const std::string_view> k
   lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, trampoline_ref_);
   lua_pushlightuserdata(L, &setup);
-  bool hooked = config_.busy_reply_threshold > 0;
-  if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  // A debugged script stops on lines (and checks for runaway loops on counts) instead of
+  // serving other clients when busy: its session owns the client's socket meanwhile.
+  const bool debugging = debugger_ != nullptr && debugger_->active();
+  bool hooked = debugging || config_.busy_reply_threshold > 0;
+  if (debugging) {
+    lua_sethook(L, DebugLineHook, LUA_MASKLINE | LUA_MASKCOUNT, kHookInstructions);
+  } else if (hooked) {
+    lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  }
   host_.ScriptStarted(run);
   allocator_->set_limit(kHeapLimit - kEngineReserve);
   int status = lua_pcall(L, 1, 1, base);
@@ -876,7 +912,14 @@ void LuaEngine::Hook(lua_State* L) {
   }
 }
 
+const char* LuaEngine::DebugHook(lua_State* L, lua_Debug* ar) {
+  if (run_ == nullptr || debugger_ == nullptr) return nullptr;
+  return debugger_->LineHook(L, ar, &run_->start_us, config_.busy_reply_threshold);
+}
+
 void LuaEngine::CheckTime(lua_State* L) {
+  // A debugged script never serves other clients (a forked session has none to serve).
+  if (debugger_ != nullptr && debugger_->active()) return;
   if (run_ == nullptr ? load_deadline_us_ == 0 : config_.busy_reply_threshold <= 0) return;
   Hook(L);
 }

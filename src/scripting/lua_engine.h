@@ -26,6 +26,7 @@ extern "C" {
 namespace vireo {
 
 class LuaAllocator;
+class LuaDebugger;
 class ReplyBuilder;
 
 // Flags from a script's shebang line or a function's registration.
@@ -82,6 +83,10 @@ class LuaEngine {
   ScriptHost& host() { return host_; }
   const CommandTable& commands() const { return commands_; }
   ScriptRun* current() { return run_; }
+  // The EVAL engine's debugger (SCRIPT DEBUG); null for FUNCTION's. A script runs under it
+  // while it has a session active.
+  LuaDebugger* debugger() { return debugger_; }
+  void set_debugger(LuaDebugger* debugger) { debugger_ = debugger; }
 
   // Compiles `code` under `chunk_name` ("@user_script") with the sandboxed globals as its
   // environment. Returns a registry reference, or LUA_NOREF with the Lua message in *error.
@@ -115,6 +120,8 @@ class LuaEngine {
   double NextRandom();
   void SeedRandom(int64_t seed);
   void Hook(lua_State* L);
+  // The line hook of a debugged script: the error text to raise, or nullptr.
+  const char* DebugHook(lua_State* L, lua_Debug* ar);
   // The time check of long C calls (the pattern matcher): as the count hook, it serves other
   // clients past busy-reply-threshold and raises after SCRIPT KILL or the FUNCTION LOAD
   // deadline. Returns at once when no limit applies.
@@ -133,6 +140,7 @@ class LuaEngine {
   bool functions_mode_;
   lua_State* lua_ = nullptr;
   ScriptRun* run_ = nullptr;
+  LuaDebugger* debugger_ = nullptr;
   int resp_ = 2;  // the protocol the running script chose with redis.setresp
   std::vector<std::string_view> argv_;
   std::vector<std::string> number_args_;  // "%.17g" texts of number arguments

@@ -43,6 +43,9 @@ class ScriptHost {
   virtual bool PreCommandOom() = 0;
   // This server replicates a master (replica-read-only then refuses writes).
   virtual bool IsReplica() = 0;
+  // A replica whose link is down with replica-serve-stale-data no: a script may run only the
+  // commands flagged stale.
+  virtual bool StaleReplica() = 0;
   // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call no-script commands.
   virtual bool DenyScriptsDisabled() = 0;
   // Cluster mode: "" when the command's keys are served here and stay in the script's slot

@@ -1,9 +1,11 @@
 #include "scripting/scripting.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 
 #include "core/key_slot.h"
 #include "protocol/reply_builder.h"
@@ -54,10 +56,23 @@ Shebang ParseShebang(std::string_view code) {
 Scripting::Scripting(ScriptHost& host, const CommandTable& commands, const ServerConfig& config)
     : host_(host), commands_(commands), config_(config), eval_(NewEngine(false)) {}
 
-Scripting::~Scripting() = default;
+Scripting::~Scripting() {
+  // A debugging session dies with its server (Redis kills them at shutdown).
+  for (pid_t pid : debug_sessions_) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+void Scripting::ReapDebugSessions() {
+  std::erase_if(debug_sessions_, [](pid_t pid) { return waitpid(pid, nullptr, WNOHANG) != 0; });
+}
 
 std::unique_ptr<LuaEngine> Scripting::NewEngine(bool functions_mode) {
-  return std::make_unique<LuaEngine>(host_, commands_, config_, functions_mode);
+  auto engine = std::make_unique<LuaEngine>(host_, commands_, config_, functions_mode);
+  // Only EVAL scripts are debugged (as in Redis).
+  if (!functions_mode) engine->set_debugger(&debugger_);
+  return engine;
 }
 
 CachedScript* Scripting::FindScript(std::string_view sha) {

@@ -14,6 +14,7 @@
 #include "core/command_table.h"
 #include "core/config.h"
 #include "core/propagator.h"
+#include "scripting/lua_debugger.h"
 #include "scripting/lua_engine.h"
 #include "scripting/script_host.h"
 
@@ -109,12 +110,22 @@ class Scripting {
   // The script being executed, if any (SCRIPT KILL, FUNCTION KILL, FUNCTION STATS).
   ScriptRun* running() { return running_; }
 
+  // ---- SCRIPT DEBUG ----
+  LuaDebugger& debugger() { return debugger_; }
+  // Forked debugging sessions (SCRIPT DEBUG YES): any number run beside the server's other
+  // children. Reaped from the cron; killed when the server goes.
+  void AddDebugSession(pid_t pid) { debug_sessions_.push_back(pid); }
+  void ReapDebugSessions();
+  size_t debug_sessions() const { return debug_sessions_.size(); }
+
  private:
   std::unique_ptr<LuaEngine> NewEngine(bool functions_mode);
 
   ScriptHost& host_;
   const CommandTable& commands_;
   const ServerConfig& config_;
+  LuaDebugger debugger_;  // before eval_, which points at it
+  std::vector<pid_t> debug_sessions_;
   std::unique_ptr<LuaEngine> eval_;
   std::unique_ptr<LuaEngine> functions_engine_;
   StringMap<CachedScript> scripts_;

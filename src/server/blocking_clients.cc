@@ -115,6 +115,9 @@ bool Server::UnblockClient(Client& client, UnblockReason reason, std::string_vie
 }
 
 void Server::ServeReadyKeys() {
+  // While a timed-out script runs, other clients' commands are answered, but the keys it made
+  // ready wait for its end: a waiter gets what the script leaves, never a state half-way.
+  if (busy_script_ != 0) return;
   serving_ready_keys_ = true;
   while (blocking_.HasReadyKeys()) {
     for (const BlockedKey& ready : blocking_.TakeReadyKeys()) {

@@ -35,12 +35,16 @@ enum ClientFlag : uint32_t {
   kClientReplySkipNext = 1u << 12,
   kClientReplySkip = 1u << 13,
   kClientPendingCommand = 1u << 14,  // has parsed input waiting to run (after an unblock)
-  kClientReplica = 1u << 15,  // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
-  kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
-  kClientPostponed = 1u << 17,  // its command waits for a pause to end (also kClientBlocked)
-  kClientTracking = 1u << 18,   // CLIENT TRACKING ON (state in Server::tracking())
-  kClientAsking = 1u << 19,     // cluster: ASKING, for the next command (or transaction)
-  kClientReadonly = 1u << 20,   // cluster: READONLY, reads served by replicas: CLIENT LIST "r"
+  kClientReplica = 1u << 15,         // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
+  kClientMaster = 1u << 16,          // our master's link, whose commands we apply: CLIENT LIST "M"
+  kClientPostponed = 1u << 17,       // its command waits for a pause to end (also kClientBlocked)
+  kClientTracking = 1u << 18,        // CLIENT TRACKING ON (state in Server::tracking())
+  kClientAsking = 1u << 19,          // cluster: ASKING, for the next command (or transaction)
+  kClientReadonly = 1u << 20,        // cluster: READONLY, reads served by replicas: CLIENT LIST "r"
+  // SCRIPT DEBUG YES|SYNC: its next EVAL is debugged. A forked session owns the socket, so
+  // closing the client in the server must not shut the connection down.
+  kClientLuaDebug = 1u << 21,
+  kClientLuaDebugSync = 1u << 22,  // SCRIPT DEBUG SYNC: the session runs in the server
 };
 
 struct QueuedCommand {
@@ -118,8 +122,8 @@ class Client {
   struct BlockedCommand {
     std::vector<std::string> argv;
     const CommandSpec* spec = nullptr;
-    int64_t deadline_ms = 0;  // monotonic; 0 = none
-    bool skip_reply = false;  // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
+    int64_t deadline_ms = 0;        // monotonic; 0 = none
+    bool skip_reply = false;        // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
     bool rerun_on_timeout = false;  // see BlockOptions (blocking_service.h)
   };
   BlockedCommand blocked;
@@ -188,7 +192,8 @@ class Client {
   std::vector<std::pair<size_t, size_t>> pushes_in_command;
   std::string deferred_pushes;
   void NotePush(size_t begin) {
-    if (collect_pushes && output_.size() > begin) pushes_in_command.emplace_back(begin, output_.size());
+    if (collect_pushes && output_.size() > begin)
+      pushes_in_command.emplace_back(begin, output_.size());
   }
   bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
   bool in_pending_writes = false;

@@ -111,6 +111,29 @@ bool AllRunHave(const Client& client, const CommandSpec& spec, CommandFlag flag)
   return spec.has(flag) && (!spec.has(kCmdRunsQueued) || QueuedAllWithFlag(client, flag));
 }
 
+// The flags the script a script command runs declares (Scripting::DeclaredFlags), or nullopt.
+std::optional<uint32_t> DeclaredScriptFlags(Scripting& scripting, const CommandSpec& spec,
+                                            std::span<const std::string_view> args) {
+  const Scripting::ScriptRef ref = spec.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
+                                   : spec.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
+                                                               : Scripting::ScriptRef::kBody;
+  return scripting.DeclaredFlags(ref, args);
+}
+
+// A script command runs on a stale replica only when its script says allow-stale: Redis takes a
+// known script's own flags over the command's, and a script without a shebang declares none.
+// An unknown script keeps the command's flags (its error then says why it can't run).
+bool ScriptDeniedWhenStale(Scripting& scripting, const CommandSpec& spec,
+                           std::span<const std::string_view> args) {
+  if (!spec.has(kCmdRunsScript) || args.size() < 2) return false;
+  if (std::optional<uint32_t> flags = DeclaredScriptFlags(scripting, spec, args)) {
+    return (*flags & kScriptAllowStale) == 0;
+  }
+  if (spec.has(kCmdRunsFunction)) return false;
+  if (spec.has(kCmdScriptBySha)) return scripting.FindScript(args[1]) != nullptr;
+  return !args[1].starts_with("#!");
+}
+
 }  // namespace
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
@@ -305,7 +328,19 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     pre_command_oom_ = false;
   }
   // After a failed background save, writes (and PING) are refused (stop-writes-on-bgsave-error).
-  const bool is_write = AnyRunHas(client, *spec, kCmdWrite);
+  // EXEC also writes when it runs a script that declares it may (a shebang without
+  // no-writes): Redis's transaction flags take the scripts' declared ones.
+  auto queued_script_writes = [&] {
+    for (const QueuedCommand& q : client.multi_queue) {
+      if (!q.spec->has(kCmdRunsScript)) continue;
+      std::vector<std::string_view> args(q.argv.begin(), q.argv.end());
+      std::optional<uint32_t> flags = DeclaredScriptFlags(scripting(), *q.spec, args);
+      if (flags && (*flags & kScriptNoWrites) == 0) return true;
+    }
+    return false;
+  };
+  const bool is_write =
+      AnyRunHas(client, *spec, kCmdWrite) || (spec->has(kCmdRunsQueued) && queued_script_writes());
   if (!from_master && (is_write || spec->has(kCmdDiskErrorCheck))) {
     if (std::string err = DiskWriteError(); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
@@ -329,9 +364,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
-    const bool deny_stale = !AllRunHave(client, *spec, kCmdStale);
-    if (deny_stale && !config_.values().replica_serve_stale_data &&
-        !replication_->link()->link_up()) {
+    if (!config_.values().replica_serve_stale_data && !replication_->link()->link_up() &&
+        (!AllRunHave(client, *spec, kCmdStale) ||
+         ScriptDeniedWhenStale(scripting(), *spec, argv))) {
       ++command_stats(*spec).rejected_calls;
       reject("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
       return;
@@ -348,10 +383,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
       if (!s.has(kCmdRunsScript)) return true;
       // scripting() builds the interpreter on first use; scripting_ may still be null here.
-      const Scripting::ScriptRef ref = s.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
-                                       : s.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
-                                                                : Scripting::ScriptRef::kBody;
-      std::optional<uint32_t> flags = scripting().DeclaredFlags(ref, args);
+      std::optional<uint32_t> flags = DeclaredScriptFlags(scripting(), s, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;
@@ -457,6 +489,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
   if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
+    // The script SELECTed another database since its last write: so do its effects.
+    if (ctx.db.index() != script_effects_db_) {
+      script_effects_db_ = ctx.db.index();
+      script_effects_->commands.push_back({"SELECT", std::to_string(script_effects_db_)});
+      script_effects_->targets.push_back(kEffectToAll);
+    }
     if (ctx.effects.overridden) {
       for (auto& command : ctx.effects.commands) script_effects_->Add(std::move(command));
     } else {

@@ -2,6 +2,7 @@
 // on a client of their own for the client whose command (EVAL, FCALL...) started the script.
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
+#include "replication/replica_link.h"
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
 #include "server/server.h"
@@ -29,9 +30,16 @@ void Server::ScriptStarted(ScriptRun& run) {
   script_caller_ = current_client_;
   script_client_->set_db_index(script_caller_->db_index());
   script_effects_ = &run.effects;
+  script_effects_db_ = script_caller_->db_index();
 }
 
 void Server::ScriptEnded() {
+  // The effect stream believes the script's writes ran in its caller's database: switch back
+  // after the script's writes elsewhere, so what follows them lands where the stream thinks.
+  if (script_effects_db_ != script_caller_->db_index()) {
+    script_effects_->commands.push_back({"SELECT", std::to_string(script_caller_->db_index())});
+    script_effects_->targets.push_back(kEffectToAll);
+  }
   script_effects_ = nullptr;
   script_caller_ = nullptr;
 }
@@ -58,6 +66,11 @@ std::string Server::DiskWriteError() {
 }
 
 bool Server::IsReplica() { return replication_->is_replica(); }
+
+bool Server::StaleReplica() {
+  return replication_->is_replica() && !config_.values().replica_serve_stale_data &&
+         !replication_->link()->link_up();
+}
 
 void Server::CountScriptRejection(const CommandSpec* spec, std::string_view message) {
   if (!message.empty() && message[0] == '-') {

@@ -240,11 +240,13 @@ void Server::CloseListeners() {
 }
 
 Server::~Server() {
-  clients_.clear();
+  // Listeners first: a client that sees its connection close (SHUTDOWN's) and reconnects at
+  // once must be refused, not accepted by a server about to go.
   for (auto& listener : listeners_) {
     if (!listener->unix_path.empty()) unlink(listener->unix_path.c_str());
   }
   listeners_.clear();
+  clients_.clear();
   if (cluster_lock_fd_ >= 0) close(cluster_lock_fd_);
   close(wake_fd_);
   close(epoll_fd_);
@@ -802,7 +804,7 @@ void Server::CloseClient(Client& client) {
     // A fork child holds its own copy of the socket, so close() alone would keep the
     // connection open until the child exits: a dropped replica would take its dead link for
     // a live one. shutdown() ends it for both processes at once (as Redis 7.2 does).
-    if (children_.active()) shutdown(client.fd(), SHUT_RDWR);
+    if (children_.active() && !client.has(kClientLuaDebug)) shutdown(client.fd(), SHUT_RDWR);
   }
   pending_close_.push_back(client.id());
 }
@@ -1075,6 +1077,7 @@ void Server::Cron() {
   NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();
   children_.Reap();  // a finished child's exit handler runs before the crons that may fork
+  if (scripting_) scripting_->ReapDebugSessions();
   aof_->Cron();
   replication_->Cron();
   RdbCron(*this);  // BGSAVE children and save points (src/persistence/snapshot.h)

@@ -360,6 +360,7 @@ class Server : public KeyspaceListener,
   std::string DiskWriteError() override;
   bool PreCommandOom() override { return pre_command_oom_; }
   bool IsReplica() override;
+  bool StaleReplica() override;
   bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }
   // In src/server/cluster_redirect.cc.
   std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
@@ -619,6 +620,9 @@ class Server : public KeyspaceListener,
   // are propagated instead of the script, when anything consumes effects); nullptr outside
   // scripts.
   ScriptEffects* script_effects_ = nullptr;
+  // The database the script's recorded effects run in: a SELECT in the script becomes a SELECT
+  // effect before its next write there (the stream only knows the script command's db).
+  int script_effects_db_ = 0;
   Client* script_caller_ = nullptr;  // the client a running script runs for
   ChildProcesses children_;
   ClientPause client_pause_{[this] { PauseChanged(); }};

@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include "persistence/aof.h"
+#include "scripting/scripting.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "util/clock.h"
@@ -43,9 +44,14 @@ void Server::ShutdownFromCommand(CommandContext& ctx, uint32_t flags) {
     return;
   }
   switch (PrepareShutdown(flags)) {
-    case ShutdownOutcome::kExit:
-      CloseAfterReply(client);
+    case ShutdownOutcome::kExit: {
+      // Inside a timed-out script's loop turn the server exits only once the script has
+      // stopped: the connection stays open until the server closes it with its listeners, so
+      // a client that reconnects on seeing it close is refused (Redis's exit does the same).
+      ScriptRun* busy = scripting().running();
+      if (busy == nullptr || !busy->timed_out) CloseAfterReply(client);
       return;
+    }
     case ShutdownOutcome::kWaiting:
       ctx.blocking().BlockClient(ctx, {}, 0, ValueType::kString, {});
       shutdown_waiters_.push_back(client.id());
