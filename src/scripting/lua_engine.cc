@@ -735,8 +735,8 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
   }
   // Over maxmemory when the script started: until the script has written something (then
   // it must be allowed to finish what it began), deny-oom commands fail as they would outside.
-  if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty &&
-      host_.PreCommandOom() && config_.maxmemory > 0) {
+  if (spec->has(kCmdDenyOom) && !run_->allow_oom && !run_->write_dirty && host_.PreCommandOom() &&
+      config_.maxmemory > 0) {
     return reject("-OOM command not allowed when used memory > 'maxmemory'.");
   }
   // A read-only script may not replicate anything either (PUBLISH): that is what lets it run
@@ -751,6 +751,11 @@ int LuaEngine::LuaCall(lua_State* L, bool raise) {
       return reject("-READONLY You can't write against a read only replica.");
     }
     run_->write_dirty = true;
+  }
+  if (!spec->has(kCmdStale) && !run_->from_master && host_.StaleReplica()) {
+    return reject(
+        "Can not execute the command on a stale replica. The replica is stale and "
+        "'replica-serve-stale-data' is set to 'no'");
   }
   // Cluster mode: only keys of this node's slots, all in one slot (src/cluster/redirect.h).
   if (std::string err = host_.ScriptClusterError(*run_, *spec, argv_); !err.empty()) {

@@ -40,6 +40,9 @@ class ScriptHost {
   virtual bool PreCommandOom() = 0;
   // This server replicates a master (replica-read-only then refuses writes).
   virtual bool IsReplica() = 0;
+  // A replica whose link to its master is down, with replica-serve-stale-data no: only
+  // commands flagged stale may run (an allow-stale script got this far).
+  virtual bool StaleReplica() = 0;
   // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call no-script commands.
   virtual bool DenyScriptsDisabled() = 0;
   // Cluster mode: "" when the command's keys are served here and stay in the script's slot

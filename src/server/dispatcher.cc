@@ -105,6 +105,15 @@ bool AllRunHave(const Client& client, const CommandSpec& spec, CommandFlag flag)
 
 }  // namespace
 
+std::optional<uint32_t> Server::ScriptDeclaredFlags(const CommandSpec& spec,
+                                                    std::span<const std::string_view> argv) {
+  // scripting() builds the interpreter on first use; scripting_ may still be null here.
+  const Scripting::ScriptRef ref = spec.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
+                                   : spec.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
+                                                               : Scripting::ScriptRef::kBody;
+  return scripting().DeclaredFlags(ref, argv);
+}
+
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
   if (argv.empty()) return;
   {
@@ -312,9 +321,16 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
     // replica-serve-stale-data no: while the link is down only commands flagged stale run.
-    const bool deny_stale = !AllRunHave(client, *spec, kCmdStale);
-    if (deny_stale && !config_.values().replica_serve_stale_data &&
-        !replication_->link()->link_up()) {
+    // A script that declares flags replaces FCALL's / EVAL's stale flag with its own
+    // allow-stale (Redis's scriptFlagsToCmdFlags).
+    auto deny_stale = [&] {
+      if (!AllRunHave(client, *spec, kCmdStale)) return true;
+      if (!spec->has(kCmdRunsScript)) return false;
+      std::optional<uint32_t> flags = ScriptDeclaredFlags(*spec, argv);
+      return flags && (*flags & kScriptAllowStale) == 0;
+    };
+    if (!config_.values().replica_serve_stale_data && !replication_->link()->link_up() &&
+        deny_stale()) {
       ++command_stats(*spec).rejected_calls;
       reject("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
       return;
@@ -330,11 +346,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
       if (!s.has(kCmdRunsScript)) return true;
-      // scripting() builds the interpreter on first use; scripting_ may still be null here.
-      const Scripting::ScriptRef ref = s.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
-                                       : s.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
-                                                                : Scripting::ScriptRef::kBody;
-      std::optional<uint32_t> flags = scripting().DeclaredFlags(ref, args);
+      std::optional<uint32_t> flags = ScriptDeclaredFlags(s, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;

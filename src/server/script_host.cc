@@ -1,5 +1,6 @@
 // Server as the scripting layer's host (src/scripting/script_host.h): a script's commands run
 // on a client of their own for the client whose command (EVAL, FCALL...) started the script.
+#include "replication/replica_link.h"
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
 #include "server/server.h"
@@ -49,6 +50,11 @@ std::string Server::ScriptAclError(const CommandSpec& spec,
 std::string_view Server::MinReplicasError() { return replication_->MinReplicasError(); }
 
 bool Server::IsReplica() { return replication_->is_replica(); }
+
+bool Server::StaleReplica() {
+  return replication_->is_replica() && !config_.values().replica_serve_stale_data &&
+         !replication_->link()->link_up();
+}
 
 void Server::CountScriptRejection(const CommandSpec* spec, std::string_view message) {
   if (!message.empty() && message[0] == '-') {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -327,6 +328,7 @@ class Server : public KeyspaceListener,
   std::string_view MinReplicasError() override;
   bool PreCommandOom() override { return pre_command_oom_; }
   bool IsReplica() override;
+  bool StaleReplica() override;
   bool DenyScriptsDisabled() override { return debug_settings_.disable_deny_scripts; }
   // In src/server/cluster_redirect.cc.
   std::string ScriptClusterError(ScriptRun& run, const CommandSpec& spec,
@@ -631,6 +633,10 @@ class Server : public KeyspaceListener,
   std::string cluster_config_path_;
   // ExecuteCommand's checks and call, under CLIENT REPLY's suppression.
   void DispatchCommand(Client& client, std::span<const std::string_view> argv);
+  // The flags an EVAL/EVALSHA/FCALL (argv: the whole command) declares for its script, which
+  // replace the command's own in the write-pause and stale checks; nullopt when none.
+  std::optional<uint32_t> ScriptDeclaredFlags(const CommandSpec& spec,
+                                              std::span<const std::string_view> argv);
 };
 
 }  // namespace vireo
