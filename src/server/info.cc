@@ -220,23 +220,24 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("total_system_memory", system_memory);
   w.Field("total_system_memory_human", BytesToHuman(system_memory));
   // The Lua VMs as Lua counts them; the FUNCTION engine only once something created it.
-  Scripting& scripting = server.scripting();
+  // No interpreter yet (no script ran): nothing to report, and nothing built just to report it.
+  Scripting* scripting = server.scripting_if_built();
   auto vm_bytes = [](LuaEngine& engine) {
     lua_State* L = engine.state();
     return static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024 +
            static_cast<size_t>(lua_gc(L, LUA_GCCOUNTB, 0));
   };
-  const size_t vm_eval = vm_bytes(scripting.eval_engine());
-  const size_t vm_functions =
-      scripting.function_count() > 0 ? vm_bytes(scripting.function_engine()) : 0;
-  const size_t scripts_eval = scripting.scripts_memory();
+  const size_t functions = scripting != nullptr ? scripting->function_count() : 0;
+  const size_t vm_eval = scripting != nullptr ? vm_bytes(scripting->eval_engine()) : 0;
+  const size_t vm_functions = functions > 0 ? vm_bytes(scripting->function_engine()) : 0;
+  const size_t scripts_eval = scripting != nullptr ? scripting->scripts_memory() : 0;
   w.Field("used_memory_lua", vm_eval);
   w.Field("used_memory_vm_eval", vm_eval);
   w.Field("used_memory_lua_human", BytesToHuman(vm_eval));
   w.Field("used_memory_scripts_eval", scripts_eval);
-  w.Field("number_of_cached_scripts", scripting.script_count());
-  w.Field("number_of_functions", scripting.function_count());
-  w.Field("number_of_libraries", scripting.libraries().size());
+  w.Field("number_of_cached_scripts", scripting != nullptr ? scripting->script_count() : 0);
+  w.Field("number_of_functions", functions);
+  w.Field("number_of_libraries", scripting != nullptr ? scripting->libraries().size() : 0);
   w.Field("used_memory_vm_functions", vm_functions);
   w.Field("used_memory_vm_total", vm_eval + vm_functions);
   w.Field("used_memory_vm_total_human", BytesToHuman(vm_eval + vm_functions));

@@ -162,6 +162,9 @@ class Server : public KeyspaceListener,
   // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
   // libraries, created on first use.
   Scripting& scripting();
+  // Null until something ran or loaded a script: reports (INFO) must not build the
+  // interpreter, whose memory would then count against maxmemory from the first INFO on.
+  Scripting* scripting_if_built() { return scripting_.get(); }
   // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
   Aof& aof() { return *aof_; }
   // The effect stream (src/core/propagator.h): what changed, framed once, fanned out to the

@@ -438,3 +438,17 @@ def test_tenacity_zero_still_converges(mm):
     # Once under the limit, the over-the-limit stretch has ended and joined the total.
     wait_for(lambda: int(mm.info("stats")["current_eviction_exceeded_time"]) == 0, timeout=10)
     assert evicted(mm) > 0
+
+
+def test_info_does_not_build_the_script_interpreter(server_factory):
+    # Redis measures used_memory, sets maxmemory a little above it and fills up to it: the
+    # first INFO must not build the Lua interpreter (over 100 KB counted from then on) and
+    # push memory past a limit taken from before it.
+    r = server_factory().client()
+    first = r.info("memory")
+    assert first["used_memory_lua"] == 0 and first["number_of_cached_scripts"] == 0
+    settled = used(r)
+    assert used(r) == settled
+    assert r.info("memory")["used_memory_lua"] == 0
+    r.eval("return 1", 0)
+    assert r.info("memory")["used_memory_lua"] > 0
