@@ -473,7 +473,7 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
 
 size_t Replication::ReplicaOutputBytes() const {
   size_t bytes = 0;
-  for (const auto& [id, replica] : replicas_) bytes += host_.ClientPendingOutput(id);
+  for (const auto& [id, replica] : replicas_) bytes += host_.ClientOutputMemory(id);
   return bytes;
 }
 

@@ -167,7 +167,7 @@ class Replication : public EffectSink {
   void OnClientClosed(uint64_t client_id, std::string_view client_addr);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
-  // What replicas' output buffers hold (the stream not yet written to them).
+  // Memory replicas' output buffers hold (the stream not yet written to them, and room).
   size_t ReplicaOutputBytes() const;
   // Replicas online whose last ACK covers `offset` (FACK, the AOF-fsynced offset, for
   // WAITAOF).

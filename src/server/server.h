@@ -382,7 +382,7 @@ class Server : public KeyspaceListener,
   std::string ClientAddress(uint64_t id) override;
   int ClientSocket(uint64_t id) override;
   TlsSession* ClientTls(uint64_t id) override;
-  size_t ClientPendingOutput(uint64_t id) override;
+  size_t ClientOutputMemory(uint64_t id) override;
   int ClientDb(uint64_t id) override;
   int64_t ClientLastInteractionMs(uint64_t id) override;
   size_t ClientUnreadInput(uint64_t id) override;

@@ -452,3 +452,42 @@ def test_info_does_not_build_the_script_interpreter(server_factory):
     assert r.info("memory")["used_memory_lua"] == 0
     r.eval("return 1", 0)
     assert r.info("memory")["used_memory_lua"] > 0
+
+
+def test_replica_output_buffer_is_not_counted_for_eviction(server_factory):
+    # A stalled replica's output buffer grows with every write, but Redis leaves all the memory
+    # it holds (room reserved for more included) out of what is compared with maxmemory: the
+    # writes neither evict nor fail while the dataset stays the same size.
+    import signal
+    master_srv = server_factory(["--save", "", "--appendonly", "no"])
+    replica_srv = server_factory(["--save", "", "--appendonly", "no"])
+    master, replica = master_srv.client(), replica_srv.client()
+    for j in range(20):
+        master.setrange(f"key:{j}", 100000, "asdf")
+    master.config_set("client-output-buffer-limit", "replica 100000000 100000000 300")
+    master.config_set("maxmemory-policy", "allkeys-random")
+    replica.replicaof("127.0.0.1", master_srv.port)
+    wait_for(lambda: replica.info("replication")["master_link_status"] == "up", timeout=10)
+
+    def counted(m):
+        return m["used_memory"] - m["mem_not_counted_for_evict"] - m["mem_clients_normal"]
+
+    # As Redis's test: no per-command latency histograms appearing on first use meanwhile.
+    master.config_set("latency-tracking", "no")
+    master.info("memory")
+    before = counted(master.info("memory"))
+    master.config_set("maxmemory", before + 64 * 1024)
+    os.kill(replica_srv.proc.pid, signal.SIGSTOP)
+    try:
+        # Small batches: a long pipeline would fill the query buffer, which does count.
+        for _ in range(250):
+            pipe = master.pipeline(transaction=False)
+            for _ in range(200):
+                pipe.setrange("key:0", 0, "A" * 100)
+            pipe.execute()
+        m = master.info("memory")
+        assert m["mem_clients_slaves"] > 2 * 1024 * 1024
+        assert abs(counted(m) - before) < 64 * 1024
+        assert master.dbsize() == 20 and evicted(master) == 0
+    finally:
+        os.kill(replica_srv.proc.pid, signal.SIGCONT)
