@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,12 +36,12 @@ enum ClientFlag : uint32_t {
   kClientReplySkipNext = 1u << 12,
   kClientReplySkip = 1u << 13,
   kClientPendingCommand = 1u << 14,  // has parsed input waiting to run (after an unblock)
-  kClientReplica = 1u << 15,  // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
-  kClientMaster = 1u << 16,   // our master's link, whose commands we apply: CLIENT LIST "M"
-  kClientPostponed = 1u << 17,  // its command waits for a pause to end (also kClientBlocked)
-  kClientTracking = 1u << 18,   // CLIENT TRACKING ON (state in Server::tracking())
-  kClientAsking = 1u << 19,     // cluster: ASKING, for the next command (or transaction)
-  kClientReadonly = 1u << 20,   // cluster: READONLY, reads served by replicas: CLIENT LIST "r"
+  kClientReplica = 1u << 15,         // a replica connected to us (sent SYNC/PSYNC): CLIENT LIST "S"
+  kClientMaster = 1u << 16,          // our master's link, whose commands we apply: CLIENT LIST "M"
+  kClientPostponed = 1u << 17,       // its command waits for a pause to end (also kClientBlocked)
+  kClientTracking = 1u << 18,        // CLIENT TRACKING ON (state in Server::tracking())
+  kClientAsking = 1u << 19,          // cluster: ASKING, for the next command (or transaction)
+  kClientReadonly = 1u << 20,        // cluster: READONLY, reads served by replicas: CLIENT LIST "r"
 };
 
 struct QueuedCommand {
@@ -118,8 +119,8 @@ class Client {
   struct BlockedCommand {
     std::vector<std::string> argv;
     const CommandSpec* spec = nullptr;
-    int64_t deadline_ms = 0;  // monotonic; 0 = none
-    bool skip_reply = false;  // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
+    int64_t deadline_ms = 0;        // monotonic; 0 = none
+    bool skip_reply = false;        // it ran under CLIENT REPLY SKIP: its eventual reply is dropped
     bool rerun_on_timeout = false;  // see BlockOptions (blocking_service.h)
   };
   BlockedCommand blocked;
@@ -180,6 +181,22 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
+  // Redis's reply buffer (CLIENT LIST rbs / rbp): the output capacity kept once everything
+  // is written, resized by the client cron between 1 KB and 16 KB after the most the client
+  // had queued (the peak) since the peak was last reset. Memory past it is released after
+  // each full write, as Redis frees its reply blocks: what an invalidation or pub/sub burst
+  // grew must not stay counted against maxmemory.
+  static constexpr size_t kReplyBufferMin = 1024;
+  static constexpr size_t kReplyBufferMax = 16 * 1024;
+  size_t reply_buffer_size = kReplyBufferMax;
+  size_t reply_buffer_peak = 0;
+  int64_t reply_buffer_peak_reset_ms = 0;
+  void NoteReplyPeak(size_t queued) {
+    reply_buffer_peak = std::max(reply_buffer_peak, std::min(queued, reply_buffer_size));
+  }
+  // The cron's step: shrink to the peak when it used under half, double (up to 16 KB) when it
+  // filled the buffer; then the peak restarts every `peak_reset_ms` (negative: never).
+  void CronResizeReplyBuffer(int64_t now_ms, int64_t peak_reset_ms);
   // While a command of this client runs (`collect_pushes`): byte ranges of output_ that are
   // (un)subscribe confirmations, which CLIENT REPLY OFF/SKIP keeps as Redis's CLIENT_PUSHING
   // does; and messages pushed to this client meanwhile (it published to itself), which follow
@@ -188,7 +205,8 @@ class Client {
   std::vector<std::pair<size_t, size_t>> pushes_in_command;
   std::string deferred_pushes;
   void NotePush(size_t begin) {
-    if (collect_pushes && output_.size() > begin) pushes_in_command.emplace_back(begin, output_.size());
+    if (collect_pushes && output_.size() > begin)
+      pushes_in_command.emplace_back(begin, output_.size());
   }
   bool write_pending = false;  // waiting for the socket to drain (its buffer was full)
   bool in_pending_writes = false;

@@ -151,6 +151,10 @@ void ClientEviction::CronStep(bool inside_command) {
       client.read_buffer.CronResize(idle, client.parser().bytes_wanted());
       std::string& out = client.output();
       if (out.empty() && out.capacity() > kIdleBufferKeep) std::string().swap(out);
+      const DebugSettings& debug = server_.debug_settings();
+      if (debug.reply_buffer_resizing) {
+        client.CronResizeReplyBuffer(FastNowMs(), debug.reply_buffer_peak_reset_ms);
+      }
     }
     Update(client);
   }

@@ -559,7 +559,7 @@ std::string ServerReports::ClientLine(Client& c, size_t argv_mem) const {
   size_t obl = std::min(pending, kReplyChunk);
   size_t omem = pending - obl;
   size_t oll = (omem + kReplyChunk - 1) / kReplyChunk;
-  size_t rbs = c.output().capacity();
+  size_t rbs = c.reply_buffer_size;
   const PubsubEngine& pubsub = server.pubsub();
   // What the client really holds (client_eviction.h), the figure maxmemory-clients uses.
   size_t tot_mem = MeasureClient(server.pubsub(), server.tracking(), c).total();
@@ -576,8 +576,8 @@ std::string ServerReports::ClientLine(Client& c, size_t argv_mem) const {
       pubsub.CountOf(c, PubsubKind::kChannel), pubsub.CountOf(c, PubsubKind::kPattern),
       pubsub.CountOf(c, PubsubKind::kShard),
       c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
-      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(),
-      redir, c.resp(), c.lib_name, c.lib_ver);
+      argv_mem, multi_mem, rbs, c.reply_buffer_peak, obl, oll, omem, tot_mem, events,
+      c.last_command, c.user(), redir, c.resp(), c.lib_name, c.lib_ver);
 }
 
 }  // namespace vireo

@@ -677,6 +677,7 @@ bool Server::WriteToClient(Client& client) {
   if (client.bulk_pending && !replication_->SendBulk(client.id())) return false;
   if (client.output_held) return true;
   std::string& out = client.output();
+  client.NoteReplyPeak(out.size() - client.output_written);
   size_t written_now = 0;
   while (client.output_written < out.size() && written_now < kMaxWritePerTurn) {
     ssize_t n =
@@ -697,8 +698,8 @@ bool Server::WriteToClient(Client& client) {
   if (client.output_written == out.size()) {
     out.clear();
     client.output_written = 0;
-    // Keep a modest buffer for reuse; release a big one.
-    if (out.capacity() > 1024 * 1024) out.shrink_to_fit();
+    // Keep the reply buffer for reuse; release what a burst grew past it.
+    if (out.capacity() > client.reply_buffer_size) std::string().swap(out);
   } else {
     CompactOutput(client);
   }

@@ -491,3 +491,73 @@ def test_replica_output_buffer_is_not_counted_for_eviction(server_factory):
         assert master.dbsize() == 20 and evicted(master) == 0
     finally:
         os.kill(replica_srv.proc.pid, signal.SIGCONT)
+
+
+def _client_field(r, name, field):
+    for line in r.execute_command("CLIENT", "LIST").decode().splitlines():
+        if f" name={name} " in line:
+            return int(line.split(f" {field}=")[1].split()[0])
+    raise AssertionError(f"client {name} not listed")
+
+
+def test_reply_buffer_shrinks_when_idle_and_grows_with_big_replies(server_factory):
+    # Redis's reply buffer (CLIENT LIST rbs): 16 KB at first, down to 1 KB for an idle client,
+    # doubled back up to 16 KB while replies fill it (DEBUG REPLYBUFFER drives the peak reset).
+    srv = server_factory()
+    r = srv.client()
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100")
+    tc = srv.client()
+    tc.client_setname("tc")
+    wait_for(lambda: 1024 <= _client_field(r, "tc", "rbs") < 2048, timeout=5)
+    r.set("bigval", "x" * 32768)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "NEVER")
+
+    def grown():
+        tc.get("bigval")
+        return 16384 <= _client_field(r, "tc", "rbs") < 32768
+
+    wait_for(grown, timeout=5)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "RESET")
+
+
+def test_tracking_invalidations_do_not_drain_the_keyspace(server_factory):
+    # Evicting a key sends an invalidation to every client caching it; once written, the output
+    # memory they took is released (as Redis frees its reply blocks), so eviction stops near
+    # the limit instead of feeding on its own invalidations until no key is left.
+    import socket
+    srv = server_factory()
+    r = srv.client()
+    r.config_set("latency-tracking", "no")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    r.config_set("maxmemory-eviction-tenacity", 100)
+    socks = []
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.settimeout(5)
+        for cmd in (b"HELLO 3\r\n", b"CLIENT TRACKING on\r\n"):
+            s.sendall(cmd)
+            s.recv(65536)
+        socks.append(s)
+    for j in range(300):
+        key = f"{j}" + "x" * 1000
+        r.set(key, "x")
+        for s in socks:
+            s.sendall(b"*2\r\n$3\r\nget\r\n$%d\r\n%s\r\n" % (len(key), key.encode()))
+            data = b""
+            while not data.endswith(b"\r\n"):
+                data += s.recv(65536)
+    # The cron trims what the GETs' replies left in the query and reply buffers.
+    wait_for(lambda: all(v <= 2048 for v in _client_field_by_flag(r, "t", "rbs")), timeout=5)
+    r.config_set("maxmemory", used(r) - 40000)
+    assert 200 <= r.dbsize() <= 300
+    assert 10 <= evicted(r) <= 50
+    for s in socks:
+        s.close()
+
+
+def _client_field_by_flag(r, flag, field):
+    out = []
+    for line in r.execute_command("CLIENT", "LIST").decode().splitlines():
+        if f" flags={flag} " in line:
+            out.append(int(line.split(f" {field}=")[1].split()[0]))
+    return out
