@@ -165,6 +165,9 @@ class Server : public KeyspaceListener,
   // Null until something ran or loaded a script: reports (INFO) must not build the
   // interpreter, whose memory would then count against maxmemory from the first INFO on.
   Scripting* scripting_if_built() { return scripting_.get(); }
+  // A command building a long reply checks its client's output limit as it goes (true: over
+  // the limit, scheduled to close).
+  bool OutputOverLimit(Client& client) { return EnforceOutputLimit(client); }
   // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
   Aof& aof() { return *aof_; }
   // The effect stream (src/core/propagator.h): what changed, framed once, fanned out to the

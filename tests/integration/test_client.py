@@ -459,3 +459,18 @@ def test_reset_leaves_monitor_mode(server, r):
     assert monitor.read_reply() == b"+RESET\r\n"
     monitor_id = int(monitor.execute("CLIENT", "ID")[1:-2])
     assert list_by_id(r)[monitor_id]["flags"] == "N"
+
+
+def test_random_draws_reply_stops_at_the_output_limit(server_factory):
+    # HRANDFIELD with a huge negative count: the reply grows as long as the client asks, and
+    # is cut off (the client closed) by client-output-buffer-limit, as in Redis, instead of
+    # being built up to proto-max-bulk-len and replaced by an error.
+    srv = server_factory()
+    r = srv.client()
+    r.config_set("client-output-buffer-limit", "normal 1000000 0 0")
+    r.hset("myhash", "a", "b")
+    with pytest.raises(redis.ConnectionError):
+        r.execute_command("HRANDFIELD", "myhash", -999999999)
+    other = srv.client()
+    assert int(other.info("stats")["client_output_buffer_limit_disconnections"]) == 1
+    assert other.ping()
