@@ -145,6 +145,11 @@ void ClientEviction::CronStep(bool inside_command) {
     Client& client = *it->second;
     ++it;
     if (client.closed) continue;
+    // A soft limit exceeded long enough closes the client even when no more output comes
+    // (a pub/sub subscriber that stopped reading after the last message), as Redis's cron does.
+    if (client.output().size() > client.output_written && server_.OutputOverLimit(client)) {
+      continue;
+    }
     // Inside a command (a long script serving the loop) a buffer may be in use: only measure.
     if (!inside_command && !client.in_pending_writes) {
       const bool idle = FastNowMs() - client.last_interaction_ms > kQueryBufferIdleMs;
