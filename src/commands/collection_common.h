@@ -78,6 +78,7 @@ void ReplyRepeatedDraws(CommandContext& ctx, uint64_t count, uint64_t header_len
       ctx.reply.Error(kReplyTooLarge);
       return;
     }
+    if (i % 1024 == 1023 && ctx.reply_over_output_limit()) return;
   }
 }
 

@@ -476,7 +476,7 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
 
 size_t Replication::ReplicaOutputBytes() const {
   size_t bytes = ReplicaBufferExcess();
-  for (const auto& [id, replica] : replicas_) bytes += host_.ClientPendingOutput(id);
+  for (const auto& [id, replica] : replicas_) bytes += host_.ClientOutputMemory(id);
   return bytes;
 }
 

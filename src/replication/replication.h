@@ -177,8 +177,8 @@ class Replication : public EffectSink {
   void OnClientClosed(uint64_t client_id, std::string_view client_addr);
   const std::map<uint64_t, ReplicaState>& replicas() const { return replicas_; }
   ReplicaState* FindReplica(uint64_t client_id);
-  // What replicas hold beyond the backlog (their own output, and the shared buffer past
-  // repl-backlog-size): memory maxmemory doesn't count.
+  // What replicas hold beyond the backlog (their own output buffers with their room, and the
+  // shared buffer past repl-backlog-size): memory maxmemory doesn't count.
   size_t ReplicaOutputBytes() const;
   // INFO memory: the shared buffer past repl-backlog-size while replicas keep it
   // (mem_clients_slaves' part), and the rest (mem_replication_backlog).

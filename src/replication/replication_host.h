@@ -40,8 +40,9 @@ class ReplicationHost {
   // replication writes itself.
   virtual int ClientSocket(uint64_t id) = 0;
   virtual TlsSession* ClientTls(uint64_t id) = 0;
-  // Output queued and not yet written.
-  virtual size_t ClientPendingOutput(uint64_t id) = 0;
+  // Memory its output buffer holds: what is queued and the room reserved for more (which
+  // used_memory counts too, so leaving it out of eviction must leave all of it out).
+  virtual size_t ClientOutputMemory(uint64_t id) = 0;
   // The database its commands run in.
   virtual int ClientDb(uint64_t id) = 0;
   // When it last sent or received anything (unix ms).

@@ -65,6 +65,24 @@ void Client::ReadBuffer::ShrinkIfIdle() {
   if (capacity > kKeptAfterCommand) Reallocate(0);
 }
 
+void Client::CronResizeReplyBuffer(int64_t now_ms, int64_t peak_reset_ms) {
+  size_t resized = 0;
+  if (reply_buffer_size / 2 >= kReplyBufferMin && reply_buffer_peak < reply_buffer_size / 2) {
+    resized = std::max(kReplyBufferMin, reply_buffer_peak + 1);
+  } else if (reply_buffer_size * 2 < kReplyBufferMax * 2 &&
+             reply_buffer_peak == reply_buffer_size) {
+    resized = std::min(kReplyBufferMax, reply_buffer_size * 2);
+  }
+  if (peak_reset_ms >= 0 && now_ms - reply_buffer_peak_reset_ms >= peak_reset_ms) {
+    reply_buffer_peak = std::min(output_.size() - output_written, reply_buffer_size);
+    reply_buffer_peak_reset_ms = now_ms;
+  }
+  if (resized == 0) return;
+  reply_buffer_size = resized;
+  // An idle buffer bigger than the new size goes now rather than after the next write.
+  if (output_.empty() && output_.capacity() > reply_buffer_size) std::string().swap(output_);
+}
+
 void Client::ReadBuffer::CronResize(bool idle, size_t pending_bulk) {
   // Redis's PROTO_RESIZE_THRESHOLD, and the least free room worth giving back.
   constexpr size_t kResizeThreshold = 32 * 1024;

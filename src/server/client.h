@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -184,6 +185,22 @@ class Client {
 
   // Write side: bytes of output_ already written.
   size_t output_written = 0;
+  // Redis's reply buffer (CLIENT LIST rbs / rbp): the output capacity kept once everything
+  // is written, resized by the client cron between 1 KB and 16 KB after the most the client
+  // had queued (the peak) since the peak was last reset. Memory past it is released after
+  // each full write, as Redis frees its reply blocks: what an invalidation or pub/sub burst
+  // grew must not stay counted against maxmemory.
+  static constexpr size_t kReplyBufferMin = 1024;
+  static constexpr size_t kReplyBufferMax = 16 * 1024;
+  size_t reply_buffer_size = kReplyBufferMax;
+  size_t reply_buffer_peak = 0;
+  int64_t reply_buffer_peak_reset_ms = 0;
+  void NoteReplyPeak(size_t queued) {
+    reply_buffer_peak = std::max(reply_buffer_peak, std::min(queued, reply_buffer_size));
+  }
+  // The cron's step: shrink to the peak when it used under half, double (up to 16 KB) when it
+  // filled the buffer; then the peak restarts every `peak_reset_ms` (negative: never).
+  void CronResizeReplyBuffer(int64_t now_ms, int64_t peak_reset_ms);
   // While a command of this client runs (`collect_pushes`): byte ranges of output_ that are
   // (un)subscribe confirmations, which CLIENT REPLY OFF/SKIP keeps as Redis's CLIENT_PUSHING
   // does; and messages pushed to this client meanwhile (it published to itself), which follow

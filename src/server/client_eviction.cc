@@ -145,12 +145,21 @@ void ClientEviction::CronStep(bool inside_command) {
     Client& client = *it->second;
     ++it;
     if (client.closed) continue;
+    // A soft limit exceeded long enough closes the client even when no more output comes
+    // (a pub/sub subscriber that stopped reading after the last message), as Redis's cron does.
+    if (client.output().size() > client.output_written && server_.OutputOverLimit(client)) {
+      continue;
+    }
     // Inside a command (a long script serving the loop) a buffer may be in use: only measure.
     if (!inside_command && !client.in_pending_writes) {
       const bool idle = FastNowMs() - client.last_interaction_ms > kQueryBufferIdleMs;
       client.read_buffer.CronResize(idle, client.parser().bytes_wanted());
       std::string& out = client.output();
       if (out.empty() && out.capacity() > kIdleBufferKeep) std::string().swap(out);
+      const DebugSettings& debug = server_.debug_settings();
+      if (debug.reply_buffer_resizing) {
+        client.CronResizeReplyBuffer(FastNowMs(), debug.reply_buffer_peak_reset_ms);
+      }
     }
     Update(client);
   }

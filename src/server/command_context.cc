@@ -48,6 +48,9 @@ const CommandTable& CommandContext::commands() const { return server_.commands()
 const CommandSpec* CommandContext::LookupCommand(std::string_view name) const {
   return server_.LookupCommand(name);
 }
+bool CommandContext::reply_over_output_limit() const {
+  return client.fd() >= 0 && &reply == &client.reply() && server_.OutputOverLimit(client);
+}
 bool CommandContext::loading_dataset() const {
   return server_.loading().mode != Server::LoadingMode::kNone;
 }

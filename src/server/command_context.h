@@ -128,6 +128,11 @@ class CommandContext {
   const CommandSpec* LookupCommand(std::string_view name) const;
   // Whether a dataset is loading (the -LOADING state of a replica's full sync).
   bool loading_dataset() const;
+  // Whether the reply being built has taken the client past its client-output-buffer-limit
+  // hard limit (it is then closed once the command ends, its output dropped): a reply that
+  // grows as long as the client asks stops there, as Redis's stops when the client is killed.
+  // Never for a client without a connection (a script's), which has no limit.
+  bool reply_over_output_limit() const;
   // EXEC: runs one queued command of `client` as part of the transaction.
   void CallQueued(Client& client, const CommandSpec& spec,
                   std::span<const std::string_view> argv) const;

@@ -223,23 +223,24 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("total_system_memory", system_memory);
   w.Field("total_system_memory_human", BytesToHuman(system_memory));
   // The Lua VMs as Lua counts them; the FUNCTION engine only once something created it.
-  Scripting& scripting = server.scripting();
+  // No interpreter yet (no script ran): nothing to report, and nothing built just to report it.
+  Scripting* scripting = server.scripting_if_built();
   auto vm_bytes = [](LuaEngine& engine) {
     lua_State* L = engine.state();
     return static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024 +
            static_cast<size_t>(lua_gc(L, LUA_GCCOUNTB, 0));
   };
-  const size_t vm_eval = vm_bytes(scripting.eval_engine());
-  const size_t vm_functions =
-      scripting.function_count() > 0 ? vm_bytes(scripting.function_engine()) : 0;
-  const size_t scripts_eval = scripting.scripts_memory();
+  const size_t functions = scripting != nullptr ? scripting->function_count() : 0;
+  const size_t vm_eval = scripting != nullptr ? vm_bytes(scripting->eval_engine()) : 0;
+  const size_t vm_functions = functions > 0 ? vm_bytes(scripting->function_engine()) : 0;
+  const size_t scripts_eval = scripting != nullptr ? scripting->scripts_memory() : 0;
   w.Field("used_memory_lua", vm_eval);
   w.Field("used_memory_vm_eval", vm_eval);
   w.Field("used_memory_lua_human", BytesToHuman(vm_eval));
   w.Field("used_memory_scripts_eval", scripts_eval);
-  w.Field("number_of_cached_scripts", scripting.script_count());
-  w.Field("number_of_functions", scripting.function_count());
-  w.Field("number_of_libraries", scripting.libraries().size());
+  w.Field("number_of_cached_scripts", scripting != nullptr ? scripting->script_count() : 0);
+  w.Field("number_of_functions", functions);
+  w.Field("number_of_libraries", scripting != nullptr ? scripting->libraries().size() : 0);
   w.Field("used_memory_vm_functions", vm_functions);
   w.Field("used_memory_vm_total", vm_eval + vm_functions);
   w.Field("used_memory_vm_total_human", BytesToHuman(vm_eval + vm_functions));
@@ -562,7 +563,7 @@ std::string ServerReports::ClientLine(Client& c, size_t argv_mem) const {
   size_t obl = std::min(pending, kReplyChunk);
   size_t omem = pending - obl;
   size_t oll = (omem + kReplyChunk - 1) / kReplyChunk;
-  size_t rbs = c.output().capacity();
+  size_t rbs = c.reply_buffer_size;
   const PubsubEngine& pubsub = server.pubsub();
   // What the client really holds (client_eviction.h), the figure maxmemory-clients uses.
   size_t tot_mem = MeasureClient(server.pubsub(), server.tracking(), c).total();
@@ -579,8 +580,8 @@ std::string ServerReports::ClientLine(Client& c, size_t argv_mem) const {
       pubsub.CountOf(c, PubsubKind::kChannel), pubsub.CountOf(c, PubsubKind::kPattern),
       pubsub.CountOf(c, PubsubKind::kShard),
       c.has(kClientMulti) ? static_cast<int64_t>(c.multi_queue.size()) : -1, qbuf, qbuf_free,
-      argv_mem, multi_mem, rbs, rbs, obl, oll, omem, tot_mem, events, c.last_command, c.user(),
-      redir, c.resp(), c.lib_name, c.lib_ver);
+      argv_mem, multi_mem, rbs, c.reply_buffer_peak, obl, oll, omem, tot_mem, events,
+      c.last_command, c.user(), redir, c.resp(), c.lib_name, c.lib_ver);
 }
 
 }  // namespace vireo

@@ -35,9 +35,9 @@ TlsSession* Server::ClientTls(uint64_t id) {
   return c != nullptr ? c->tls.get() : nullptr;
 }
 
-size_t Server::ClientPendingOutput(uint64_t id) {
+size_t Server::ClientOutputMemory(uint64_t id) {
   Client* c = FindClient(id);
-  return c != nullptr ? c->output().size() - c->output_written : 0;
+  return c != nullptr ? c->output().capacity() : 0;
 }
 
 int Server::ClientDb(uint64_t id) {

@@ -703,6 +703,7 @@ bool Server::WriteToClient(Client& client) {
   if (client.bulk_pending && !replication_->SendBulk(client.id())) return false;
   if (client.output_held) return true;
   std::string& out = client.output();
+  client.NoteReplyPeak(out.size() - client.output_written);
   size_t written_now = 0;
   while (written_now < kMaxWritePerTurn) {
     // A replica's own output (replies, +CONTINUE) goes first, then the stream, taken from the
@@ -733,8 +734,8 @@ bool Server::WriteToClient(Client& client) {
   if (client.output_written == out.size()) {
     out.clear();
     client.output_written = 0;
-    // Keep a modest buffer for reuse; release a big one.
-    if (out.capacity() > 1024 * 1024) out.shrink_to_fit();
+    // Keep the reply buffer for reuse; release what a burst grew past it.
+    if (out.capacity() > client.reply_buffer_size) std::string().swap(out);
   } else {
     CompactOutput(client);
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -173,6 +174,12 @@ class Server : public KeyspaceListener,
   // Scripting (src/scripting/scripting.cc): the Lua engines, script cache and function
   // libraries, created on first use.
   Scripting& scripting();
+  // Null until something ran or loaded a script: reports (INFO) must not build the
+  // interpreter, whose memory would then count against maxmemory from the first INFO on.
+  Scripting* scripting_if_built() { return scripting_.get(); }
+  // A command building a long reply checks its client's output limit as it goes (true: over
+  // the limit, scheduled to close).
+  bool OutputOverLimit(Client& client) { return EnforceOutputLimit(client); }
   // The append-only file (src/persistence/aof.h): the command log, BGREWRITEAOF, start-up load.
   Aof& aof() { return *aof_; }
   // The effect stream (src/core/propagator.h): what changed, framed once, fanned out to the
@@ -411,7 +418,7 @@ class Server : public KeyspaceListener,
   std::string ClientAddress(uint64_t id) override;
   int ClientSocket(uint64_t id) override;
   TlsSession* ClientTls(uint64_t id) override;
-  size_t ClientPendingOutput(uint64_t id) override;
+  size_t ClientOutputMemory(uint64_t id) override;
   int ClientDb(uint64_t id) override;
   int64_t ClientLastInteractionMs(uint64_t id) override;
   size_t ClientUnreadInput(uint64_t id) override;

@@ -459,3 +459,44 @@ def test_reset_leaves_monitor_mode(server, r):
     assert monitor.read_reply() == b"+RESET\r\n"
     monitor_id = int(monitor.execute("CLIENT", "ID")[1:-2])
     assert list_by_id(r)[monitor_id]["flags"] == "N"
+
+
+def test_random_draws_reply_stops_at_the_output_limit(server_factory):
+    # HRANDFIELD with a huge negative count: the reply grows as long as the client asks, and
+    # is cut off (the client closed) by client-output-buffer-limit, as in Redis, instead of
+    # being built up to proto-max-bulk-len and replaced by an error.
+    srv = server_factory()
+    r = srv.client()
+    r.config_set("client-output-buffer-limit", "normal 1000000 0 0")
+    r.hset("myhash", "a", "b")
+    with pytest.raises(redis.ConnectionError):
+        r.execute_command("HRANDFIELD", "myhash", -999999999)
+    other = srv.client()
+    assert int(other.info("stats")["client_output_buffer_limit_disconnections"]) == 1
+    assert other.ping()
+
+
+def test_soft_output_limit_closes_a_silent_client_without_more_traffic(server_factory):
+    # A subscriber that stopped reading stays over the soft limit after the last message: the
+    # cron closes it once the soft limit's seconds have passed, as Redis's does, with nothing
+    # more written to it.
+    srv = server_factory()
+    r = srv.client()
+    r.config_set("client-output-buffer-limit", "pubsub 0 100000 1")
+    sub = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sub.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sub.connect(("127.0.0.1", srv.port))
+    sub.sendall(b"CLIENT SETNAME silent\r\nSUBSCRIBE foo\r\n")
+    wait_for(lambda: r.pubsub_numsub("foo")[0][1] == 1)
+
+    def omem():
+        for c in r.client_list():
+            if c["name"] == "silent":
+                return int(c["omem"])
+        return None
+
+    while (omem() or 0) <= 100000:
+        r.publish("foo", "x" * 1000)
+    wait_for(lambda: omem() is None, timeout=5)
+    assert int(r.info("stats")["client_output_buffer_limit_disconnections"]) == 1
+    sub.close()

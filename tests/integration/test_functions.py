@@ -209,3 +209,31 @@ def test_function_kill(server_factory):
     assert b.execute_command("FUNCTION", "KILL") == b"OK"
     t.join(5)
     assert "Script killed by user" in box["error"]
+
+
+def test_allow_stale_on_stale_replica(r):
+    # replica-serve-stale-data no and the master unreachable: a function runs only if it
+    # declares allow-stale (its flags replace FCALL's), and inside it only stale commands do.
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=st\n"
+                      "redis.register_function{function_name='f1', callback=function() "
+                      "return 'hello' end, flags={'no-writes'}}\n"
+                      "redis.register_function{function_name='f2', callback=function() "
+                      "return 'hello' end, flags={'allow-stale', 'no-writes'}}\n"
+                      "redis.register_function{function_name='f3', callback=function() "
+                      "return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n"
+                      "redis.register_function{function_name='f4', callback=function() "
+                      "return redis.call('info', 'server') end, "
+                      "flags={'allow-stale', 'no-writes'}}")
+    r.config_set("replica-serve-stale-data", "no")
+    r.execute_command("REPLICAOF", "127.0.0.1", "1")
+    try:
+        assert error_of(r, "FCALL", "f1", 0).startswith("MASTERDOWN ")
+        assert error_of(r, "EVAL", "#!lua flags=no-writes\nreturn 1", 0).startswith("MASTERDOWN ")
+        assert r.execute_command("EVAL", "#!lua flags=no-writes,allow-stale\nreturn 1", 0) == 1
+        assert r.execute_command("FCALL", "f2", 0) == b"hello"
+        assert "Can not execute the command on a stale replica" in error_of(r, "FCALL", "f3", 1,
+                                                                             "x")
+        assert b"redis_version" in r.execute_command("FCALL", "f4", 0)
+    finally:
+        r.execute_command("REPLICAOF", "NO", "ONE")
+        r.config_set("replica-serve-stale-data", "yes")

@@ -438,3 +438,126 @@ def test_tenacity_zero_still_converges(mm):
     # Once under the limit, the over-the-limit stretch has ended and joined the total.
     wait_for(lambda: int(mm.info("stats")["current_eviction_exceeded_time"]) == 0, timeout=10)
     assert evicted(mm) > 0
+
+
+def test_info_does_not_build_the_script_interpreter(server_factory):
+    # Redis measures used_memory, sets maxmemory a little above it and fills up to it: the
+    # first INFO must not build the Lua interpreter (over 100 KB counted from then on) and
+    # push memory past a limit taken from before it.
+    r = server_factory().client()
+    first = r.info("memory")
+    assert first["used_memory_lua"] == 0 and first["number_of_cached_scripts"] == 0
+    settled = used(r)
+    assert used(r) == settled
+    assert r.info("memory")["used_memory_lua"] == 0
+    r.eval("return 1", 0)
+    assert r.info("memory")["used_memory_lua"] > 0
+
+
+def test_replica_output_buffer_is_not_counted_for_eviction(server_factory):
+    # A stalled replica's output buffer grows with every write, but Redis leaves all the memory
+    # it holds (room reserved for more included) out of what is compared with maxmemory: the
+    # writes neither evict nor fail while the dataset stays the same size.
+    import signal
+    master_srv = server_factory(["--save", "", "--appendonly", "no"])
+    replica_srv = server_factory(["--save", "", "--appendonly", "no"])
+    master, replica = master_srv.client(), replica_srv.client()
+    for j in range(20):
+        master.setrange(f"key:{j}", 100000, "asdf")
+    master.config_set("client-output-buffer-limit", "replica 100000000 100000000 300")
+    master.config_set("maxmemory-policy", "allkeys-random")
+    replica.replicaof("127.0.0.1", master_srv.port)
+    wait_for(lambda: replica.info("replication")["master_link_status"] == "up", timeout=10)
+
+    def counted(m):
+        return m["used_memory"] - m["mem_not_counted_for_evict"] - m["mem_clients_normal"]
+
+    # As Redis's test: no per-command latency histograms appearing on first use meanwhile.
+    master.config_set("latency-tracking", "no")
+    master.info("memory")
+    before = counted(master.info("memory"))
+    master.config_set("maxmemory", before + 64 * 1024)
+    os.kill(replica_srv.proc.pid, signal.SIGSTOP)
+    try:
+        # Small batches: a long pipeline would fill the query buffer, which does count.
+        for _ in range(250):
+            pipe = master.pipeline(transaction=False)
+            for _ in range(200):
+                pipe.setrange("key:0", 0, "A" * 100)
+            pipe.execute()
+        m = master.info("memory")
+        assert m["mem_clients_slaves"] > 2 * 1024 * 1024
+        assert abs(counted(m) - before) < 64 * 1024
+        assert master.dbsize() == 20 and evicted(master) == 0
+    finally:
+        os.kill(replica_srv.proc.pid, signal.SIGCONT)
+
+
+def _client_field(r, name, field):
+    for line in r.execute_command("CLIENT", "LIST").decode().splitlines():
+        if f" name={name} " in line:
+            return int(line.split(f" {field}=")[1].split()[0])
+    raise AssertionError(f"client {name} not listed")
+
+
+def test_reply_buffer_shrinks_when_idle_and_grows_with_big_replies(server_factory):
+    # Redis's reply buffer (CLIENT LIST rbs): 16 KB at first, down to 1 KB for an idle client,
+    # doubled back up to 16 KB while replies fill it (DEBUG REPLYBUFFER drives the peak reset).
+    srv = server_factory()
+    r = srv.client()
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100")
+    tc = srv.client()
+    tc.client_setname("tc")
+    wait_for(lambda: 1024 <= _client_field(r, "tc", "rbs") < 2048, timeout=5)
+    r.set("bigval", "x" * 32768)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "NEVER")
+
+    def grown():
+        tc.get("bigval")
+        return 16384 <= _client_field(r, "tc", "rbs") < 32768
+
+    wait_for(grown, timeout=5)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "RESET")
+
+
+def test_tracking_invalidations_do_not_drain_the_keyspace(server_factory):
+    # Evicting a key sends an invalidation to every client caching it; once written, the output
+    # memory they took is released (as Redis frees its reply blocks), so eviction stops near
+    # the limit instead of feeding on its own invalidations until no key is left.
+    import socket
+    srv = server_factory()
+    r = srv.client()
+    r.config_set("latency-tracking", "no")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    r.config_set("maxmemory-eviction-tenacity", 100)
+    socks = []
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.settimeout(5)
+        for cmd in (b"HELLO 3\r\n", b"CLIENT TRACKING on\r\n"):
+            s.sendall(cmd)
+            s.recv(65536)
+        socks.append(s)
+    for j in range(300):
+        key = f"{j}" + "x" * 1000
+        r.set(key, "x")
+        for s in socks:
+            s.sendall(b"*2\r\n$3\r\nget\r\n$%d\r\n%s\r\n" % (len(key), key.encode()))
+            data = b""
+            while not data.endswith(b"\r\n"):
+                data += s.recv(65536)
+    # The cron trims what the GETs' replies left in the query and reply buffers.
+    wait_for(lambda: all(v <= 2048 for v in _client_field_by_flag(r, "t", "rbs")), timeout=5)
+    r.config_set("maxmemory", used(r) - 40000)
+    assert 200 <= r.dbsize() <= 300
+    assert 10 <= evicted(r) <= 50
+    for s in socks:
+        s.close()
+
+
+def _client_field_by_flag(r, flag, field):
+    out = []
+    for line in r.execute_command("CLIENT", "LIST").decode().splitlines():
+        if f" flags={flag} " in line:
+            out.append(int(line.split(f" {field}=")[1].split()[0]))
+    return out

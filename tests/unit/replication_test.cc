@@ -38,7 +38,7 @@ class FakeHost : public ReplicationHost {
   std::string ClientAddress(uint64_t id) override { return Find(id) ? Find(id)->addr : ""; }
   int ClientSocket(uint64_t) override { return -1; }
   TlsSession* ClientTls(uint64_t) override { return nullptr; }
-  size_t ClientPendingOutput(uint64_t id) override {
+  size_t ClientOutputMemory(uint64_t id) override {
     return Find(id) ? Find(id)->output.size() : 0;
   }
   int ClientDb(uint64_t) override { return 0; }
