@@ -397,6 +397,8 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
             // (NextEnd first: no clock read per command while nothing is paused.)
             : (client_pause_.NextEnd() != 0 && Paused(kPauseExpire) ? ExpiryView::kReplicaClient
                                                                     : ExpiryView::kMaster);
+    keyspace_options_.note_replica_expires =
+        replication_->is_replica() && !client.has(kClientMaster);
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
@@ -430,7 +432,10 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   current_client_ = previous_caller;
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
-  if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
+  // A command that asked to be propagated although it changed nothing (FLUSHDB of an empty
+  // database) is one too, as Redis's forced propagation.
+  const bool forced = ctx.effects.overridden && !ctx.effects.commands.empty();
+  if (script_effects_ != nullptr && (dirty_ != dirty_before || forced) && propagator_.Active()) {
     if (ctx.effects.overridden) {
       for (auto& command : ctx.effects.commands) script_effects_->Add(std::move(command));
     } else {
@@ -449,6 +454,7 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   if (executing_depth_ == 0) {
     keyspace_options_.expiry_view =
         replication_->is_replica() ? ExpiryView::kReplicaClient : ExpiryView::kMaster;
+    keyspace_options_.note_replica_expires = false;
   }
   int64_t duration = TicksToUs(CpuTicks() - start);
   // The event loop's command time counts a command once, not again for the ones it runs.
