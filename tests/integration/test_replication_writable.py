@@ -5,6 +5,10 @@ unit/expire check the same."""
 
 from __future__ import annotations
 
+import threading
+
+import redis
+
 from conftest import wait_for
 from repl_helpers import procs, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 
@@ -74,3 +78,41 @@ def test_flushdb_of_an_empty_db_in_a_script_is_replicated(procs):
         start = offset()
         mc.eval(f"redis.call('{command}')", 0)
         assert offset() - start == plain
+
+
+def test_master_stream_waits_while_the_replica_runs_a_busy_script(procs):
+    m = start_vireo(procs)
+    rep = start_vireo(procs, "--replicaof", "127.0.0.1", m.port, "--busy-reply-threshold", "100")
+    mc, rc = m.client(), rep.client()
+    wait_link_up(rc)
+    runner = rep.client()
+    result = {}
+
+    def spin():
+        try:
+            runner.eval("while true do end", 0)
+        except redis.ResponseError as e:
+            result["error"] = str(e)
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+
+    def busy():
+        try:
+            rc.ping()
+            return False
+        except redis.exceptions.BusyLoadingError:
+            return True
+        except redis.ResponseError as e:
+            return str(e).startswith("BUSY")
+
+    wait_for(busy, timeout=10, message="the script never became busy")
+    for _ in range(200):
+        mc.incr("ctr")
+    # The stream is not applied meanwhile (its commands would only get -BUSY).
+    assert busy()
+    rc.execute_command("SCRIPT", "KILL")
+    thread.join(10)
+    assert "Script killed" in result.get("error", "")
+    wait_in_sync(mc, rc)
+    assert rc.get("ctr") == b"200"
