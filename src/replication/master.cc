@@ -349,6 +349,19 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   std::vector<int> fds = std::move(child_fds_);
   child_fds_.clear();
   const std::string path = host_.RdbFilePath();
+  if (!report.empty()) {
+    // Redis's line for the end of a transfer to sockets (it reads the child's output through
+    // a pipe; here the child writes to the sockets itself and reports who got it all).
+    int still_up = 0;
+    for (auto& [id, replica] : replicas_) {
+      still_up += replica.phase == ReplicaState::Phase::kWaitBgsaveEnd && replica.diskless &&
+                  host_.ClientOpen(id);
+    }
+    if (exit.ok() || still_up > 0) {
+      spdlog::info("Diskless rdb transfer, done reading from pipe, {} replicas still up.",
+                   still_up);
+    }
+  }
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
     if (!host_.ClientOpen(id)) continue;
@@ -465,7 +478,17 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   if (it == replicas_.end()) return;
   if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
   spdlog::info("Connection with replica {} lost.", client_addr);
+  const bool was_receiving =
+      it->second.phase == ReplicaState::Phase::kWaitBgsaveEnd && it->second.diskless;
   replicas_.erase(it);
+  // The last replica a snapshot was streaming to is gone: the child has nobody to write for.
+  if (was_receiving && results_pipe_read_ >= 0 &&
+      std::none_of(replicas_.begin(), replicas_.end(), [](const auto& entry) {
+        return entry.second.phase == ReplicaState::Phase::kWaitBgsaveEnd && entry.second.diskless;
+      })) {
+    spdlog::warn("Diskless rdb transfer, last replica dropped, killing fork child.");
+    host_.KillRdbChild();
+  }
   if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
 }
 

@@ -1,0 +1,39 @@
+"""A master's snapshot streamed to replicas' sockets (repl-diskless-sync yes) says how it ended
+with Redis's log lines, and stops when every replica it was for has gone (Redis's
+integration/replication "diskless ... replicas drop during rdb pipe" tests read these lines)."""
+
+from __future__ import annotations
+
+from conftest import wait_for
+from repl_helpers import procs, start_vireo, wait_link_up  # noqa: F401
+
+
+def diskless_master(procs, *args):
+    m = start_vireo(procs, "--repl-diskless-sync", "yes", "--repl-diskless-sync-max-replicas", "2",
+                    "--repl-diskless-sync-delay", "5", "--save", "", *args)
+    mc = m.client()
+    mc.execute_command("DEBUG", "POPULATE", "2000", "key", "100")
+    return m, mc
+
+
+def test_done_reading_line_counts_the_replicas_still_up(procs):
+    m, mc = diskless_master(procs)
+    replicas = [start_vireo(procs, "--replicaof", "127.0.0.1", m.port) for _ in range(2)]
+    for r in replicas:
+        wait_link_up(r.client())
+    wait_for(lambda: "done reading from pipe" in m.log_text(), timeout=10)
+    assert "Diskless rdb transfer, done reading from pipe, 2 replicas still up." in m.log_text()
+
+
+def test_last_replica_dropped_kills_the_child(procs):
+    # 1 ms per key: the child takes seconds, so the replicas go while it streams.
+    m, mc = diskless_master(procs, "--rdb-key-save-delay", "1000")
+    replicas = [start_vireo(procs, "--replicaof", "127.0.0.1", m.port) for _ in range(2)]
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 1, timeout=10)
+    for r in replicas:
+        r.stop()
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=10,
+             message="the child went on streaming to nobody")
+    log = m.log_text()
+    assert "Diskless rdb transfer, last replica dropped, killing fork child." in log
+    assert "done reading from pipe" not in log
