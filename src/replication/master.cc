@@ -362,19 +362,21 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
                    still_up);
     }
   }
+  // Closing a replica removes it from replicas_: done after the walk.
+  std::vector<uint64_t> to_close;
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
     if (!host_.ClientOpen(id)) continue;
     size_t index = std::find(fds.begin(), fds.end(), host_.ClientSocket(id)) - fds.begin();
     if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
       spdlog::warn("SYNC failed. BGSAVE child returned an error");
-      host_.CloseClientNow(id);
+      to_close.push_back(id);
       continue;
     }
     if (replica.diskless) {
       if (index >= report.size() || report[index] != '1') {
         spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(id));
-        host_.CloseClientNow(id);
+        to_close.push_back(id);
         continue;
       }
       spdlog::info(
@@ -389,7 +391,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     if (fd < 0 || fstat(fd, &st) != 0) {
       spdlog::warn("SYNC failed. Can't open/stat DB after BGSAVE: {}", strerror(errno));
       if (fd >= 0) close(fd);
-      host_.CloseClientNow(id);
+      to_close.push_back(id);
       continue;
     }
     replica.phase = ReplicaState::Phase::kSendBulk;
@@ -400,6 +402,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     host_.SetClientBulkPending(id, true);
     host_.SendToClient(id, "");
   }
+  for (uint64_t id : to_close) host_.CloseClientNow(id);
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
 }

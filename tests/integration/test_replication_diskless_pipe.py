@@ -4,6 +4,10 @@ integration/replication "diskless ... replicas drop during rdb pipe" tests read 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+
 from conftest import wait_for
 from repl_helpers import procs, start_vireo, wait_link_up  # noqa: F401
 
@@ -37,3 +41,18 @@ def test_last_replica_dropped_kills_the_child(procs):
     log = m.log_text()
     assert "Diskless rdb transfer, last replica dropped, killing fork child." in log
     assert "done reading from pipe" not in log
+
+
+def test_master_survives_its_transfer_child_being_killed(procs):
+    m, mc = diskless_master(procs, "--rdb-key-save-delay", "1000")
+    rep = start_vireo(procs, "--replicaof", "127.0.0.1", m.port)
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 1, timeout=10)
+    child = subprocess.run(["pgrep", "-P", str(m.proc.pid)], capture_output=True, text=True)
+    os.kill(int(child.stdout.split()[0]), signal.SIGKILL)
+    # The failed transfer drops the replica; the master goes on (it used to crash here, closing
+    # the replica while walking its replicas), and the replica syncs again.
+    wait_for(lambda: "SYNC failed. BGSAVE child returned an error" in m.log_text(), timeout=10)
+    assert mc.ping()
+    mc.config_set("rdb-key-save-delay", "0")
+    wait_link_up(rep.client())
+    assert rep.client().dbsize() == 2000
