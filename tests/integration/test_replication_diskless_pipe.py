@@ -8,6 +8,8 @@ import os
 import signal
 import subprocess
 
+import redis
+
 from conftest import wait_for
 from repl_helpers import procs, start_vireo, wait_link_up  # noqa: F401
 
@@ -56,3 +58,16 @@ def test_master_survives_its_transfer_child_being_killed(procs):
     mc.config_set("rdb-key-save-delay", "0")
     wait_link_up(rep.client())
     assert rep.client().dbsize() == 2000
+
+
+def test_psync_with_a_wrong_offset_is_refused_and_logged(procs):
+    m = start_vireo(procs)
+    mc = m.client()
+    try:
+        mc.execute_command("PSYNC", "replicationid", "offset_str")
+        raise AssertionError("PSYNC accepted a bad offset")
+    except redis.ResponseError as e:
+        assert str(e) == "value is not an integer or out of range"
+    wait_for(lambda: "asks for synchronization but with a wrong offset" in m.log_text(), timeout=5)
+    assert mc.ping()
+    assert mc.info("stats")["sync_full"] == 0
