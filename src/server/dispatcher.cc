@@ -1,6 +1,7 @@
 // The path from a parsed request to a handler: lookup, arity, AUTH, MULTI queueing, then the
 // call with its statistics, slowlog and MONITOR feed.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -10,6 +11,7 @@
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
 #include "server/command_context.h"
+#include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -107,9 +109,29 @@ bool AllRunHave(const Client& client, const CommandSpec& spec, CommandFlag flag)
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
   if (argv.empty()) return;
+  // A replica's link carries the stream to it; a reply written there would corrupt it.
+  const bool replica_link = client.has(kClientReplica) && !client.has(kClientMonitor);
+  const size_t reply_mark = client.output().size();
   {
     ReplySuppressor suppressor(client);
     DispatchCommand(client, argv);
+  }
+  if (replica_link && client.output().size() > reply_mark && !client.closed) {
+    // Dropped, logged as Redis does, and the replica disconnected.
+    std::string& out = client.output();
+    if (out[reply_mark] == '-') {
+      std::string_view error(out.data() + reply_mark + 1, out.size() - reply_mark - 1);
+      error = error.substr(0, error.find("\r\n"));
+      spdlog::warn(
+          "== CRITICAL == This master is sending an error to its replica: '{}' after "
+          "processing the command '{}'",
+          error, client.last_command);
+    }
+    out.resize(std::max(reply_mark, client.output_written));
+    spdlog::warn("Replica generated a reply to command '{}', disconnecting it: {}",
+                 client.last_command, ServerReports(*this).ClientLine(client));
+    CloseClient(client);
+    return;
   }
   // Whether the command (found or not, whatever became of it) is flagged `flag`: looked up
   // again only for the rare clients these checks concern.
@@ -203,6 +225,13 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
           client.acl_user())) {
     ++command_stats(*spec).rejected_calls;
     reject(denied);
+    return;
+  }
+  // A replica's link is for REPLCONF: the keyspace is not its to read or write (as in Redis).
+  if (client.has(kClientReplica) &&
+      (spec->has(kCmdWrite) || spec->has(kCmdReadonly) || spec->has(kCmdMayReplicate))) {
+    ++command_stats(*spec).rejected_calls;
+    reject("ERR Replica can't interact with the keyspace");
     return;
   }
   // Cluster mode: keys of slots this node doesn't serve get -MOVED / -ASK / -CROSSSLOT /

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 
+import pytest
 import redis
 
 from conftest import wait_for
@@ -71,3 +72,27 @@ def test_psync_with_a_wrong_offset_is_refused_and_logged(procs):
     wait_for(lambda: "asks for synchronization but with a wrong offset" in m.log_text(), timeout=5)
     assert mc.ping()
     assert mc.info("stats")["sync_full"] == 0
+
+
+@pytest.mark.parametrize("sync,command,name", [
+    (("SYNC",), ("PING",), "ping"),
+    (("PSYNC", "replicationid", "-1"), ("GET", "foo"), "get"),
+    (("PSYNC", "replicationid", "-1"), ("SLOWLOG", "GET"), "slowlog|get"),
+])
+def test_a_reply_on_a_replica_link_disconnects_the_replica(procs, sync, command, name):
+    m = start_vireo(procs)
+    mc = m.client()
+    conn = m.raw()
+    conn.send_command(*sync)
+    if sync[0] == "PSYNC":
+        assert conn.read_reply().startswith(b"+FULLRESYNC")
+    conn.send_command(*command)
+    wait_for(lambda: f"Replica generated a reply to command '{name}', disconnecting it: " in m.log_text(),
+             timeout=10)
+    if name == "get":
+        assert "This master is sending an error to its replica: 'ERR Replica can't interact with the keyspace'" \
+            in m.log_text()
+    # The reply never reached the link, which the master closed.
+    data = conn.read_until_closed(timeout=10)
+    assert b"PONG" not in data and b"-ERR" not in data
+    assert mc.ping()
