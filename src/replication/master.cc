@@ -481,16 +481,24 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   if (it == replicas_.end()) return;
   if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
   spdlog::info("Connection with replica {} lost.", client_addr);
-  const bool was_receiving =
-      it->second.phase == ReplicaState::Phase::kWaitBgsaveEnd && it->second.diskless;
+  const bool was_waiting = it->second.phase == ReplicaState::Phase::kWaitBgsaveEnd;
+  const bool was_diskless = it->second.diskless;
   replicas_.erase(it);
-  // The last replica a snapshot was streaming to is gone: the child has nobody to write for.
-  if (was_receiving && results_pipe_read_ >= 0 &&
+  // The last replica a snapshot was made for is gone: the child works for nobody (a disk
+  // snapshot is kept when save points want it anyway), as in Redis.
+  if (was_waiting && !child_fds_.empty() &&
       std::none_of(replicas_.begin(), replicas_.end(), [](const auto& entry) {
-        return entry.second.phase == ReplicaState::Phase::kWaitBgsaveEnd && entry.second.diskless;
+        return entry.second.phase == ReplicaState::Phase::kWaitBgsaveEnd;
       })) {
-    spdlog::warn("Diskless rdb transfer, last replica dropped, killing fork child.");
-    host_.KillRdbChild();
+    if (was_diskless) {
+      spdlog::warn("Diskless rdb transfer, last replica dropped, killing fork child.");
+      host_.KillRdbChild();
+    } else if (cfg().save_params.empty()) {
+      spdlog::info(
+          "Background saving, persistence disabled, last replica dropped, killing fork "
+          "child.");
+      host_.KillRdbChild();
+    }
   }
   if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
 }

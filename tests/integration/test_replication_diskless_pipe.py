@@ -96,3 +96,28 @@ def test_a_reply_on_a_replica_link_disconnects_the_replica(procs, sync, command,
     data = conn.read_until_closed(timeout=10)
     assert b"PONG" not in data and b"-ERR" not in data
     assert mc.ping()
+
+
+@pytest.mark.parametrize("save,killed", [("", True), ("900 1", False)])
+def test_disk_snapshot_for_replicas_killed_when_the_last_one_leaves(procs, save, killed):
+    m = start_vireo(procs, "--repl-diskless-sync", "no", "--save", save,
+                    "--rdb-key-save-delay", "1000000")
+    mc = m.client()
+    for i in range(10):
+        mc.set(i, i)
+    replicas = [start_vireo(procs, "--replicaof", "127.0.0.1", m.port) for _ in range(2)]
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 1 and
+             all("wait_bgsave" in str(mc.info("replication").get(f"slave{i}", "")) for i in (0, 1)),
+             timeout=10)
+    replicas[0].client().replicaof("no", "one")
+    wait_for(lambda: "slave1" not in mc.info("replication"), timeout=10)
+    assert mc.info("persistence")["rdb_bgsave_in_progress"] == 1  # one still waits for it
+    replicas[1].client().replicaof("no", "one")
+    if killed:
+        wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=10)
+        assert "persistence disabled, last replica dropped, killing fork child." in m.log_text()
+    else:
+        wait_for(lambda: mc.info("replication")["connected_slaves"] == 0, timeout=10)
+        assert mc.info("persistence")["rdb_bgsave_in_progress"] == 1
+        m.expect_exit = True
+        m.proc.kill()
