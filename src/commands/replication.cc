@@ -4,6 +4,7 @@
 #include "replication/replication.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <optional>
 #include <string>
@@ -52,7 +53,10 @@ void SyncCommand(CommandContext& ctx) {
   if (request.psync) {
     ArgParser args(ctx, 2);
     offset = args.Int();
-    if (!args.Check()) return;
+    if (!args.Check()) {
+      spdlog::warn("Replica {} asks for synchronization but with a wrong offset", client.addr);
+      return;
+    }
   }
   replication.Sync(request, offset);
 }

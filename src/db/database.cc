@@ -278,6 +278,7 @@ int64_t Database::GetExpire(const DbEntry* entry) {
 }
 
 void Database::SetExpire(DbEntry* entry, int64_t when_ms) {
+  if (options_->note_replica_expires) replica_expiring_.emplace(entry->key.view());
   if (entry->has_expire()) {
     ExpireEntry* e = expires_.Find(entry->key.view());
     if (e != nullptr) {
@@ -304,6 +305,7 @@ void Database::Clear() {
   slots_.reset();
   hfe_queue_.clear();
   hfe_noted_.clear();
+  replica_expiring_.clear();
   expire_cursor_ = 0;
   avg_ttl_ms_ = 0;
 }
@@ -321,8 +323,26 @@ void Database::SwapContents(Database& other) {
   std::swap(expire_cursor_, other.expire_cursor_);
   std::swap(hfe_queue_, other.hfe_queue_);
   std::swap(hfe_noted_, other.hfe_noted_);
+  std::swap(replica_expiring_, other.replica_expiring_);
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
   std::swap(expire_backlog_, other.expire_backlog_);
+}
+
+size_t Database::ExpireReplicaWritten() {
+  size_t deleted = 0;
+  for (auto it = replica_expiring_.begin(); it != replica_expiring_.end();) {
+    DbEntry* entry = table_.Find(*it);
+    if (entry != nullptr && entry->has_expire() && !IsExpired(entry)) {
+      ++it;
+      continue;
+    }
+    if (entry != nullptr && entry->has_expire()) {
+      ExpireNow(entry);
+      ++deleted;
+    }
+    it = replica_expiring_.erase(it);
+  }
+  return deleted;
 }
 
 size_t Database::ActiveExpireCycle(int64_t deadline_us) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,9 @@ struct KeyspaceOptions {
   bool lazy_expire = false;      // lazyfree-lazy-expire: expired values freed in the background
   bool lazy_server_del = false;  // lazyfree-lazy-server-del: values replaced by a write
   ExpiryView expiry_view = ExpiryView::kMaster;
+  // The running command is a writable replica's own client's (not its master's): a TTL it
+  // sets is remembered, so that the replica itself expires the key (ExpireReplicaWritten).
+  bool note_replica_expires = false;
 };
 
 class Database {
@@ -208,6 +212,12 @@ class Database {
   // Deletes expired keys, sampling the expires table until `deadline_us` (MonotonicUs) or
   // until a pass finds few expired keys. Returns the number deleted.
   size_t ActiveExpireCycle(int64_t deadline_us);
+  // A replica's active expiry (its master's keys wait for the master's DELs): deletes the
+  // keys its own clients gave a TTL (noted while KeyspaceOptions::note_replica_expires) once
+  // that TTL has passed, and forgets the ones that are gone or lost their TTL. Returns the
+  // number deleted.
+  size_t ExpireReplicaWritten();
+  size_t replica_written_expires() const { return replica_expiring_.size(); }
   // The last ActiveExpireCycle stopped at its deadline with expired keys still left.
   bool expire_backlog() const { return expire_backlog_; }
   // Background rehash work for idle periods.
@@ -282,6 +292,9 @@ class Database {
   std::unordered_map<std::string, int64_t> hfe_noted_;
   int64_t avg_ttl_ms_ = 0;
   bool expire_backlog_ = false;
+  // Keys a writable replica's clients gave a TTL (Redis's slaveKeysWithExpire). A name may
+  // outlive its key or stand for a key rewritten since: each pass checks the key as stored.
+  std::unordered_set<std::string> replica_expiring_;
 };
 
 }  // namespace vireo

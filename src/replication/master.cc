@@ -351,19 +351,34 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   std::vector<int> fds = std::move(child_fds_);
   child_fds_.clear();
   const std::string path = host_.RdbFilePath();
+  if (!report.empty()) {
+    // Redis's line for the end of a transfer to sockets (it reads the child's output through
+    // a pipe; here the child writes to the sockets itself and reports who got it all).
+    int still_up = 0;
+    for (auto& [id, replica] : replicas_) {
+      still_up += replica.phase == ReplicaState::Phase::kWaitBgsaveEnd && replica.diskless &&
+                  host_.ClientOpen(id);
+    }
+    if (exit.ok() || still_up > 0) {
+      spdlog::info("Diskless rdb transfer, done reading from pipe, {} replicas still up.",
+                   still_up);
+    }
+  }
+  // Closing a replica removes it from replicas_: done after the walk.
+  std::vector<uint64_t> to_close;
   for (auto& [id, replica] : replicas_) {
     if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
     if (!host_.ClientOpen(id)) continue;
     size_t index = std::find(fds.begin(), fds.end(), host_.ClientSocket(id)) - fds.begin();
     if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
       spdlog::warn("SYNC failed. BGSAVE child returned an error");
-      host_.CloseClientNow(id);
+      to_close.push_back(id);
       continue;
     }
     if (replica.diskless) {
       if (index >= report.size() || report[index] != '1') {
         spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(id));
-        host_.CloseClientNow(id);
+        to_close.push_back(id);
         continue;
       }
       spdlog::info(
@@ -378,7 +393,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     if (fd < 0 || fstat(fd, &st) != 0) {
       spdlog::warn("SYNC failed. Can't open/stat DB after BGSAVE: {}", strerror(errno));
       if (fd >= 0) close(fd);
-      host_.CloseClientNow(id);
+      to_close.push_back(id);
       continue;
     }
     replica.phase = ReplicaState::Phase::kSendBulk;
@@ -389,6 +404,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     host_.SetClientBulkPending(id, true);
     host_.SendToClient(id, "");
   }
+  for (uint64_t id : to_close) host_.CloseClientNow(id);
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
 }
@@ -467,8 +483,26 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   if (it == replicas_.end()) return;
   if (it->second.bulk_fd >= 0) close(it->second.bulk_fd);
   spdlog::info("Connection with replica {} lost.", client_addr);
+  const bool was_waiting = it->second.phase == ReplicaState::Phase::kWaitBgsaveEnd;
+  const bool was_diskless = it->second.diskless;
   buffer_.RemoveReader(client_id);
   replicas_.erase(it);
+  // The last replica a snapshot was made for is gone: the child works for nobody (a disk
+  // snapshot is kept when save points want it anyway), as in Redis.
+  if (was_waiting && !child_fds_.empty() &&
+      std::none_of(replicas_.begin(), replicas_.end(), [](const auto& entry) {
+        return entry.second.phase == ReplicaState::Phase::kWaitBgsaveEnd;
+      })) {
+    if (was_diskless) {
+      spdlog::warn("Diskless rdb transfer, last replica dropped, killing fork child.");
+      host_.KillRdbChild();
+    } else if (cfg().save_params.empty()) {
+      spdlog::info(
+          "Background saving, persistence disabled, last replica dropped, killing fork "
+          "child.");
+      host_.KillRdbChild();
+    }
+  }
   if (replicas_.empty()) no_replicas_since_ms_ = NowMs();
 }
 

@@ -11,6 +11,7 @@
 #include "scripting/scripting.h"
 #include "server/acl_server.h"
 #include "server/command_context.h"
+#include "server/info.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -138,10 +139,30 @@ bool ScriptDeniedWhenStale(Scripting& scripting, const CommandSpec& spec,
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
   if (argv.empty()) return;
+  // A replica's link carries the stream to it; a reply written there would corrupt it.
+  const bool replica_link = client.has(kClientReplica) && !client.has(kClientMonitor);
+  const size_t reply_mark = client.output().size();
   {
     ReplySuppressor suppressor(client);
     DispatchCommand(client, argv);
     if (client.has(kClientMaster)) ReportErrorToMaster(client, suppressor.Written());
+  }
+  if (replica_link && client.output().size() > reply_mark && !client.closed) {
+    // Dropped, logged as Redis does, and the replica disconnected.
+    std::string& out = client.output();
+    if (out[reply_mark] == '-') {
+      std::string_view error(out.data() + reply_mark + 1, out.size() - reply_mark - 1);
+      error = error.substr(0, error.find("\r\n"));
+      spdlog::warn(
+          "== CRITICAL == This master is sending an error to its replica: '{}' after "
+          "processing the command '{}'",
+          error, client.last_command);
+    }
+    out.resize(std::max(reply_mark, client.output_written));
+    spdlog::warn("Replica generated a reply to command '{}', disconnecting it: {}",
+                 client.last_command, ServerReports(*this).ClientLine(client));
+    CloseClient(client);
+    return;
   }
   // Whether the command (found or not, whatever became of it) is flagged `flag`: looked up
   // again only for the rare clients these checks concern.
@@ -249,6 +270,13 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
           client.acl_user())) {
     ++command_stats(*spec).rejected_calls;
     reject(denied);
+    return;
+  }
+  // A replica's link is for REPLCONF: the keyspace is not its to read or write (as in Redis).
+  if (client.has(kClientReplica) &&
+      (spec->has(kCmdWrite) || spec->has(kCmdReadonly) || spec->has(kCmdMayReplicate))) {
+    ++command_stats(*spec).rejected_calls;
+    reject("ERR Replica can't interact with the keyspace");
     return;
   }
   // Cluster mode: keys of slots this node doesn't serve get -MOVED / -ASK / -CROSSSLOT /
@@ -455,6 +483,8 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
             // (NextEnd first: no clock read per command while nothing is paused.)
             : (client_pause_.NextEnd() != 0 && Paused(kPauseExpire) ? ExpiryView::kReplicaClient
                                                                     : ExpiryView::kMaster);
+    keyspace_options_.note_replica_expires =
+        replication_->is_replica() && !client.has(kClientMaster);
   }
   CommandContext ctx(*this, client, db, client.reply(), argv, &spec);
   ctx.in_exec = in_exec;
@@ -488,7 +518,10 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   current_client_ = previous_caller;
   // Inside a script: what this command changed is part of the script's effects (copying every
   // write's arguments costs scripts a lot, so only while something consumes effects).
-  if (script_effects_ != nullptr && dirty_ != dirty_before && propagator_.Active()) {
+  // A command that asked to be propagated although it changed nothing (FLUSHDB of an empty
+  // database) is one too, as Redis's forced propagation.
+  const bool forced = ctx.effects.overridden && !ctx.effects.commands.empty();
+  if (script_effects_ != nullptr && (dirty_ != dirty_before || forced) && propagator_.Active()) {
     // The script SELECTed another database since its last write: so do its effects.
     if (ctx.db.index() != script_effects_db_) {
       script_effects_db_ = ctx.db.index();
@@ -513,6 +546,7 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   if (executing_depth_ == 0) {
     keyspace_options_.expiry_view =
         replication_->is_replica() ? ExpiryView::kReplicaClient : ExpiryView::kMaster;
+    keyspace_options_.note_replica_expires = false;
   }
   int64_t duration = TicksToUs(CpuTicks() - start);
   // The event loop's command time counts a command once, not again for the ones it runs.

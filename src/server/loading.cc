@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "replication/replica_link.h"
 #include "server/server.h"
 #include "util/clock.h"
 
@@ -70,19 +71,34 @@ std::vector<std::pair<std::string, std::string>> Server::LoadingInfoFields() con
 }
 
 // Serving other clients while a script runs past busy-reply-threshold: the loop is stepped
-// once with the script's caller masked.
+// once with the script's caller, and our master's link, masked.
 void Server::ProcessEventsWhileBusy(Client& caller) {
   // The caller's socket leaves the poll set for this turn: its next commands wait for the
   // script to finish, and its read buffer (which the script's arguments point into) must not
-  // move or be consumed meanwhile.
-  bool masked = caller.fd() >= 0 && !caller.closed;
-  if (masked) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, caller.fd(), nullptr);
+  // move or be consumed meanwhile. Our master's stream waits too, as in Redis: its commands
+  // would get -BUSY, and the offset would pass writes this replica never applied. (Polling is
+  // level-triggered: what arrived meanwhile is read once the socket is back.)
+  uint64_t master_id = 0;
+  if (const ReplicaLink* link = replication_->link()) master_id = link->master_client_id();
+  Client* master = master_id != 0 ? FindClient(master_id) : nullptr;
+  if (master == &caller) master = nullptr;
+  const bool caller_masked = caller.fd() >= 0 && !caller.closed;
+  for (Client* c : {&caller, master}) {
+    if (c != nullptr && c->fd() >= 0 && !c->closed) {
+      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd(), nullptr);
+    } else if (c == master) {
+      master = nullptr;
+    }
+  }
   PollEvents(0);
-  if (masked && !caller.closed) {
+  // The master's link may have been dropped meanwhile: look it up again.
+  if (master != nullptr) master = FindClient(master_id);
+  for (Client* c : {caller_masked ? &caller : nullptr, master}) {
+    if (c == nullptr || c->closed) continue;
     epoll_event ev{};
-    ev.events = caller.write_pending ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
-    ev.data.u64 = caller.id();
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, caller.fd(), &ev);
+    ev.events = c->write_pending ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+    ev.data.u64 = c->id();
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd(), &ev);
   }
 }
 

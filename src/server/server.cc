@@ -1072,7 +1072,14 @@ void Server::Cron() {
     if (MonotonicUs() >= deadline) break;
     Database& db = *dbs_[cron_db_cursor_];
     cron_db_cursor_ = (cron_db_cursor_ + 1) % dbs_.size();
-    if (debug_settings_.active_expire && !Paused(kPauseExpire)) db.ActiveExpireCycle(deadline);
+    if (debug_settings_.active_expire && !Paused(kPauseExpire)) {
+      // A replica expires only what its own clients wrote (a writable replica's keys).
+      if (replication_->is_replica()) {
+        db.ExpireReplicaWritten();
+      } else {
+        db.ActiveExpireCycle(deadline);
+      }
+    }
     if (c.activerehashing) db.RehashStep(100);
   }
   NoteExpireCycle(expire_start_us);
