@@ -330,11 +330,7 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
     auto may_replicate = [&](const CommandSpec& s, std::span<const std::string_view> args) {
       if (!s.has(kCmdWrite) && !s.has(kCmdMayReplicate)) return false;
       if (!s.has(kCmdRunsScript)) return true;
-      // scripting() builds the interpreter on first use; scripting_ may still be null here.
-      const Scripting::ScriptRef ref = s.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
-                                       : s.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
-                                                                : Scripting::ScriptRef::kBody;
-      std::optional<uint32_t> flags = scripting().DeclaredFlags(ref, args);
+      std::optional<uint32_t> flags = ScriptDeclaredFlags(s, args);
       return !flags || (*flags & kScriptNoWrites) == 0;
     };
     bool held = (paused & kPauseClientAll) != 0;
@@ -470,6 +466,15 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
+}
+
+std::optional<uint32_t> Server::ScriptDeclaredFlags(const CommandSpec& spec,
+                                                    std::span<const std::string_view> argv) {
+  // scripting() builds the interpreter on first use; scripting_ may still be null here.
+  const Scripting::ScriptRef ref = spec.has(kCmdRunsFunction)  ? Scripting::ScriptRef::kFunction
+                                   : spec.has(kCmdScriptBySha) ? Scripting::ScriptRef::kSha
+                                                               : Scripting::ScriptRef::kBody;
+  return scripting().DeclaredFlags(ref, argv);
 }
 
 }  // namespace vireo
