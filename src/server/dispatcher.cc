@@ -211,6 +211,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // this is one null test.
   if (slot_routing_ != nullptr && !client.has(kClientMaster) &&
       (spec->HasKeys() || spec->has(kCmdRunsQueued))) {
+    // A key whose TTL passed since the last command counts as missing (a migrating slot then
+    // answers -ASK): the clock moves on before the check, as Redis's does after each sleep.
+    command_clock_.Update();
     if (std::string err = ClusterRedirectError(client, *spec, argv); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       if (spec->has(kCmdRunsQueued)) {
