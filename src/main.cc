@@ -67,10 +67,12 @@ void SetUpLogging(const vireo::ServerConfig& c) {
         false));
   }
   logger->set_pattern(fmt::format("{}:M %d %b %Y %H:%M:%S.%e %^%L%$ %v", getpid()));
+  // Redis's four levels on spdlog's: what Redis logs at verbose (failure reports, ...) is
+  // spdlog::debug, so `loglevel verbose` shows it; `debug` shows everything.
   if (c.loglevel == "debug") {
-    logger->set_level(spdlog::level::debug);
+    logger->set_level(spdlog::level::trace);
   } else if (c.loglevel == "verbose") {
-    logger->set_level(spdlog::level::info);
+    logger->set_level(spdlog::level::debug);
   } else if (c.loglevel == "notice") {
     logger->set_level(spdlog::level::info);
   } else if (c.loglevel == "warning") {
@@ -78,7 +80,8 @@ void SetUpLogging(const vireo::ServerConfig& c) {
   } else {
     logger->set_level(spdlog::level::off);
   }
-  logger->flush_on(spdlog::level::info);
+  // Every line shown reaches the file at once, as Redis writes each one.
+  logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
 }
 

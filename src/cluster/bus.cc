@@ -924,11 +924,13 @@ void ClusterBus::ProcessGossip(const BusMessage& msg, BusLink* link) {
       if (sender != nullptr && sender->is_master() && node != state_.myself()) {
         if ((g.flags & (kNodeFail | kNodePfail)) != 0) {
           if (state_.AddFailureReport(node, sender, now)) {
-            spdlog::debug("Node {} reported node {} as not reachable.", sender->name, node->name);
+            spdlog::debug("Node {} ({}) reported node {} ({}) as not reachable.", sender->name,
+                          sender->human_nodename, node->name, node->human_nodename);
           }
           MarkFailingIfNeeded(node);
         } else if (state_.DelFailureReport(node, sender)) {
-          spdlog::debug("Node {} reported node {} is back online.", sender->name, node->name);
+          spdlog::debug("Node {} ({}) reported node {} ({}) is back online.", sender->name,
+                        sender->human_nodename, node->name, node->human_nodename);
         }
       }
       // A node that is up for everyone, with no ping of ours outstanding: take the sender's
@@ -1193,9 +1195,15 @@ void ClusterBus::Cron() {
     if (node->ping_sent == 0) continue;
     const int64_t node_delay = std::min(ping_delay, data_delay);
     if (node_delay > timeout && !node->has(kNodePfail | kNodeFail)) {
-      spdlog::debug("*** NODE {} possibly failing", node->name);
       node->flags |= kNodePfail;
       update_state = true;
+      // The only master of the cluster is its whole quorum: nobody else would ever report
+      // the node (a replica in a one-shard cluster), so it decides alone, as Redis 7.2 does.
+      if (me->is_master() && state_.size() == 1) {
+        MarkFailingIfNeeded(node);
+      } else {
+        spdlog::debug("*** NODE {} possibly failing", node->name);
+      }
     }
   }
 

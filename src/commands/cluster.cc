@@ -227,7 +227,7 @@ void ReplySlotsNode(CommandContext& ctx, const ClusterState& state, const Cluste
 bool ReplicaAvailable(CommandContext& ctx, const ClusterNode& node) {
   if (node.failed()) return false;
   const int64_t offset =
-      node.has(cluster::kNodeMyself) ? ctx.replication().master_repl_offset() : node.repl_offset;
+      node.has(cluster::kNodeMyself) ? ctx.replication().announced_offset() : node.repl_offset;
   return offset != 0;
 }
 
@@ -262,7 +262,7 @@ void ClusterSlotsCommand(CommandContext& ctx) {
 void ReplyShardNode(CommandContext& ctx, const ClusterState& state, const ClusterNode& node) {
   const bool myself = node.has(cluster::kNodeMyself);
   // Myself's offset is the replication stream's (a replica's is what it has applied).
-  const int64_t offset = myself ? ctx.replication().master_repl_offset() : node.repl_offset;
+  const int64_t offset = myself ? ctx.replication().announced_offset() : node.repl_offset;
   size_t fields = 0;
   const size_t mark = ctx.reply.DeferLength();
   auto str = [&](std::string_view k, std::string_view v) {

@@ -95,7 +95,6 @@ std::string Where(int line, std::string_view text) {
          std::string(text) + "'\n";
 }
 
-
 bool ReadWholeFile(const std::string& path, std::string* out, int* err) {
   FILE* f = std::fopen(path.c_str(), "r");
   if (f == nullptr) {
@@ -236,7 +235,7 @@ std::string ValidAnnouncedName(const std::string& v, std::string_view extra, con
 std::string ValidAnnouncedHostname(const std::string& v) {
   if (v.size() >= 256) return "Hostnames must be less than 256 characters";
   return ValidAnnouncedName(v, "-.",
-                            "Hostname may only contain alphanumeric characters, hyphens or dots");
+                            "Hostnames may only contain alphanumeric characters, hyphens or dots");
 }
 std::string ValidAnnouncedNodename(const std::string& v) {
   return ValidAnnouncedName(

@@ -81,6 +81,9 @@ class PersistenceHost {
   virtual bool PersistedReplicationInfo(RdbReplicationInfo* info) = 0;
   // The replication stream's offset now: what the AOF has written reaches up to it (WAITAOF).
   virtual int64_t ReplicationOffset() = 0;
+  // A replica (replicaof, or a replica in nodes.conf) loads keys whose TTL passed: they expire
+  // through its master's DELs, as in Redis.
+  virtual bool LoadsAsReplica() = 0;
 
   // ---- replaying an AOF ----
   virtual const CommandTable& PersistenceCommands() = 0;

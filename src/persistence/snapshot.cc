@@ -165,6 +165,7 @@ std::string RdbLoadAtStartup(PersistenceHost& host,
   bool missing = false;
   RdbLoadOptions options;
   options.deep_sanitize = host.PersistenceConfig().sanitize_dump_payload == "yes";
+  options.keep_expired = host.LoadsAsReplica();
   // Clients are served (with -LOADING) while it loads, as Redis does.
   options.progress_interval = host.PersistenceConfig().loading_process_events_interval_bytes;
   options.progress = [&host](int64_t bytes) { return host.StartupLoadProgressed(bytes); };
@@ -230,6 +231,7 @@ std::string RdbDebugReload(PersistenceHost& host, const RdbReloadOptions& option
   RdbLoadStats stats;
   RdbLoadOptions load;
   load.allow_duplicates = options.merge;
+  load.keep_expired = host.LoadsAsReplica();
   std::string err = RdbLoadFile(host, RdbPath(host), load, &stats);
   if (!err.empty()) {
     spdlog::warn("Error trying to load the RDB dump: {}", err);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -937,7 +938,7 @@ void Replication::UnsetMaster() {
   no_replicas_since_ms_ = NowMs();
 }
 
-void Replication::SetMaster(std::string host, int port) {
+void Replication::SetMaster(std::string host, int port, bool from_rdb) {
   const bool was_master = link_ == nullptr;
   // A replica moving to another master continues (PSYNC) in the database the stream it
   // applied last selected: the stream only says SELECT again when it changes.
@@ -948,22 +949,25 @@ void Replication::SetMaster(std::string host, int port) {
   config_.values().replicaof = fmt::format("{} {}", host, port);
   link_ = std::make_unique<ReplicaLink>(host_, *this, std::move(host), port);
   // Our own ID and offset are the "cached master": the new master may continue from them.
-  if (was_master) {
+  // Just started, they are those of the RDB we loaded.
+  if (from_rdb) {
+    CacheMasterFromRdb();
+  } else if (was_master) {
     spdlog::info(
         "Before turning into a replica, using my own master parameters to synthesize a cached "
         "master: I may be able to synchronize with the new master with just a partial "
         "transfer.");
   }
-  link_->set_have_cached_master(true);
+  if (!from_rdb) link_->set_have_cached_master(true);
   link_->set_cached_db(db);
   host_.SetExpiryView(ExpiryView::kReplicaClient);
   spdlog::info("Connecting to MASTER {}:{}", link_->host(), link_->port());
   link_->Connect();
 }
 
-void Replication::FollowForCluster(const std::string& host, int port) {
+void Replication::FollowForCluster(const std::string& host, int port, bool at_startup) {
   if (link_ != nullptr && link_->host() == host && link_->port() == port) return;
-  SetMaster(host, port);
+  SetMaster(host, port, at_startup && link_ == nullptr);
 }
 
 void Replication::PromoteForCluster() {
@@ -981,7 +985,10 @@ void Replication::StartFromConfig() {
   link_ = std::make_unique<ReplicaLink>(host_, *this, replicaof.substr(0, space),
                                         static_cast<int>(port));
   host_.SetExpiryView(ExpiryView::kReplicaClient);
-  // The RDB we started from records the stream it was taken at: continue from there.
+  CacheMasterFromRdb();
+}
+
+void Replication::CacheMasterFromRdb() {
   RdbReplicationInfo info;
   if (!host_.AofLoadedAtStartup() && RdbReadReplicationInfo(cfg().dbfilename, &info) &&
       info.offset >= 0 && info.replid.size() == 40) {
@@ -992,6 +999,11 @@ void Replication::StartFromConfig() {
     spdlog::info("Using the replication ID {} and offset {} of the RDB as the cached master",
                  info.replid, info.offset);
   }
+}
+
+int64_t Replication::announced_offset() const {
+  if (link_ == nullptr) return master_repl_offset();
+  return std::max<int64_t>(0, link_->processed_offset());
 }
 
 void Replication::MasterRequestedAck() {

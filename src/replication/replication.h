@@ -127,6 +127,10 @@ class Replication : public EffectSink {
   const std::string& replid2() const { return replid2_; }
   int64_t second_replid_offset() const { return second_replid_offset_; }
   int64_t master_repl_offset() const { return buffer_.end_offset(); }
+  // The offset a cluster node announces (Redis's replicationGetSlaveOffset for a replica): a
+  // replica that has no master stream to continue (a full sync loading) says 0, which hides
+  // it from CLUSTER SLOTS and makes CLUSTER SHARDS say "loading".
+  int64_t announced_offset() const;
   // A new random ID; the old one is forgotten (Redis's changeReplicationId + clearing ID2).
   void ChangeReplicationId();
   // Promotion (REPLICAOF NO ONE, failover): the old ID becomes ID2, valid up to the current
@@ -235,7 +239,8 @@ class Replication : public EffectSink {
   bool is_replica() const { return link_ != nullptr; }
   // Cluster mode decides the role from the cluster's configuration, not REPLICAOF: follow
   // host:port (nothing when already following it), or become a master keeping the data.
-  void FollowForCluster(const std::string& host, int port);
+  // `at_startup`: a replica in nodes.conf continues from the RDB it loaded, as with replicaof.
+  void FollowForCluster(const std::string& host, int port, bool at_startup = false);
   void PromoteForCluster();
   ReplicaLink* link() { return link_.get(); }
   // REPLICAOF NO ONE: stop following our master, keeping the data (nothing on a master).
@@ -248,6 +253,8 @@ class Replication : public EffectSink {
   // Start-up: `replicaof` in the configuration makes this server a replica (with the
   // replication ID and offset of the RDB it loaded as the cached master, when there are).
   void StartFromConfig();
+  // The RDB we started from records the stream it was taken at: the link continues from it.
+  void CacheMasterFromRdb();
   // Bytes of our master's stream the server parsed: part of a command, or (`complete`) the
   // end of one that has just been applied. Advances the offset, proxies them to sub-replicas.
   // `db`: the database the master client has selected.
@@ -263,7 +270,7 @@ class Replication : public EffectSink {
   void PutOnline(uint64_t client_id, ReplicaState& replica);
   const ServerConfig& cfg() const { return config_.values(); }
   // Replica side: follow host:port from now on (REPLICAOF host port).
-  void SetMaster(std::string host, int port);
+  void SetMaster(std::string host, int port, bool from_rdb = false);
   // Promotion (REPLICAOF NO ONE, PSYNC FAILOVER, an aborted failover): drop the link, shift the
   // replication ID, make sub-replicas resync with the new one.
   void UnsetMaster();

@@ -68,6 +68,16 @@ int FixedRequestSlot(const Client& client, const CommandSpec& spec, bool exec,
 
 }  // namespace
 
+// A script that declares its flags (shebang) replaces EVAL's: without no-writes it counts as a
+// write, so a READONLY replica redirects it to the master instead of running it (Redis's
+// getCommandFlags). Scripts without a shebang keep EVAL's flags.
+bool Server::WritesForRedirect(const CommandSpec& spec, std::span<const std::string_view> argv) {
+  if (spec.has(kCmdWrite)) return true;
+  if (!spec.has(kCmdRunsScript)) return false;
+  std::optional<uint32_t> flags = ScriptDeclaredFlags(spec, argv);
+  return flags && (*flags & kScriptNoWrites) == 0;
+}
+
 std::string Server::ClusterRedirectError(const Client& client, const CommandSpec& spec,
                                          std::span<const std::string_view> argv) {
   // Keys of a slot served here, stable: no other rule can apply. This is nearly every command
@@ -88,12 +98,12 @@ std::string Server::ClusterRedirectError(const Client& client, const CommandSpec
     for (const QueuedCommand& q : client.multi_queue) {
       queued_argv.emplace_back(q.argv.begin(), q.argv.end());
       queued.push_back({q.spec, queued_argv.back()});
-      if (q.spec->has(kCmdWrite)) request.any_write = true;
+      if (WritesForRedirect(*q.spec, queued_argv.back())) request.any_write = true;
     }
     request.commands = queued;
   } else {
     request.commands = {&single, 1};
-    request.any_write = spec.has(kCmdWrite);
+    request.any_write = WritesForRedirect(spec, argv);
   }
   FillFromCommand(request, spec, client);
   const cluster::RedirectDecision decision = Decide(request, *slot_routing_, *dbs_[0], config_);

@@ -285,6 +285,9 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
   // this is one null test.
   if (slot_routing_ != nullptr && !client.has(kClientMaster) &&
       (spec->HasKeys() || spec->has(kCmdRunsQueued))) {
+    // A key whose TTL passed since the last command counts as missing (a migrating slot then
+    // answers -ASK): the clock moves on before the check, as Redis's does after each sleep.
+    command_clock_.Update();
     if (std::string err = ClusterRedirectError(client, *spec, argv); !err.empty()) {
       ++command_stats(*spec).rejected_calls;
       if (spec->has(kCmdRunsQueued)) {
@@ -568,6 +571,12 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   ++stats_.total_commands_processed;
   ++client.commands_processed;
   if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
+}
+
+std::optional<uint32_t> Server::ScriptDeclaredFlags(const CommandSpec& spec,
+                                                    std::span<const std::string_view> argv) {
+  // scripting() builds the interpreter on first use; scripting_ may still be null here.
+  return DeclaredScriptFlags(scripting(), spec, argv);
 }
 
 }  // namespace vireo

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/bus.h"
+#include "cluster/cluster_state.h"
 #include "persistence/aof.h"
 #include "persistence/snapshot.h"
 #include "scripting/lua_engine.h"
@@ -178,7 +179,9 @@ void ClientsSection(Server& server, InfoWriter& w) {
   }
   w.Header("Clients");
   w.Field("connected_clients", connected);
-  w.Field("cluster_connections", 0);
+  // As Redis counts them: two bus links (in and out) per other known node.
+  const cluster::ClusterState* cluster = server.cluster();
+  w.Field("cluster_connections", cluster != nullptr ? (cluster->node_count() - 1) * 2 : size_t{0});
   w.Field("maxclients", server.cfg().maxclients);
   w.Field("client_recent_max_input_buffer", max_input);
   w.Field("client_recent_max_output_buffer", max_output);

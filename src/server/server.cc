@@ -334,7 +334,7 @@ std::string Server::OpenListeners() {
   for (size_t i = 0; i < listeners_.size(); ++i) {
     WatchSocket(listeners_[i]->fd, kListenerTag | i, EPOLLIN);
   }
-  return "";
+  return LoadClusterConfig();
 }
 
 std::string Server::StartServing() {

@@ -337,6 +337,11 @@ class Server : public KeyspaceListener,
   // ClusterServices (src/server/cluster_services.h), in src/server/cluster_redirect.cc.
   cluster::SlotRouting* slot_routing() const override { return slot_routing_; }
   void set_slot_routing(cluster::SlotRouting* r) override { slot_routing_ = r; }
+  // The flags a script running command (EVAL*, FCALL*) declares, if any (shebang, function).
+  std::optional<uint32_t> ScriptDeclaredFlags(const CommandSpec& spec,
+                                              std::span<const std::string_view> argv);
+  // Whether the command counts as a write when deciding a cluster redirect.
+  bool WritesForRedirect(const CommandSpec& spec, std::span<const std::string_view> argv);
   std::string ClusterRedirectError(const Client& client, const CommandSpec& spec,
                                    std::span<const std::string_view> argv) override;
   void RedirectBlockedClientsOfSlots() override;
@@ -400,6 +405,7 @@ class Server : public KeyspaceListener,
   int64_t LastSaveTime() override;
   void SetLastSaveTime(int64_t unix_seconds) override;
   bool PersistedReplicationInfo(RdbReplicationInfo* info) override;
+  bool LoadsAsReplica() override;
   int64_t ReplicationOffset() override;
   const CommandTable& PersistenceCommands() override;
   std::unique_ptr<AofReplayClient> NewAofReplayClient() override;
@@ -654,6 +660,10 @@ class Server : public KeyspaceListener,
   // announces); "" or the start-up error. The before-sleep step saves nodes.conf and
   // recomputes cluster_state when something asked for it; the cron re-checks the state.
   std::string StartCluster();
+  // Its first half, at the end of OpenListeners (before the data loads, as Redis's
+  // clusterInit): locks and reads nodes.conf into loaded_cluster_, so the load knows whether
+  // myself is a replica.
+  std::string LoadClusterConfig();
   void ClusterBeforeSleep();
   void ClusterCron();
   void ApplyClusterConfig();
@@ -666,6 +676,8 @@ class Server : public KeyspaceListener,
   int64_t ClusterReplOffset() override;
   int64_t ClusterReplDataAgeMs() override;
   void ClusterSyncReplication() override;
+  // Its work; `at_startup` continues from the loaded RDB's replication ID and offset.
+  void FollowClusterMaster(bool at_startup);
   void ClusterPauseWrites(bool on, int64_t duration_ms) override;
   size_t ClusterKeysInSlot(int slot) override;
   void ClusterDeleteKeysInSlot(int slot) override;
@@ -674,6 +686,8 @@ class Server : public KeyspaceListener,
   std::string SaveClusterConfig(bool fsync) override;
 
   std::unique_ptr<cluster::ClusterState> cluster_;
+  std::unique_ptr<cluster::ClusterState> loaded_cluster_;  // LoadClusterConfig -> StartCluster
+  bool loaded_cluster_needs_save_ = false;
   std::unique_ptr<cluster::ClusterBus> cluster_bus_;
   int cluster_lock_fd_ = -1;  // flock on nodes.conf: one node per file
   std::string cluster_config_path_;

@@ -47,15 +47,19 @@ std::string LockClusterConfig(const std::string& path, int* fd_out) {
   return "";
 }
 
+// cluster-port, or the client port (the TLS one with tls-cluster) + 10000.
+int ClusterBusPort(const ServerConfig& c, int bound_port) {
+  const int client_port = c.tls_cluster ? static_cast<int>(c.tls_port) : bound_port;
+  return c.cluster_port != 0 ? c.cluster_port : client_port + cluster::kDefaultBusPortOffset;
+}
+
 }  // namespace
 
-std::string Server::StartCluster() {
+std::string Server::LoadClusterConfig() {
   const ServerConfig& c = config_.values();
   if (!c.cluster_enabled) return "";
   if (!c.replicaof.empty()) return "replicaof directive not allowed in cluster mode";
-  const int client_port = c.tls_cluster ? static_cast<int>(c.tls_port) : bound_port_;
-  const int bus_port =
-      c.cluster_port != 0 ? c.cluster_port : client_port + cluster::kDefaultBusPortOffset;
+  const int bus_port = ClusterBusPort(c, bound_port_);
   if (bus_port > 65535) {
     return "Redis port number too high. Cluster communication port is 10,000 port numbers "
            "higher than your Redis port. Your Redis port number must be 55535 or less.";
@@ -83,6 +87,27 @@ std::string Server::StartCluster() {
       break;
   }
   if (state->RefreshMyself(bound_port_, c.tls_port)) save = true;
+  loaded_cluster_ = std::move(state);
+  loaded_cluster_needs_save_ = save;
+  return "";
+}
+
+bool Server::LoadsAsReplica() {
+  // Redis's iAmMaster(): a replica keeps the keys whose TTL passed (its master's DELs expire
+  // them), whether it follows a `replicaof` line or is a replica in nodes.conf.
+  if (!config_.values().replicaof.empty() || replication_->is_replica()) return true;
+  const cluster::ClusterState* state = cluster_ ? cluster_.get() : loaded_cluster_.get();
+  return state != nullptr && state->myself()->is_replica();
+}
+
+std::string Server::StartCluster() {
+  const ServerConfig& c = config_.values();
+  if (!c.cluster_enabled) return "";
+  if (!loaded_cluster_) {
+    if (std::string error = LoadClusterConfig(); !error.empty()) return error;
+  }
+  std::unique_ptr<cluster::ClusterState> state = std::move(loaded_cluster_);
+  bool save = loaded_cluster_needs_save_;
   // The data loaded before us (RDB/AOF) must fit the slot table: a master claims unassigned
   // slots it holds keys for and marks the others importing, so redis-cli --cluster fix sees
   // them. A replica's data is its master's business.
@@ -122,6 +147,7 @@ std::string Server::StartCluster() {
       if (cluster::KeySlot(channel) == slot) pubsub_.DropShardChannel(channel);
     }
   };
+  const int bus_port = ClusterBusPort(c, bound_port_);
   if (std::string err = cluster_bus_->Listen(c.bind, bus_port); !err.empty()) return err;
   if (save) {
     if (std::string err = SaveClusterConfig(true); !err.empty()) {
@@ -129,6 +155,9 @@ std::string Server::StartCluster() {
     }
   }
   cluster_->UpdateState(NowMs());
+  // A replica in nodes.conf follows its master at once (continuing from the RDB it loaded):
+  // until then it would count as a master and expire the keys it keeps for its master's DELs.
+  if (cluster_->myself()->is_replica()) FollowClusterMaster(true);
   return "";
 }
 
@@ -186,7 +215,7 @@ void Server::WatchBusSocket(int fd, uint64_t tag, uint32_t events) {
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) WatchSocket(fd, tag, events);
 }
 
-int64_t Server::ClusterReplOffset() { return replication_->master_repl_offset(); }
+int64_t Server::ClusterReplOffset() { return replication_->announced_offset(); }
 
 int64_t Server::ClusterReplDataAgeMs() {
   ReplicaLink* link = replication_->link();
@@ -214,7 +243,9 @@ void Server::ClusterPauseWrites(bool on, int64_t duration_ms) {
   }
 }
 
-void Server::ClusterSyncReplication() {
+void Server::ClusterSyncReplication() { FollowClusterMaster(false); }
+
+void Server::FollowClusterMaster(bool at_startup) {
   const cluster::ClusterNode* me = cluster_->myself();
   if (me->is_master()) {
     replication_->PromoteForCluster();
@@ -225,7 +256,7 @@ void Server::ClusterSyncReplication() {
   // A replica reaches its master on the port of its own kind (TLS with tls-replication).
   const int port = config_.values().tls_replication ? master->tls_port : master->tcp_port;
   if (port == 0) return;
-  replication_->FollowForCluster(master->ip, port);
+  replication_->FollowForCluster(master->ip, port, at_startup);
 }
 
 size_t Server::ClusterKeysInSlot(int slot) { return dbs_[0]->CountKeysInSlot(slot); }

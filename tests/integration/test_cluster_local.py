@@ -409,3 +409,17 @@ def test_replication_commands_refused_in_cluster_mode(node):
     assert client.execute_command("ROLE")[0] == "master"
     # A cluster node has a single database, as in Redis 7.2.
     assert client.execute_command("CONFIG", "GET", "databases") == ["databases", "1"]
+
+
+def test_announced_hostname_validation_error():
+    """unit/cluster/hostnames: Redis's wording of a bad cluster-announce-hostname."""
+    handle = start_server()
+    try:
+        c = handle.client(decode_responses=True)
+        with pytest.raises(redis.ResponseError,
+                           match="Hostnames may only contain alphanumeric characters, hyphens "
+                                 "or dots"):
+            c.execute_command("CONFIG", "SET", "cluster-announce-hostname", "vireo_host")
+    finally:
+        handle.stop()
+        handle.cleanup()

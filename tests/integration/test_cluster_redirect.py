@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,20 @@ def test_migrating_slot_ask_and_tryagain(c):
     assert error_of(c, "MGET", present, missing).startswith("TRYAGAIN")
     assert c.execute_command("CLUSTER", "SETSLOT", slot, "STABLE") == "OK"
     assert c.execute_command("GET", missing) is None
+
+
+def test_key_expired_since_the_last_command_is_asked_for(c):
+    """unit/cluster/misc: a key whose TTL passed counts as missing in a migrating slot, even
+    when no command ran since it expired (the redirect reads the clock afresh)."""
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    key = key_in(c, 0, 8191)
+    slot = slot_of(c, key)
+    c.execute_command("SET", key, "v", "PX", 20)
+    assert c.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", OTHER) == "OK"
+    # The time passing is what is tested: no command may run meanwhile (each reads the clock).
+    time.sleep(0.05)
+    assert error_of(c, "GET", key) == f"ASK {slot} {OTHER_ADDR}"
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
 
 
 def test_slot_migrating_to_myself_is_served(c):

@@ -50,6 +50,7 @@ class FakePersistenceHost : public PersistenceHost {
     return true;
   }
   int64_t ReplicationOffset() override { return replication.offset; }
+  bool LoadsAsReplica() override { return false; }
   const CommandTable& PersistenceCommands() override { return commands_; }
   std::unique_ptr<AofReplayClient> NewAofReplayClient() override { std::abort(); }
   void SetCommandTimeMs(int64_t ms) override { keyspace_.now_ms = ms; }
