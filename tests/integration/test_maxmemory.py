@@ -466,6 +466,9 @@ def test_replica_output_buffer_is_not_counted_for_eviction(server_factory):
         master.setrange(f"key:{j}", 100000, "asdf")
     master.config_set("client-output-buffer-limit", "replica 100000000 100000000 300")
     master.config_set("maxmemory-policy", "allkeys-random")
+    # A small backlog, as Redis's test: the backlog is counted (only what replicas hold beyond
+    # it is not), and a 1 MB one filling up would look like growth here.
+    master.config_set("repl-backlog-size", 10 * 1024)
     replica.replicaof("127.0.0.1", master_srv.port)
     wait_for(lambda: replica.info("replication")["master_link_status"] == "up", timeout=10)
 
@@ -479,8 +482,10 @@ def test_replica_output_buffer_is_not_counted_for_eviction(server_factory):
     master.config_set("maxmemory", before + 64 * 1024)
     os.kill(replica_srv.proc.pid, signal.SIGSTOP)
     try:
-        # Small batches: a long pipeline would fill the query buffer, which does count.
-        for _ in range(250):
+        # Small batches: a long pipeline would fill the query buffer, which does count. ~14 MB
+        # of stream in all: well past the 1 MB backlog and what the stalled replica's socket
+        # takes in, so its buffer holds megabytes whatever the kernel's socket sizes.
+        for _ in range(500):
             pipe = master.pipeline(transaction=False)
             for _ in range(200):
                 pipe.setrange("key:0", 0, "A" * 100)
