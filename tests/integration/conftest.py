@@ -337,10 +337,16 @@ class ServerHandle:
                 pass
         self._clients.clear()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
+            # SIGTERM again each second: as Redis, a server refuses a shutdown it can't do
+            # safely yet (an initial AOF rewrite running, say) and waits for the next signal.
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    pass
+            if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
         self.returncode = self.proc.returncode
