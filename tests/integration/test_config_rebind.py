@@ -99,3 +99,25 @@ def test_empty_bind_serves_only_the_unix_socket(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("cluster", [False, True])
+def test_ipv4_port_taken_refuses_to_start_with_the_default_bind(tmp_path, cluster):
+    # "* -::*": "*" is IPv4's any address (IPv6 is the optional "::*"). With the IPv4 port (or
+    # the cluster bus port) taken the start fails as Redis's does, with its words; it used to
+    # go on listening on IPv6 alone, where nobody on 127.0.0.1 could reach it.
+    port = free_port()
+    while port + 10000 > 65535:  # the bus port must exist too
+        port = free_port()
+    with socket.socket() as busy:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        busy.bind(("0.0.0.0", port + 10000 if cluster else port))
+        busy.listen(1)
+        extra = ["--cluster-enabled", "yes"] if cluster else []
+        proc = subprocess.run([server_binary(), "--port", str(port), "--bind", "* -::*",
+                               "--dir", str(tmp_path), *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 1, out
+    assert "Could not create server TCP listening socket *:" in out
+    assert "bind: Address already in use" in out
