@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <asio.hpp>
+#include <atomic>
 #include <csignal>
 #include <cstddef>
 #include <cstdio>
@@ -134,13 +135,17 @@ void NotifySupervisor(const std::string& supervisor) {
 
 // The server SIGTERM and SIGINT go to (signal dispositions are the process's), and the temp
 // file a synchronous save in this process writes, named before any signal can come.
-vireo::Server* g_signal_server = nullptr;
+// Cleared before the server is destroyed: a signal during the exit finds no server to tell
+// (the exit is what it asks for) instead of a destroyed one.
+std::atomic<vireo::Server*> g_signal_server{nullptr};
 char g_temp_rdb[64];
 
 // As Redis: the signal only schedules the shutdown, which the cron runs. A second SIGINT
 // while one is pending means "now": no save, no waiting for replicas, exit status 1.
 void OnShutdownSignal(int sig) {
-  vireo::Server& server = *g_signal_server;
+  vireo::Server* exiting_unless_set = g_signal_server.load(std::memory_order_acquire);
+  if (exiting_unless_set == nullptr) return;
+  vireo::Server& server = *exiting_unless_set;
   if (sig == SIGINT && server.shutdown_signal_pending()) {
     vireo::LogFromSignalHandler("You insist... exiting now.");
     unlink(g_temp_rdb);
@@ -154,7 +159,7 @@ void OnShutdownSignal(int sig) {
 }
 
 void InstallShutdownSignals(vireo::Server& server) {
-  g_signal_server = &server;
+  g_signal_server.store(&server, std::memory_order_release);
   std::snprintf(g_temp_rdb, sizeof(g_temp_rdb), "temp-%d.rdb", static_cast<int>(getpid()));
   struct sigaction act {};
   sigemptyset(&act.sa_mask);
@@ -246,6 +251,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   InstallShutdownSignals(server);
+  // Declared after the server, so destroyed before it (every return from here on).
+  struct ForgetSignalServer {
+    ~ForgetSignalServer() { g_signal_server.store(nullptr, std::memory_order_release); }
+  } forget_signal_server;
   spdlog::info("Server initialized");
   // The AOF before the first client (with appendonly yes it alone holds the data, as in Redis;
   // with appendonly no this only reads its manifest).
