@@ -556,3 +556,28 @@ def is_70(server):
 def only_72(is_70):
     if is_70:
         pytest.skip("Redis 7.2 behaviour; the reference server is 7.0")
+
+
+def restart_in_place(handle, banner: bytes = b"", context: str = "") -> None:
+    """Starts a stopped server again with its own argv, directory and port (it keeps its data),
+    `banner` written to its log first. Only a lost race for the port (an outgoing connection
+    took it) is worth a retry; `context` goes into the failure messages."""
+    for _attempt in range(20):
+        with open(handle.log_path, "ab") as log:
+            log.write(banner)
+            log.flush()
+            handle.proc = subprocess.Popen(handle.argv, cwd=handle.workdir, stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        handle.returncode = None
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline and handle.alive() and not _ping_ok(handle.port):
+            time.sleep(0.02)
+        if handle.alive() and _ping_ok(handle.port):
+            return
+        assert "in use" in handle.log_text(2000).lower(), (
+            f"restart of {handle!r} failed {context}\n{handle.log_text()}")
+        if handle.alive():
+            handle.proc.kill()
+            handle.proc.wait()
+        time.sleep(0.1)
+    raise AssertionError(f"port {handle.port} stayed busy {context}")

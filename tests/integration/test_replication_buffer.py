@@ -8,13 +8,11 @@ replica going away."""
 
 from __future__ import annotations
 
-import subprocess
-import time
 
 import pytest
 import redis
 
-from conftest import HOST, START_TIMEOUT, RawConnection, _ping_ok, wait_for
+from conftest import HOST, RawConnection, restart_in_place, wait_for
 from repl_helpers import procs, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 
 MB = 1024 * 1024
@@ -188,21 +186,7 @@ def restart(handle, how: str = "shutdown") -> None:
     else:
         handle.proc.terminate()
     handle.proc.wait(timeout=20)
-    for _attempt in range(20):
-        with open(handle.log_path, "ab") as log:
-            handle.proc = subprocess.Popen(handle.argv, cwd=handle.workdir, stdout=log,
-                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        handle.returncode = None
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline and handle.alive() and not _ping_ok(handle.port):
-            time.sleep(0.02)
-        if handle.alive() and _ping_ok(handle.port):
-            return
-        if handle.alive():
-            handle.proc.kill()
-            handle.proc.wait()
-        time.sleep(0.1)
-    raise AssertionError(f"{handle!r} did not restart\n{handle.log_text()}")
+    restart_in_place(handle)
 
 
 @pytest.fixture

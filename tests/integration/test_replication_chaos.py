@@ -20,14 +20,13 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
 import threading
 import time
 
 import pytest
 import redis
 
-from conftest import HOST, START_TIMEOUT, _finish, _ping_ok, start_server, wait_for
+from conftest import HOST, _finish, restart_in_place, start_server, wait_for
 from repl_helpers import assert_same_data, link_up, wait_in_sync
 
 SEED = int(os.environ.get("VIREO_CHAOS_SEED") or random.SystemRandom().randrange(1 << 32))
@@ -46,26 +45,7 @@ CRASH_MARKS = ("crashed by signal", "Guru Meditation", "ERROR: AddressSanitizer"
 
 def restart(handle) -> None:
     """Start a killed server again with its own argv, directory and port (it keeps its data)."""
-    for _attempt in range(20):
-        with open(handle.log_path, "ab") as log:
-            log.write(b"\n--- restarted by the chaos test ---\n")
-            log.flush()
-            handle.proc = subprocess.Popen(handle.argv, cwd=handle.workdir, stdout=log,
-                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        handle.returncode = None
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline and handle.alive() and not _ping_ok(handle.port):
-            time.sleep(0.02)
-        if handle.alive() and _ping_ok(handle.port):
-            return
-        # Only a lost race for the port (an outgoing connection took it) is worth a retry.
-        assert "in use" in handle.log_text(2000).lower(), (
-            f"restart of {handle!r} failed (seed {SEED})\n{handle.log_text()}")
-        if handle.alive():
-            handle.proc.kill()
-            handle.proc.wait()
-        time.sleep(0.1)
-    raise AssertionError(f"port {handle.port} stayed busy (seed {SEED})")
+    restart_in_place(handle, b"\n--- restarted by the chaos test ---\n", f"(seed {SEED})")
 
 
 def client(handle, **kw) -> redis.Redis:
