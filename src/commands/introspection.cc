@@ -11,6 +11,7 @@
 #include "commands/helpers.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "security/acl.h"
 #include "server/blocking_service.h"
 #include "server/client.h"
 #include "server/client_pause.h"
@@ -582,9 +583,8 @@ bool ParseKillFilter(CommandContext& ctx, KillFilter* filter) {
     } else if (args.OptionName("LADDR")) {
       filter->laddr = args.Next();
     } else if (args.OptionName("USER")) {
-      // Only the default user exists until ACLs do.
       const std::string_view user = args.Next();
-      if (user != "default") args.Fail(fmt::format("ERR No such user '{}'", user));
+      if (ctx.acl().Find(user) == nullptr) args.Fail(fmt::format("ERR No such user '{}'", user));
       filter->user = user;
     } else if (args.OptionName("SKIPME")) {
       filter->skip_me = args.Keyword({"YES", "NO"}) == 0;

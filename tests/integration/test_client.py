@@ -279,6 +279,18 @@ def test_kill_by_type_and_user(server, r):
     assert r.execute_command("CLIENT", "KILL", "TYPE", "master") == 0
 
 
+def test_kill_by_acl_user(server, r):
+    # An ACL user's connections are killed by name; an unknown name is an error.
+    r.execute_command("ACL", "SETUSER", "user_to_kill", "on", "nopass", "+@all", "~*")
+    assert r.execute_command("CLIENT", "KILL", "USER", "user_to_kill") == 0
+    victim = server.raw()
+    victim.execute("AUTH", "user_to_kill", "any")
+    assert r.execute_command("CLIENT", "KILL", "USER", "user_to_kill") == 1
+    assert_closed(victim)
+    with pytest.raises(redis.ResponseError, match="No such user 'nobody'"):
+        r.execute_command("CLIENT", "KILL", "USER", "nobody")
+
+
 def test_kill_maxage(server, r):
     victim = server.raw()
     victim.execute("PING")
