@@ -501,8 +501,9 @@ SpecResult KeysOfSpec(const KeySpec& ks, std::span<const std::string_view> argv,
       return SpecResult::kInvalid;
     }
     first += ks.b;
-    last = first + static_cast<int>(numkeys) - 1;
     step = ks.c;
+    // numkeys keys `step` apart (MSETEX's key value pairs: step 2).
+    last = first + (static_cast<int>(numkeys) - 1) * step;
     if (numkeys == 0) return SpecResult::kOk;
   }
   if (step <= 0 || last >= argc || last < first || first >= argc) return SpecResult::kInvalid;
