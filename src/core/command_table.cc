@@ -47,6 +47,7 @@ std::string InferArgType(std::string_view name) {
 // their members.
 std::string WellKnownGroupName(const std::string& joined) {
   if (joined == "nx-xx" || joined == "nx-xx-gt-lt") return "condition";
+  if (joined.rfind("nx-xx-ifeq-value", 0) == 0) return "condition";  // SET's, Redis 8.4
   if (joined == "async-sync") return "flush-type";
   if (joined == "gt-lt") return "comparison";
   if (joined.rfind("seconds-milliseconds", 0) == 0) return "expiration";

@@ -257,8 +257,8 @@ KNOWN_DOCS_DIFFERENCES = {
     # MIGRATE: 7.2 names the oneofs, the AUTH2 block and the KEYS argument ("keys").
     "migrate",
     "xtrim",
-    # SET IFEQ/IFNE/IFDEQ/IFDNE (8.4).
-    "set",
+    # SET IFEQ/IFNE/IFDEQ/IFDNE (8.4), HSCAN NOVALUES (7.4), Valkey's ZSCAN NOSCORES.
+    "set", "hscan", "zscan",
 }
 
 
