@@ -323,7 +323,7 @@ REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hex
                     "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime",
                     "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel",
                     # Redis 8.4 / 8.10 and Valkey 9.0's DELIFEQ
-                    "digest", "delex", "msetex", "delifeq", "sunioncard", "sdiffcard"}
+                    "digest", "delex", "msetex", "increx", "delifeq", "sunioncard", "sdiffcard"}
 
 
 def test_every_command_is_a_redis_command(r):

@@ -304,3 +304,90 @@ def test_aof_replay_restores_the_state(tmp_path):
         c.close()
     finally:
         handle.stop()
+
+
+# INCREX (Redis 8.8): [new value, applied increment], bounds, SATURATE, TTL options.
+
+def test_increx_examples_from_redis_docs(r):
+    assert r.execute_command("INCREX", "c") == [1, 1]
+    assert r.execute_command("INCREX", "c") == [2, 1]
+    r.set("n", 100)
+    assert r.execute_command("INCREX", "n", "BYINT", 5) == [105, 5]
+    assert r.execute_command("INCREX", "n", "BYINT", -10) == [95, -10]
+    r.set("f", 1.5)
+    assert r.execute_command("INCREX", "f", "BYFLOAT", "0.25") == [b"1.75", b"0.25"]
+    assert r.execute_command("INCREX", "e", "BYINT", 1, "EX", 100) == [1, 1]
+    assert r.ttl("e") == 100
+    r.set("w", 10)
+    assert r.execute_command("INCREX", "w", "BYINT", 1, "EX", 100, "ENX") == [11, 1]
+    assert r.ttl("w") == 100
+    r.set("w", 10, ex=500)
+    assert r.execute_command("INCREX", "w", "BYINT", 1, "EX", 10, "ENX") == [11, 1]
+    assert r.ttl("w") > 400
+    r.set("p", 5, ex=1000)
+    assert r.execute_command("INCREX", "p", "BYINT", 1, "PERSIST") == [6, 1]
+    assert r.ttl("p") == -1
+    # No expiration option keeps the TTL.
+    r.set("k", 1, ex=1000)
+    assert r.execute_command("INCREX", "k") == [2, 1] and r.ttl("k") > 900
+
+
+def test_increx_bounds_and_saturate(r):
+    # Out of bounds: skipped, [current, 0], nothing created or changed.
+    assert r.execute_command("INCREX", "b", "BYINT", 5, "UBOUND", 3) == [0, 0]
+    assert not r.exists("b")
+    assert r.execute_command("INCREX", "b", "BYINT", 5, "UBOUND", 3, "SATURATE") == [3, 3]
+    assert r.execute_command("INCREX", "b", "BYINT", -10, "LBOUND", -2, "SATURATE") == [-2, -5]
+    r.set("t", 7, ex=1000)
+    assert r.execute_command("INCREX", "t", "BYINT", 5, "UBOUND", 10, "PERSIST") == [7, 0]
+    assert r.ttl("t") > 900  # untouched when skipped
+    # The type limits are the default bounds.
+    r.set("big", 2**63 - 1)
+    assert r.execute_command("INCREX", "big") == [2**63 - 1, 0]
+    assert r.execute_command("INCREX", "big", "BYINT", 1, "SATURATE") == [2**63 - 1, 0]
+    r.set("small", -2**63)
+    assert r.execute_command("INCREX", "small", "BYINT", -1) == [-2**63, 0]
+    assert r.execute_command("INCREX", "fb", "BYFLOAT", "2.5", "UBOUND", "1.5", "SATURATE") == \
+        [b"1.5", b"1.5"]
+    assert r.execute_command("INCREX", "fb", "BYFLOAT", "-5", "LBOUND", "0") == [b"1.5", b"0"]
+
+
+def test_increx_errors(raw):
+    assert err(raw, "INCREX") == "ERR wrong number of arguments for 'increx' command"
+    assert err(raw, "INCREX", "k", "LBOUND", 5, "UBOUND", 1) == \
+        "ERR LBOUND can't be greater than UBOUND"
+    assert err(raw, "INCREX", "k", "ENX") == "ERR ENX flag requires an expiration"
+    for args in (["PERSIST", "ENX", "EX", 1], ["EX", 1, "PERSIST"], ["BYINT"], ["FOO"],
+                 ["BYINT", 1, "BYFLOAT", 1], ["EX", 1, "PX", 1]):
+        assert err(raw, "INCREX", "k", *args) == "ERR syntax error", args
+    assert err(raw, "INCREX", "k", "BYINT", "1.5") == "ERR value is not an integer or out of range"
+    assert err(raw, "INCREX", "k", "BYFLOAT", "x") == "ERR value is not a valid float"
+    assert err(raw, "INCREX", "k", "EX", 0) == "ERR invalid expire time in 'increx' command"
+    raw.execute("SET", "f", "1.5")
+    assert err(raw, "INCREX", "f") == "ERR value is not an integer or out of range"
+    assert err(raw, "INCREX", "f", "BYFLOAT", "1e5000") == "ERR value is not a valid float"
+    raw.execute("RPUSH", "l", "a")
+    assert err(raw, "INCREX", "l").startswith("WRONGTYPE")
+
+
+def test_increx_resp3_and_propagation(tmp_path):
+    handle = start_server(["--dir", str(tmp_path), "--appendonly", "yes",
+                           "--appendfsync", "always"])
+    try:
+        raw = handle.raw()
+        raw.execute("HELLO", "3")
+        assert raw.execute("INCREX", "c", "BYINT", 2) == b"*2\r\n:2\r\n:2\r\n"
+        assert raw.execute("INCREX", "f", "BYFLOAT", "0.5", "PX", 100000) == \
+            b"*2\r\n$3\r\n0.5\r\n$3\r\n0.5\r\n"
+        raw.execute("INCREX", "c", "BYINT", 5, "UBOUND", 3)  # skipped: not logged
+        raw.execute("INCREX", "c", "PERSIST")
+        raw.close()
+        incr = next((tmp_path / "appendonlydir").glob("*.incr.aof"))
+        wait_for(lambda: len(_aof_commands(incr)) >= 3, timeout=5)
+        cmds = _aof_commands(incr)
+        assert cmds[0] == [b"SET", b"c", b"2", b"KEEPTTL"]
+        assert cmds[1][:4] == [b"SET", b"f", b"0.5", b"PXAT"]
+        assert cmds[2] == [b"SET", b"c", b"3"]
+        assert len(cmds) == 3
+    finally:
+        handle.stop()
