@@ -322,8 +322,9 @@ def test_getkeys_arity(raw):
 REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hexpire",
                     "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime",
                     "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel",
-                    # Redis 8.4 / 8.10 and Valkey 9.0's DELIFEQ
-                    "digest", "delex", "msetex", "increx", "delifeq", "sunioncard", "sdiffcard"}
+                    # Redis 8.4 - 8.12 and Valkey 9.0's DELIFEQ
+                    "digest", "delex", "msetex", "increx", "delifeq", "sunioncard", "sdiffcard",
+                    "bitrangeintarray"}
 
 
 def test_every_command_is_a_redis_command(r):
