@@ -192,12 +192,18 @@ def test_keyspace_events(server):
         c.execute_command("MSETEX", 1, "m", "1", "EX", 100)
         c.execute_command("DELEX", "k", "IFEQ", "nope")  # no event
         c.execute_command("DELEX", "k", "IFEQ", "v")
+        c.execute_command("INCREX", "n", "EX", 100)
+        c.execute_command("INCREX", "n", "BYINT", 5, "UBOUND", 2)  # skipped: no event
+        c.execute_command("INCREX", "f", "BYFLOAT", "0.5", "PERSIST")
+        c.execute_command("DELIFEQ", "n", "1")
         events = []
-        wait_for(lambda: (m := p.get_message(timeout=0.1)) is None and len(events) >= 4
+        wait_for(lambda: (m := p.get_message(timeout=0.1)) is None and len(events) >= 8
                  or (m is not None and events.append((m["channel"], m["data"])) and False),
                  timeout=5)
         assert events == [(b"__keyspace@0__:k", b"set"), (b"__keyspace@0__:m", b"set"),
-                          (b"__keyspace@0__:m", b"expire"), (b"__keyspace@0__:k", b"del")]
+                          (b"__keyspace@0__:m", b"expire"), (b"__keyspace@0__:k", b"del"),
+                          (b"__keyspace@0__:n", b"incrby"), (b"__keyspace@0__:n", b"expire"),
+                          (b"__keyspace@0__:f", b"incrbyfloat"), (b"__keyspace@0__:n", b"del")]
     finally:
         c.config_set("notify-keyspace-events", "")
         p.close()
