@@ -560,17 +560,22 @@ void SUnionCardCommand(CommandContext& ctx) {
         static_cast<int64_t>(CapAt(hll::EstimateRegisters(registers.data()), args.limit)));
     return;
   }
-  // The largest set counts whole; the others add only the members it lacks, once each.
+  // A hash-table set counts whole and the others add only the members it lacks (an O(1) probe
+  // each); a small (packed) largest set would be probed linearly, so then every member goes
+  // through one hash set instead.
   auto largest = std::max_element(sets.begin(), sets.end(),
                                   [](SetObject* a, SetObject* b) { return a->size() < b->size(); });
-  uint64_t count = largest == sets.end() ? 0 : (*largest)->size();
-  std::unordered_set<std::string> extra;
+  const bool probe =
+      largest != sets.end() && (*largest)->encoding() == SetObject::Encoding::kHashtable;
+  uint64_t count = probe ? (*largest)->size() : 0;
+  std::unordered_set<std::string> seen;
   for (SetObject* set : sets) {
     if (args.limit != 0 && count >= args.limit) break;
-    if (set == *largest) continue;
+    if (probe && set == *largest) continue;
     set->ForEach([&](std::string_view m) {
       if (args.limit != 0 && count >= args.limit) return;
-      if (!(*largest)->Contains(m) && extra.emplace(m).second) ++count;
+      if (probe && (*largest)->Contains(m)) return;
+      if (seen.emplace(m).second) ++count;
     });
   }
   ctx.reply.Integer(static_cast<int64_t>(CapAt(count, args.limit)));
