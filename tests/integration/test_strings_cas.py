@@ -5,6 +5,7 @@ specs (COMMAND GETKEYSANDFLAGS) and what reaches the AOF (the same stream replic
 import redis
 
 from conftest import call, call_error, err, start_server, wait_for
+from repl_helpers import procs, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 
 
 def test_digest_is_xxh3_as_16_lowercase_hex_digits(r):
@@ -397,3 +398,28 @@ def test_increx_resp3_and_propagation(tmp_path):
         assert len(cmds) == 3
     finally:
         handle.stop()
+
+
+def test_replica_applies_the_outcomes(procs):  # noqa: F811
+    master = start_vireo(procs)
+    replica = start_vireo(procs, "--replicaof", "127.0.0.1", master.port)
+    m = master.client(decode_responses=True)
+    s = replica.client(decode_responses=True)
+    wait_link_up(s)
+    m.set("lock", "me", ex=1000)
+    m.execute_command("SET", "lock", "you", "IFEQ", "me", "KEEPTTL")
+    m.execute_command("SET", "cas", "1", "IFNE", "x", "PX", 500000)
+    m.execute_command("MSETEX", 2, "a", "1", "b", "2", "NX", "EX", 1000)
+    m.execute_command("INCREX", "n", "BYINT", 7, "EX", 1000)
+    m.execute_command("INCREX", "n", "BYINT", 100, "UBOUND", 10, "SATURATE")
+    m.execute_command("INCREX", "f", "BYFLOAT", "0.1")
+    m.set("gone", "v")
+    m.execute_command("DELEX", "gone", "IFDEQ", m.execute_command("DIGEST", "gone"))
+    m.set("gone2", "v")
+    m.execute_command("DELIFEQ", "gone2", "v")
+    wait_in_sync(m, s)
+    for key in ("lock", "cas", "a", "b", "n", "f"):
+        assert s.get(key) == m.get(key), key
+        assert abs(s.pexpiretime(key) - m.pexpiretime(key)) == 0, key
+    assert s.get("lock") == "you" and s.get("n") == "10" and s.ttl("n") > 900
+    assert s.exists("gone", "gone2") == 0
