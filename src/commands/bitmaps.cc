@@ -199,6 +199,48 @@ void BitposCommand(CommandContext& ctx) {
   ctx.reply.Integer(pos);
 }
 
+// BITRANGEINTARRAY key start end [BYTE | BIT] [LIMIT count] [ZEROS] (Redis 8.12): the offsets of
+// the set (or, with ZEROS, clear) bits in the range, ascending, at most `count` of them.
+void BitrangeintarrayCommand(CommandContext& ctx) {
+  ArgParser args(ctx, 2);
+  const int64_t start = args.Int();
+  const int64_t end = args.Int();
+  bool in_bits = false;
+  bool zeros = false;
+  uint64_t limit = 0;  // 0: every match
+  while (args.HasNext()) {
+    if (int unit = args.OneOf({"BYTE", "BIT"}); unit >= 0) {
+      in_bits = unit == 1;
+    } else if (args.OptionName("LIMIT")) {
+      limit = static_cast<uint64_t>(args.NonNegative("ERR LIMIT can't be negative"));
+    } else if (args.Flag("ZEROS")) {
+      zeros = true;
+    } else {
+      args.SyntaxError();
+    }
+  }
+  if (!args.Check()) return;
+  char scratch[24];
+  bool exists;
+  auto bits = ReadBits(ctx, ctx.arg(1), scratch, &exists);
+  if (!bits) return;
+  const BitRange range = ResolveRange(start, end, in_bits, exists ? bits->size() : 0);
+  if (!exists || range.empty || (start < 0 && end < 0 && start > end)) {
+    ctx.reply.EmptyArray();
+    return;
+  }
+  std::vector<int64_t> found;
+  for (uint64_t from = range.first; from <= range.last;) {
+    const int64_t pos = bitmap::FindFirst(*bits, !zeros, from, range.last);
+    if (pos < 0) break;
+    found.push_back(pos);
+    if (limit != 0 && found.size() >= limit) break;
+    from = static_cast<uint64_t>(pos) + 1;
+  }
+  ctx.reply.Array(found.size());
+  for (int64_t pos : found) ctx.reply.Integer(pos);
+}
+
 // ---------------------------------------------------------------------------------------------
 // BITOP
 
@@ -445,6 +487,14 @@ void RegisterBitmapCommands(CommandTable& table) {
              "Finds the first set (1) or clear (0) bit in a string.",
              "key bit [range=<start [end-unit-block=<end [unit=<BYTE | BIT>]>]>]", BitposCommand,
              "O(N)"});
+  table.Add({"bitrangeintarray", -4, kCmdReadonly, read_key, kAclBitmap, "bitmap", "8.12.0",
+             "Returns the offsets of the set or clear bits in a range of a bitmap.",
+             "key start end [unit=<BYTE | BIT>] [LIMIT count:integer] [ZEROS]",
+             BitrangeintarrayCommand,
+             "O(N + M) where N is the number of bytes in the range for a string, or the number of "
+             "bitmap containers in the range (and of runs of set bits in it, with ZEROS), and M is "
+             "the number of returned integers. With LIMIT, the scan stops after count matches, or "
+             "after completing their last byte in BYTE units."});
   table.Add({"bitop", -4, kWriteOom,
              Keys(KeyAt(2, kKeyOW | kKeyUpdate), KeysAt(3, -1, 1, kKeyRO | kKeyAccess)), kAclBitmap,
              "bitmap", "2.6.0",

@@ -9,6 +9,7 @@ CommandTable BuildCommandTable() {
   RegisterConnectionCommands(table);
   RegisterTransactionCommands(table);
   RegisterStringCommands(table);
+  RegisterStringCasCommands(table);
   RegisterBitmapCommands(table);
   RegisterKeyCommands(table);
   RegisterListCommands(table);

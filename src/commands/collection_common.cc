@@ -12,7 +12,7 @@
 namespace vireo {
 
 void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
-                               std::optional<std::string_view>* type) {
+                               std::optional<std::string_view>* type, std::string_view omit_flag) {
   while (args.HasNext()) {
     std::string_view value;
     if (args.OptionName("COUNT")) {
@@ -26,6 +26,8 @@ void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
     } else if (type != nullptr && args.Option("TYPE", &value)) {
       // Redis 7.2 accepts unknown type names and simply matches nothing.
       *type = value;
+    } else if (!omit_flag.empty() && args.Flag(omit_flag)) {
+      out->omit_values = true;
     } else {
       args.SyntaxError();
     }

@@ -18,12 +18,15 @@ struct CollectionScanArgs {
   uint64_t cursor = 0;
   std::optional<std::string_view> pattern;  // absent for no filtering (or "*")
   int64_t count = 10;
+  bool omit_values = false;  // HSCAN NOVALUES (7.4), ZSCAN NOSCORES (Valkey 8.0)
 };
 
 // [MATCH pattern] [COUNT count] to the end of `args`. With `type` non-null (SCAN),
-// [TYPE type] is accepted too.
+// [TYPE type] is accepted too; with `omit_flag` ("NOVALUES", "NOSCORES") that flag, which sets
+// omit_values.
 void ReadCollectionScanOptions(ArgParser& args, CollectionScanArgs* out,
-                               std::optional<std::string_view>* type = nullptr);
+                               std::optional<std::string_view>* type = nullptr,
+                               std::string_view omit_flag = {});
 // ZRANDMEMBER's and HRANDFIELD's "count [WITHSCORES | WITHVALUES]" from `args` on, in Redis's
 // order: the count (its range is symmetric, so -count can't overflow), the syntax, then with the
 // keyword (two replies per element) a count whose reply length stays representable.

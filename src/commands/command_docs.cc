@@ -132,6 +132,7 @@ constexpr DocNote kHistory[] = {
     {"set", "6.0.0", "Added the `KEEPTTL` option."},
     {"set", "6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."},
     {"set", "7.0.0", "Allowed the `NX` and `GET` options to be used together."},
+    {"set", "8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."},
     {"shutdown", "7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."},
     {"slowlog|get", "4.0.0", "Added client IP address, port and name to the reply."},
     {"spop", "3.2.0", "Added the `count` argument."},

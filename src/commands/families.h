@@ -9,6 +9,7 @@ void RegisterConnectionCommands(CommandTable& table);   // connection.cc
 void RegisterTransactionCommands(CommandTable& table);  // transactions.cc
 void RegisterReplicationCommands(CommandTable& table);  // replication.cc
 void RegisterStringCommands(CommandTable& table);       // strings.cc
+void RegisterStringCasCommands(CommandTable& table);    // strings_cas.cc (DIGEST, DELEX...)
 void RegisterBitmapCommands(CommandTable& table);       // bitmaps.cc
 void RegisterKeyCommands(CommandTable& table);          // keys.cc
 void RegisterListCommands(CommandTable& table);         // lists.cc

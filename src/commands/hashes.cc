@@ -348,7 +348,7 @@ void HScanCommand(CommandContext& ctx) {
     ReplyEmptyScan(ctx);
     return;
   }
-  ReadCollectionScanOptions(parser, &args);
+  ReadCollectionScanOptions(parser, &args, nullptr, "NOVALUES");
   if (!parser.Check()) return;
   std::vector<std::pair<std::string_view, std::string_view>> found;
   uint64_t cursor = 0;
@@ -374,10 +374,10 @@ void HScanCommand(CommandContext& ctx) {
   }
   ctx.reply.Array(2);
   ReplyScanCursor(ctx, cursor);
-  ctx.reply.Array(found.size() * 2);
+  ctx.reply.Array(found.size() * (args.omit_values ? 1 : 2));
   for (auto& [f, v] : found) {
     ctx.reply.Bulk(f);
-    ctx.reply.Bulk(v);
+    if (!args.omit_values) ctx.reply.Bulk(v);
   }
 }
 
@@ -445,7 +445,7 @@ void RegisterHashCommands(CommandTable& table) {
              "O(N) where N is the number of fields returned"});
   table.Add({"hscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclHash, kGroup,
              "2.8.0", "Iterates over fields and values of a hash.",
-             "key cursor [MATCH pattern] [COUNT count]", HScanCommand,
+             "key cursor [MATCH pattern] [COUNT count] [NOVALUES]", HScanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "
              "collection."});

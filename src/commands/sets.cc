@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "server/client.h"
 #include "server/command_context.h"
+#include "types/hyperloglog.h"
 #include "types/set_object.h"
 #include "util/glob.h"
 #include "util/strings.h"
@@ -507,6 +508,98 @@ std::vector<size_t> SInterCardKeys(std::span<const std::string_view> argv) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SUNIONCARD, SDIFFCARD (8.10): the cardinalities without building the result
+
+// "numkeys key ... [APPROX] [LIMIT limit]" (APPROX: SUNIONCARD only), with SINTERCARD's errors.
+struct CardArgs {
+  std::span<const std::string_view> keys;
+  bool approx = false;
+  uint64_t limit = 0;  // 0 = none
+};
+
+bool ParseCardArgs(CommandContext& ctx, bool allow_approx, CardArgs* out) {
+  ArgParser parser(ctx, 1);
+  const int64_t numkeys = parser.Positive("ERR numkeys should be greater than 0");
+  if (parser.ok() && static_cast<uint64_t>(numkeys) > parser.remaining()) {
+    parser.Fail("ERR Number of keys can't be greater than number of args");
+  }
+  out->keys = parser.Take(static_cast<size_t>(numkeys));
+  while (parser.HasNext()) {
+    if (parser.OptionName("LIMIT")) {
+      out->limit = static_cast<uint64_t>(parser.NonNegative("ERR LIMIT can't be negative"));
+    } else if (allow_approx && parser.Flag("APPROX")) {
+      out->approx = true;
+    } else {
+      parser.SyntaxError();
+    }
+  }
+  return parser.Check();
+}
+
+uint64_t CapAt(uint64_t count, uint64_t limit) {
+  return limit != 0 && count > limit ? limit : count;
+}
+
+void SUnionCardCommand(CommandContext& ctx) {
+  CardArgs args;
+  if (!ParseCardArgs(ctx, true, &args)) return;
+  std::vector<SetObject*> sets;
+  if (!ReadSets(ctx, args.keys, &sets)) return;
+  std::erase(sets, nullptr);
+  if (args.approx) {
+    // One HyperLogLog's registers over every member: an estimate in fixed memory.
+    std::vector<uint8_t> registers(hll::kRegisters, 0);
+    for (SetObject* set : sets) {
+      set->ForEach([&](std::string_view m) {
+        uint32_t index;
+        const uint8_t count = hll::PatternLength(m, &index);
+        registers[index] = std::max(registers[index], count);
+      });
+    }
+    ctx.reply.Integer(
+        static_cast<int64_t>(CapAt(hll::EstimateRegisters(registers.data()), args.limit)));
+    return;
+  }
+  // A hash-table set counts whole and the others add only the members it lacks (an O(1) probe
+  // each); a small (packed) largest set would be probed linearly, so then every member goes
+  // through one hash set instead.
+  auto largest = std::max_element(sets.begin(), sets.end(),
+                                  [](SetObject* a, SetObject* b) { return a->size() < b->size(); });
+  const bool probe =
+      largest != sets.end() && (*largest)->encoding() == SetObject::Encoding::kHashtable;
+  uint64_t count = probe ? (*largest)->size() : 0;
+  std::unordered_set<std::string> seen;
+  for (SetObject* set : sets) {
+    if (args.limit != 0 && count >= args.limit) break;
+    if (probe && set == *largest) continue;
+    set->ForEach([&](std::string_view m) {
+      if (args.limit != 0 && count >= args.limit) return;
+      if (probe && (*largest)->Contains(m)) return;
+      if (seen.emplace(m).second) ++count;
+    });
+  }
+  ctx.reply.Integer(static_cast<int64_t>(CapAt(count, args.limit)));
+}
+
+void SDiffCardCommand(CommandContext& ctx) {
+  CardArgs args;
+  if (!ParseCardArgs(ctx, false, &args)) return;
+  std::vector<SetObject*> sets;
+  if (!ReadSets(ctx, args.keys, &sets)) return;
+  uint64_t count = 0;
+  if (sets[0] != nullptr) {
+    sets[0]->ForEach([&](std::string_view m) {
+      if (args.limit != 0 && count >= args.limit) return;
+      for (size_t j = 1; j < sets.size(); ++j) {
+        if (sets[j] != nullptr && sets[j]->Contains(m)) return;
+      }
+      ++count;
+    });
+  }
+  ctx.reply.Integer(static_cast<int64_t>(count));
+}
+
+// ---------------------------------------------------------------------------------------------
 // SUNION, SDIFF and their STORE forms
 
 enum class SetOp { kUnion, kDiff };
@@ -691,6 +784,16 @@ void RegisterSetCommands(CommandTable& table) {
              "destination key [key ...]", SInterStoreCommand,
              "O(N*M) worst case where N is the cardinality of the smallest set and M is the "
              "number of sets."});
+  table.Add({"sunioncard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)), kAclSet,
+             kGroup, "8.10.0", "Returns the number of members of the union of multiple sets.",
+             "numkeys key ... [APPROX] [LIMIT limit:integer]", SUnionCardCommand,
+             "O(N) where N is the total number of elements in all given sets.", SInterCardKeys});
+  table.Add({"sdiffcard", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)), kAclSet,
+             kGroup, "8.10.0",
+             "Returns the number of members of the difference between the first set and all "
+             "successive sets.",
+             "numkeys key ... [LIMIT limit:integer]", SDiffCardCommand,
+             "O(N) where N is the total number of elements in all given sets.", SInterCardKeys});
   table.Add({"sunion", -2, kCmdReadonly, Keys(KeysAt(1, -1, 1, kKeyRO | kKeyAccess, 0)), kAclSet,
              kGroup, "1.0.0", "Returns the union of multiple sets.", "key [key ...]", SUnionCommand,
              "O(N) where N is the total number of elements in all given sets."});

@@ -14,6 +14,7 @@
 #include "server/client.h"
 #include "server/command_context.h"
 #include "types/lcs.h"
+#include "types/value_digest.h"
 
 namespace vireo {
 namespace {
@@ -43,16 +44,42 @@ bool ReplyGet(CommandContext& ctx, std::string_view key, DbEntry** found) {
 // SET / GETEX options
 
 enum class ExpireKind : uint8_t { kNone, kEx, kPx, kExAt, kPxAt };
-enum class SetCondition : uint8_t { kNone, kNx, kXx };
+// NX, XX, and Redis 8.4's compare-and-set conditions on the current value or its digest.
+enum class SetCondition : uint8_t { kNone, kNx, kXx, kIfEq, kIfNe, kIfDeq, kIfDne };
 
 struct ExpireOptions {
   SetCondition condition = SetCondition::kNone;
+  std::string_view compare;  // IFEQ/IFNE's value
+  uint64_t digest = 0;       // IFDEQ/IFDNE's digest
   bool get = false;
   bool keep_ttl = false;
   bool persist = false;
   ExpireKind kind = ExpireKind::kNone;
   size_t expire_at = 0;  // argv index of the time
 };
+
+// SET's condition at the parser's position, if any: NX, XX, or IFEQ/IFNE value, IFDEQ/IFDNE
+// digest. A second, different condition is a syntax error, as in Redis; a digest that is not
+// 16 hex digits is refused before the key is looked at.
+bool ParseSetCondition(ArgParser& args, ExpireOptions* out) {
+  int which = args.OneOf({"NX", "XX"});
+  if (which < 0 && args.remaining() >= 2) {
+    which = args.OneOf({"IFEQ", "IFNE", "IFDEQ", "IFDNE"});
+    if (which >= 0) which += 2;
+  }
+  if (which < 0) return false;
+  const auto condition = static_cast<SetCondition>(which + 1);
+  if (out->condition != SetCondition::kNone && out->condition != condition) args.SyntaxError();
+  out->condition = condition;
+  if (condition == SetCondition::kIfEq || condition == SetCondition::kIfNe) {
+    out->compare = args.Next();
+  } else if (condition == SetCondition::kIfDeq || condition == SetCondition::kIfDne) {
+    std::optional<uint64_t> digest = ParseDigest(args.Next());
+    if (!digest) args.Fail(errors::kBadDigest);
+    out->digest = digest.value_or(0);
+  }
+  return true;
+}
 
 // Parses SET's options (for_set) or GETEX's, from argv[first] on. Redis accepts an option
 // repeated (SET k v EX 1 EX 2: the last wins) but rejects conflicting ones with a syntax error.
@@ -72,10 +99,8 @@ bool ParseExpireOptions(CommandContext& ctx, size_t first, bool for_set, ExpireO
       out->kind = expire;
       out->expire_at = at + 1;
       args.Next();
-    } else if (for_set && out->condition != SetCondition::kXx && args.Flag("NX")) {
-      out->condition = SetCondition::kNx;
-    } else if (for_set && out->condition != SetCondition::kNx && args.Flag("XX")) {
-      out->condition = SetCondition::kXx;
+    } else if (for_set && ParseSetCondition(args, out)) {
+      // The one condition, or the same one repeated (the last value wins).
     } else if (for_set && args.Flag("GET")) {
       out->get = true;
     } else if (for_set && out->kind == ExpireKind::kNone && args.Flag("KEEPTTL")) {
@@ -103,6 +128,23 @@ bool ResolveExpire(CommandContext& ctx, const ExpireOptions& options, std::strin
   return args.Check();
 }
 
+// Whether IFEQ/IFNE/IFDEQ/IFDNE holds for `entry` (a string, or missing: only the "not equal"
+// forms hold for a missing key, so they create it).
+bool ConditionHolds(const ExpireOptions& options, DbEntry* entry) {
+  const bool equal_form =
+      options.condition == SetCondition::kIfEq || options.condition == SetCondition::kIfDeq;
+  if (entry == nullptr) return !equal_form;
+  char scratch[24];
+  std::string_view current = entry->value.StringView(scratch);
+  bool equal;
+  if (options.condition == SetCondition::kIfEq || options.condition == SetCondition::kIfNe) {
+    equal = current == options.compare;
+  } else {
+    equal = ValueDigest(current) == options.digest;
+  }
+  return equal == equal_form;
+}
+
 // What SET-like commands reply when they store the value, and when NX/XX prevents it.
 enum class SetReply : uint8_t { kOkOrNull, kOneOrZero };
 
@@ -125,8 +167,20 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
     entry = ctx.db.Find(key);
     looked_up = true;
   }
-  if ((options.condition == SetCondition::kNx && entry != nullptr) ||
-      (options.condition == SetCondition::kXx && entry == nullptr)) {
+  bool passes = true;
+  if (options.condition >= SetCondition::kIfEq) {
+    // The compare-and-set conditions read the value, so they need a string (GET has already
+    // refused other types).
+    if (entry != nullptr && !entry->value.is_string()) {
+      ctx.reply.Error(errors::kWrongType);
+      return;
+    }
+    passes = ConditionHolds(options, entry);
+  } else {
+    passes = !((options.condition == SetCondition::kNx && entry != nullptr) ||
+               (options.condition == SetCondition::kXx && entry == nullptr));
+  }
+  if (!passes) {
     if (!options.get) {
       if (reply_kind == SetReply::kOneOrZero) {
         ctx.reply.Integer(0);
@@ -157,11 +211,17 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
       ctx.db.Find(key);
       // The expiry logged the DEL that is this command's whole effect.
       ctx.PropagateNothing();
-    } else if (options.kind != ExpireKind::kPxAt) {
+    } else if (options.kind != ExpireKind::kPxAt || options.condition >= SetCondition::kIfEq) {
       // Relative (and second) times are logged as the absolute time in ms, as Redis 7 does.
       ctx.PropagateInstead(
           {"SET", std::string(key), std::string(value), "PXAT", std::to_string(when_ms)});
     }
+  } else if (options.condition >= SetCondition::kIfEq) {
+    // The condition held here; a replica or a replay applies the outcome unconditionally, so
+    // a copy that drifted can't skip the write.
+    std::vector<std::string> set{"SET", std::string(key), std::string(value)};
+    if (options.keep_ttl) set.emplace_back("KEEPTTL");
+    ctx.PropagateInstead(std::move(set));
   }
   KeyWritten(ctx, key);
   if (options.get) return;
@@ -635,10 +695,13 @@ void LcsCommand(CommandContext& ctx) {
 
 namespace {
 
-// SET reads its key only when asked for the old value (GET); else it overwrites it.
+// SET reads its key only when asked for the old value (GET) or to compare it (IF*); else it
+// overwrites it.
 uint32_t SetKeyFlags(std::span<const std::string_view> argv, const KeyRef& key) {
   for (size_t i = 3; i < argv.size(); ++i) {
-    if (EqualsIgnoreCase(argv[i], "get")) return kKeyRW | kKeyAccess | kKeyUpdate;
+    for (std::string_view reads : {"get", "ifeq", "ifne", "ifdeq", "ifdne"}) {
+      if (EqualsIgnoreCase(argv[i], reads)) return kKeyRW | kKeyAccess | kKeyUpdate;
+    }
   }
   return kKeyOW | kKeyUpdate;
 }
@@ -649,7 +712,10 @@ void RegisterStringCommands(CommandTable& table) {
   constexpr const char* kSetExpiry =
       "[EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds";
   static const std::string set_syntax =
-      std::string("key value [NX | XX] [GET] ") + kSetExpiry + " | KEEPTTL]";
+      std::string(
+          "key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | "
+          "IFDNE ifdne-digest] [GET] ") +
+      kSetExpiry + " | KEEPTTL]";
   static const std::string getex_syntax = std::string("key ") + kSetExpiry + " | PERSIST]";
 
   table.Add({"get", 2, kCmdReadonly | kCmdFast, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclString,

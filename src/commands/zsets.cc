@@ -497,7 +497,7 @@ void ZscanCommand(CommandContext& ctx) {
   auto [z, wrong_type] = LookupZset(ctx, ctx.arg(1));
   if (wrong_type) return;
   if (z != nullptr) {
-    ReadCollectionScanOptions(parser, &args);
+    ReadCollectionScanOptions(parser, &args, nullptr, "NOSCORES");
     if (!parser.Check()) return;
   }
   std::vector<std::pair<std::string, double>> found;
@@ -510,11 +510,11 @@ void ZscanCommand(CommandContext& ctx) {
   }
   ctx.reply.Array(2);
   ReplyScanCursor(ctx, next);
-  ctx.reply.Array(found.size() * 2);
+  ctx.reply.Array(found.size() * (args.omit_values ? 1 : 2));
   char buf[kDoubleBufSize];
   for (const auto& [member, score] : found) {
     ctx.reply.Bulk(member);
-    ctx.reply.Bulk(std::string_view(buf, FormatDouble(score, buf)));
+    if (!args.omit_values) ctx.reply.Bulk(std::string_view(buf, FormatDouble(score, buf)));
   }
 }
 
@@ -620,7 +620,7 @@ void RegisterZsetCommands(CommandTable& table) {
              "O(N) where N is the number of members returned"});
   table.Add({"zscan", -3, kCmdReadonly, Keys(KeyAt(1, kKeyRO | kKeyAccess)), kAclSortedSet, kGroup,
              "2.8.0", "Iterates over members and scores of a sorted set.",
-             "key cursor [MATCH pattern] [COUNT count]", ZscanCommand,
+             "key cursor [MATCH pattern] [COUNT count] [NOSCORES]", ZscanCommand,
              "O(1) for every call. O(N) for a complete iteration, including enough command calls "
              "for the cursor to return back to 0. N is the number of elements inside the "
              "collection."});

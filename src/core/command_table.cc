@@ -47,6 +47,7 @@ std::string InferArgType(std::string_view name) {
 // their members.
 std::string WellKnownGroupName(const std::string& joined) {
   if (joined == "nx-xx" || joined == "nx-xx-gt-lt") return "condition";
+  if (joined.rfind("nx-xx-ifeq-value", 0) == 0) return "condition";  // SET's, Redis 8.4
   if (joined == "async-sync") return "flush-type";
   if (joined == "gt-lt") return "comparison";
   if (joined.rfind("seconds-milliseconds", 0) == 0) return "expiration";
@@ -501,8 +502,9 @@ SpecResult KeysOfSpec(const KeySpec& ks, std::span<const std::string_view> argv,
       return SpecResult::kInvalid;
     }
     first += ks.b;
-    last = first + static_cast<int>(numkeys) - 1;
     step = ks.c;
+    // numkeys keys `step` apart (MSETEX's key value pairs: step 2).
+    last = first + (static_cast<int>(numkeys) - 1) * step;
     if (numkeys == 0) return SpecResult::kOk;
   }
   if (step <= 0 || last >= argc || last < first || first >= argc) return SpecResult::kInvalid;

@@ -16,6 +16,8 @@ inline constexpr std::string_view kOverflow = "ERR increment or decrement would 
 inline constexpr std::string_view kNoSuchKey = "ERR no such key";
 inline constexpr std::string_view kOutOfRange = "ERR index out of range";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+// SET and DELEX IFDEQ/IFDNE with a digest that is not 16 hex digits (Redis 8.4.1).
+inline constexpr std::string_view kBadDigest = "ERR must be exactly 16 hexadecimal characters";
 inline constexpr std::string_view kInvalidExpire = "ERR invalid expire time in '%s' command";
 }  // namespace errors
 

@@ -404,6 +404,9 @@ NEWER_OPTIONS = {
     "xtrim": {b"KEEPREF", b"DELREF", b"ACKED"},
     "xreadgroup": {b"CLAIM"},
     "xread": {b"+"},  # 7.4: "+" reads the last entry
+    "set": {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"},  # 8.4
+    "hscan": {b"NOVALUES"},  # 7.4
+    "zscan": {b"NOSCORES"},  # Valkey 8.0
 }
 # BITOP operations added in Redis 8.2.
 NEWER_BITOPS = {b"DIFF", b"DIFF1", b"ANDOR", b"ONE"}

@@ -145,6 +145,12 @@ def test_crossslot_errors(cl):
     crossslot = "CROSSSLOT Keys in request don't hash to the same slot"
     assert error_of(m, "MSET", f"{{{a}}}1", "x", f"{{{b}}}1", "y") == crossslot
     assert error_of(m, "EVAL", "return 1", 2, f"{{{a}}}1", f"{{{b}}}1") == crossslot
+    # Redis 8's multi-key commands route by their key specs (MSETEX's key value pairs).
+    assert error_of(m, "MSETEX", 2, f"{{{a}}}1", "x", f"{{{b}}}1", "y", "PX", 1000) == crossslot
+    assert error_of(m, "SUNIONCARD", 2, f"{{{a}}}1", f"{{{b}}}1") == crossslot
+    assert error_of(m, "SDIFFCARD", 2, f"{{{a}}}1", f"{{{b}}}1") == crossslot
+    assert m.call("MSETEX", 2, f"{{{a}}}m1", "x", f"{{{a}}}m2", "y", "PX", 100000) == 1
+    assert m.call("SUNIONCARD", 2, f"{{{a}}}s1", f"{{{a}}}s2") == 0
     # In a transaction each command is fine on its own; EXEC sees the slots differ.
     with RawConnection(HOST, m.port) as c:
         assert c.execute("MULTI") == b"+OK\r\n"

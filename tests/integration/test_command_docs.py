@@ -85,6 +85,10 @@ def test_docs_set_argument_tree(r):
         {"name": "condition", "type": "oneof", "flags": ["optional"], "arguments": [
             {"name": "nx", "type": "pure-token", "token": "NX"},
             {"name": "xx", "type": "pure-token", "token": "XX"},
+            {"name": "ifeq-value", "type": "string", "token": "IFEQ"},
+            {"name": "ifne-value", "type": "string", "token": "IFNE"},
+            {"name": "ifdeq-digest", "type": "string", "token": "IFDEQ"},
+            {"name": "ifdne-digest", "type": "string", "token": "IFDNE"},
         ]},
         {"name": "get", "type": "pure-token", "token": "GET", "flags": ["optional"]},
         {"name": "expiration", "type": "oneof", "flags": ["optional"], "arguments": [
@@ -98,7 +102,8 @@ def test_docs_set_argument_tree(r):
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("set", "key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|"
+    ("set", "key value [NX|XX|IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|"
+            "IFDNE ifdne-digest] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|"
             "PXAT unix-time-milliseconds|KEEPTTL]"),
     ("get", "key"),
     ("del", "key [key ...]"),
@@ -316,7 +321,10 @@ def test_getkeys_arity(raw):
 # Newer than 7.2: the 8.x stream commands and hash field expiration (7.4 / 8.0).
 REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hexpire",
                     "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime",
-                    "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel"}
+                    "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel",
+                    # Redis 8.4 - 8.12 and Valkey 9.0's DELIFEQ
+                    "digest", "delex", "msetex", "increx", "delifeq", "sunioncard", "sdiffcard",
+                    "bitrangeintarray"}
 
 
 def test_every_command_is_a_redis_command(r):
@@ -339,7 +347,7 @@ def test_redis_cli_shows_argument_hints(server):
 
         wait_for(lambda: f":{server.port}>" in screen())
         subprocess.run(["tmux", "send-keys", "-t", session, "SET foo "], check=True)
-        wait_for(lambda: "SET foo value [NX|XX] [GET] [EX seconds|PX milliseconds" in screen(),
+        wait_for(lambda: "SET foo value [NX|XX|IFEQ ifeq-value|IFNE ifne-value" in screen(),
                  message="no SET hint")
         subprocess.run(["tmux", "send-keys", "-t", session, "C-u", "CLIENT LIST "], check=True)
         wait_for(lambda: "CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]" in screen(),

@@ -52,6 +52,17 @@ TEST(CommandKeys, KeyNumAndKeyword) {
   EXPECT_TRUE(ok);
 }
 
+// numkeys keys a step apart: MSETEX's key value pairs (Redis 8.4; redis/redis#14657 was this).
+TEST(CommandKeys, KeyNumWithAStep) {
+  constexpr uint32_t kWrite = kKeyOW | kKeyUpdate;
+  EXPECT_EQ(KeysOf({"msetex", "3", "a", "1", "b", "2", "c", "3", "nx"}),
+            (Keys{{2, kWrite}, {4, kWrite}, {6, kWrite}}));
+  EXPECT_EQ(KeysOf({"msetex", "1", "a", "1", "keepttl"}), (Keys{{2, kWrite}}));
+  bool ok = true;
+  EXPECT_TRUE(KeysOf({"msetex", "3", "a", "1", "b"}, &ok).empty());
+  EXPECT_FALSE(ok);
+}
+
 TEST(CommandKeys, ShardChannelsOnlyWhenAsked) {
   const CommandSpec* spec = TestCommands().Find("spublish");
   std::vector<std::string_view> argv = {"spublish", "ch", "m"};
