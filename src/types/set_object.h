@@ -90,6 +90,9 @@ class SetObject : public HeapObject {
     return table_->Scan(cursor, [&](const StringNode* n) { fn(n->key()); });
   }
 
+  // The hashtable encoding's table (nullptr for the others), for DEBUG HTSTATS-KEY.
+  const StringTable* table() const { return table_.get(); }
+
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override;
