@@ -735,7 +735,7 @@ bool Server::WriteToClient(Client& client) {
     out.clear();
     client.output_written = 0;
     // Keep the reply buffer for reuse; release what a burst grew past it.
-    if (out.capacity() > client.reply_buffer_size) std::string().swap(out);
+    if (out.capacity() > client.reply_buffer_size) client.KeepReplyBuffer();
   } else {
     CompactOutput(client);
   }
