@@ -403,43 +403,81 @@ void DebugReplyBuffer(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// Redis's dictGetStats text for one bucket array: its size and element count, and with `full`
+// the chain figures and the distribution of chain lengths.
+std::string FormatTableStats(int index, const HashTableStats& st, bool full) {
+  std::string out = fmt::format("Hash table {} stats ({}):\n", index,
+                                index == 0 ? "main hash table" : "rehashing target");
+  if (st.elements == 0) return out + "No stats available for empty dictionaries\n";
+  out += fmt::format(" table size: {}\n number of elements: {}\n", st.table_size, st.elements);
+  if (!full) return out;
+  const auto slots = static_cast<float>(st.slots);
+  out += fmt::format(
+      " different slots: {}\n max chain length: {}\n avg chain length (counted): {:.2f}\n avg "
+      "chain length (computed): {:.2f}\n Chain length distribution:\n",
+      st.slots, st.max_chain, static_cast<float>(st.total_chain) / slots,
+      static_cast<float>(st.elements) / slots);
+  // The last counter gathers every longer chain; Redis leaves it out of the listing.
+  for (size_t len = 0; len + 1 < HashTableStats::kChainBuckets; ++len) {
+    if (st.chains[len] == 0) continue;
+    out += fmt::format(
+        "   {}: {} ({:.2f}%)\n", len, st.chains[len],
+        static_cast<float>(st.chains[len]) / static_cast<float>(st.table_size) * 100.0f);
+  }
+  return out;
+}
+
+// Table 0, and table 1 while a resize is running, as Redis's dictGetStats lists a dict.
+template <typename StatsOf>
+std::string FormatTable(StatsOf&& stats_of, bool rehashing, bool full) {
+  std::string out = FormatTableStats(0, stats_of(0), full);
+  if (rehashing) out += FormatTableStats(1, stats_of(1), full);
+  return out;
+}
+
+bool FullArg(CommandContext& ctx) { return ctx.argc() >= 4 && IsArg(ctx.arg(3), "FULL"); }
+
+// HTSTATS <dbid> [full]: the keyspace's and the expires' tables of a database.
 void DebugHtstats(CommandContext& ctx) {
   ArgParser args(ctx, 2);
   const int64_t dbid = args.IntBetween(0, ctx.db_count() - 1, "ERR Out of range database");
   if (!args.Check()) return;
-  Database& db = ctx.database(static_cast<int>(dbid));
-  ctx.reply.Verbatim(fmt::format(
-      "[Dictionary HT]\nHash table 0 stats (main hash table):\n table size: {}\n number of "
-      "elements: {}\n[Expires HT]\nHash table 0 stats (main hash table):\n table size: {}\n "
-      "number of elements: {}\n",
-      db.size(), db.size(), db.expires_size(), db.expires_size()));
+  const Database& db = ctx.database(static_cast<int>(dbid));
+  const bool full = FullArg(ctx);
+  ctx.reply.Verbatim(
+      "[Dictionary HT]\n" +
+      FormatTable([&](int i) { return db.KeyspaceStats(i, full); }, db.keyspace_rehashing(), full) +
+      "[Expires HT]\n" +
+      FormatTable([&](int i) { return db.ExpiresStats(i, full); }, db.expires_rehashing(), full));
 }
 
-// HTSTATS-KEY <key> [full]: the hash table behind a hash, set or sorted set, when that is its
-// encoding. vireo's tables don't publish their bucket count; like Redis's dict they keep it at
-// a power of two at or above the element count, so that is what is shown.
+// HTSTATS-KEY <key> [full]: the hash table behind a hash or set in the hashtable encoding, or a
+// sorted set's member index.
 void DebugHtstatsKey(CommandContext& ctx) {
   DbEntry* entry = PeekOrReply(ctx);
   if (entry == nullptr) return;
   const Value& v = entry->value;
-  const std::string_view encoding = v.EncodingName();
-  size_t elements = 0;
-  if (v.type() == ValueType::kHash && encoding == "hashtable") {
-    elements = v.As<HashObject>()->size();
-  } else if (v.type() == ValueType::kSet && encoding == "hashtable") {
-    elements = v.As<SetObject>()->size();
-  } else if (v.type() == ValueType::kZSet && encoding == "skiplist") {
-    elements = v.As<ZSet>()->size();
-  } else {
+  const bool full = FullArg(ctx);
+  const StringTable* table = nullptr;
+  if (v.type() == ValueType::kHash) {
+    table = v.As<HashObject>()->table();
+  } else if (v.type() == ValueType::kSet) {
+    table = v.As<SetObject>()->table();
+  } else if (v.type() == ValueType::kZSet && v.EncodingName() == std::string_view("skiplist")) {
+    // The member index is open addressing: no chains to report, so the short form only.
+    HashTableStats st;
+    st.elements = v.As<ZSet>()->size();
+    st.table_size = v.As<ZSet>()->index_capacity();
+    ctx.reply.Verbatim(FormatTableStats(0, st, false));
+    return;
+  }
+  if (table == nullptr) {
     ctx.reply.Error(
         "ERR The value stored at the specified key is not represented using an hash table");
     return;
   }
-  size_t table = 4;
-  while (table < elements) table *= 2;
-  ctx.reply.Verbatim(fmt::format(
-      "Hash table 0 stats (main hash table):\n table size: {}\n number of elements: {}\n", table,
-      elements));
+  ctx.reply.Verbatim(
+      FormatTable([&](int i) { return table->Stats(i, full); }, table->rehashing(), full));
 }
 
 // SDSLEN <key>: Redis's view of a string's sds buffers. vireo's strings are exact-size byte

@@ -10,6 +10,7 @@
 
 #include "core/latency_monitor.h"
 #include "util/clock.h"
+#include "util/table_resize.h"
 
 namespace vireo {
 
@@ -45,6 +46,7 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
     // behind); if the server is already gone, getppid() no longer names it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
+    SetTableResize(TableResize::kForbid);
     if (child_setup_) child_setup_();
     _exit(body());
   }
@@ -57,6 +59,7 @@ pid_t ChildProcesses::Start(ChildKind kind, Body body, OnExit on_exit) {
   }
   ++total_forks_;
   pid_ = pid;
+  SetTableResize(TableResize::kAvoid);
   kind_ = kind;
   start_ms_ = NowMs();
   on_exit_ = std::move(on_exit);
@@ -73,6 +76,7 @@ void ChildProcesses::Finish(int status) {
   exit.duration_ms = NowMs() - start_ms_;
   pid_ = -1;
   kind_ = ChildKind::kNone;
+  SetTableResize(TableResize::kEnable);
   // The callback may start the next child (a BGSAVE that waited): take it out first.
   OnExit on_exit = std::move(on_exit_);
   on_exit_ = nullptr;

@@ -224,7 +224,7 @@ DbEntry* Database::Add(std::string_view key, Value value) {
   entry->key.Assign(key);
   entry->value = std::move(value);
   entry->value.set_access_clock(NewKeyClock(options_->access, now_ms()));
-  table_.Insert(entry);
+  table_.Insert(entry, [this](size_t bytes, double load) { return GrowAllowed(bytes, load); });
   if (slotted_) LinkSlot(static_cast<SlottedDbEntry*>(entry));
   NoteFieldTtls(entry);
   if (listener_ != nullptr) {
@@ -288,7 +288,7 @@ void Database::SetExpire(DbEntry* entry, int64_t when_ms) {
   }
   auto* e = new ExpireEntry{nullptr, entry, when_ms};
   entry->key.set_flag(true);
-  expires_.Insert(e);
+  expires_.Insert(e, [this](size_t bytes, double load) { return GrowAllowed(bytes, load); });
 }
 
 bool Database::Persist(DbEntry* entry) {

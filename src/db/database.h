@@ -97,12 +97,22 @@ struct KeyspaceOptions {
   // The running command is a writable replica's own client's (not its master's): a TTL it
   // sets is remembered, so that the replica itself expires the key (ExpireReplicaWritten).
   bool note_replica_expires = false;
+  // Redis's dictExpandAllowed: whether `bytes` more (a grown bucket array) would still fit
+  // under maxmemory. The keyspace's tables grow past it only when their load factor is over
+  // kGrowPastMaxmemoryLoad, since a table that full costs more in chains than its array would.
+  // Unset: always fits.
+  std::function<bool(size_t bytes)> fits_in_maxmemory;
 };
+
+// Redis's HASHTABLE_MAX_LOAD_FACTOR (the golden ratio).
+inline constexpr double kGrowPastMaxmemoryLoad = 1.618;
 
 class Database {
  public:
-  using Table = HashTable<DbEntry, DbEntryKey>;
-  using ExpireTable = HashTable<ExpireEntry, ExpireEntryKey>;
+  // Deletions don't shrink these tables; the server's cron does (TryShrink), as Redis's
+  // tryResizeHashTables, so a burst of DELs doesn't resize between every few commands.
+  using Table = HashTable<DbEntry, DbEntryKey, false>;
+  using ExpireTable = HashTable<ExpireEntry, ExpireEntryKey, false>;
 
   // The keyspace and expires tables are keyed with a seed drawn from the OS for each
   // database, so clients can't pick keys that collide into one chain (HashDoS). Tests that
@@ -225,6 +235,16 @@ class Database {
     table_.RehashStep(buckets);
     expires_.RehashStep(buckets);
   }
+  // Starts shrinking a table left under its minimum fill (HashTable::TryShrink).
+  void TryShrink() {
+    table_.TryShrink();
+    expires_.TryShrink();
+  }
+  // DEBUG HTSTATS: the keyspace's and the expires' bucket array `index` (0 or 1).
+  HashTableStats KeyspaceStats(int index, bool full) const { return table_.Stats(index, full); }
+  HashTableStats ExpiresStats(int index, bool full) const { return expires_.Stats(index, full); }
+  bool keyspace_rehashing() const { return table_.rehashing(); }
+  bool expires_rehashing() const { return expires_.rehashing(); }
   // Average TTL of sampled keys (INFO keyspace avg_ttl).
   int64_t avg_ttl() const { return avg_ttl_ms_; }
   size_t MemoryUsage() const { return table_.MemoryUsage() + expires_.MemoryUsage(); }
@@ -267,6 +287,10 @@ class Database {
   void LinkSlot(SlottedDbEntry* entry);
   void UnlinkSlot(SlottedDbEntry* entry);
   void FreeEntry(DbEntry* entry, bool lazy = false);
+  bool GrowAllowed(size_t bytes, double load) const {
+    return load > kGrowPastMaxmemoryLoad || !options_->fits_in_maxmemory ||
+           options_->fits_in_maxmemory(bytes);
+  }
   void ExpireNow(DbEntry* entry);
   // Deletes up to `max` expired fields of the hash; true if the key went with them.
   bool ExpireHashFields(DbEntry* entry, size_t max);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "core/config.h"
@@ -105,6 +106,18 @@ std::string IntsetBlob(const SetObject& s) {
 void AppendSet(std::string* out, const SetObject& s, bool compress) {
   if (s.encoding() == SetObject::Encoding::kIntSet) {
     AppendString(out, IntsetBlob(s), compress);
+    return;
+  }
+  if (s.may_repeat()) {
+    // A listpack kept as an unsanitized payload gave it may repeat a member; the plain set
+    // type written here can't (every loader refuses a repeat in it), so one of each goes out.
+    std::vector<std::string_view> unique;
+    std::unordered_set<std::string_view> seen;
+    s.ForEach([&](std::string_view m) {
+      if (seen.insert(m).second) unique.push_back(m);
+    });
+    AppendLength(out, unique.size());
+    for (std::string_view m : unique) AppendString(out, m, compress);
     return;
   }
   AppendLength(out, s.size());
@@ -306,7 +319,8 @@ bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, st
   for (const std::string& m : members) {
     if (set->Add(m, limits)) continue;
     // Redis without deep sanitization keeps a listpack's duplicates (and counts them in
-    // SCARD); vireo's sets hold each member once, so it keeps one of each and says so.
+    // SCARD): so does vireo while the set stays a listpack (below). A payload too big for one
+    // would be converted to a table, where Redis stops on the repeat; vireo keeps one of each.
     if (type == kTypeSetListpack && !r.deep()) {
       ++duplicates;
       continue;
@@ -314,7 +328,9 @@ bool ReadSet(Reader& r, uint8_t type, const ServerConfig& config, Value* out, st
     return Fail(error,
                 type == kTypeSet ? "Duplicate set members detected" : PackedIntegrityError(type));
   }
-  if (duplicates != 0) {
+  if (duplicates != 0 && members.size() <= limits.max_listpack_entries) {
+    set = SetObject::ListpackAsGiven(members);
+  } else if (duplicates != 0) {
     spdlog::warn("Set listpack payload with {} duplicate members loaded without them", duplicates);
   }
   *out = Value::Object(ValueType::kSet, std::move(set));

@@ -15,7 +15,16 @@ const std::string& Client::user() const {
   return acl_user_ != nullptr ? acl_user_->name() : kDefault;
 }
 
-Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {}
+Client::Client(Server* server, uint64_t id, int fd) : server_(server), id_(id), fd_(fd) {
+  KeepReplyBuffer();
+}
+
+void Client::KeepReplyBuffer() {
+  if (!output_.empty() || output_.capacity() == reply_buffer_size) return;
+  std::string fresh;
+  fresh.reserve(reply_buffer_size);
+  output_.swap(fresh);
+}
 
 Client::~Client() {
   tls.reset();  // its close_notify goes out before the socket closes
@@ -79,8 +88,8 @@ void Client::CronResizeReplyBuffer(int64_t now_ms, int64_t peak_reset_ms) {
   }
   if (resized == 0) return;
   reply_buffer_size = resized;
-  // An idle buffer bigger than the new size goes now rather than after the next write.
-  if (output_.empty() && output_.capacity() > reply_buffer_size) std::string().swap(output_);
+  // An idle buffer takes the new size now rather than after the next write.
+  KeepReplyBuffer();
 }
 
 void Client::ReadBuffer::CronResize(bool idle, size_t pending_bulk) {

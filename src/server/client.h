@@ -201,6 +201,11 @@ class Client {
   // The cron's step: shrink to the peak when it used under half, double (up to 16 KB) when it
   // filled the buffer; then the peak restarts every `peak_reset_ms` (negative: never).
   void CronResizeReplyBuffer(int64_t now_ms, int64_t peak_reset_ms);
+  // Gives an empty output buffer exactly the reply buffer's capacity, as Redis allocates its
+  // reply buffer with the client and keeps it: memory a client holds doesn't move with the
+  // first reply that needs room (used_memory, which maxmemory compares, stays put), and a
+  // burst's growth past it goes back.
+  void KeepReplyBuffer();
   // While a command of this client runs (`collect_pushes`): byte ranges of output_ that are
   // (un)subscribe confirmations, which CLIENT REPLY OFF/SKIP keeps as Redis's CLIENT_PUSHING
   // does; and messages pushed to this client meanwhile (it published to itself), which follow

@@ -68,6 +68,10 @@ void Server::ApplyMemoryConfig() {
   keyspace_options_.freer = &lazy_freer_;
   keyspace_options_.lazy_expire = c.lazyfree_lazy_expire;
   keyspace_options_.lazy_server_del = c.lazyfree_lazy_server_del;
+  keyspace_options_.fits_in_maxmemory = [this](size_t bytes) {
+    const int64_t limit = config_.values().maxmemory;
+    return limit <= 0 || MemoryCountedForEviction() + bytes <= static_cast<size_t>(limit);
+  };
   eviction_pool_.Clear();  // scores of another policy mean nothing to this one
 }
 

@@ -735,7 +735,7 @@ bool Server::WriteToClient(Client& client) {
     out.clear();
     client.output_written = 0;
     // Keep the reply buffer for reuse; release what a burst grew past it.
-    if (out.capacity() > client.reply_buffer_size) std::string().swap(out);
+    if (out.capacity() > client.reply_buffer_size) client.KeepReplyBuffer();
   } else {
     CompactOutput(client);
   }
@@ -1080,7 +1080,12 @@ void Server::Cron() {
         db.ActiveExpireCycle(deadline);
       }
     }
-    if (c.activerehashing) db.RehashStep(100);
+    // Redis's databasesCron: no resize and no background rehash while a child shares our
+    // pages (the tables' own gates would allow a lopsided rehash; the cron stays out of it).
+    if (!children_.active()) {
+      db.TryShrink();
+      if (c.activerehashing) db.RehashStep(100);
+    }
   }
   NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();

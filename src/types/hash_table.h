@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,8 @@
 #include <new>
 #include <string_view>
 #include <utility>
+
+#include "util/table_resize.h"
 
 namespace vireo {
 
@@ -74,11 +77,36 @@ inline uint64_t SplitMix64(uint64_t& state) {
 
 }  // namespace hash_table_internal
 
+// One bucket array's figures, as Redis's DEBUG HTSTATS reports a dict's tables.
+struct HashTableStats {
+  static constexpr size_t kChainBuckets = 50;  // chain lengths >= 49 share the last counter
+  size_t table_size = 0;
+  size_t elements = 0;
+  // Only with `full` (they walk every bucket):
+  size_t slots = 0;  // non-empty buckets
+  size_t max_chain = 0;
+  size_t total_chain = 0;
+  std::array<size_t, kChainBuckets> chains{};  // buckets by chain length
+};
+
 // Node: any struct with a public `Node* next` member.
 // KeyOf: functor with `std::string_view operator()(const Node&) const`.
-template <typename Node, typename KeyOf>
+// kShrinkOnDelete: a removal that leaves the table under kMinFillPercent starts a shrink (the
+// tables of sets and hashes, as Redis's commands resize them after deleting); without it only
+// TryShrink does (the keyspace, whose cron calls it, as Redis's tryResizeHashTables).
+//
+// Resizing follows Redis 7.2's dict, read with CurrentTableResize() (util/table_resize.h): an
+// insert into a table whose load reached 1 grows it to the next power of two above the count
+// (past kForceResizeRatio only, while a fork child exists); a shrink goes to the smallest power
+// of two holding every node; rehash steps pause while a child exists unless one array is at
+// least kForceResizeRatio times the other.
+template <typename Node, typename KeyOf, bool kShrinkOnDelete = true>
 class HashTable {
  public:
+  // Redis's dict_force_resize_ratio.
+  static constexpr size_t kForceResizeRatio = 5;
+  // Redis's HASHTABLE_MIN_FILL: below this percentage of used buckets a table shrinks.
+  static constexpr size_t kMinFillPercent = 10;
   // Smallest bucket array ever allocated; also the floor for shrinking.
   static constexpr size_t kMinBuckets = 4;
   // Per incremental step, how many empty buckets may be skipped per migrated non-empty one.
@@ -143,16 +171,27 @@ class HashTable {
 
   // Links `node` into the table. Precondition: no node with the same key is present.
   void Insert(Node* node) {
+    Insert(node, [](size_t, double) { return true; });
+  }
+  // Same, growing the table first if it is due, and if allow_grow(bytes of the new bucket
+  // array, current load factor) agrees (Redis's dictExpandAllowed: the keyspace refuses a grow
+  // that would take used memory past maxmemory).
+  template <typename AllowGrow>
+  void Insert(Node* node, AllowGrow&& allow_grow) {
     assert(Peek(key_of_(*node)) == nullptr);
     if (tables_[0].buckets == nullptr) Allocate(tables_[0], kMinBuckets);
     StepForOperation();
+    if (!rehashing() && GrowDue()) {
+      const size_t target = std::max(kMinBuckets, hash_table_internal::RoundUpPow2(size_ + 1));
+      const double load = static_cast<double>(size_) / static_cast<double>(tables_[0].count());
+      if (allow_grow(target * sizeof(Node*), load)) StartResize(target);
+    }
     // New nodes always go to the newest array so the old one only ever drains.
     Table& table = rehashing() ? tables_[1] : tables_[0];
     Node*& head = table.buckets[Hash(key_of_(*node)) & table.mask];
     node->next = head;
     head = node;
     ++size_;
-    MaybeStartResize();
   }
 
   // Unlinks and returns the node with `key`, or nullptr if absent.
@@ -165,7 +204,7 @@ class HashTable {
     *link = node->next;
     node->next = nullptr;
     --size_;
-    MaybeStartResize();
+    if constexpr (kShrinkOnDelete) TryShrink();
     return node;
   }
 
@@ -180,17 +219,58 @@ class HashTable {
     *link = node->next;
     node->next = nullptr;
     --size_;
-    MaybeStartResize();
+    if constexpr (kShrinkOnDelete) TryShrink();
     return true;
   }
 
   // Migrates up to `max_buckets` non-empty buckets (skipping at most
-  // kEmptyVisitsPerBucket * max_buckets empty ones). Meant for a periodic timer so that an idle
-  // table still finishes its resize. Starts a pending resize once the previous one completes.
+  // kEmptyVisitsPerBucket * max_buckets empty ones), if rehashing may proceed now. Meant for a
+  // periodic timer so that an idle table still finishes its resize.
   void RehashStep(int max_buckets) {
-    if (max_buckets <= 0) return;
-    if (rehashing()) MigrateBuckets(static_cast<size_t>(max_buckets));
-    MaybeStartResize();
+    if (max_buckets <= 0 || !RehashAllowed()) return;
+    MigrateBuckets(static_cast<size_t>(max_buckets));
+  }
+
+  // Redis's htNeedsResize + dictResize: when fewer than kMinFillPercent of the buckets are
+  // used, starts a shrink to the smallest power of two (at least kMinBuckets) that holds every
+  // node. Not while resizing is avoided or a resize is running. True if a shrink started.
+  bool TryShrink() {
+    if (CurrentTableResize() != TableResize::kEnable || rehashing()) return false;
+    const size_t buckets = tables_[0].count();
+    if (buckets <= kMinBuckets || size_ * 100 / buckets >= kMinFillPercent) return false;
+    const size_t target = std::max(kMinBuckets, hash_table_internal::RoundUpPow2(size_));
+    if (target == buckets) return false;
+    StartResize(target);
+    return true;
+  }
+
+  // The figures of bucket array `index` (0: the main one, 1: the rehashing target). Counting
+  // the nodes of each array walks the target while rehashing; `full` walks every bucket.
+  HashTableStats Stats(int index, bool full) const {
+    HashTableStats stats;
+    const Table& table = tables_[index];
+    stats.table_size = table.count();
+    if (table.buckets == nullptr) return stats;
+    if (rehashing()) {
+      size_t in_target = 0;
+      for (size_t i = 0; i < tables_[1].count(); ++i) {
+        for (Node* n = tables_[1].buckets[i]; n != nullptr; n = n->next) ++in_target;
+      }
+      stats.elements = index == 1 ? in_target : size_ - in_target;
+    } else {
+      stats.elements = index == 0 ? size_ : 0;
+    }
+    if (!full) return stats;
+    for (size_t i = 0; i < table.count(); ++i) {
+      size_t chain = 0;
+      for (Node* n = table.buckets[i]; n != nullptr; n = n->next) ++chain;
+      ++stats.chains[std::min(chain, HashTableStats::kChainBuckets - 1)];
+      if (chain == 0) continue;
+      ++stats.slots;
+      stats.max_chain = std::max(stats.max_chain, chain);
+      stats.total_chain += chain;
+    }
+    return stats;
   }
 
   // Cursor-based iteration with SCAN semantics: starting from cursor 0 and feeding back the
@@ -229,21 +309,20 @@ class HashTable {
   // Rejection sampling makes the pick fair (SRANDMEMBER/HRANDFIELD replies are checked for a
   // uniform distribution, as Redis's dictGetFairRandomKey gives): a uniform bucket and a uniform
   // slot in [0, slots) name a node when that chain has one, else try again. Every node of a
-  // chain no longer than `slots` is equally likely; `slots` follows the load factor, so longer
-  // chains are rare.
+  // chain no longer than `slots` is equally likely. `slots` starts from the load factor and
+  // rises to the longest chain met so far (a try that meets a longer chain is discarded), so a
+  // few long chains (a shrink can gather the survivors of a mass deletion into one bucket) are
+  // sampled as fairly as the rest.
   //
-  // A table left sparse by mass deletion (mid-shrink, or shrunk to a size that was already too
-  // big) makes misses frequent, so a pick first advances a pending resize by a bounded step, as
-  // Redis's random-key picks do: logically const (the node set is unchanged, nodes never move
-  // in memory, and Scan's guarantee holds across resizes), hence the const_cast. The try budget
-  // scales with the expected number of tries, so the biased fallback below is practically never
-  // reached.
+  // A table left sparse by mass deletion (mid-shrink) makes misses frequent, so a pick first
+  // advances a pending resize by a bounded step, as Redis's random-key picks do: logically const
+  // (the node set is unchanged, nodes never move in memory, and Scan's guarantee holds across
+  // resizes), hence the const_cast. The try budget scales with the expected number of tries,
+  // so the biased fallback below is practically never reached.
   Node* RandomNode(uint64_t rand) const {
     using hash_table_internal::SplitMix64;
     if (size_ == 0) return nullptr;
-    if (rehashing() || size_ < tables_[0].count() / 8) {
-      const_cast<HashTable*>(this)->RehashStep(kRandomRehashBuckets);
-    }
+    if (rehashing()) const_cast<HashTable*>(this)->RehashStep(kRandomRehashBuckets);
     // Candidate positions: the not-yet-migrated tail of the old array, then the new array.
     const size_t old_begin = rehashing() ? rehash_index_ : 0;
     const size_t old_live = tables_[0].count() - old_begin;
@@ -253,8 +332,9 @@ class HashTable {
                             : tables_[1].buckets[pos - old_live];
     };
     uint64_t state = rand;
-    const size_t slots = 4 + 2 * ((size_ + total - 1) / total);
-    const size_t max_tries = std::max<size_t>(256, 32 * (total * slots / size_ + 1));
+    size_t slots = 4 + 2 * ((size_ + total - 1) / total);
+    auto budget = [&] { return std::max<size_t>(256, 32 * (total * slots / size_ + 1)); };
+    size_t max_tries = budget();
     size_t pos = 0;
     Node* chain = nullptr;
     for (size_t i = 0; i < max_tries; ++i) {
@@ -262,8 +342,17 @@ class HashTable {
       Node* n = bucket_at(pos);
       if (n == nullptr) continue;
       chain = n;
-      for (size_t slot = SplitMix64(state) % slots; n != nullptr && slot > 0; --slot) n = n->next;
-      if (n != nullptr) return n;
+      size_t length = 0;
+      for (Node* m = n; m != nullptr; m = m->next) ++length;
+      if (length > slots) {
+        slots = length;
+        max_tries = budget();
+        continue;
+      }
+      const size_t slot = SplitMix64(state) % slots;
+      if (slot >= length) continue;
+      for (size_t k = 0; k < slot; ++k) n = n->next;
+      return n;
     }
     // Out of budget (astronomically unlikely): a bounded linear walk rather than probing
     // indefinitely. Biased, but always terminates since size_ > 0.
@@ -386,7 +475,7 @@ class HashTable {
   // by inserts (the small target array already holds more nodes than buckets), migrate a few
   // more per operation so the follow-up grow can start sooner; still O(1) per operation.
   void StepForOperation() {
-    if (!rehashing()) return;
+    if (!RehashAllowed()) return;
     const size_t buckets = size_ > tables_[1].count() ? 4 : 1;
     MigrateBuckets(buckets);
   }
@@ -423,21 +512,43 @@ class HashTable {
     }
   }
 
-  // Starts a grow (load factor >= 1) or shrink (load factor < 1/8) if no resize is running.
-  // A resize never starts while another is in progress: the old array must fully drain first.
-  void MaybeStartResize() {
-    if (rehashing() || tables_[0].buckets == nullptr) return;
+  // Redis's _dictExpandIfNeeded: load 1 reached, or past kForceResizeRatio while resizing is
+  // avoided; never inside a fork child.
+  bool GrowDue() const {
     const size_t buckets = tables_[0].count();
-    size_t target = 0;
-    if (size_ >= buckets) {
-      // Normally 2x; more if a swamped shrink left the table far above load 1.
-      target = std::max(buckets * 2, hash_table_internal::RoundUpPow2(size_ + 1));
-    } else if (buckets > kMinBuckets && size_ < buckets / 8) {
-      // Land at load 1/4..1/2 so that a few inserts after a shrink do not immediately re-grow.
-      target = std::max(kMinBuckets, hash_table_internal::RoundUpPow2(size_ * 2));
-    } else {
-      return;
+    switch (CurrentTableResize()) {
+      case TableResize::kEnable:
+        return size_ >= buckets;
+      case TableResize::kAvoid:
+        return size_ / buckets > kForceResizeRatio;
+      case TableResize::kForbid:
+        return false;
     }
+    return false;
+  }
+
+  // Redis's dictRehash gate: steps pause in a fork child, and while one exists unless one array
+  // is at least kForceResizeRatio times the other (finishing such a resize is worth the copied
+  // pages: a table that size is far off its load).
+  bool RehashAllowed() const {
+    if (!rehashing()) return false;
+    switch (CurrentTableResize()) {
+      case TableResize::kEnable:
+        return true;
+      case TableResize::kAvoid: {
+        const size_t s0 = tables_[0].count();
+        const size_t s1 = tables_[1].count();
+        return std::max(s0, s1) / std::min(s0, s1) >= kForceResizeRatio;
+      }
+      case TableResize::kForbid:
+        return false;
+    }
+    return false;
+  }
+
+  // A resize never starts while another is in progress: the old array must fully drain first.
+  void StartResize(size_t target) {
+    assert(!rehashing());
     Allocate(tables_[1], target);
     rehash_index_ = 0;
   }

@@ -29,6 +29,7 @@ class MemberIndex {
   MemberIndex& operator=(const MemberIndex&) = delete;
 
   size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
   ZEntry* Find(std::string_view member) const;
   // Adds an entry whose member is not present.
   void Insert(ZEntry* e);

@@ -52,6 +52,13 @@ std::unique_ptr<SetObject> SetObject::Create(std::string_view first, size_t size
   return std::make_unique<SetObject>(Encoding::kHashtable);
 }
 
+std::unique_ptr<SetObject> SetObject::ListpackAsGiven(const std::vector<std::string>& members) {
+  auto set = std::make_unique<SetObject>(Encoding::kListpack);
+  for (const std::string& m : members) set->packed_->Append(m);
+  set->may_repeat_ = true;
+  return set;
+}
+
 size_t SetObject::size() const {
   switch (encoding_) {
     case Encoding::kIntSet:
@@ -169,11 +176,16 @@ void SetObject::ConvertTo(Encoding encoding) {
         converted.packed_->Append(s);
         break;
       case Encoding::kHashtable:
-        converted.table_->AddNew(s);
+        if (may_repeat_) {
+          converted.table_->Add(s);
+        } else {
+          converted.table_->AddNew(s);
+        }
         break;
     }
   });
   encoding_ = encoding;
+  may_repeat_ = may_repeat_ && encoding == Encoding::kListpack;
   ints_ = std::move(converted.ints_);
   packed_ = std::move(converted.packed_);
   table_ = std::move(converted.table_);
@@ -249,6 +261,7 @@ std::unique_ptr<HeapObject> SetObject::Clone() const {
       break;
     case Encoding::kListpack:
       *copy->packed_ = *packed_;
+      copy->may_repeat_ = may_repeat_;
       break;
     case Encoding::kHashtable:
       ForEach([&](std::string_view s) { copy->table_->AddNew(s); });

@@ -39,6 +39,11 @@ class SetObject : public HeapObject {
   // is about to receive about size_hint members.
   static std::unique_ptr<SetObject> Create(std::string_view first, size_t size_hint,
                                            const SetLimits& limits);
+  // A listpack set holding `members` in that order, repeats included: what Redis keeps of a
+  // listpack payload loaded without deep sanitization (sanitize-dump-payload no). Every
+  // operation copes with a repeated member: SCARD and SMEMBERS count and list it as stored,
+  // SREM removes one copy, and a conversion to another encoding keeps one of each.
+  static std::unique_ptr<SetObject> ListpackAsGiven(const std::vector<std::string>& members);
 
   Encoding encoding() const { return encoding_; }
   size_t size() const;
@@ -90,6 +95,11 @@ class SetObject : public HeapObject {
     return table_->Scan(cursor, [&](const StringNode* n) { fn(n->key()); });
   }
 
+  // A listpack from ListpackAsGiven: it may repeat a member.
+  bool may_repeat() const { return may_repeat_; }
+  // The hashtable encoding's table (nullptr for the others), for DEBUG HTSTATS-KEY.
+  const StringTable* table() const { return table_.get(); }
+
   size_t MemoryUsage() const override;
   std::unique_ptr<HeapObject> Clone() const override;
   const char* EncodingName() const override;
@@ -104,6 +114,8 @@ class SetObject : public HeapObject {
   bool AddToIntSet(std::string_view member, const SetLimits& limits);
 
   Encoding encoding_;
+  // The listpack came from ListpackAsGiven and may repeat a member.
+  bool may_repeat_ = false;
   std::unique_ptr<IntSet> ints_;
   std::unique_ptr<PackedStrings> packed_;
   std::unique_ptr<StringTable> table_;

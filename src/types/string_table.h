@@ -149,6 +149,9 @@ class StringTable {
     Free(n);
   }
   StringNode* RandomNode(uint64_t rand) const { return table_.RandomNode(rand); }
+  bool rehashing() const { return table_.rehashing(); }
+  // DEBUG HTSTATS-KEY: bucket array `index` (0 or 1), see HashTable::Stats.
+  HashTableStats Stats(int index, bool full) const { return table_.Stats(index, full); }
 
   template <typename F>
   void ForEach(F&& fn) const {

@@ -54,6 +54,8 @@ class ZSet : public HeapObject {
 
   bool packed() const { return big_ == nullptr; }
   size_t size() const { return packed() ? count_ : big_->tree.size(); }
+  // Slots of the skiplist encoding's member index (0 when packed), for DEBUG HTSTATS-KEY.
+  size_t index_capacity() const { return packed() ? 0 : big_->index.capacity(); }
   bool empty() const { return size() == 0; }
 
   // The score of `member`; false when absent.

@@ -314,10 +314,81 @@ def test_unreadable_stream_entries_are_dropped_without_sanitization(r, raw):
     assert r.xadd("k", {"f": "v"}, id="2-1") == b"2-1"
 
 
-def test_set_listpack_duplicates_kept_once_without_sanitization(r, raw):
-    # Redis without deep sanitization keeps a set listpack's duplicate members (corrupt-dump's
-    # "set with duplicate elements causes sdiff to hang" counts them in SCARD); vireo's sets
-    # hold each member once, so it keeps one of each rather than refusing the payload.
-    _restore_both_modes(r, raw, dump_payload(b"\x14" + rdb_str(listpack([b"a", b"b", b"a"]))))
-    assert sorted(r.smembers("k")) == [b"a", b"b"]
-    assert r.scard("k") == 2 and r.sdiff("k") == {b"a", b"b"}
+DUP_MEMBERS = [b"_5", b"_1", b"_3", b"0", b"_9", b"_3", b"2", b"4", b"6", b"8"]
+
+
+def _restore_dup_set(r, key="k"):
+    r.delete(key)
+    payload = dump_payload(b"\x14" + rdb_str(listpack(DUP_MEMBERS)))
+    assert r.execute_command("RESTORE", key, "0", payload) == b"OK"
+
+
+def test_set_listpack_duplicates_kept_without_sanitization(r, raw):
+    # Redis without deep sanitization keeps a set listpack as given, a repeated member included
+    # (corrupt-dump's "set with duplicate elements causes sdiff to hang"): SCARD counts it,
+    # SMEMBERS lists it twice, SDIFF answers each member once. Deep sanitization refuses it.
+    payload = dump_payload(b"\x14" + rdb_str(listpack(DUP_MEMBERS)))
+    _restore_both_modes(r, raw, payload)
+    assert r.object("encoding", "k") == b"listpack"
+    assert r.scard("k") == 10
+    # Raw replies: redis-py would fold a repeated member of a set reply.
+    smembers = raw.execute("SMEMBERS", "k")
+    assert smembers.startswith(b"*10\r\n") and smembers.count(b"\r\n_3\r\n") == 2
+    sdiff = raw.execute("SDIFF", "k")
+    assert sdiff.startswith(b"*9\r\n") and sdiff.count(b"\r\n_3\r\n") == 1
+
+
+def test_set_listpack_duplicates_survive_every_set_command(r):
+    # Every set command on such a set answers (no crash, no hang, no broken reply).
+    unique = set(DUP_MEMBERS)
+    _restore_dup_set(r)
+    assert r.sismember("k", "_3") and not r.sismember("k", "x")
+    assert r.smismember("k", ["_3", "x", "0"]) == [1, 0, 1]
+    assert set(r.srandmember("k", 5)) <= unique
+    assert len(r.srandmember("k", -30)) == 30
+    assert set(r.srandmember("k", 100)) == unique
+    assert r.srandmember("k") in unique
+    cursor, seen = 0, []
+    while True:
+        cursor, batch = r.sscan("k", cursor)
+        seen += batch
+        if cursor == 0:
+            break
+    assert set(seen) == unique
+    r.delete("other")
+    r.sadd("other", "_3", "zz")
+    assert r.sinter("k", "other") == {b"_3"}
+    assert r.sintercard(2, ["k", "other"]) == 1
+    assert r.sunion("k", "other") == unique | {b"zz"}
+    assert r.sdiff("other", "k") == {b"zz"}
+    assert r.sinterstore("d1", "k", "other") == 1
+    assert r.sunionstore("d2", "k", "other") == len(unique) + 1
+    assert r.sdiffstore("d3", "k", "other") == len(unique) - 1
+    assert r.sort("k", alpha=True) == sorted(DUP_MEMBERS)
+    r.execute_command("DEBUG", "DIGEST-VALUE", "k")
+    # DUMP writes the plain set type (RDB 10), which can't repeat a member: one of each.
+    assert r.restore("k2", 0, r.dump("k"), replace=True) == b"OK"
+    assert r.scard("k2") == len(unique)
+    # COPY carries the set as stored.
+    r.delete("k3")
+    assert r.copy("k", "k3") and r.scard("k3") == 10
+    # SREM removes one copy; SMOVE moves one.
+    assert r.srem("k", "_3") == 1 and r.scard("k") == 9
+    assert r.smove("k", "other", "_5") and not r.sismember("k", "_5")
+    # SPOP until the key goes: every pop answers a member.
+    popped = [r.spop("k")]
+    popped += r.spop("k", 3)
+    popped += r.spop("k", 100)
+    assert set(popped) <= unique and r.exists("k") == 0
+    # Growing past the listpack limit converts to a table with one of each member.
+    _restore_dup_set(r)
+    r.sadd("k", *[f"n{i}" for i in range(200)])
+    assert r.object("encoding", "k") == b"hashtable"
+    assert r.scard("k") == len(unique) + 200
+    # An intersection that makes an intset, and SPOP's rebuild path.
+    _restore_dup_set(r)
+    r.delete("ints")
+    r.sadd("ints", 0, 2, 4)
+    assert r.sinterstore("d4", "k", "ints") == 3 and r.object("encoding", "d4") == b"intset"
+    assert len(r.spop("k", 8)) == 8
+    assert r.smembers("k") <= unique

@@ -60,3 +60,22 @@ def test_stats_doctor_purge_help(r):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command("MEMORY", "NOPE")
     assert str(e.value) == "unknown subcommand 'NOPE'. Try MEMORY HELP."
+
+
+def test_first_reply_does_not_move_used_memory(server):
+    # A client holds its 16 KB reply buffer from the start, as Redis allocates it with the
+    # client: the first reply that needs room (here INFO's ~6 KB) doesn't grow used_memory
+    # afterwards. unit/maxmemory's "Don't rehash if used memory exceeds maxmemory after rehash"
+    # sets maxmemory 10 KB above what its first INFO says and expects no eviction.
+    warm = server.client()
+    warm.config_set("latency-tracking", "no")  # a histogram per command on its first call
+    warm.info()  # the server's own first-INFO work
+    fresh = server.client()
+    try:
+        first = fresh.info()["used_memory"]
+        assert fresh.info()["used_memory"] - first < 1024
+        assert fresh.info()["used_memory"] - first < 1024
+    finally:
+        fresh.close()
+        warm.config_set("latency-tracking", "yes")
+        warm.close()

@@ -120,5 +120,24 @@ TEST(SetObjectTest, CloneKeepsEncodingAndMembers) {
   }
 }
 
+// A listpack kept as an unsanitized payload gave it: the repeat counts until a conversion,
+// which keeps one of each member.
+TEST(SetObjectTest, ListpackAsGivenKeepsRepeatsUntilConverted) {
+  auto set = SetObject::ListpackAsGiven({"a", "b", "a"});
+  EXPECT_EQ(set->encoding(), SetObject::Encoding::kListpack);
+  EXPECT_TRUE(set->may_repeat());
+  EXPECT_EQ(set->size(), 3u);
+  auto copy = set->Clone();
+  EXPECT_EQ(static_cast<SetObject*>(copy.get())->size(), 3u);
+  EXPECT_TRUE(set->Remove("a"));
+  EXPECT_TRUE(set->Contains("a"));
+  EXPECT_EQ(set->size(), 2u);
+  auto other = SetObject::ListpackAsGiven({"x", "y", "x", "x"});
+  other->ConvertTo(SetObject::Encoding::kHashtable);
+  EXPECT_FALSE(other->may_repeat());
+  EXPECT_EQ(other->size(), 2u);
+  EXPECT_TRUE(other->Contains("x") && other->Contains("y"));
+}
+
 }  // namespace
 }  // namespace vireo
