@@ -520,15 +520,13 @@ bool MoveElements(CommandContext& ctx, std::string_view src, std::string_view ds
   if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
   PackedList* destination = ListOf(dst_entry);
   auto push = [&](std::string_view v) { Push(destination, m.to, v); };
+  // Everything is popped before anything is pushed, so with source == destination BULK on
+  // one end gives the list back unchanged and OBO reverses the block in place (redis.io).
   std::vector<std::string> popped(n);  // in pop order
+  for (std::string& e : popped) Pop(source, m.from, &e, false);
   if (!m.bulk) {
-    // Exactly n LMOVEs: with source == destination each element is back before the next pop.
-    for (std::string& e : popped) {
-      Pop(source, m.from, &e, false);
-      push(e);
-    }
+    for (const std::string& e : popped) push(e);
   } else {
-    for (std::string& e : popped) Pop(source, m.from, &e, false);
     // The block in its source order (head to tail), pushed so that it keeps that order.
     std::vector<std::string_view> block(popped.begin(), popped.end());
     if (m.from == End::kRight) std::reverse(block.begin(), block.end());
@@ -576,8 +574,14 @@ void MoveManyGeneric(CommandContext& ctx, const MultiMove& m, int64_t block_time
     return;
   }
   if (replied_error) return;
+  if (block_timeout_ms < 0 && !m.exactly) {
+    // LMOVEM on a missing source: nothing moved, an empty array (redis.io's LMOVEM page).
+    ctx.reply.Array(0);
+    return;
+  }
   if (block_timeout_ms < 0 || !ctx.may_block()) {
-    ctx.reply.NullArray();
+    // EXACTLY unmet, or BLMOVEM where it can't block (MULTI, scripts): a nil.
+    ctx.reply.Null();
     return;
   }
   BlockOptions options;

@@ -40,7 +40,6 @@ def test_without_how_many_it_is_lmove_with_an_array_reply(plain):
     assert plain.lrange("d", 0, -1) == ["b", "x"]
     assert plain.execute_command("LMOVEM", "s", "d", "right", "left") == ["a"]
     assert not plain.exists("s")
-    assert plain.execute_command("LMOVEM", "s", "d", "LEFT", "LEFT") is None
 
 
 def test_count_takes_what_there_is_exactly_all_or_nothing(plain):
@@ -56,24 +55,40 @@ def test_count_takes_what_there_is_exactly_all_or_nothing(plain):
     assert plain.lrange("d", 0, -1) == ["a", "b", "c"]
 
 
-def test_same_key_rotates(plain):
-    plain.rpush("l", "a", "b", "c", "d")
-    assert plain.execute_command("LMOVEM", "l", "l", "LEFT", "RIGHT", "COUNT", 3, "OBO") == [
-        "a", "b", "c"]
-    assert plain.lrange("l", 0, -1) == ["d", "a", "b", "c"]
-    # LEFT LEFT one by one puts each element back before taking the next.
-    plain.execute_command("LMOVEM", "l", "l", "LEFT", "LEFT", "COUNT", 2, "OBO")
-    assert plain.lrange("l", 0, -1) == ["d", "a", "b", "c"]
-    plain.execute_command("LMOVEM", "l", "l", "RIGHT", "LEFT", "COUNT", 2, "BULK")
-    assert plain.lrange("l", 0, -1) == ["b", "c", "d", "a"]
+def test_same_key(plain):
+    # redis.io's LMOVEM examples.
+    plain.rpush("mylist", 1, 2, 3, 4)
+    assert plain.execute_command("LMOVEM", "mylist", "myotherlist", "LEFT", "LEFT", "COUNT", 2,
+                                 "OBO") == ["2", "1"]
+    assert plain.lrange("mylist", 0, -1) == ["3", "4"]
+    assert plain.lrange("myotherlist", 0, -1) == ["2", "1"]
+    assert plain.execute_command("LMOVEM", "mylist", "myotherlist", "LEFT", "LEFT", "EXACTLY", 5,
+                                 "BULK") is None
+    plain.rpush("somelist", "a", "b", "c")
+    assert plain.execute_command("LMOVEM", "somelist", "somelist", "LEFT", "LEFT", "EXACTLY", 2,
+                                 "OBO") == ["b", "a"]
+    assert plain.lrange("somelist", 0, -1) == ["b", "a", "c"]
+    # BULK on one end gives the list back unchanged.
+    assert plain.execute_command("LMOVEM", "somelist", "somelist", "LEFT", "LEFT", "COUNT", 2,
+                                 "BULK") == ["b", "a"]
+    assert plain.lrange("somelist", 0, -1) == ["b", "a", "c"]
+    plain.execute_command("LMOVEM", "somelist", "somelist", "LEFT", "RIGHT", "COUNT", 2, "OBO")
+    assert plain.lrange("somelist", 0, -1) == ["c", "b", "a"]
+
+
+def test_missing_source(raw):
+    # An empty array, but a nil when EXACTLY can't be met.
+    assert raw.execute("LMOVEM", "s", "d", "LEFT", "LEFT") == b"*0\r\n"
+    assert raw.execute("LMOVEM", "s", "d", "LEFT", "LEFT", "COUNT", 3, "OBO") == b"*0\r\n"
+    assert raw.execute("LMOVEM", "s", "d", "LEFT", "LEFT", "EXACTLY", 3, "OBO") == b"$-1\r\n"
+    assert raw.execute("EXISTS", "d") == b":0\r\n"
 
 
 def test_resp3(raw):
     assert raw.execute("HELLO", "3").startswith(b"%")
     raw.execute("RPUSH", "s", "a", "b")
     assert raw.execute("LMOVEM", "s", "d", "LEFT", "RIGHT", "COUNT", 5, "BULK") == arr("a", "b")
-    # RESP3's null, not a null array.
-    assert raw.execute("LMOVEM", "s", "d", "LEFT", "RIGHT") == b"_\r\n"
+    assert raw.execute("LMOVEM", "s", "d", "LEFT", "RIGHT", "EXACTLY", 1, "OBO") == b"_\r\n"
 
 
 def test_errors(raw):
@@ -131,6 +146,8 @@ def test_in_multi_and_scripts_blmovem_does_not_block(r):
         assert p.execute() == [None, 1, None, [b"a"]]
     assert r.eval("return redis.call('BLMOVEM', KEYS[1], KEYS[2], 'LEFT', 'LEFT', 0)", 2,
                   "s", "d") is None
+    assert r.eval("return redis.call('LMOVEM', KEYS[1], KEYS[2], 'LEFT', 'LEFT')", 2,
+                  "s", "d") == []
     r.rpush("s", "z")
     assert r.eval("return redis.call('LMOVEM', KEYS[1], KEYS[2], 'LEFT', 'LEFT', 'COUNT', 3, "
                   "'BULK')", 2, "s", "d") == [b"z"]
