@@ -8,6 +8,7 @@ import pytest
 
 from conftest import arr, call_error, err, start_server, wait_blocked, wait_for
 from test_blocking import block, conns  # noqa: F401 (a fixture)
+from repl_helpers import procs, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 from test_strings_cas import _aof_commands
 
 NIL_ARRAY = b"*-1\r\n"
@@ -196,3 +197,27 @@ def test_propagation(tmp_path):
         c.close()
     finally:
         again.stop()
+
+
+def test_replica_applies_the_moves(procs):  # noqa: F811
+    master = start_vireo(procs)
+    replica = start_vireo(procs, "--replicaof", "127.0.0.1", master.port)
+    m = master.client(decode_responses=True)
+    s = replica.client(decode_responses=True)
+    wait_link_up(s)
+    m.rpush("l", *"abcdef")
+    m.execute_command("LMOVEM", "l", "l2", "LEFT", "LEFT", "COUNT", 2, "OBO")
+    m.execute_command("BLMOVEM", "l", "l2", "RIGHT", "LEFT", 0, "EXACTLY", 2, "BULK")
+    m.zadd("z", {"a": 1, "b": 2, "c": 3, "d": 4})
+    m.execute_command("ZMOVE", "z", "z2", "BYSCORE", 2, 3)
+    m.execute_command("BZMOVE", "z", "z2", "MAX", 0)
+    m.execute_command("ZMOVEMEMBER", "z2", "z3", "XX", "MEMBERS", 1, "b")
+    m.execute_command("ZMOVEMEMBER", "z2", "z3", "MEMBERS", 2, "b", "d")
+    m.execute_command("ZUNIONSTORE", "u", 2, "z", "z3", "AGGREGATE", "COUNT")
+    wait_in_sync(m, s)
+    for key in ("l", "l2"):
+        assert s.lrange(key, 0, -1) == m.lrange(key, 0, -1), key
+    for key in ("z", "z2", "z3", "u"):
+        assert s.zrange(key, 0, -1, withscores=True) == m.zrange(key, 0, -1, withscores=True), key
+    assert s.lrange("l2", 0, -1) == ["e", "f", "b", "a"]
+    assert s.zrange("z3", 0, -1, withscores=True) == [("b", 2), ("d", 4)]
