@@ -222,7 +222,7 @@ void RegisterZsetMoveCommands(CommandTable& table) {
              "Moves highest- or lowest-scoring members, or a score range of members, from one "
              "sorted set to another, preserving scores. Deletes the source sorted set if the "
              "last member was moved.",
-             "source destination selection=<MIN | MAX | score-range=<BYSCORE "
+             "source destination selection=<MIN | MAX | score-range=<byscore=BYSCORE "
              "score-min:double score-max:double>> [COUNT count:integer]",
              ZmoveCommand,
              "O(log(N) + K*(log(N)+log(M))) where N and M are the source and destination sizes "
@@ -240,7 +240,8 @@ void RegisterZsetMoveCommands(CommandTable& table) {
              "Moves specified members from one sorted set to another, preserving scores. Can "
              "restrict moves to members absent from or present in the destination. Deletes the "
              "source sorted set if the last member was moved.",
-             "source destination [condition=<NX | XX>] MEMBERS num-members:integer member ...",
+             "source destination [condition=<NX | XX>] members=<MEMBERS num-members:integer "
+             "member [member ...]>",
              ZmovememberCommand,
              "O(K*(log(N)+log(M))) where K is the number of given members and N and M are the "
              "source and destination sizes."});

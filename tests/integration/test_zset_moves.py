@@ -8,6 +8,7 @@ import pytest
 
 from conftest import arr, call_error, err, start_server, wait_blocked, wait_for
 from test_blocking import block, conns  # noqa: F401 (a fixture)
+from test_command_table_redis8 import doc_args
 from repl_helpers import procs, start_vireo, wait_in_sync, wait_link_up  # noqa: F401
 from test_strings_cas import _aof_commands
 
@@ -221,3 +222,29 @@ def test_replica_applies_the_moves(procs):  # noqa: F811
         assert s.zrange(key, 0, -1, withscores=True) == m.zrange(key, 0, -1, withscores=True), key
     assert s.lrange("l2", 0, -1) == ["e", "f", "b", "a"]
     assert s.zrange("z3", 0, -1, withscores=True) == [("b", 2), ("d", 4)]
+
+
+def test_command_docs_arguments(plain):
+    # The argument trees of the commands' redis.io metadata (8.12).
+    def tok(name):
+        return {"name": name.lower(), "type": "pure-token", "token": name}
+    keys = [{"name": "source", "type": "key"}, {"name": "destination", "type": "key"}]
+    count = {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}
+    expected = {
+        "zmove": keys + [
+            {"name": "selection", "type": "oneof", "arguments": [
+                tok("MIN"), tok("MAX"),
+                {"name": "score-range", "type": "block", "arguments": [
+                    tok("BYSCORE"), {"name": "score-min", "type": "double"},
+                    {"name": "score-max", "type": "double"}]}]},
+            count],
+        "zmovemember": keys + [
+            {"name": "condition", "type": "oneof", "flags": ["optional"],
+             "arguments": [tok("NX"), tok("XX")]},
+            {"name": "members", "type": "block", "token": "MEMBERS", "arguments": [
+                {"name": "num-members", "type": "integer"},
+                {"name": "member", "type": "string", "flags": ["multiple"]}]}],
+    }
+    for name, args in expected.items():
+        docs = plain.execute_command("COMMAND", "DOCS", name)[1]
+        assert doc_args(dict(zip(docs[0::2], docs[1::2]))["arguments"]) == args, name
