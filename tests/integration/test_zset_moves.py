@@ -28,6 +28,9 @@ def test_zmove_min_max_byscore(plain):
     assert plain.execute_command("ZMOVE", "s", "d", "BYSCORE", "-inf", "inf") == ["c", "3"]
     assert not plain.exists("s")
     assert plain.execute_command("ZMOVE", "s", "d", "MIN") is None
+    # The largest count takes what there is.
+    assert plain.execute_command("ZMOVE", "d", "s", "MAX", "COUNT", 2**63 - 1)[:2] == ["e", "5"]
+    assert plain.zcard("s") == 6 and not plain.exists("d")
 
 
 def test_zmove_keeps_ttls_and_creates_destination_without_one(plain):
