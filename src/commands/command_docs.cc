@@ -163,12 +163,16 @@ constexpr DocNote kHistory[] = {
     {"zadd", "2.4.0", "Accepts multiple elements."},
     {"zadd", "3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."},
     {"zadd", "6.2.0", "Added the `GT` and `LT` options."},
+    {"zinter", "8.8.0", "Added `COUNT` aggregate option."},
+    {"zinterstore", "8.8.0", "Added `COUNT` aggregate option."},
     {"zrange", "6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."},
     {"zrangebyscore", "2.0.0", "Added the `WITHSCORES` modifier."},
     {"zrank", "7.2.0", "Added the optional `WITHSCORE` argument."},
     {"zrem", "2.4.0", "Accepts multiple elements."},
     {"zrevrangebyscore", "2.1.6", "`min` and `max` can be exclusive."},
     {"zrevrank", "7.2.0", "Added the optional `WITHSCORE` argument."},
+    {"zunion", "8.8.0", "Added `COUNT` aggregate option."},
+    {"zunionstore", "8.8.0", "Added `COUNT` aggregate option."},
 };
 
 CommandSpec* FindSpec(CommandTable& table, std::string_view full_name) {

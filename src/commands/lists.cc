@@ -1,4 +1,5 @@
-// Lists: LPUSH ... LMPOP and the blocking BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP.
+// Lists: LPUSH ... LMPOP, LMOVEM and the blocking BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP,
+// BLMOVEM.
 //
 // Blocking commands try their non-blocking form first; only when every key is empty (and
 // the client may block) do they hand the client to the blocking engine, which runs the
@@ -6,6 +7,7 @@
 // non-blocking form's reply.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -349,34 +351,26 @@ void LPosCommand(CommandContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // Moves: LMOVE, RPOPLPUSH and their blocking forms
 
-// The move itself. Returns false (nothing replied) when the source is empty; replies the
-// element or an error otherwise.
-bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
-                 bool* replied_error) {
-  *replied_error = false;
-  auto [source, wrong_type] = ReadList(ctx, src);
-  if (wrong_type) {
-    *replied_error = true;
-    return false;
-  }
-  if (source == nullptr) return false;
-  // The destination's type is checked before anything is popped.
-  auto [dst_entry, dst_wrong_type] = LookupTyped(ctx, dst, ValueType::kList);
-  if (dst_wrong_type) {
-    *replied_error = true;
-    return false;
-  }
-  std::string element;
-  // Redis pops, pushes, and only then deletes an emptied source or checks whether it shrank
-  // back to a listpack; with source == destination that order decides the encoding.
-  Pop(source, from, &element, false);
-  if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
-  PackedList* destination = ListOf(dst_entry);
-  if (to == End::kLeft) {
-    destination->PushFront(element);
-  } else {
-    destination->PushBack(element);
-  }
+// The two lists of a move: the source (nullptr when missing) and the destination's entry
+// (nullptr when missing). False after a WRONGTYPE reply; the destination's type is checked
+// before anything is popped.
+bool LookupMoveLists(CommandContext& ctx, std::string_view src, std::string_view dst,
+                     PackedList** source, DbEntry** dst_entry) {
+  auto [list, wrong_type] = ReadList(ctx, src);
+  if (wrong_type) return false;
+  *source = list;
+  *dst_entry = nullptr;
+  if (list == nullptr) return true;
+  auto [entry, dst_wrong_type] = LookupTyped(ctx, dst, ValueType::kList);
+  if (dst_wrong_type) return false;
+  *dst_entry = entry;
+  return true;
+}
+
+// After the elements moved: deletes an emptied source (or lets it shrink back to a listpack),
+// touches both keys and announces the push, then the pop, as Redis does.
+void FinishMove(CommandContext& ctx, std::string_view src, std::string_view dst, PackedList* source,
+                End from, End to) {
   const bool emptied = source->empty();
   if (emptied) {
     ctx.db.Delete(src);
@@ -386,9 +380,33 @@ bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst
   // One change for the whole move, as in Redis; both keys are touched for WATCH.
   KeyWritten(ctx, src);
   if (src != dst) KeyWritten(ctx, dst, 0);
-  // Redis announces the push before the pop.
   Notify(ctx, kNotifyList, to == End::kLeft ? "lpush" : "rpush", dst);
   NotifyPop(ctx, src, from == End::kLeft, emptied);
+}
+
+void Push(PackedList* list, End end, std::string_view v) {
+  if (end == End::kLeft) {
+    list->PushFront(v);
+  } else {
+    list->PushBack(v);
+  }
+}
+
+// The move itself. Returns false (nothing replied) when the source is empty; replies the
+// element or an error otherwise.
+bool MoveElement(CommandContext& ctx, std::string_view src, std::string_view dst, End from, End to,
+                 bool* replied_error) {
+  PackedList* source;
+  DbEntry* dst_entry;
+  *replied_error = !LookupMoveLists(ctx, src, dst, &source, &dst_entry);
+  if (*replied_error || source == nullptr) return false;
+  std::string element;
+  // Redis pops, pushes, and only then deletes an emptied source or checks whether it shrank
+  // back to a listpack; with source == destination that order decides the encoding.
+  Pop(source, from, &element, false);
+  if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
+  Push(ListOf(dst_entry), to, element);
+  FinishMove(ctx, src, dst, source, from, to);
   ctx.reply.Bulk(element);
   return true;
 }
@@ -444,6 +462,151 @@ void BRPopLPushCommand(CommandContext& ctx) {
   int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
   if (!args.Check()) return;
   MoveGeneric(ctx, ctx.arg(1), ctx.arg(2), End::kRight, End::kLeft, timeout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LMOVEM / BLMOVEM (Redis 8.10): several elements in one move
+
+struct MultiMove {
+  End from = End::kLeft;
+  End to = End::kLeft;
+  int64_t count = 1;
+  bool exactly = false;  // all `count` or nothing (BLMOVEM waits for that many)
+  bool bulk = false;     // BULK keeps the block's source order; OBO is repeated LMOVE
+  bool has_how_many = false;
+};
+
+// `wherefrom whereto` (and, for BLMOVEM, the timeout in between) are read by the caller; this
+// reads the optional how-many block, which must name both a selector and an ordering.
+bool ReadHowMany(ArgParser& args, MultiMove* m) {
+  if (!args.HasNext()) return args.Check();
+  int selector = args.Keyword({"COUNT", "EXACTLY"});
+  m->count = args.Positive("ERR count should be greater than 0");
+  m->bulk = args.Keyword({"OBO", "BULK"}) == 1;
+  m->exactly = selector == 1;
+  m->has_how_many = true;
+  args.ExpectEnd();
+  return args.Check();
+}
+
+// A WaitCondition: BLMOVEM EXACTLY n is served only once the source holds n elements, so a
+// shorter push leaves it (and whoever queues behind it) waiting.
+class ListLengthAtLeast : public WaitCondition {
+ public:
+  explicit ListLengthAtLeast(size_t n) : n_(n) {}
+  bool Ready(std::string_view, const Value* value) const override {
+    return value != nullptr && value->type() == ValueType::kList &&
+           value->As<PackedList>()->size() >= n_;
+  }
+  // A push onto an existing list only marks it changed (the ready signal is for new keys),
+  // and that push may be the one that makes it long enough.
+  bool WakeOnChange() const override { return true; }
+
+ private:
+  size_t n_;
+};
+
+// The move. Returns false (nothing replied) when the source is missing or, with EXACTLY, too
+// short; replies the moved elements (as they now lie in the destination, head to tail) or an
+// error otherwise. `*moved` is how many were moved.
+bool MoveElements(CommandContext& ctx, std::string_view src, std::string_view dst,
+                  const MultiMove& m, bool* replied_error, size_t* moved) {
+  PackedList* source;
+  DbEntry* dst_entry;
+  *replied_error = !LookupMoveLists(ctx, src, dst, &source, &dst_entry);
+  if (*replied_error || source == nullptr) return false;
+  if (m.exactly && source->size() < static_cast<uint64_t>(m.count)) return false;
+  const size_t n = std::min<uint64_t>(source->size(), static_cast<uint64_t>(m.count));
+  if (dst_entry == nullptr) dst_entry = ctx.db.Add(dst, NewList(ctx));
+  PackedList* destination = ListOf(dst_entry);
+  auto push = [&](std::string_view v) { Push(destination, m.to, v); };
+  // Everything is popped before anything is pushed, so with source == destination BULK on
+  // one end gives the list back unchanged and OBO reverses the block in place (redis.io).
+  std::vector<std::string> popped(n);  // in pop order
+  for (std::string& e : popped) Pop(source, m.from, &e, false);
+  if (!m.bulk) {
+    for (const std::string& e : popped) push(e);
+  } else {
+    // The block in its source order (head to tail), pushed so that it keeps that order.
+    std::vector<std::string_view> block(popped.begin(), popped.end());
+    if (m.from == End::kRight) std::reverse(block.begin(), block.end());
+    if (m.to == End::kLeft) {
+      for (auto it = block.rbegin(); it != block.rend(); ++it) push(*it);
+    } else {
+      for (std::string_view v : block) push(v);
+    }
+  }
+  // One push and one pop event for the whole move, as LMOVE announces them.
+  FinishMove(ctx, src, dst, source, m.from, m.to);
+  // Destination order: the block as it now lies, head to tail.
+  bool reversed;
+  if (m.bulk) {
+    reversed = m.from == End::kRight;
+  } else {
+    reversed = m.to == End::kLeft;
+  }
+  ctx.reply.Array(n);
+  if (reversed) {
+    for (auto it = popped.rbegin(); it != popped.rend(); ++it) ctx.reply.Bulk(*it);
+  } else {
+    for (const std::string& e : popped) ctx.reply.Bulk(e);
+  }
+  *moved = n;
+  return true;
+}
+
+void MoveManyGeneric(CommandContext& ctx, const MultiMove& m, int64_t block_timeout_ms) {
+  std::string_view src = ctx.arg(1);
+  std::string_view dst = ctx.arg(2);
+  bool replied_error;
+  size_t moved = 0;
+  if (MoveElements(ctx, src, dst, m, &replied_error, &moved)) {
+    if (block_timeout_ms >= 0) {
+      // A served BLMOVEM is logged as the LMOVEM that moves exactly what it moved, so a
+      // replica never waits and never moves a different number.
+      std::vector<std::string> cmd = {"LMOVEM", std::string(src), std::string(dst),
+                                      std::string(ctx.arg(3)), std::string(ctx.arg(4))};
+      if (m.has_how_many) {
+        cmd.insert(cmd.end(), {"EXACTLY", std::to_string(moved), m.bulk ? "BULK" : "OBO"});
+      }
+      ctx.PropagateInstead(std::move(cmd));
+    }
+    return;
+  }
+  if (replied_error) return;
+  if (block_timeout_ms < 0 && !m.exactly) {
+    // LMOVEM on a missing source: nothing moved, an empty array (redis.io's LMOVEM page).
+    ctx.reply.Array(0);
+    return;
+  }
+  if (block_timeout_ms < 0 || !ctx.may_block()) {
+    // EXACTLY unmet, or BLMOVEM where it can't block (MULTI, scripts): a nil.
+    ctx.reply.Null();
+    return;
+  }
+  BlockOptions options;
+  if (m.exactly && m.count > 1) options.condition = std::make_shared<ListLengthAtLeast>(m.count);
+  ctx.blocking().BlockClient(ctx, {std::string(src)}, block_timeout_ms, ValueType::kList,
+                             std::move(options));
+}
+
+void LMoveMCommand(CommandContext& ctx) {
+  ArgParser args(ctx, 3);
+  MultiMove m;
+  m.from = ReadEnd(args);
+  m.to = ReadEnd(args);
+  if (!ReadHowMany(args, &m)) return;
+  MoveManyGeneric(ctx, m, -1);
+}
+
+void BLMoveMCommand(CommandContext& ctx) {
+  ArgParser args(ctx, 3);
+  MultiMove m;
+  m.from = ReadEnd(args);
+  m.to = ReadEnd(args);
+  int64_t timeout = args.BlockTimeoutMs(ctx.db.now_ms());
+  if (!ReadHowMany(args, &m)) return;
+  MoveManyGeneric(ctx, m, timeout);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,6 +859,25 @@ void RegisterListCommands(CommandTable& table) {
              "source destination wherefrom=<LEFT | RIGHT> whereto=<LEFT | RIGHT> "
              "timeout",
              BLMoveCommand, "O(1)"});
+  table.Add({"lmovem", -5, kCmdWrite | kCmdDenyOom,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "8.10.0",
+             "Moves up to (or exactly) a number of elements from one list to another and returns "
+             "them. Deletes the source list if it becomes empty.",
+             "source destination wherefrom=<LEFT | RIGHT> whereto=<LEFT | RIGHT> "
+             "[how-many=<selector=<COUNT count:integer | EXACTLY exactly:integer> "
+             "ordering=<OBO | BULK>>]",
+             LMoveMCommand, "O(N) where N is the number of elements moved."});
+  table.Add({"blmovem", -6, kCmdWrite | kCmdDenyOom | kCmdBlocking,
+             Keys(KeyAt(1, kKeyRW | kKeyAccess | kKeyDelete), KeyAt(2, kKeyRW | kKeyInsert)),
+             kAclList, kGroup, "8.10.0",
+             "Moves up to (or exactly) a number of elements from one list to another and returns "
+             "them. Blocks until the elements are available otherwise. Deletes the source list "
+             "if it becomes empty.",
+             "source destination wherefrom=<LEFT | RIGHT> whereto=<LEFT | RIGHT> timeout "
+             "[how-many=<selector=<COUNT count:integer | EXACTLY exactly:integer> "
+             "ordering=<OBO | BULK>>]",
+             BLMoveMCommand, "O(N) where N is the number of elements moved."});
   table.Add({"blmpop", -5, kCmdWrite | kCmdBlocking,
              Keys(KeyNum(2, 0, 1, 1, kKeyRW | kKeyAccess | kKeyDelete)), kAclList, kGroup, "7.0.0",
              "Pops the first element from one of multiple lists. Blocks until an element is "

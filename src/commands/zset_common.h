@@ -59,5 +59,6 @@ std::vector<size_t> ZsetNumkeysKeys(std::span<const std::string_view> argv, size
 // Registration of the commands defined outside zsets.cc.
 void RegisterZsetRangeCommands(CommandTable& table);
 void RegisterZsetSetOpCommands(CommandTable& table);
+void RegisterZsetMoveCommands(CommandTable& table);  // zset_moves.cc (ZMOVE, BZMOVE...)
 
 }  // namespace vireo

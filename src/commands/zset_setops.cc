@@ -23,7 +23,9 @@ namespace vireo {
 namespace {
 
 enum class SetOp { kUnion, kInter, kDiff };
-enum class Aggregate { kSum, kMin, kMax };
+// kCount (Redis 8.8) ignores the input scores: each input counts its weight (1 by default), so
+// unweighted the score is the number of inputs holding the member.
+enum class Aggregate { kSum, kMin, kMax, kCount };
 
 // One input: a sorted set, a set, or a missing key (empty).
 struct Source {
@@ -58,6 +60,7 @@ double Weighted(double score, double weight) {
 void Combine(double* target, double value, Aggregate agg) {
   switch (agg) {
     case Aggregate::kSum:
+    case Aggregate::kCount:
       *target += value;
       if (std::isnan(*target)) *target = 0;
       break;
@@ -117,8 +120,10 @@ bool ParseSetOp(CommandContext& ctx, size_t at, SetOpArgs* a) {
         a->sources[i].weight = args.Double("ERR weight value is not a float");
       }
     } else if (a->op != SetOp::kDiff && args.remaining() >= 2 && args.Flag("AGGREGATE")) {
-      int agg = args.Keyword({"SUM", "MIN", "MAX"});
-      a->agg = agg == 1 ? Aggregate::kMin : agg == 2 ? Aggregate::kMax : Aggregate::kSum;
+      static constexpr Aggregate kAggregates[] = {Aggregate::kSum, Aggregate::kMin, Aggregate::kMax,
+                                                  Aggregate::kCount};
+      int agg = args.Keyword({"SUM", "MIN", "MAX", "COUNT"});
+      if (agg >= 0) a->agg = kAggregates[agg];
     } else if (!a->store && args.Flag("WITHSCORES")) {
       a->withscores = true;
     } else {
@@ -144,14 +149,15 @@ std::vector<std::pair<std::string, double>> Compute(SetOpArgs& a) {
   } else {
     std::stable_sort(src.begin(), src.end(),
                      [](const Source& x, const Source& y) { return x.size() < y.size(); });
+    const bool count = a.agg == Aggregate::kCount;
     if (a.op == SetOp::kInter) {
       if (src[0].size() == 0) return out;
       src[0].ForEach([&](std::string_view m, double s) {
-        double score = Weighted(s, src[0].weight);
+        double score = Weighted(count ? 1 : s, src[0].weight);
         for (size_t j = 1; j < src.size(); ++j) {
           double v;
           if (!src[j].Score(m, &v)) return;
-          Combine(&score, Weighted(v, src[j].weight), a.agg);
+          Combine(&score, Weighted(count ? 1 : v, src[j].weight), a.agg);
         }
         out.emplace_back(std::string(m), score);
       });
@@ -159,7 +165,7 @@ std::vector<std::pair<std::string, double>> Compute(SetOpArgs& a) {
       std::unordered_map<std::string, double> acc;
       for (const Source& s : src) {
         s.ForEach([&](std::string_view m, double score) {
-          double v = Weighted(score, s.weight);
+          double v = Weighted(count ? 1 : score, s.weight);
           auto [it, inserted] = acc.try_emplace(std::string(m), v);
           if (!inserted) Combine(&it->second, v, a.agg);
         });
@@ -263,12 +269,12 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
   table.Add({"zunion", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the union of multiple sorted sets.",
              "numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE aggregate=<SUM | "
-             "MIN | MAX>] [WITHSCORES]",
+             "MIN | MAX | COUNT>] [WITHSCORES]",
              ZunionCommand, kUnionCx, KeysFrom1});
   table.Add({"zinter", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the intersect of multiple sorted sets.",
              "numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE aggregate=<SUM | "
-             "MIN | MAX>] [WITHSCORES]",
+             "MIN | MAX | COUNT>] [WITHSCORES]",
              ZinterCommand, kInterCx, KeysFrom1});
   table.Add({"zdiff", -3, kCmdReadonly, Keys(KeyNum(1, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "6.2.0", "Returns the difference between multiple sorted sets.",
@@ -277,14 +283,14 @@ void RegisterZsetSetOpCommands(CommandTable& table) {
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.0.0", "Stores the union of multiple sorted sets in a key.",
              "destination numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE "
-             "aggregate=<SUM | MIN | MAX>]",
+             "aggregate=<SUM | MIN | MAX | COUNT>]",
              ZunionstoreCommand, kUnionCx, StoreKeys});
   table.Add({"zinterstore", -4, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),
              kAclSortedSet, kGroup, "2.0.0",
              "Stores the intersect of multiple sorted sets in a key.",
              "destination numkeys key ... [WEIGHTS weight:integer ...] [AGGREGATE "
-             "aggregate=<SUM | MIN | MAX>]",
+             "aggregate=<SUM | MIN | MAX | COUNT>]",
              ZinterstoreCommand, kInterCx, StoreKeys});
   table.Add({"zdiffstore", -4, kCmdWrite | kCmdDenyOom,
              Keys(KeyAt(1, kKeyOW | kKeyUpdate), KeyNum(2, 0, 1, 1, kKeyRO | kKeyAccess)),

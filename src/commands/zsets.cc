@@ -626,6 +626,7 @@ void RegisterZsetCommands(CommandTable& table) {
              "collection."});
   RegisterZsetRangeCommands(table);
   RegisterZsetSetOpCommands(table);
+  RegisterZsetMoveCommands(table);
   (void)kWriteSlow;
 }
 

@@ -83,7 +83,8 @@ std::string Squeeze(std::string_view text) {
 //                the name does not imply it ("increment:integer"); also marks an all-caps
 //                word as a value ("ID:string")
 //   name=item    names an argument or group ("wherefrom=<LEFT | RIGHT>", "change=CH"); on a
-//                value word the word becomes the display text ("storekey=key")
+//                value word the word becomes the display text ("storekey=key"); a named token
+//                stays a pure token, bound to no value ("<byscore=BYSCORE min max>")
 //   'text'       a token spelled as given: lower case, symbols or empty ('m', '=', '')
 //   word#n       the value's key spec index (a pattern naming keys, as SORT's BY)
 //   <TOKEN a>    a token bound to its first value; a group led by a token with several values
@@ -103,7 +104,8 @@ class SyntaxParser {
  private:
   struct Item {
     CommandArg arg;
-    bool bare_token = false;  // a token not (yet) attached to a value
+    bool bare_token = false;   // a token not (yet) attached to a value
+    bool named_token = false;  // "name=TOKEN": stays a pure token (ZMOVE's BYSCORE in a block)
     bool optional_group = false;
     bool repeat_group = false;  // "[... ...]": the group's content repeats
     std::string text;           // squeezed source text
@@ -251,6 +253,7 @@ class SyntaxParser {
       bool value = !item.bare_token && item.arg.type != "block" && item.arg.type != "oneof";
       if (value && item.arg.name != label) item.arg.display_text = item.arg.name;
       item.arg.name = label;
+      item.named_token = item.bare_token;
     }
     item.text = Squeeze(text_.substr(start, pos_ - start));
     return item;
@@ -306,7 +309,7 @@ class SyntaxParser {
       }
     }
     std::vector<CommandArg> out;
-    if (in_group && items.size() >= 3 && items[0].bare_token) {
+    if (in_group && items.size() >= 3 && items[0].bare_token && !items[0].named_token) {
       bool rest_plain = true;
       for (size_t i = 1; i < items.size(); ++i) rest_plain = rest_plain && !items[i].bare_token;
       if (rest_plain) {
@@ -321,8 +324,9 @@ class SyntaxParser {
     }
     for (size_t i = 0; i < items.size(); ++i) {
       Item& item = items[i];
-      bool attaches = item.bare_token && i + 1 < items.size() && !items[i + 1].bare_token &&
-                      !items[i + 1].optional_group && items[i + 1].arg.token.empty();
+      bool attaches = item.bare_token && !item.named_token && i + 1 < items.size() &&
+                      !items[i + 1].bare_token && !items[i + 1].optional_group &&
+                      items[i + 1].arg.token.empty();
       if (attaches) {
         items[i + 1].arg.token = item.arg.token;
         continue;

@@ -407,6 +407,11 @@ NEWER_OPTIONS = {
     "set": {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"},  # 8.4
     "hscan": {b"NOVALUES"},  # 7.4
     "zscan": {b"NOSCORES"},  # Valkey 8.0
+    # 8.8: AGGREGATE COUNT (a key spelled "count" is left out too; that costs nothing).
+    "zunion": {b"COUNT"},
+    "zinter": {b"COUNT"},
+    "zunionstore": {b"COUNT"},
+    "zinterstore": {b"COUNT"},
 }
 # BITOP operations added in Redis 8.2.
 NEWER_BITOPS = {b"DIFF", b"DIFF1", b"ANDOR", b"ONE"}

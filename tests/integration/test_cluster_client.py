@@ -149,6 +149,15 @@ def test_crossslot_errors(cl):
     assert error_of(m, "MSETEX", 2, f"{{{a}}}1", "x", f"{{{b}}}1", "y", "PX", 1000) == crossslot
     assert error_of(m, "SUNIONCARD", 2, f"{{{a}}}1", f"{{{b}}}1") == crossslot
     assert error_of(m, "SDIFFCARD", 2, f"{{{a}}}1", f"{{{b}}}1") == crossslot
+    # The moves route by their two key specs, source and destination.
+    for cmd in (["LMOVEM", f"{{{a}}}1", f"{{{b}}}1", "LEFT", "LEFT"],
+                ["BLMOVEM", f"{{{a}}}1", f"{{{b}}}1", "LEFT", "LEFT", 0],
+                ["ZMOVE", f"{{{a}}}1", f"{{{b}}}1", "MIN"],
+                ["BZMOVE", f"{{{a}}}1", f"{{{b}}}1", "MIN", 0],
+                ["ZMOVEMEMBER", f"{{{a}}}1", f"{{{b}}}1", "MEMBERS", 1, "x"],
+                ["ZUNION", 2, f"{{{a}}}1", f"{{{b}}}1", "AGGREGATE", "COUNT"]):
+        assert error_of(m, *cmd) == crossslot, cmd
+    assert m.call("LMOVEM", f"{{{a}}}l1", f"{{{a}}}l2", "LEFT", "LEFT") == []
     assert m.call("MSETEX", 2, f"{{{a}}}m1", "x", f"{{{a}}}m2", "y", "PX", 100000) == 1
     assert m.call("SUNIONCARD", 2, f"{{{a}}}s1", f"{{{a}}}s2") == 0
     # In a transaction each command is fine on its own; EXEC sees the slots differ.

@@ -325,6 +325,8 @@ REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hex
                     # Redis 8.4 - 8.12 and Valkey 9.0's DELIFEQ
                     "digest", "delex", "msetex", "increx", "delifeq", "sunioncard", "sdiffcard",
                     "bitrangeintarray"}
+# Redis 8.10 - 8.12's list and sorted-set moves.
+REDIS_8_COMMANDS |= {"lmovem", "blmovem", "zmove", "bzmove", "zmovemember"}
 
 
 def test_every_command_is_a_redis_command(r):

@@ -73,6 +73,11 @@ TEST(CommandSyntax, TokenBindingAndKeySpecIndex) {
             "circle:block(radius:double[BYRADIUS] unit:oneof(m:pure-token[M] km:pure-token[KM]))");
   EXPECT_EQ(Parse("key [BY by-pattern=pattern#1] [STORE destination]"),
             "key:key by-pattern:pattern'pattern'#1[BY]{o} destination:key[STORE]{o}");
+  // A named token stays a pure token: neither bound to the next value nor a block's token
+  // (ZMOVE's "score-range" block holds a BYSCORE pure token and two doubles).
+  EXPECT_EQ(Parse("<MIN | range=<byscore=BYSCORE lo:double hi:double>>"),
+            "min-range:oneof(min:pure-token[MIN] range:block(byscore:pure-token[BYSCORE] "
+            "lo:double hi:double))");
 }
 
 }  // namespace
