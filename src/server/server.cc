@@ -657,10 +657,12 @@ void Server::ProcessInput(Client& client) {
       // Our master's stream: the offset advances and sub-replicas get the exact bytes, but a
       // transaction only once its EXEC ran. Until then a lost link or a snapshot must not count
       // the queued commands as applied (the master resends them from MULTI), as in Redis.
+      // A command a pause postponed is not applied yet: its bytes wait with the link's partial
+      // command until it runs (ResumePostponedClients completes them).
       if (client.has(kClientMaster)) {
         replication_->OnMasterBytes(client.id(), client.db_index(),
                                     buf.unconsumed().substr(0, consumed),
-                                    !client.has(kClientMulti));
+                                    !client.has(kClientMulti) && !client.has(kClientPostponed));
       }
       buf.start += consumed;
     } else if (result == RespParser::Result::kNeedMore) {
