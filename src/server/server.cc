@@ -207,11 +207,7 @@ Server::Server(Config config, const CommandTable& commands)
     for (const auto& listener : listeners_) close(listener->fd);
   });
   // A child's progress is counted against the keys at its fork (INFO current_fork_perc).
-  children_.set_key_count([this] {
-    uint64_t keys = 0;
-    for (const auto& db : dbs_) keys += db->size();
-    return keys;
-  });
+  children_.set_key_count([this] { return TotalKeys(); });
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -1055,7 +1051,7 @@ void Server::Cron() {
   RecalibrateFastClock();
   command_clock_.Update();
   if (debug_settings_.pause_cron) return;  // DEBUG PAUSE-CRON 1: tests freeze the cron's work
-  ArmWatchdogFor(config_.values(), effective_hz_);
+  if (nested_loops_ == 0) ArmWatchdogFor(config_.values(), effective_hz_);
   // A shutdown signal, or the wait for replicas to catch up (src/server/shutdown.h).
   ShutdownCron();
   if (shutdown_requested_) return;
