@@ -522,6 +522,13 @@ void Replication::Ack(uint64_t client_id, int64_t offset, std::optional<int64_t>
   replica->ack_time_ms = NowMs();
   if (aof_offset) replica->aof_ack_offset = std::max(replica->aof_ack_offset, *aof_offset);
   acks_changed_ = true;
+  // A replica acknowledging the snapshot it waited for has loaded it, so its child is done or
+  // about to be: reap it now rather than at the next cron tick, as Redis does, so the replica
+  // is online (and the child gone) by the time it reports its link up. Until then a BGSAVE or
+  // an AOF rewrite asked for would only be scheduled, and WAITAOF would count no local fsync.
+  if (replica->phase == ReplicaState::Phase::kWaitBgsaveEnd && children_.active(ChildKind::kRdb)) {
+    children_.Reap();  // may close replicas: `replica` is not used after this
+  }
 }
 
 void Replication::OnClientClosed(uint64_t client_id, std::string_view client_addr) {

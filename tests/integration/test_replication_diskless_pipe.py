@@ -147,3 +147,23 @@ def test_replica_stalled_past_a_changed_repl_timeout_is_dropped(procs):
         assert fc.execute_command("DEBUG", "DIGEST") == mc.execute_command("DEBUG", "DIGEST")
     finally:
         os.kill(slow.proc.pid, signal.SIGCONT)
+
+
+def test_replica_acknowledging_the_snapshot_reaps_the_child(procs):
+    # With the cron held, only the replica's ACK after its load can end the transfer on the
+    # master (as Redis's REPLCONF ACK checks for the finished child): the replica is online and
+    # the child gone without waiting for a cron tick, so an AOF turned on right after the
+    # replica reports its link up starts at once instead of being scheduled.
+    m, mc = diskless_master(procs, "--rdb-key-save-delay", "200", "--repl-diskless-sync-delay",
+                            "0")
+    rep = start_vireo(procs, "--replicaof", "127.0.0.1", m.port)
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 1, timeout=10)
+    mc.execute_command("DEBUG", "PAUSE-CRON", "1")
+    try:
+        wait_link_up(rep.client())
+        wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=5,
+                 message="the transfer's child was left for the cron")
+        assert mc.info("replication")["slave0"]["state"] == "online"
+        assert "Synchronization with replica" in m.log_text(1 << 20)
+    finally:
+        mc.execute_command("DEBUG", "PAUSE-CRON", "0")
