@@ -223,13 +223,16 @@ def test_swapdb_keeps_the_old_data_when_the_master_dies(procs, rdb_source):  # n
 def test_old_data_survives_a_failed_swapdb_load(procs, rdb_source):  # noqa: F811
     _, rdb = rdb_source
     first, _ = eof_payload(rdb)
-    fake = FakeMaster([(fullresync() + first, "until_release")])
+    # The replica connects again at once after the failure: that sync gets no payload, so the
+    # replica isn't loading when REPLICAOF NO ONE comes.
+    fake = FakeMaster([(fullresync() + first, "until_release"), (fullresync(), "hold")])
     try:
         replica, s = swapdb_replica_of(procs, fake)
         wait_for(lambda: persistence(s)["loading"] == 1, timeout=SYNC_TIMEOUT)
         fake.release()
         wait_for(lambda: log_count(replica, "Discarding temporary DB in background") >= 1,
                  timeout=SYNC_TIMEOUT)
+        wait_for(lambda: fake.syncs == 2, timeout=SYNC_TIMEOUT)
         s.execute_command("REPLICAOF", "NO", "ONE")
         assert s.get("old") == b"data"
         assert s.dbsize() == 1
