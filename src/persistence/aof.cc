@@ -43,18 +43,6 @@ bool DirExists(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// The child's private dirty memory: what fork's copy-on-write cost (INFO aof_last_cow_size).
-int64_t PrivateDirtyBytes() {
-  std::ifstream in("/proc/self/smaps_rollup");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Private_Dirty:", 0) == 0) {
-      return std::atoll(line.c_str() + 14) * 1024;
-    }
-  }
-  return 0;
-}
-
 std::string ChildTempName(pid_t pid) { return fmt::format("temp-rewriteaof-bg-{}.aof", pid); }
 
 }  // namespace
@@ -521,41 +509,29 @@ bool Aof::StartRewrite(std::string* error) {
   written_ = fsync_requested_ = 0;
   selected_db_ = -1;
 
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    *error = fmt::format("Can't create a pipe for the rewrite child: {}", strerror(errno));
-    return false;
-  }
   const bool preamble = c.aof_use_rdb_preamble;
   const pid_t parent = getpid();
-  const int write_end = pipe_fds[1];
   pid_t pid = host_.PersistenceChildren().Start(
       ChildKind::kAof,
-      [this, parent, write_end, read_end = pipe_fds[0], preamble] {
+      [this, parent, preamble] {
         // The snapshot is worthless without the parent, so die with it.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) return 1;
-        close(read_end);
         std::string temp = ChildTempName(getpid());
         int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         bool ok = fd >= 0;
         if (ok) ok = WriteSnapshot(fd, preamble).empty() && fsync(fd) == 0;
         if (fd >= 0) close(fd);
-        int64_t cow = PrivateDirtyBytes();
-        [[maybe_unused]] ssize_t n = write(write_end, &cow, sizeof(cow));
         return ok ? 0 : 1;
       },
       [this](const ChildExit& exit) { RewriteExited(exit); });
   const int fork_errno = errno;
-  close(write_end);
   if (pid < 0) {
-    close(pipe_fds[0]);
     *error =
         fmt::format("Can't rewrite append only file in background: fork: {}", strerror(fork_errno));
     spdlog::warn("{}", *error);
     return false;
   }
-  child_pipe_ = pipe_fds[0];
   child_rdb_preamble_ = preamble;
   scheduled_ = false;
   ++rewrites_;
@@ -564,12 +540,6 @@ bool Aof::StartRewrite(std::string* error) {
 }
 
 void Aof::RewriteExited(const ChildExit& exit) {
-  int64_t cow = 0;
-  if (child_pipe_ >= 0) {
-    if (read(child_pipe_, &cow, sizeof(cow)) == sizeof(cow)) last_cow_size_ = cow;
-    close(child_pipe_);
-    child_pipe_ = -1;
-  }
   const std::string temp = ChildTempName(exit.pid);
   if (killing_) {
     // Stopped on purpose (AOF turned off or on again, shutdown): not a failed rewrite.
@@ -808,7 +778,7 @@ std::vector<std::pair<std::string, std::string>> Aof::InfoFields() const {
       {"aof_rewrites", s(static_cast<int64_t>(rewrites_))},
       {"aof_rewrites_consecutive_failures", s(static_cast<int64_t>(consecutive_failures_))},
       {"aof_last_write_status", last_write_errno_ == 0 ? "ok" : "err"},
-      {"aof_last_cow_size", s(last_cow_size_)},
+      {"aof_last_cow_size", s(host_.PersistenceChildren().last_cow_bytes(ChildKind::kAof))},
   };
 }
 

@@ -171,14 +171,12 @@ class Aof : public EffectSink {
   int64_t last_ts_annotation_ = 0;
 
   // Rewrite state (the child itself is in host_.PersistenceChildren()).
-  int child_pipe_ = -1;  // the child reports its copy-on-write size here
   bool child_rdb_preamble_ = true;
   bool scheduled_ = false;
   int64_t last_rewrite_time_sec_ = -1;
   bool last_rewrite_ok_ = true;
   uint64_t rewrites_ = 0;
   uint64_t consecutive_failures_ = 0;
-  int64_t last_cow_size_ = 0;
   // After kRewriteLimitThreshold consecutive failures, automatic and scheduled rewrites wait
   // 1, 2, 4 ... 60 minutes between attempts (Redis's limit; BGREWRITEAOF is never held back).
   static constexpr uint64_t kRewriteLimitThreshold = 3;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/child_processes.h"
 #include "db/database.h"
 #include "persistence/persistence_host.h"
 #include "persistence/rdb.h"
@@ -172,6 +173,7 @@ std::string WriteDatasetAsCommands(PersistenceHost& host, int fd, std::string_vi
         w.Arg(std::to_string(when));
       }
       ok = w.MaybeFlush();
+      host.PersistenceChildren().ChildKeyProcessed();
     });
   }
   if (ok) ok = w.Flush();

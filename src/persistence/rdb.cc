@@ -13,6 +13,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/child_processes.h"
 #include "core/version.h"
 #include "db/database.h"
 #include "db/eviction.h"
@@ -428,6 +429,7 @@ std::string RdbSave(PersistenceHost& host, int fd, const RdbSaveOptions& options
       AppendString(&b, e.key.view(), options.compress);
       AppendValue(&b, e.value, options.compress, spill);
       ok = w.MaybeFlush();
+      host.PersistenceChildren().ChildKeyProcessed();
       RdbTestDelay(config.rdb_key_save_delay, &delay_calls);
     });
     if (!ok) return w.error();

@@ -262,15 +262,25 @@ std::vector<std::pair<std::string, std::string>> RdbInfoFields(PersistenceHost& 
   RdbState& st = RdbStateOf(host);
   auto num = [](int64_t v) { return std::to_string(v); };
   bool in_progress = RdbChildActive(host);
+  const ChildProcesses& children = host.PersistenceChildren();
+  const ChildProgress& child = children.progress();
+  // How far the running child (a snapshot or an AOF rewrite) is through the keys.
+  double fork_perc = 0;
+  if (children.active() && child.keys_total > 0) {
+    fork_perc =
+        100.0 * static_cast<double>(child.keys_processed) / static_cast<double>(child.keys_total);
+  }
+  const int64_t cow_age =
+      child.cow_updated_ms != 0 ? ((MonotonicUs() / 1000) - child.cow_updated_ms) / 1000 : 0;
   return {
       {"loading", st.loading || loading_sync ? "1" : "0"},
       {"async_loading", loading_async ? "1" : "0"},
-      {"current_cow_peak", "0"},
-      {"current_cow_size", "0"},
-      {"current_cow_size_age", "0"},
-      {"current_fork_perc", "0.00"},
-      {"current_save_keys_processed", "0"},
-      {"current_save_keys_total", "0"},
+      {"current_cow_peak", num(child.cow_peak)},
+      {"current_cow_size", num(child.cow_bytes)},
+      {"current_cow_size_age", num(cow_age)},
+      {"current_fork_perc", fmt::format("{:.2f}", fork_perc)},
+      {"current_save_keys_processed", num(static_cast<int64_t>(child.keys_processed))},
+      {"current_save_keys_total", num(static_cast<int64_t>(child.keys_total))},
       {"rdb_changes_since_last_save",
        num(static_cast<int64_t>(host.DirtyCount() - st.dirty_at_last_save))},
       {"rdb_bgsave_in_progress", in_progress ? "1" : "0"},
@@ -280,7 +290,7 @@ std::vector<std::pair<std::string, std::string>> RdbInfoFields(PersistenceHost& 
       {"rdb_current_bgsave_time_sec",
        num(in_progress ? (NowMs() - host.PersistenceChildren().start_ms()) / 1000 : -1)},
       {"rdb_saves", num(static_cast<int64_t>(st.saves))},
-      {"rdb_last_cow_size", "0"},
+      {"rdb_last_cow_size", num(children.last_cow_bytes(ChildKind::kRdb))},
       {"rdb_last_load_keys_expired", num(static_cast<int64_t>(st.last_load_keys_expired))},
       {"rdb_last_load_keys_loaded", num(static_cast<int64_t>(st.last_load_keys_loaded))},
   };

@@ -14,13 +14,16 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "persistence/rdb.h"
@@ -60,24 +63,35 @@ ssize_t WriteSocket(int fd, TlsSession* tls, const void* buf, size_t n) {
 // Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
 // time it is full. For the forked child (which owns nothing else) and tiny control replies.
 // `tls`: write through the client's TLS session rather than to the bare `fd`.
-bool WriteFully(int fd, std::string_view bytes, int timeout_ms, TlsSession* tls = nullptr) {
+// `stalled_since`, when given, tells the server how the write goes: the monotonic ms of the
+// last progress while bytes are still to go, 0 once they are all written (or given up).
+bool WriteFully(int fd, std::string_view bytes, int timeout_ms, TlsSession* tls = nullptr,
+                std::atomic<int64_t>* stalled_since = nullptr) {
+  auto note = [stalled_since](int64_t ms) {
+    if (stalled_since != nullptr) stalled_since->store(ms, std::memory_order_relaxed);
+  };
   while (!bytes.empty()) {
     ssize_t n = WriteSocket(fd, tls, bytes.data(), bytes.size());
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
+      if (!bytes.empty()) note(MonotonicUs() / 1000);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (stalled_since != nullptr && stalled_since->load(std::memory_order_relaxed) == 0) {
+        note(MonotonicUs() / 1000);
+      }
       // A TLS write can wait for the socket to be readable (never with renegotiation off).
       const bool read = tls != nullptr && !tls->wants_write();
       pollfd p{fd, static_cast<short>(read ? POLLIN : POLLOUT), 0};
-      if (poll(&p, 1, timeout_ms) <= 0) return false;
+      if (poll(&p, 1, timeout_ms) <= 0) break;
       continue;
     }
-    return false;
+    break;
   }
-  return true;
+  note(0);
+  return bytes.empty();
 }
 
 // sendfile(2) for a TLS connection: the file's bytes at *offset, encrypted. A write that
@@ -300,14 +314,19 @@ void Replication::StartRdbChildIfWaiting() {
     }
     const int timeout_ms = static_cast<int>(std::min<int64_t>(c.repl_timeout, 3600) * 1000);
     const int report_fd = results_pipe[1];
-    body = [this, fds, mark, options, timeout_ms, report_fd]() mutable {
+    MapTransferStalls(fds.size());
+    std::atomic<int64_t>* stalls = transfer_stalls_;
+    body = [this, fds, mark, options, timeout_ms, report_fd, stalls]() mutable {
       // Each replica's socket gets the whole image; one that stops reading is dropped, the
       // others go on.
       std::vector<bool> ok(fds.size(), true);
       auto send_all = [&](std::string_view bytes) {
         bool any = false;
         for (size_t i = 0; i < fds.size(); ++i) {
-          if (ok[i]) ok[i] = WriteFully(fds[i], bytes, timeout_ms);
+          if (ok[i]) {
+            ok[i] = WriteFully(fds[i], bytes, timeout_ms, nullptr,
+                               stalls != nullptr ? &stalls[i] : nullptr);
+          }
           any = any || ok[i];
         }
         return any ? std::string() : std::string("all replicas failed");
@@ -350,6 +369,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   }
   std::vector<int> fds = std::move(child_fds_);
   child_fds_.clear();
+  UnmapTransferStalls();
   const std::string path = host_.RdbFilePath();
   if (!report.empty()) {
     // Redis's line for the end of a transfer to sockets (it reads the child's output through
@@ -407,6 +427,34 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   for (uint64_t id : to_close) host_.CloseClientNow(id);
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
+}
+
+void Replication::MapTransferStalls(size_t replicas) {
+  UnmapTransferStalls();
+  const size_t bytes = replicas * sizeof(std::atomic<int64_t>);
+  void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  // Without it the transfer just goes on as before, bounded by the child's own timeout.
+  if (shared == MAP_FAILED) return;
+  transfer_stalls_ = static_cast<std::atomic<int64_t>*>(shared);
+  for (size_t i = 0; i < replicas; ++i) new (&transfer_stalls_[i]) std::atomic<int64_t>(0);
+  transfer_slots_ = replicas;
+}
+
+void Replication::UnmapTransferStalls() {
+  if (transfer_stalls_ == nullptr) return;
+  munmap(transfer_stalls_, transfer_slots_ * sizeof(std::atomic<int64_t>));
+  transfer_stalls_ = nullptr;
+  transfer_slots_ = 0;
+}
+
+bool Replication::TransferTimedOut(uint64_t client_id, int64_t now_mono_ms) const {
+  if (transfer_stalls_ == nullptr) return false;
+  const size_t index =
+      std::find(child_fds_.begin(), child_fds_.end(), host_.ClientSocket(client_id)) -
+      child_fds_.begin();
+  if (index >= transfer_slots_) return false;
+  const int64_t since = transfer_stalls_[index].load(std::memory_order_relaxed);
+  return since != 0 && now_mono_ms - since > cfg().repl_timeout * 1000;
 }
 
 void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
@@ -474,6 +522,13 @@ void Replication::Ack(uint64_t client_id, int64_t offset, std::optional<int64_t>
   replica->ack_time_ms = NowMs();
   if (aof_offset) replica->aof_ack_offset = std::max(replica->aof_ack_offset, *aof_offset);
   acks_changed_ = true;
+  // A replica acknowledging the snapshot it waited for has loaded it, so its child is done or
+  // about to be: reap it now rather than at the next cron tick, as Redis does, so the replica
+  // is online (and the child gone) by the time it reports its link up. Until then a BGSAVE or
+  // an AOF rewrite asked for would only be scheduled, and WAITAOF would count no local fsync.
+  if (replica->phase == ReplicaState::Phase::kWaitBgsaveEnd && children_.active(ChildKind::kRdb)) {
+    children_.Reap();  // may close replicas: `replica` is not used after this
+  }
 }
 
 void Replication::OnClientClosed(uint64_t client_id, std::string_view client_addr) {
@@ -711,6 +766,24 @@ void Replication::Cron() {
     if (replica.phase == ReplicaState::Phase::kOnline && !replica.old_sync && !replica.rdb_only &&
         now - replica.ack_time_ms > c.repl_timeout * 1000) {
       spdlog::warn("Disconnecting timedout replica (streaming sync): {}", host_.ClientAddress(id));
+      host_.CloseClientNow(id);
+    }
+  }
+  // A diskless transfer that a replica stopped reading: the child's write to it has made no
+  // progress for repl-timeout (as it is now: a changed one applies to a transfer under way).
+  // Closing the connection shuts the socket the child shares, so the child drops that replica
+  // and goes on with the others (or is killed with the last one).
+  if (transfer_stalls_ != nullptr) {
+    const int64_t now_mono = MonotonicUs() / 1000;
+    std::vector<uint64_t> stalled;
+    for (const auto& [id, replica] : replicas_) {
+      if (replica.phase == ReplicaState::Phase::kWaitBgsaveEnd && replica.diskless &&
+          host_.ClientOpen(id) && TransferTimedOut(id, now_mono)) {
+        stalled.push_back(id);
+      }
+    }
+    for (uint64_t id : stalled) {
+      spdlog::warn("Disconnecting timedout replica (full sync): {}", host_.ClientAddress(id));
       host_.CloseClientNow(id);
     }
   }

@@ -500,7 +500,7 @@ void ReplicaLink::ReadPayload() {
     if (n <= 0) {
       spdlog::warn("I/O error trying to sync with MASTER: {}",
                    n < 0 ? strerror(errno) : "connection lost");
-      Drop();
+      FailTransfer();
       return;
     }
     last_io_ms_ = NowMs();
@@ -527,7 +527,7 @@ void ReplicaLink::FeedPayload(std::string_view data) {
   }
   if (payload_.state() == SyncPayloadReader::State::kError) {
     spdlog::warn("{}", payload_.error());
-    Drop();
+    FailTransfer();
     return;
   }
   if (diskless_load_) {
@@ -545,7 +545,7 @@ void ReplicaLink::FeedPayload(std::string_view data) {
           "Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA "
           "synchronization: {}",
           n < 0 ? strerror(errno) : "short write");
-      Drop();
+      FailTransfer();
       return;
     }
     out.remove_prefix(static_cast<size_t>(n));
@@ -591,7 +591,7 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
     // Our ID and offset no longer describe our (empty) data.
     replication_.ChangeReplicationId();
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    Drop();
+    FailTransfer();
     return;
   }
   if (rename(temp_path_.c_str(), cfg().dbfilename.c_str()) != 0) {
@@ -704,7 +704,7 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
       replication_.ChangeReplicationId();
     }
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    Drop();
+    FailTransfer();
     return;
   }
   if (swap) {
@@ -855,6 +855,15 @@ void ReplicaLink::Drop() {
   state_ = State::kConnect;
 }
 
+void ReplicaLink::FailTransfer() {
+  Drop();
+  // Straight away rather than at the next second's cron, as Redis does after a failed sync: a
+  // master that keeps cutting transfers short would otherwise cost a second each time.
+  if (server_.ShuttingDown()) return;
+  spdlog::info("Reconnecting to MASTER {}:{} after failure", host_, port_);
+  Connect();
+}
+
 void ReplicaLink::Cron() {
   const int64_t now = NowMs();
   const int64_t timeout_ms = std::max<int64_t>(1, cfg().repl_timeout) * 1000;
@@ -871,7 +880,7 @@ void ReplicaLink::Cron() {
     case State::kReceivePsync:
       if (now - last_io_ms_ > timeout_ms) {
         spdlog::warn("Timeout connecting to the MASTER...");
-        Drop();
+        FailTransfer();
       }
       return;
     case State::kTransfer:
@@ -879,7 +888,7 @@ void ReplicaLink::Cron() {
         spdlog::warn(
             "Timeout receiving bulk data from MASTER... If the problem persists try to set the "
             "'repl-timeout' parameter in redis.conf to a larger value.");
-        Drop();
+        FailTransfer();
       }
       return;
     case State::kConnected: {

@@ -107,6 +107,8 @@ class ReplicaLink {
   // Closes the link socket (or the master client), discards a half-read payload; the cron
   // reconnects.
   void Drop();
+  // A full sync failed (or timed out): drops the link and connects again at once.
+  void FailTransfer();
   void DropTransfer();
 
   const ServerConfig& cfg() const { return replication_.cfg(); }

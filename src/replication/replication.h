@@ -15,6 +15,7 @@
 // handshake, loading the RDB, and the master client whose commands are applied.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -292,6 +293,14 @@ class Replication : public EffectSink {
   std::map<uint64_t, ReplicaState> replicas_;    // by client id
   std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
   std::vector<int> child_fds_;                   // the sockets a diskless child writes to
+  // Shared with the diskless child (mapped before the fork), one slot per child_fds_ entry:
+  // when its write to that replica last progressed with bytes still to go (monotonic ms, 0
+  // when none are pending). The cron drops replicas stalled past repl-timeout.
+  std::atomic<int64_t>* transfer_stalls_ = nullptr;
+  size_t transfer_slots_ = 0;
+  void MapTransferStalls(size_t replicas);
+  void UnmapTransferStalls();
+  bool TransferTimedOut(uint64_t client_id, int64_t now_mono_ms) const;
   int results_pipe_read_ = -1;             // the diskless child reports which replicas got it all
   bool acks_changed_ = false;              // an ACK arrived: WAIT clients may be done
   std::vector<uint64_t> waiting_clients_;  // blocked in WAIT

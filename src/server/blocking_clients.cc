@@ -223,6 +223,10 @@ void Server::ResumePostponedClients() {
     client->clear(kClientPostponed);
     std::vector<std::string_view> argv(cmd.argv.begin(), cmd.argv.end());
     ExecuteCommand(*client, argv);
+    // Our master's command ran: its bytes (kept since it was postponed) now count as applied.
+    if (client->has(kClientMaster) && !client->closed && !client->has(kClientPostponed)) {
+      replication_->OnMasterBytes(id, client->db_index(), {}, !client->has(kClientMulti));
+    }
     QueueWrite(*client);
     if (!client->has(kClientBlocked)) pending_input_.push_back(id);
   }

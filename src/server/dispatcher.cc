@@ -403,9 +403,10 @@ void Server::DispatchCommand(Client& client, std::span<const std::string_view> a
       return;
     }
   }
-  // A pause (CLIENT PAUSE, FAILOVER) holds the command until it ends; replicas and our
-  // master are never paused.
-  if (!client.has(kClientReplica) && !client.has(kClientMaster)) {
+  // A pause (CLIENT PAUSE, FAILOVER) holds the command until it ends; replicas are never
+  // paused. Our master's stream is held too, as in Redis 7.2: its bytes are still read (the read
+  // offset grows) but not applied, so the replica's data and offset stay as they were.
+  if (!client.has(kClientReplica)) {
     const uint32_t paused = client_pause_.Actions(MonotonicUs() / 1000);
     // A script that declares its flags replaces the command's (Redis's scriptFlagsToCmdFlags):
     // a no-writes one runs through a write pause. EXEC is held when a queued command may

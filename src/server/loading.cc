@@ -38,7 +38,9 @@ bool Server::ProcessEventsWhileLoading(int wait_fd, int timeout_ms) {
   pollfd fds[2] = {{epoll_fd_, POLLIN, 0}, {wait_fd, POLLIN, 0}};
   const int nfds = wait_fd >= 0 ? 2 : 1;
   int ready = poll(fds, nfds, std::min(timeout_ms, MsUntilNextTimer()));
+  ++nested_loops_;
   PollEvents(0);
+  --nested_loops_;
   return ready > 0 && nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
@@ -90,7 +92,9 @@ void Server::ProcessEventsWhileBusy(Client& caller) {
       master = nullptr;
     }
   }
+  ++nested_loops_;
   PollEvents(0);
+  --nested_loops_;
   // The master's link may have been dropped meanwhile: look it up again.
   if (master != nullptr) master = FindClient(master_id);
   for (Client* c : {caller_masked ? &caller : nullptr, master}) {

@@ -206,6 +206,8 @@ Server::Server(Config config, const CommandTable& commands)
     child.Apply(config_.values(), OomRole::kChild);
     for (const auto& listener : listeners_) close(listener->fd);
   });
+  // A child's progress is counted against the keys at its fork (INFO current_fork_perc).
+  children_.set_key_count([this] { return TotalKeys(); });
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -657,10 +659,12 @@ void Server::ProcessInput(Client& client) {
       // Our master's stream: the offset advances and sub-replicas get the exact bytes, but a
       // transaction only once its EXEC ran. Until then a lost link or a snapshot must not count
       // the queued commands as applied (the master resends them from MULTI), as in Redis.
+      // A command a pause postponed is not applied yet: its bytes wait with the link's partial
+      // command until it runs (ResumePostponedClients completes them).
       if (client.has(kClientMaster)) {
         replication_->OnMasterBytes(client.id(), client.db_index(),
                                     buf.unconsumed().substr(0, consumed),
-                                    !client.has(kClientMulti));
+                                    !client.has(kClientMulti) && !client.has(kClientPostponed));
       }
       buf.start += consumed;
     } else if (result == RespParser::Result::kNeedMore) {
@@ -1047,7 +1051,7 @@ void Server::Cron() {
   RecalibrateFastClock();
   command_clock_.Update();
   if (debug_settings_.pause_cron) return;  // DEBUG PAUSE-CRON 1: tests freeze the cron's work
-  ArmWatchdogFor(config_.values(), effective_hz_);
+  if (nested_loops_ == 0) ArmWatchdogFor(config_.values(), effective_hz_);
   // A shutdown signal, or the wait for replicas to catch up (src/server/shutdown.h).
   ShutdownCron();
   if (shutdown_requested_) return;

@@ -592,6 +592,10 @@ class Server : public KeyspaceListener,
   uint64_t run_id_hash_ = 0;
   std::atomic<bool> shutdown_requested_{false};
   size_t executing_depth_ = 0;
+  // Loops stepped from inside a long operation (a load, a busy script): their cron ticks don't
+  // re-arm the watchdog, since the loop's own turn is still stuck in that operation (as
+  // Redis's serverCron doesn't run then, and its watchdog reports the load or script).
+  int nested_loops_ = 0;
   // total_error_replies when the last command (possibly one a script or EXEC ran) began or
   // ended: a command failed if errors were counted since, so a script whose redis.pcall caught
   // an error its command already counted didn't fail itself (Redis's "errors since the last

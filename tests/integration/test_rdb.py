@@ -446,3 +446,46 @@ def test_bgsave_child_dies_with_a_killed_server_and_frees_the_port(server_factor
         sock.listen(1)
     finally:
         sock.close()
+
+
+def test_bgsave_child_reports_its_progress_and_copy_on_write(server_factory, datadir):
+    # The child measures its private dirty memory about once a second and reports it with the
+    # keys it wrote; pages the server writes during the save are copied, so the size grows.
+    s = vireo(server_factory, datadir, "--rdb-key-save-delay", "300")
+    r = s.client()
+    i = info(r)
+    assert (i["current_cow_size"], i["current_save_keys_processed"], i["current_save_keys_total"],
+            i["rdb_last_cow_size"], i["current_fork_perc"]) == (0, 0, 0, 0, 0)
+    pipe = r.pipeline(transaction=False)
+    for k in range(8000):
+        pipe.set(f"key{k}", "A" * 500)
+    pipe.execute()
+    r.bgsave()
+    assert info(r)["current_save_keys_total"] == 8000
+    modified = 0
+
+    def dirty_and_reported(before_cow, before_keys):
+        nonlocal modified
+        for _ in range(16):
+            r.setrange(f"key{modified}", 0, "B" * 500)
+            modified += 1
+        i = info(r)
+        return (i["current_cow_size"] >= before_cow + 4096 and
+                i["current_save_keys_processed"] > before_keys and i["current_fork_perc"] > 0)
+
+    wait_for(lambda: dirty_and_reported(0, 0), timeout=10, interval=0.1,
+             message="no copy-on-write report from the child")
+    i = info(r)
+    assert i["rdb_bgsave_in_progress"] == 1
+    assert 0 < i["current_save_keys_processed"] <= 8000
+    assert i["current_cow_peak"] >= i["current_cow_size"]
+    assert i["current_cow_size_age"] >= 0
+    reported = i["current_cow_size"]
+    r.config_set("rdb-key-save-delay", 0)  # the running child keeps its own delay
+    wait_bgsave(r)
+    i = info(r)
+    # The child's last measurement, taken when the image was written, and then all reset.
+    assert i["rdb_last_cow_size"] >= reported * 0.9
+    assert (i["current_cow_size"], i["current_cow_peak"], i["current_save_keys_processed"],
+            i["current_save_keys_total"], i["current_fork_perc"]) == (0, 0, 0, 0, 0)
+    assert "Fork CoW for RDB: current" in s.log_text(200_000)

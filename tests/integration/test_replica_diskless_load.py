@@ -223,13 +223,16 @@ def test_swapdb_keeps_the_old_data_when_the_master_dies(procs, rdb_source):  # n
 def test_old_data_survives_a_failed_swapdb_load(procs, rdb_source):  # noqa: F811
     _, rdb = rdb_source
     first, _ = eof_payload(rdb)
-    fake = FakeMaster([(fullresync() + first, "until_release")])
+    # The replica connects again at once after the failure: that sync gets no payload, so the
+    # replica isn't loading when REPLICAOF NO ONE comes.
+    fake = FakeMaster([(fullresync() + first, "until_release"), (fullresync(), "hold")])
     try:
         replica, s = swapdb_replica_of(procs, fake)
         wait_for(lambda: persistence(s)["loading"] == 1, timeout=SYNC_TIMEOUT)
         fake.release()
         wait_for(lambda: log_count(replica, "Discarding temporary DB in background") >= 1,
                  timeout=SYNC_TIMEOUT)
+        wait_for(lambda: fake.syncs == 2, timeout=SYNC_TIMEOUT)
         s.execute_command("REPLICAOF", "NO", "ONE")
         assert s.get("old") == b"data"
         assert s.dbsize() == 1
@@ -249,5 +252,37 @@ def test_broken_eof_mark_is_refused(procs, rdb_source):  # noqa: F811
         assert log_count(replica, "Replication stream EOF marker is broken") >= 1
         s.execute_command("REPLICAOF", "NO", "ONE")
         assert s.get("old") == b"data"
+    finally:
+        fake.close()
+
+
+def test_watchdog_reports_a_load_that_holds_the_loop(procs, rdb_source):  # noqa: F811
+    # The load runs inside one turn of the loop (it steps the loop itself to serve -LOADING
+    # replies): the cron ticks it steps don't re-arm the watchdog, which reports the load once,
+    # as Redis's does; the interrupted waits (EINTR) don't break the load.
+    src, rdb = rdb_source
+    first, rest = eof_payload(rdb)
+    fake = FakeMaster([(fullresync() + first, "until_release", rest)])
+    try:
+        replica = start_vireo(procs, "--repl-diskless-load", "on-empty-db")
+        s = replica.client()
+        s.config_set("watchdog-period", 200)
+        s.execute_command("REPLICAOF", HOST, fake.port)
+        wait_for(lambda: "Loading DB in memory" in replica.log_text(1 << 20), timeout=SYNC_TIMEOUT)
+        wait_for(lambda: "WATCHDOG TIMER EXPIRED" in
+                 replica.log_text(1 << 20).split("Loading DB in memory", 1)[1],
+                 timeout=SYNC_TIMEOUT, message="the watchdog never reported the load")
+        assert persistence(s)["loading"] == 1
+        fake.release()
+        wait_link_up(s, timeout=SYNC_TIMEOUT)
+        assert_same_data(src.client(), s)
+        assert log_count(replica, "MASTER <-> REPLICA sync: Finished with success") == 1
+        assert log_count(replica, "WATCHDOG TIMER EXPIRED") == 1
+        # Out of the load the next cron tick arms it again: a blocked loop is reported again.
+        def reported_after_a_stall():
+            s.execute_command("DEBUG", "SLEEP", "0.3")
+            return log_count(replica, "WATCHDOG TIMER EXPIRED") == 2
+
+        wait_for(reported_after_a_stall, timeout=5)
     finally:
         fake.close()

@@ -121,3 +121,49 @@ def test_disk_snapshot_for_replicas_killed_when_the_last_one_leaves(procs, save,
         assert mc.info("persistence")["rdb_bgsave_in_progress"] == 1
         m.expect_exit = True
         m.proc.kill()
+
+
+def test_replica_stalled_past_a_changed_repl_timeout_is_dropped(procs):
+    # The image is bigger than the socket buffers, so the child waits on the replica that
+    # stops reading. A repl-timeout set during the transfer applies: the master drops that
+    # replica (Redis's line) and the other one gets the whole image.
+    m, mc = diskless_master(procs, "--rdbcompression", "no")
+    mc.execute_command("DEBUG", "POPULATE", "3000", "big", "10000")
+    slow = start_vireo(procs, "--repl-diskless-load", "swapdb", "--key-load-delay", "100",
+                       "--replicaof", "127.0.0.1", m.port)
+    fast = start_vireo(procs, "--replicaof", "127.0.0.1", m.port)
+    wait_for(lambda: "Loading DB in memory" in slow.log_text(1 << 20), timeout=10)
+    os.kill(slow.proc.pid, signal.SIGSTOP)
+    try:
+        mc.config_set("repl-timeout", 2)
+        wait_for(lambda: "Disconnecting timedout replica (full sync)" in m.log_text(1 << 20),
+                 timeout=15, message="the stalled replica was never dropped")
+        wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=30)
+        assert ("Diskless rdb transfer, done reading from pipe, 1 replicas still up."
+                in m.log_text(1 << 20))
+        fc = fast.client()
+        wait_link_up(fc)
+        wait_for(lambda: fc.dbsize() == mc.dbsize(), timeout=10)
+        assert fc.execute_command("DEBUG", "DIGEST") == mc.execute_command("DEBUG", "DIGEST")
+    finally:
+        os.kill(slow.proc.pid, signal.SIGCONT)
+
+
+def test_replica_acknowledging_the_snapshot_reaps_the_child(procs):
+    # With the cron held, only the replica's ACK after its load can end the transfer on the
+    # master (as Redis's REPLCONF ACK checks for the finished child): the replica is online and
+    # the child gone without waiting for a cron tick, so an AOF turned on right after the
+    # replica reports its link up starts at once instead of being scheduled.
+    m, mc = diskless_master(procs, "--rdb-key-save-delay", "200", "--repl-diskless-sync-delay",
+                            "0")
+    rep = start_vireo(procs, "--replicaof", "127.0.0.1", m.port)
+    wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 1, timeout=10)
+    mc.execute_command("DEBUG", "PAUSE-CRON", "1")
+    try:
+        wait_link_up(rep.client())
+        wait_for(lambda: mc.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=5,
+                 message="the transfer's child was left for the cron")
+        assert mc.info("replication")["slave0"]["state"] == "online"
+        assert "Synchronization with replica" in m.log_text(1 << 20)
+    finally:
+        mc.execute_command("DEBUG", "PAUSE-CRON", "0")

@@ -183,6 +183,30 @@ def test_master_dies_mid_rdb_then_a_whole_one_loads(procs, rdb_source, framing):
         fake.close()
 
 
+def test_a_failed_transfer_reconnects_at_once(procs, rdb_source):
+    # As Redis's replica: the sync that failed is retried straight away, not at the cron's next
+    # connection attempt a second later (a master that keeps cutting transfers short).
+    src, rdb = rdb_source
+    head = b"$%d\r\n" % len(rdb)
+    fake = FakeMaster([(fullresync() + head + rdb[: len(rdb) // 2], "until_release"),
+                       (fullresync() + head + rdb, "hold")])
+    try:
+        replica = procs()
+        s = replica.client()
+        s.execute_command("REPLICAOF", HOST, fake.port)
+        wait_for(lambda: s.info("replication")["master_sync_in_progress"] == 1,
+                 timeout=SYNC_TIMEOUT)
+        fake.release()
+        wait_link_up(s, timeout=SYNC_TIMEOUT)
+        assert fake.syncs == 2
+        assert log_count(replica, f"Reconnecting to MASTER {HOST}:{fake.port} after failure") == 1
+        # Only the first connection came from the cron.
+        assert log_count(replica, "Connecting to MASTER") == 1
+        assert_same_data(src.client(), s)
+    finally:
+        fake.close()
+
+
 # ---- REPLICAOF itself -----------------------------------------------------------------------
 
 

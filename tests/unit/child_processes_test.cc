@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -126,6 +128,61 @@ TEST_F(ChildProcessesTest, CallbackMayStartTheNextChild) {
   EXPECT_EQ(exits_[1].kind, ChildKind::kRdb);
   EXPECT_EQ(exits_[1].pid, *next);
   EXPECT_EQ(exits_[1].exit_code, 7);
+}
+
+TEST_F(ChildProcessesTest, ChildReportsProgressAndCopyOnWrite) {
+  constexpr size_t kDirty = 4 << 20;
+  children_.set_key_count([] { return uint64_t{5000}; });
+  int gate[2];
+  ASSERT_EQ(pipe(gate), 0);
+  ASSERT_GT(children_.Start(
+                ChildKind::kRdb,
+                [&] {
+                  close(gate[1]);  // so the server's close is the gate's end of file
+                  // Memory the child writes is private dirty memory, as pages the parent
+                  // writes after the fork are. It stays until the final report (_exit frees).
+                  auto* dirty = static_cast<char*>(malloc(kDirty));
+                  memset(dirty, 'x', kDirty);
+                  for (int k = 1; k <= 2048; ++k) {
+                    children_.ChildKeyProcessed();
+                    // The second clock check (at 2048 keys) finds a second has passed.
+                    if (k == 1024) std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+                  }
+                  char c;
+                  return read(gate[0], &c, 1) == 0 && dirty[kDirty - 1] == 'x' ? 0 : 1;
+                },
+                Record()),
+            0);
+  close(gate[0]);
+  EXPECT_EQ(children_.progress().keys_total, 5000u);
+  for (int i = 0; i < 5000 && children_.progress().keys_processed == 0; ++i) {
+    children_.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ChildProgress p = children_.progress();
+  EXPECT_EQ(p.keys_processed, 2048u);
+  EXPECT_GE(p.cow_bytes, static_cast<int64_t>(kDirty));
+  EXPECT_GE(p.cow_peak, p.cow_bytes);
+  EXPECT_GT(p.cow_updated_ms, 0);
+  close(gate[1]);  // the child finishes and reports its final size
+  ReapUntilDone();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_TRUE(exits_[0].ok());
+  EXPECT_GE(exits_[0].cow_bytes, static_cast<int64_t>(kDirty));
+  EXPECT_EQ(children_.last_cow_bytes(ChildKind::kRdb), exits_[0].cow_bytes);
+  EXPECT_EQ(children_.last_cow_bytes(ChildKind::kAof), 0);
+  EXPECT_EQ(children_.progress().keys_total, 0u);
+  EXPECT_EQ(children_.progress().cow_bytes, 0);
+}
+
+TEST_F(ChildProcessesTest, AFailedOrKilledChildReportsNoFinalSize) {
+  ASSERT_GT(children_.Start(
+                ChildKind::kAof, [] { return 1; }, Record()),
+            0);
+  ReapUntilDone();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].cow_bytes, -1);
+  EXPECT_EQ(children_.last_cow_bytes(ChildKind::kAof), 0);
 }
 
 TEST(ChildProcessesDestructorTest, KillsWithoutRunningTheCallback) {
