@@ -278,7 +278,7 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("mem_cluster_links", server.cluster_bus() ? server.cluster_bus()->links_memory() : 0);
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());
   w.Field("mem_allocator", allocator::Name());
-  w.Field("active_defrag_running", 0);
+  w.Field("active_defrag_running", server.memory().defragmenter().effort());
   w.Field("lazyfree_pending_objects", server.memory().lazy_freer().pending_objects());
   w.Field("lazyfreed_objects", server.memory().lazy_freer().freed_objects());
 }
@@ -335,12 +335,15 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("total_forks", server.children().total_forks());
   w.Field("migrate_cached_sockets", server.migrate_cached_sockets());
   w.Field("slave_expires_tracked_keys", 0);
-  w.Field("active_defrag_hits", 0);
-  w.Field("active_defrag_misses", 0);
-  w.Field("active_defrag_key_hits", 0);
-  w.Field("active_defrag_key_misses", 0);
-  w.Field("total_active_defrag_time", 0);
-  w.Field("current_active_defrag_time", 0);
+  const Defragmenter& defrag = server.memory().defragmenter();
+  const DefragStats& ds = defrag.stats();
+  w.Field("active_defrag_hits", ds.counters.hits);
+  w.Field("active_defrag_misses", ds.counters.misses);
+  w.Field("active_defrag_key_hits", ds.key_hits);
+  w.Field("active_defrag_key_misses", ds.key_misses);
+  // Milliseconds, the pass in progress included.
+  w.Field("total_active_defrag_time", ds.total_us / 1000 + defrag.current_ms());
+  w.Field("current_active_defrag_time", defrag.current_ms());
   w.Field("tracking_total_keys", server.tracking().total_keys());
   w.Field("tracking_total_items", server.tracking().total_items());
   w.Field("tracking_total_prefixes", server.tracking().total_prefixes());

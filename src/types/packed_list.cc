@@ -173,6 +173,22 @@ PackedList::~PackedList() {
 
 // ---- Node memory --------------------------------------------------------------------------
 
+uint64_t PackedList::Defrag(allocator::DefragCounters& counters, uint64_t cursor, size_t budget) {
+  Node* n = head_;
+  for (uint64_t i = 0; i < cursor && n != nullptr; ++i) n = n->next;
+  for (size_t done = 0; n != nullptr && done < budget; ++done, ++cursor) {
+    // A node is a plain block (entries are offsets into it): moved bytewise, neighbours
+    // relinked.
+    if (Node* m = allocator::Defrag(n, counters)) {
+      (m->prev != nullptr ? m->prev->next : head_) = m;
+      (m->next != nullptr ? m->next->prev : tail_) = m;
+      n = m;
+    }
+    n = n->next;
+  }
+  return n == nullptr ? 0 : cursor;
+}
+
 PackedList::Node* PackedList::NewNode(size_t payload) {
   void* mem = malloc(sizeof(Node) + payload);
   if (mem == nullptr) throw std::bad_alloc();

@@ -7,6 +7,8 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 namespace vireo {
 size_t AllocatedBytes() { return __sanitizer_get_current_allocated_bytes(); }
 void* MoveAllocation(void*) { return nullptr; }
+void* AllocateUncached(size_t size) { return malloc(size); }
+void FreeUncached(void* ptr) { free(ptr); }
 }  // namespace vireo
 
 #elif defined(VIREO_JEMALLOC)
@@ -56,16 +58,22 @@ size_t AllocatedBytes() {
   return n > 0 ? static_cast<size_t>(n) : 0;
 }
 
+// Bypassing the thread cache: a cached region would most likely be one just freed from an
+// emptier slab; without the cache jemalloc hands out a region of its current slab or of the
+// fullest non-full one, which is what compacts. Freeing past it returns the region to its slab
+// at once, so an emptied slab can go back to the system.
+void* AllocateUncached(size_t size) { return Counted(mallocx(NonZero(size), MALLOCX_TCACHE_NONE)); }
+
+void FreeUncached(void* ptr) {
+  if (ptr != nullptr) Release(ptr, MALLOCX_TCACHE_NONE);
+}
+
 void* MoveAllocation(void* ptr) {
-  // Bypassing the thread cache: a cached region would most likely be the one just freed from
-  // the emptiest slab; without the cache jemalloc hands out the lowest free region of its
-  // fullest non-full slab, which is what compacts.
   const size_t size = sallocx(ptr, 0);
-  void* out = mallocx(size, MALLOCX_TCACHE_NONE);
+  void* out = AllocateUncached(size);
   if (out == nullptr) return nullptr;
   memcpy(out, ptr, size);
-  allocated_bytes.fetch_add(static_cast<int64_t>(sallocx(out, 0)), std::memory_order_relaxed);
-  Release(ptr, MALLOCX_TCACHE_NONE);
+  FreeUncached(ptr);
   return out;
 }
 
@@ -254,6 +262,8 @@ size_t AllocatedBytes() {
 
 // glibc has no way to ask for a chunk in a fuller part of the heap: nothing is moved.
 void* MoveAllocation(void*) { return nullptr; }
+void* AllocateUncached(size_t size) { return malloc(size); }
+void FreeUncached(void* ptr) { free(ptr); }
 
 }  // namespace vireo
 

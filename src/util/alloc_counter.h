@@ -32,4 +32,9 @@ size_t AllocatedBytes();
 // can't place it better: glibc, the sanitizer). The caller replaces every reference to ptr.
 void* MoveAllocation(void* ptr);
 
+// malloc and free past jemalloc's thread cache (plain malloc and free elsewhere): for a
+// defragmenter rebuilding an object in a fuller slab. Compatible with free / malloc.
+void* AllocateUncached(size_t size);
+void FreeUncached(void* ptr);
+
 }  // namespace vireo

@@ -1,5 +1,7 @@
 #include "util/allocator.h"
 
+#include "util/alloc_counter.h"
+
 #if defined(VIREO_JEMALLOC)
 
 #include <errno.h>
@@ -197,3 +199,22 @@ bool ShouldMove(const void*) { return false; }
 }  // namespace vireo::allocator
 
 #endif
+
+namespace vireo::allocator {
+
+void* Defrag(void* ptr, DefragCounters& counters) {
+  if (ptr == nullptr) return nullptr;
+  if (!ShouldMove(ptr)) {
+    ++counters.misses;
+    return nullptr;
+  }
+  void* out = MoveAllocation(ptr);
+  if (out == nullptr) {
+    ++counters.misses;
+    return nullptr;
+  }
+  ++counters.hits;
+  return out;
+}
+
+}  // namespace vireo::allocator

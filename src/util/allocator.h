@@ -60,4 +60,21 @@ void SetBackgroundThread(bool enabled);
 // an emptier slab. Large allocations and non-jemalloc builds: false.
 bool ShouldMove(const void* ptr);
 
+// What one defragmentation pass did: allocations moved (hits) and looked at but left (misses).
+struct DefragCounters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+};
+
+// The defragmenter's step for one allocation: moved (ShouldMove, then MoveAllocation) and its
+// new address returned, or null when it stays (then `ptr` is still valid). The caller updates
+// every pointer to it. Null for null.
+void* Defrag(void* ptr, DefragCounters& counters);
+
+// The same for a typed pointer.
+template <typename T>
+T* Defrag(T* ptr, DefragCounters& counters) {
+  return static_cast<T*>(Defrag(static_cast<void*>(ptr), counters));
+}
+
 }  // namespace vireo::allocator
