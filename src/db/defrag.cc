@@ -82,11 +82,25 @@ int64_t Defragmenter::Cron(std::span<Database* const> dbs, const DefragConfig& c
     expires_phase_ = false;
   }
   const int64_t budget_us = 1000000 / std::max(hz, 1) * effort_ / 100;
-  if (Work(dbs, cfg, start_us + budget_us, extra)) {
-    // The pass is complete; the next check decides on another.
-    stats_.total_us += MonotonicUs() - started_us_;
-    running_ = false;
-    last_check_us_ = 0;
+  const int64_t deadline_us = start_us + budget_us;
+  while (Work(dbs, cfg, deadline_us, extra)) {
+    // The pass is complete. As Redis: if the fragmentation is still above the threshold,
+    // another starts right away (what moved may have landed in slabs visited before it),
+    // otherwise the defragmenter rests until a check finds it needed again.
+    const int64_t now_us = MonotonicUs();
+    stats_.total_us += now_us - started_us_;
+    started_us_ = now_us;
+    db_ = 0;
+    cursor_ = 0;
+    expires_phase_ = false;
+    last_check_us_ = now_us;
+    if (!Fragmentation(&frag_percent, &frag_bytes) ||
+        frag_percent <= static_cast<double>(cfg.threshold_lower) ||
+        frag_bytes <= cfg.ignore_bytes) {
+      running_ = false;
+      break;
+    }
+    if (now_us >= deadline_us) break;
   }
   return MonotonicUs() - start_us;
 }
@@ -121,7 +135,9 @@ bool Defragmenter::Work(std::span<Database* const> dbs, const DefragConfig& cfg,
   while (true) {
     if (++visited % kBucketsPerClockCheck == 0 && MonotonicUs() >= deadline_us) return false;
     if (!pending_.empty()) {
+      // Up to max-scan-fields allocations: the clock is looked at after each.
       ContinueObject(dbs, cfg);
+      if (MonotonicUs() >= deadline_us) return false;
       continue;
     }
     if (db_ >= dbs.size()) break;

@@ -1060,8 +1060,18 @@ void Server::DefragCron() {
   std::vector<Database*> dbs;
   dbs.reserve(dbs_.size());
   for (auto& db : dbs_) dbs.push_back(db.get());
-  const int64_t us = defrag_.Cron(dbs, cfg, effective_hz_);
+  const int64_t us = defrag_.Cron(dbs, cfg, effective_hz_, [this](allocator::DefragCounters& c) {
+    if (scripting_) scripting_->Defrag(c);
+  });
   if (us > 0) latency_.AddSampleIfNeeded("active-defrag-cycle", us / 1000);
+}
+
+void Server::WhileBlockedCron() {
+  const int64_t start_us = MonotonicUs();
+  if (start_us - last_blocked_cron_us_ < 1000000 / std::max(effective_hz_, 1)) return;
+  last_blocked_cron_us_ = start_us;
+  DefragCron();
+  latency_.AddSampleIfNeeded("while-blocked-cron", (MonotonicUs() - start_us) / 1000);
 }
 
 void Server::Cron() {

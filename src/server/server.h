@@ -416,6 +416,7 @@ class Server : public KeyspaceListener,
   void StartupLoadBegan(int64_t total_bytes) override;
   bool StartupLoadProgressed(int64_t loaded_bytes) override;
   void StartupLoadEnded() override { loading_ = LoadingProgress{}; }
+  void WhileBlockedCron() override;
 
   // ReplicationHost (src/replication/replication_host.h), in src/server/replication_host.cc:
   // replication names clients by id and reaches the loop, the loading state, the databases
@@ -652,6 +653,7 @@ class Server : public KeyspaceListener,
   CommandStatsTable command_stats_;
   LatencyMonitor latency_;
   Defragmenter defrag_;
+  int64_t last_blocked_cron_us_ = 0;  // WhileBlockedCron's last run
   // oom-score-adj: the score written for the role the server last had (see Cron).
   OomScore oom_score_;
   OomRole oom_role_ = OomRole::kMaster;

@@ -305,6 +305,8 @@ class PackedList : public HeapObject {
   // some other way: the offset (from base()) of every entry of tail_, so that PopBack need
   // not rescan the node.
   std::unique_ptr<packed_list_internal::OffsetDeque> tail_index_;
+  // The node an unfinished Defrag resumes from (null: none, or it was freed since).
+  Node* defrag_next_ = nullptr;
 };
 
 }  // namespace vireo
