@@ -44,6 +44,7 @@ int64_t Defragmenter::current_ms() const {
 void Defragmenter::ResetStats() {
   const int64_t keep_running_since = started_us_;
   stats_ = DefragStats{};
+  pass_hits_ = 0;
   started_us_ = keep_running_since;
 }
 
@@ -76,6 +77,8 @@ int64_t Defragmenter::Cron(std::span<Database* const> dbs, const DefragConfig& c
     }
     running_ = true;
     started_us_ = start_us;
+    pass_hits_ = stats_.counters.hits;
+    pass_frag_bytes_ = frag_bytes;
     effort_ = ComputeEffort(cfg, frag_percent);
     db_ = 0;
     cursor_ = 0;
@@ -94,12 +97,19 @@ int64_t Defragmenter::Cron(std::span<Database* const> dbs, const DefragConfig& c
     cursor_ = 0;
     expires_phase_ = false;
     last_check_us_ = now_us;
-    if (!Fragmentation(&frag_percent, &frag_bytes) ||
+    // A pass that moved nothing, or gained less than a tenth of the fragmented bytes, would
+    // be repeated in vain (what stays fragmented is not movable, e.g. inside the Lua VM):
+    // then rest until the next check instead of spinning at full effort.
+    const bool moved = stats_.counters.hits > pass_hits_;
+    pass_hits_ = stats_.counters.hits;
+    const int64_t before_bytes = pass_frag_bytes_;
+    if (!moved || !Fragmentation(&frag_percent, &frag_bytes) ||
         frag_percent <= static_cast<double>(cfg.threshold_lower) ||
-        frag_bytes <= cfg.ignore_bytes) {
+        frag_bytes <= cfg.ignore_bytes || frag_bytes > before_bytes - before_bytes / 10) {
       running_ = false;
       break;
     }
+    pass_frag_bytes_ = frag_bytes;
     if (now_us >= deadline_us) break;
   }
   return MonotonicUs() - start_us;

@@ -79,9 +79,11 @@ class Defragmenter {
   int effort_ = 0;
   int64_t started_us_ = 0;
   int64_t last_check_us_ = 0;
-  size_t db_ = 0;               // database being walked
-  uint64_t cursor_ = 0;         // its keyspace cursor
-  bool expires_phase_ = false;  // walking its expires table (after the keys)
+  uint64_t pass_hits_ = 0;       // hits when the pass in progress started
+  int64_t pass_frag_bytes_ = 0;  // and the fragmented bytes then
+  size_t db_ = 0;                // database being walked
+  uint64_t cursor_ = 0;          // its keyspace cursor
+  bool expires_phase_ = false;   // walking its expires table (after the keys)
   // Big objects left half done: database, key and cursor of each, oldest first.
   struct PendingObject {
     size_t db;
