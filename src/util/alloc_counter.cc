@@ -1,6 +1,8 @@
 #include "util/alloc_counter.h"
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <cstdlib>
+
 // Declared here: the sanitizer's interface headers aren't installed with every compiler.
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 
