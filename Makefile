@@ -1,6 +1,6 @@
 # vireo: `make run` and `make test` do everything on a fresh Debian machine; `make install`
 # installs the server, its file checkers, a config and a systemd unit under PREFIX (README.md, "Install").
-PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev \
+PACKAGES := cmake ninja-build g++ libasio-dev libfmt-dev libspdlog-dev libgtest-dev libjemalloc-dev \
             libbenchmark-dev libxxhash-dev redis-server redis-tools python3-redis python3-pytest \
             python3-pytest-xdist \
             liblua5.1-0-dev libssl-dev openssl

@@ -42,6 +42,7 @@
 #include "types/packed_list.h"
 #include "types/set_object.h"
 #include "types/zset.h"
+#include "util/allocator.h"
 #include "util/clock.h"
 #include "util/proc_title.h"
 #include "util/strings.h"
@@ -651,111 +652,147 @@ void DebugClusterLinkKill(CommandContext& ctx) {
 }
 
 void DebugHelp(CommandContext& ctx) {
-  ReplyHelp(
-      ctx, "DEBUG",
-      {"AOF-FLUSH-SLEEP <microsec>",
-       "    Server will sleep before flushing the AOF, this is used for testing.",
-       "ASSERT",
-       "    Crash by a failed assertion (the process aborts).",
-       "CHANGE-REPL-ID",
-       "    Change the replication IDs of the instance.",
-       "    Dangerous: should be used only for testing the replication subsystem.",
-       "CONFIG-REWRITE-FORCE-ALL",
-       "    Like CONFIG REWRITE but writes all configuration options, including",
-       "    keywords not listed in original configuration file or default values.",
-       "CRASH-AND-RECOVER [<milliseconds>]",
-       "    Restart without saving anything, after a <milliseconds> delay (default 0).",
-       "DIGEST",
-       "    Output a hex signature representing the current DB content.",
-       "DIGEST-VALUE <key> [<key> ...]",
-       "    Output a hex signature of the values of all the specified keys.",
-       "ERROR <string>",
-       "    Return a Redis protocol error with <string> as message. Useful for clients",
-       "    unit tests to simulate Redis errors.",
-       "LEAK <string>",
-       "    Accepted for compatibility; vireo does not leak the string.",
-       "LOG <message>",
-       "    Write <message> to the server log.",
-       "HTSTATS <dbid> [full]",
-       "    Return hash table statistics of the specified Redis database.",
-       "HTSTATS-KEY <key> [full]",
-       "    Like HTSTATS but for the hash table stored at <key>'s value.",
-       "LOADAOF",
-       "    Flush the AOF buffers on disk and reload the AOF in memory.",
-       "REPLICATE <string>",
-       "    Send the given command to the replicas only, letting their data diverge.",
-       "LISTPACK <key>",
-       "    Show low level info about the listpack encoding of <key>.",
-       "QUICKLIST <key> [<0|1>]",
-       "    Show low level info about the quicklist encoding of <key>.",
-       "    The 2nd optional argument specifies if to print the listpack contents.",
-       "OBJECT <key>",
-       "    Show low level info about `key` and associated value.",
-       "DROP-CLUSTER-PACKET-FILTER <packet-type>",
-       "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
-       "CLOSE-CLUSTER-LINK-ON-PACKET-DROP <0|1>",
-       "    Also close the cluster link a packet matching the drop filter came on.",
-       "OOM",
-       "    Crash the server as an out-of-memory error would.",
-       "PANIC",
-       "    Crash the server as a panic would.",
-       "CLIENT-EVICTION",
-       "    Show the clients maxmemory-clients may evict, by memory size.",
-       "PAUSE-CRON <0|1>",
-       "    Stop periodic cron job processing.",
-       "POPULATE <count> [<prefix>] [<size>]",
-       "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-       "    it is used instead of the 'key' prefix. These are not propagated to",
-       "    replicas. Cluster slots are not respected so keys not belonging to the",
-       "    current node can be created in cluster mode.",
-       "PROTOCOL <type>",
-       "    Reply with a test value of the specified type. <type> can be: string,",
-       "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
-       "    true, false.",
-       "RELOAD [option ...]",
-       "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
-       "    * MERGE: conflicting keys will be loaded from RDB.",
-       "    * NOFLUSH: the existing database will not be removed before load, but",
-       "      conflicting keys will generate an exception and kill the server.",
-       "    * NOSAVE: the database will be loaded from an existing RDB file.",
-       "    Examples:",
-       "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
-       "      the database.",
-       "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
-       "      existing RDB file.",
-       "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
-       "      file to the database.",
-       "RESTART [<milliseconds>]",
-       "    Save the dataset and config, then restart after a <milliseconds> delay (default 0).",
-       "SDSLEN <key>",
-       "    Show the string lengths of `key` and its value.",
-       "SEGFAULT",
-       "    Crash the server with SIGSEGV.",
-       "SET-ACTIVE-EXPIRE <0|1>",
-       "    Setting it to 0 disables expiring keys in background when they are not",
-       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-       "    default.",
-       "QUICKLIST-PACKED-THRESHOLD <size>",
-       "    Sets the threshold for elements to be inserted as plain vs packed nodes",
-       "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
-       "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
-       "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
-       "SET-DISABLE-DENY-SCRIPTS <0|1>",
-       "    Enables or disables the ability to call commands flagged as no-script from scripts.",
-       "SLEEP <seconds>",
-       "    Stop the server for <seconds>. Decimals allowed.",
-       "STRINGMATCH-TEST",
-       "    Run a fuzz tester against the stringmatchlen() function.",
-       "STRUCTSIZE",
-       "    Return the size of different Redis core C structures.",
-       "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
-       "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
-       "    In case NEVER is provided the last observed peak will never be reset",
-       "    In case RESET is provided the peak reset time will be restored to the default value",
-       "REPLYBUFFER RESIZING <0|1>",
-       "    Enable or disable the reply buffer resize cron job",
-       "CLUSTERLINK KILL <to|from|all> <node-id>",
-       "    Kills the link based on the direction to/from (both) with the provided node."});
+  static constexpr std::string_view kLines[] = {
+      "AOF-FLUSH-SLEEP <microsec>",
+      "    Server will sleep before flushing the AOF, this is used for testing.",
+      "ASSERT",
+      "    Crash by a failed assertion (the process aborts).",
+      "CHANGE-REPL-ID",
+      "    Change the replication IDs of the instance.",
+      "    Dangerous: should be used only for testing the replication subsystem.",
+      "CONFIG-REWRITE-FORCE-ALL",
+      "    Like CONFIG REWRITE but writes all configuration options, including",
+      "    keywords not listed in original configuration file or default values.",
+      "CRASH-AND-RECOVER [<milliseconds>]",
+      "    Restart without saving anything, after a <milliseconds> delay (default 0).",
+      "DIGEST",
+      "    Output a hex signature representing the current DB content.",
+      "DIGEST-VALUE <key> [<key> ...]",
+      "    Output a hex signature of the values of all the specified keys.",
+      "ERROR <string>",
+      "    Return a Redis protocol error with <string> as message. Useful for clients",
+      "    unit tests to simulate Redis errors.",
+      "LEAK <string>",
+      "    Accepted for compatibility; vireo does not leak the string.",
+      "LOG <message>",
+      "    Write <message> to the server log.",
+      "HTSTATS <dbid> [full]",
+      "    Return hash table statistics of the specified Redis database.",
+      "HTSTATS-KEY <key> [full]",
+      "    Like HTSTATS but for the hash table stored at <key>'s value.",
+      "LOADAOF",
+      "    Flush the AOF buffers on disk and reload the AOF in memory.",
+      "REPLICATE <string>",
+      "    Send the given command to the replicas only, letting their data diverge.",
+      "LISTPACK <key>",
+      "    Show low level info about the listpack encoding of <key>.",
+      "QUICKLIST <key> [<0|1>]",
+      "    Show low level info about the quicklist encoding of <key>.",
+      "    The 2nd optional argument specifies if to print the listpack contents.",
+      "OBJECT <key>",
+      "    Show low level info about `key` and associated value.",
+      "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+      "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
+      "CLOSE-CLUSTER-LINK-ON-PACKET-DROP <0|1>",
+      "    Also close the cluster link a packet matching the drop filter came on.",
+      "OOM",
+      "    Crash the server as an out-of-memory error would.",
+      "PANIC",
+      "    Crash the server as a panic would.",
+      "CLIENT-EVICTION",
+      "    Show the clients maxmemory-clients may evict, by memory size.",
+      "PAUSE-CRON <0|1>",
+      "    Stop periodic cron job processing.",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+      "    it is used instead of the 'key' prefix. These are not propagated to",
+      "    replicas. Cluster slots are not respected so keys not belonging to the",
+      "    current node can be created in cluster mode.",
+      "PROTOCOL <type>",
+      "    Reply with a test value of the specified type. <type> can be: string,",
+      "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+      "    true, false.",
+      "RELOAD [option ...]",
+      "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+      "    * MERGE: conflicting keys will be loaded from RDB.",
+      "    * NOFLUSH: the existing database will not be removed before load, but",
+      "      conflicting keys will generate an exception and kill the server.",
+      "    * NOSAVE: the database will be loaded from an existing RDB file.",
+      "    Examples:",
+      "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+      "      the database.",
+      "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+      "      existing RDB file.",
+      "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+      "      file to the database.",
+      "RESTART [<milliseconds>]",
+      "    Save the dataset and config, then restart after a <milliseconds> delay (default 0).",
+      "SDSLEN <key>",
+      "    Show the string lengths of `key` and its value.",
+      "SEGFAULT",
+      "    Crash the server with SIGSEGV.",
+      "SET-ACTIVE-EXPIRE <0|1>",
+      "    Setting it to 0 disables expiring keys in background when they are not",
+      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+      "    default.",
+      "QUICKLIST-PACKED-THRESHOLD <size>",
+      "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+      "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+      "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+      "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
+      "SET-DISABLE-DENY-SCRIPTS <0|1>",
+      "    Enables or disables the ability to call commands flagged as no-script from scripts.",
+      "SLEEP <seconds>",
+      "    Stop the server for <seconds>. Decimals allowed.",
+      "STRINGMATCH-TEST",
+      "    Run a fuzz tester against the stringmatchlen() function.",
+      "STRUCTSIZE",
+      "    Return the size of different Redis core C structures.",
+      "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+      "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+      "    In case NEVER is provided the last observed peak will never be reset",
+      "    In case RESET is provided the peak reset time will be restored to the default value",
+      "REPLYBUFFER RESIZING <0|1>",
+      "    Enable or disable the reply buffer resize cron job",
+      "CLUSTERLINK KILL <to|from|all> <node-id>",
+      "    Kills the link based on the direction to/from (both) with the provided node."};
+  std::vector<std::string_view> lines(std::begin(kLines), std::end(kLines));
+  if (allocator::IsJemalloc()) {
+    // Where Redis lists them, after REPLICATE's two lines; only where jemalloc is linked.
+    auto at = std::find(lines.begin(), lines.end(), "REPLICATE <string>") + 2;
+    lines.insert(at, {"MALLCTL <key> [<val>]", "    Get or set a malloc tuning integer.",
+                      "MALLCTL-STR <key> [<val>]", "    Get or set a malloc tuning string."});
+  }
+  ReplyHelp(ctx, "DEBUG", lines);
+}
+
+// MALLCTL <name> [value] and MALLCTL-STR <name> [value]: jemalloc's mallctl, read and
+// optionally written (util/allocator.h). Only in the jemalloc build, as in Redis.
+void DebugMallctl(CommandContext& ctx, bool string) {
+  const std::string name(ctx.arg(2));
+  allocator::CtlReply out;
+  if (string) {
+    std::optional<std::string> value;
+    if (ctx.argc() > 3) value = std::string(ctx.arg(3));
+    out = allocator::CtlString(name, value);
+  } else {
+    std::optional<int64_t> value;
+    if (ctx.argc() > 3) {
+      ArgParser args(ctx, 3);
+      value = args.Int();
+      if (!args.Check()) return;
+    }
+    out = allocator::CtlNumber(name, value);
+  }
+  if (out.number) {
+    ctx.reply.Integer(*out.number);
+  } else if (out.text) {
+    ctx.reply.Bulk(*out.text);
+  } else if (out.ok) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Error("ERR " + out.error);
+  }
 }
 
 void DebugCommand(CommandContext& ctx) {
@@ -860,6 +897,10 @@ void DebugCommand(CommandContext& ctx) {
     CrashOnPurpose(ctx.cfg(), fmt::format("Out Of Memory allocating {} bytes!", SIZE_MAX / 2));
   } else if (IsArg(sub, "RESTART") || IsArg(sub, "CRASH-AND-RECOVER")) {
     DebugRestart(ctx, IsArg(sub, "RESTART"));
+  } else if (allocator::IsJemalloc() && IsArg(sub, "MALLCTL") && argc >= 3) {
+    DebugMallctl(ctx, false);
+  } else if (allocator::IsJemalloc() && IsArg(sub, "MALLCTL-STR") && argc >= 3) {
+    DebugMallctl(ctx, true);
   } else if (IsArg(sub, "CONFIG-REWRITE-FORCE-ALL") && argc == 2) {
     if (std::string err = ctx.config().Rewrite(true); !err.empty()) {
       ctx.reply.Error(fmt::format("ERR CONFIG-REWRITE-FORCE-ALL failed: {}", err));

@@ -47,6 +47,11 @@ DbEntry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, boo
 
 void ReplyHelp(CommandContext& ctx, std::string_view command,
                std::initializer_list<std::string_view> lines) {
+  ReplyHelp(ctx, command, std::span<const std::string_view>(lines.begin(), lines.size()));
+}
+
+void ReplyHelp(CommandContext& ctx, std::string_view command,
+               std::span<const std::string_view> lines) {
   ctx.reply.Array(lines.size() + 3);
   ctx.reply.SimpleString(
       fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", command));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "db/database.h"
@@ -54,6 +55,8 @@ inline DbEntry* LookupRead(CommandContext& ctx, std::string_view key) {
 // Redis's HELP reply: a usage line, `lines`, then HELP itself, all as status replies.
 void ReplyHelp(CommandContext& ctx, std::string_view command,
                std::initializer_list<std::string_view> lines);
+void ReplyHelp(CommandContext& ctx, std::string_view command,
+               std::span<const std::string_view> lines);
 
 // Case-insensitive equality of an argument with an upper-case keyword.
 bool IsArg(std::string_view arg, std::string_view keyword);

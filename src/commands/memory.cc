@@ -14,6 +14,7 @@
 #include "server/client.h"
 #include "server/command_context.h"
 #include "server/info.h"
+#include "util/allocator.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -124,10 +125,17 @@ void MemoryDoctorCommand(CommandContext& ctx) {
 }
 
 void MemoryMallocStatsCommand(CommandContext& ctx) {
-  ctx.reply.Verbatim("Stats not supported for the current allocator");
+  if (!allocator::IsJemalloc()) {
+    ctx.reply.Verbatim("Stats not supported for the current allocator");
+    return;
+  }
+  ctx.reply.Verbatim(allocator::StatsReport());
 }
 
-void MemoryPurgeCommand(CommandContext& ctx) { ctx.reply.Ok(); }
+void MemoryPurgeCommand(CommandContext& ctx) {
+  allocator::Purge();
+  ctx.reply.Ok();
+}
 
 void MemoryHelpCommand(CommandContext& ctx) {
   ReplyHelp(ctx, "MEMORY",

@@ -114,6 +114,7 @@ void ConfigSetCommand(CommandContext& ctx) {
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.stats() = ServerStats{};
   ctx.memory().lazy_freer().ResetStats();
+  ctx.memory().defragmenter().ResetStats();
   // The latency-tracking histograms go with the command statistics, as in Redis.
   ctx.command_stats().Reset();
   ctx.latency().ResetHistograms();

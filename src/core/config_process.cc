@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/config_builders.h"
+#include "util/allocator.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -256,11 +257,12 @@ void Config::DeclareProcessOptions() {
   o.push_back(Numeric("io-threads", "", &ServerConfig::io_threads, 1, 128, kImmutable));
   o.push_back(Bool("io-threads-do-reads", &ServerConfig::io_threads_do_reads, kImmutable));
   o.push_back(Bool("jemalloc-bg-thread", &ServerConfig::jemalloc_bg_thread, kMutable));
-  // Like a Redis built without its patched jemalloc: "yes" is refused with Redis's message.
+  // Without jemalloc (the sanitizer build) like a Redis built without its jemalloc: "yes" is
+  // refused with Redis's message.
   Option defrag = Bool("activedefrag", &ServerConfig::activedefrag, kMutable);
   defrag.set = [plain_set = defrag.set](ServerConfig& c, const std::vector<std::string>& args) {
     if (std::string err = plain_set(c, args); !err.empty()) return err;
-    if (c.activedefrag) {
+    if (c.activedefrag && !allocator::IsJemalloc()) {
       c.activedefrag = false;
       return std::string(
           "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "

@@ -45,6 +45,32 @@ void Database::UnlinkSlot(SlottedDbEntry* entry) {
   entry->slot_prev = entry->slot_next = nullptr;
 }
 
+DbEntry* Database::DefragEntry(DbEntry* entry, allocator::DefragCounters& counters) {
+  // The expires node is found while the old entry is still readable: its table compares keys
+  // through the entry pointer.
+  ExpireEntry* expire = entry->has_expire() ? expires_.Peek(entry->key.view()) : nullptr;
+  DbEntry* moved = allocator::Defrag(entry, counters);
+  if (moved == nullptr) return entry;
+  if (expire != nullptr) expire->entry = moved;
+  if (slotted_) {
+    auto* slotted = static_cast<SlottedDbEntry*>(moved);
+    if (slotted->slot_prev != nullptr) {
+      slotted->slot_prev->slot_next = slotted;
+    } else {
+      (*slots_)[cluster::KeySlot(slotted->key.view())].head = slotted;
+    }
+    if (slotted->slot_next != nullptr) slotted->slot_next->slot_prev = slotted;
+  }
+  return moved;
+}
+
+uint64_t Database::DefragExpires(uint64_t cursor, allocator::DefragCounters& counters) {
+  return expires_.ScanReplace(cursor, [&](ExpireEntry* e) {
+    ExpireEntry* moved = allocator::Defrag(e, counters);
+    return moved != nullptr ? moved : e;
+  });
+}
+
 void Database::EnableSlotIndex() {
   if (slotted_) return;
   // Existing entries are plain DbEntry; the index can only start from an empty keyspace.

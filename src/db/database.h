@@ -20,6 +20,7 @@
 #include "db/value.h"
 #include "types/compact_string.h"
 #include "types/hash_table.h"
+#include "util/allocator.h"
 
 namespace vireo {
 
@@ -245,6 +246,25 @@ class Database {
   HashTableStats ExpiresStats(int index, bool full) const { return expires_.Stats(index, full); }
   bool keyspace_rehashing() const { return table_.rehashing(); }
   bool expires_rehashing() const { return expires_.rehashing(); }
+  // Active defragmentation (src/db/defrag.h), one bucket of the keyspace per call with SCAN's
+  // cursor: each key's entry, key bytes and string value moved where the allocator says so,
+  // the table, the key's expires entry and its slot list updated. Objects are left to the
+  // caller: `on_key(entry, moved)` is called for each key after that (moved: something of it
+  // was), and does the object's part.
+  template <typename F>
+  uint64_t DefragKeys(uint64_t cursor, allocator::DefragCounters& counters, F&& on_key) {
+    return table_.ScanReplace(cursor, [&](DbEntry* entry) {
+      const uint64_t hits_before = counters.hits;
+      entry->key.Defrag(counters);
+      entry->value.DefragString(counters);
+      DbEntry* moved = DefragEntry(entry, counters);
+      on_key(moved, counters.hits > hits_before);
+      return moved;
+    });
+  }
+  // The expires table's nodes, one bucket per call likewise.
+  uint64_t DefragExpires(uint64_t cursor, allocator::DefragCounters& counters);
+
   // Average TTL of sampled keys (INFO keyspace avg_ttl).
   int64_t avg_ttl() const { return avg_ttl_ms_; }
   size_t MemoryUsage() const { return table_.MemoryUsage() + expires_.MemoryUsage(); }
@@ -291,6 +311,9 @@ class Database {
     return load > kGrowPastMaxmemoryLoad || !options_->fits_in_maxmemory ||
            options_->fits_in_maxmemory(bytes);
   }
+  // The entry itself moved (allocator::Defrag), with what points at it besides the keyspace
+  // table's link; returns its address, new or not.
+  DbEntry* DefragEntry(DbEntry* entry, allocator::DefragCounters& counters);
   void ExpireNow(DbEntry* entry);
   // Deletes up to `max` expired fields of the hash; true if the key went with them.
   bool ExpireHashFields(DbEntry* entry, size_t max);

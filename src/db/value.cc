@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "util/alloc_counter.h"
 #include "util/strings.h"
 
 namespace vireo {
@@ -177,6 +178,36 @@ Value Value::Clone() const {
       break;
   }
   return v;
+}
+
+void Value::DefragString(allocator::DefragCounters& counters) {
+  if (storage() != Storage::kHeap) return;
+  if (is_block()) {
+    if (void* moved = allocator::Defrag(LoadPointer<void*>(), counters)) StorePointer(moved);
+    return;
+  }
+  // An edited string is a std::string (its bytes inline or on the heap), which can't be moved
+  // bytewise: when it or its bytes sit in an emptier slab it becomes a block, one allocation
+  // placed past the thread cache. Room to grow is lost; the next edit makes it a std::string
+  // again.
+  auto* boxed = LoadPointer<std::string*>();
+  const bool heap_bytes = boxed->capacity() > std::string().capacity();
+  if (!allocator::ShouldMove(boxed) && !(heap_bytes && allocator::ShouldMove(boxed->data()))) {
+    ++counters.misses;
+    return;
+  }
+  void* block = AllocateUncached(boxed->size());
+  if (block == nullptr) {
+    ++counters.misses;
+    return;
+  }
+  ++counters.hits;
+  memcpy(block, boxed->data(), boxed->size());
+  StorePointer(block);
+  const uint64_t n = boxed->size();
+  memcpy(bytes_ + kBlockLenByte, &n, sizeof(n));
+  SetTag(ValueType::kString, Storage::kHeap, (tag() & kRawFlag) != 0, true);
+  delete boxed;
 }
 
 void Value::Release() {

@@ -90,6 +90,11 @@ class Value {
     bytes_[kClockByte + 2] = static_cast<char>((clock >> 16) & 0xff);
   }
 
+  // Active defragmentation of a string's heap bytes (a block moved; an edited "raw" string
+  // rebuilt as a block in a fuller slab, content and encoding unchanged). Objects defragment
+  // themselves (HeapObject::Defrag).
+  void DefragString(allocator::DefragCounters& counters);
+
   // "int", "embstr", "raw" or the object's encoding name.
   const char* EncodingName() const;
   size_t MemoryUsage() const;
@@ -111,9 +116,9 @@ class Value {
   uint8_t tag() const { return static_cast<uint8_t>(bytes_[kTagByte]); }
   Storage storage() const { return static_cast<Storage>((tag() >> 4) & 0x3); }
   void SetTag(ValueType type, Storage storage, bool raw, bool block = false) {
-    bytes_[kTagByte] = static_cast<char>(static_cast<uint8_t>(type) |
-                                         (static_cast<uint8_t>(storage) << 4) |
-                                         (raw ? kRawFlag : 0) | (block ? kBlockFlag : 0));
+    bytes_[kTagByte] =
+        static_cast<char>(static_cast<uint8_t>(type) | (static_cast<uint8_t>(storage) << 4) |
+                          (raw ? kRawFlag : 0) | (block ? kBlockFlag : 0));
   }
   bool is_block() const { return (tag() & kBlockFlag) != 0; }
   uint64_t block_len() const {

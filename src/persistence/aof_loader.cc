@@ -240,7 +240,12 @@ AofLoadStatus LoadAofFile(PersistenceHost& host, const std::string& dir, const s
       break;
     }
     if (line[0] == '#') continue;  // annotations (#TS:...)
-    if (options.serve_clients && ++commands % 1024 == 0) {
+    if (++commands % 1024 == 0) {
+      // What goes on while a load blocks the server (DEBUG LOADAOF's too), as Redis's
+      // whileBlockedCron: active defragmentation.
+      host.WhileBlockedCron();
+    }
+    if (options.serve_clients && commands % 1024 == 0) {
       const bool go_on = host.StartupLoadProgressed(options.progress_base + reader.offset());
       host.SetCommandTimeMs(0);  // serving clients moved the clock; replaying keeps it at 0
       if (!go_on) {

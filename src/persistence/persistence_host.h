@@ -104,6 +104,10 @@ class PersistenceHost {
   // asked for meanwhile: the load stops.
   virtual bool StartupLoadProgressed(int64_t loaded_bytes) = 0;
   virtual void StartupLoadEnded() = 0;
+  // Every 1024 AOF commands of any load, DEBUG LOADAOF's included: the server's periodic work
+  // that must go on while a load blocks it (Redis's whileBlockedCron), at most once per cron
+  // period.
+  virtual void WhileBlockedCron() {}
 };
 
 }  // namespace vireo

@@ -1,5 +1,7 @@
 #include "replication/repl_buffer.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 namespace vireo {
@@ -12,7 +14,11 @@ constexpr size_t kMinBlock = 16 * 1024;
 
 }  // namespace
 
-size_t ReplicationBuffer::BlockMemory(const Block& b) { return b.data.capacity() + sizeof(Block); }
+// What the block really takes from the allocator (a 16 KB block is a 20 KB size class in
+// jemalloc): used_memory counts that, and the part of it maxmemory leaves out must match.
+size_t ReplicationBuffer::BlockMemory(const Block& b) {
+  return malloc_usable_size(const_cast<char*>(b.data.data())) + sizeof(Block);
+}
 
 size_t ReplicationBuffer::BlockSize(size_t wanted) const {
   const size_t limit = std::max(capacity_ / 16, kMinBlock);

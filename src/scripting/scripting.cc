@@ -86,6 +86,22 @@ CachedScript* Scripting::FindScript(std::string_view sha) {
   auto it = scripts_.find(std::string_view(lower, 40));
   return it == scripts_.end() ? nullptr : &it->second;
 }
+void Scripting::Defrag(allocator::DefragCounters& counters) {
+  // A std::string can't be given a buffer, so a copy is made: with the thread cache flushed
+  // first, its regions come from the bin's current and fullest slabs, as a move past the cache
+  // would.
+  allocator::CtlString("thread.tcache.flush", std::string("VOID"));
+  for (auto& [sha, script] : scripts_) {
+    if (script.body.capacity() <= std::string().capacity() ||
+        !allocator::ShouldMove(script.body.data())) {
+      ++counters.misses;
+      continue;
+    }
+    std::string copy(script.body);
+    script.body.swap(copy);
+    ++counters.hits;
+  }
+}
 
 CachedScript* Scripting::LoadScript(std::string_view body, std::string* sha, std::string* error) {
   *sha = Sha1Hex(body);

@@ -17,6 +17,7 @@
 #include "scripting/lua_debugger.h"
 #include "scripting/lua_engine.h"
 #include "scripting/script_host.h"
+#include "util/allocator.h"
 
 namespace vireo {
 
@@ -82,6 +83,10 @@ class Scripting {
   void FlushScripts();
   size_t script_count() const { return scripts_.size(); }
   size_t scripts_memory() const { return scripts_bytes_; }
+  // Active defragmentation (src/db/defrag.h): each cached script's body moved to a fuller slab
+  // where the allocator says it sits in an emptier one. The compiled functions live in the Lua
+  // VM, whose objects point at each other, and stay.
+  void Defrag(allocator::DefragCounters& counters);
 
   // ---- FUNCTION ----
   LuaEngine& function_engine();

@@ -19,6 +19,7 @@
 #include "scripting/lua_engine.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
+#include "util/allocator.h"
 #include "util/clock.h"
 #include "util/strings.h"
 
@@ -220,9 +221,11 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("used_memory_startup", 0);
   w.Field("used_memory_dataset", used - overhead);
   w.Field("used_memory_dataset_perc", percent(used - overhead, used));
-  w.Field("allocator_allocated", used);
-  w.Field("allocator_active", used);
-  w.Field("allocator_resident", rss);
+  // jemalloc's own figures (read after an epoch refresh); without it, Redis's libc stand-ins.
+  const allocator::Stats a = allocator::ReadStats().value_or(allocator::Stats{used, used, rss});
+  w.Field("allocator_allocated", a.allocated);
+  w.Field("allocator_active", a.active);
+  w.Field("allocator_resident", a.resident);
   w.Field("total_system_memory", system_memory);
   w.Field("total_system_memory_human", BytesToHuman(system_memory));
   // The Lua VMs as Lua counts them; the FUNCTION engine only once something created it.
@@ -253,12 +256,16 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("maxmemory", c.maxmemory);
   w.Field("maxmemory_human", BytesToHuman(static_cast<uint64_t>(c.maxmemory)));
   w.Field("maxmemory_policy", c.maxmemory_policy);
-  w.Fixed2("allocator_frag_ratio", 1.0);
-  w.Field("allocator_frag_bytes", 0);
-  w.Fixed2("allocator_rss_ratio", frag);
-  w.Field("allocator_rss_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
-  w.Fixed2("rss_overhead_ratio", 1.0);
-  w.Field("rss_overhead_bytes", 0);
+  auto ratio = [](size_t part, size_t whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  auto diff = [](size_t a, size_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); };
+  w.Fixed2("allocator_frag_ratio", ratio(a.active, a.allocated));
+  w.Field("allocator_frag_bytes", diff(a.active, a.allocated));
+  w.Fixed2("allocator_rss_ratio", ratio(a.resident, a.active));
+  w.Field("allocator_rss_bytes", diff(a.resident, a.active));
+  w.Fixed2("rss_overhead_ratio", ratio(rss, a.resident));
+  w.Field("rss_overhead_bytes", diff(rss, a.resident));
   w.Fixed2("mem_fragmentation_ratio", frag);
   w.Field("mem_fragmentation_bytes", static_cast<int64_t>(rss) - static_cast<int64_t>(used));
   w.Field("mem_not_counted_for_evict", server.memory().MemoryNotCountedForEviction());
@@ -270,8 +277,8 @@ void MemorySection(Server& server, InfoWriter& w) {
   w.Field("mem_clients_normal", m.clients);
   w.Field("mem_cluster_links", server.cluster_bus() ? server.cluster_bus()->links_memory() : 0);
   w.Field("mem_aof_buffer", server.aof().buffer_bytes());
-  w.Field("mem_allocator", "libc");
-  w.Field("active_defrag_running", 0);
+  w.Field("mem_allocator", allocator::Name());
+  w.Field("active_defrag_running", server.memory().defragmenter().effort());
   w.Field("lazyfree_pending_objects", server.memory().lazy_freer().pending_objects());
   w.Field("lazyfreed_objects", server.memory().lazy_freer().freed_objects());
 }
@@ -328,12 +335,15 @@ void StatsSection(Server& server, InfoWriter& w) {
   w.Field("total_forks", server.children().total_forks());
   w.Field("migrate_cached_sockets", server.migrate_cached_sockets());
   w.Field("slave_expires_tracked_keys", 0);
-  w.Field("active_defrag_hits", 0);
-  w.Field("active_defrag_misses", 0);
-  w.Field("active_defrag_key_hits", 0);
-  w.Field("active_defrag_key_misses", 0);
-  w.Field("total_active_defrag_time", 0);
-  w.Field("current_active_defrag_time", 0);
+  const Defragmenter& defrag = server.memory().defragmenter();
+  const DefragStats& ds = defrag.stats();
+  w.Field("active_defrag_hits", ds.counters.hits);
+  w.Field("active_defrag_misses", ds.counters.misses);
+  w.Field("active_defrag_key_hits", ds.key_hits);
+  w.Field("active_defrag_key_misses", ds.key_misses);
+  // Milliseconds, the pass in progress included.
+  w.Field("total_active_defrag_time", ds.total_us / 1000 + defrag.current_ms());
+  w.Field("current_active_defrag_time", defrag.current_ms());
   w.Field("tracking_total_keys", server.tracking().total_keys());
   w.Field("tracking_total_items", server.tracking().total_items());
   w.Field("tracking_total_prefixes", server.tracking().total_prefixes());

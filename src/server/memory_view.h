@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "db/database.h"
+#include "db/defrag.h"
 #include "db/eviction.h"
 #include "db/lazy_free.h"
 
@@ -25,6 +26,8 @@ class MemoryView {
   virtual uint64_t current_eviction_exceeded_us() const = 0;
   // Where large values go to be freed off the command path (UNLINK, FLUSHALL ASYNC).
   virtual LazyFreer& lazy_freer() = 0;
+  // Active defragmentation's state and counters (src/db/defrag.h).
+  virtual Defragmenter& defragmenter() = 0;
   // The options every database shares (the expiry view, the access clock).
   virtual const KeyspaceOptions& keyspace_options() const = 0;
   // The maxmemory-policy in effect (RDB saves keys' idle times under the LRU ones).

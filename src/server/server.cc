@@ -30,6 +30,7 @@
 #include "server/command_context.h"
 #include "server/notify.h"
 #include "server/server_loop.h"
+#include "util/allocator.h"
 #include "util/clock.h"
 #include "util/crash_report.h"
 #include "util/listen.h"
@@ -168,6 +169,9 @@ Server::Server(Config config, const CommandTable& commands)
   }
   const ServerConfig& c = config_.values();
   ApplyMemoryConfig();
+  // jemalloc's purging threads, as Redis starts them (jemalloc-bg-thread, on by default): freed
+  // pages go back to the system off the main thread.
+  allocator::SetBackgroundThread(config_.values().jemalloc_bg_thread);
   ApplyLatencyConfig();
   children_.set_latency_monitor(&latency_);
   for (int i = 0; i < c.databases; ++i) {
@@ -1047,6 +1051,33 @@ void Server::ScheduleCron() {
   });
 }
 
+void Server::DefragCron() {
+  const ServerConfig& c = config_.values();
+  DefragConfig cfg;
+  cfg.enabled = c.activedefrag;
+  cfg.ignore_bytes = c.active_defrag_ignore_bytes;
+  cfg.threshold_lower = c.active_defrag_threshold_lower;
+  cfg.threshold_upper = c.active_defrag_threshold_upper;
+  cfg.cycle_min = c.active_defrag_cycle_min;
+  cfg.cycle_max = c.active_defrag_cycle_max;
+  cfg.max_scan_fields = c.active_defrag_max_scan_fields;
+  std::vector<Database*> dbs;
+  dbs.reserve(dbs_.size());
+  for (auto& db : dbs_) dbs.push_back(db.get());
+  const int64_t us = defrag_.Cron(dbs, cfg, effective_hz_, [this](allocator::DefragCounters& c) {
+    if (scripting_) scripting_->Defrag(c);
+  });
+  if (us > 0) latency_.AddSampleIfNeeded("active-defrag-cycle", us / 1000);
+}
+
+void Server::WhileBlockedCron() {
+  const int64_t start_us = MonotonicUs();
+  if (start_us - last_blocked_cron_us_ < 1000000 / std::max(effective_hz_, 1)) return;
+  last_blocked_cron_us_ = start_us;
+  DefragCron();
+  latency_.AddSampleIfNeeded("while-blocked-cron", (MonotonicUs() - start_us) / 1000);
+}
+
 void Server::Cron() {
   RecalibrateFastClock();
   command_clock_.Update();
@@ -1093,6 +1124,7 @@ void Server::Cron() {
   }
   NoteExpireCycle(expire_start_us);
   ScheduleFastExpire();
+  DefragCron();
   children_.Reap();  // a finished child's exit handler runs before the crons that may fork
   if (scripting_) scripting_->ReapDebugSessions();
   aof_->Cron();
@@ -1276,6 +1308,8 @@ void Server::ApplyConfigChange(const std::string& name) {
   if (name.starts_with("cluster-announce-") || name == "cluster-replica-no-failover") {
     ApplyClusterConfig();
   }
+  if (name == "jemalloc-bg-thread")
+    allocator::SetBackgroundThread(config_.values().jemalloc_bg_thread);
   if (name == "requirepass") AclService(*this).ApplyRequirepass();
   if (name == "acl-pubsub-default") AclService(*this).ApplyPubsubDefault();
   if (name == "acllog-max-len") acl_.TrimLog(static_cast<size_t>(config_.values().acllog_max_len));

@@ -25,6 +25,7 @@
 #include "core/propagator.h"
 #include "db/blocking.h"
 #include "db/database.h"
+#include "db/defrag.h"
 #include "db/eviction.h"
 #include "db/lazy_free.h"
 #include "persistence/persistence_host.h"
@@ -294,6 +295,7 @@ class Server : public KeyspaceListener,
   size_t MemoryNotCountedForEviction() const override;
   uint64_t current_eviction_exceeded_us() const override;
   LazyFreer& lazy_freer() override { return lazy_freer_; }
+  Defragmenter& defragmenter() override { return defrag_; }
   const KeyspaceOptions& keyspace_options() const override { return keyspace_options_; }
   EvictionPolicy eviction_policy() const override { return eviction_policy_; }
 
@@ -414,6 +416,7 @@ class Server : public KeyspaceListener,
   void StartupLoadBegan(int64_t total_bytes) override;
   bool StartupLoadProgressed(int64_t loaded_bytes) override;
   void StartupLoadEnded() override { loading_ = LoadingProgress{}; }
+  void WhileBlockedCron() override;
 
   // ReplicationHost (src/replication/replication_host.h), in src/server/replication_host.cc:
   // replication names clients by id and reaches the loop, the loading state, the databases
@@ -531,6 +534,8 @@ class Server : public KeyspaceListener,
   void ArmBlockTimer();
   void OnBlockTimer();
   void Cron();
+  // Active defragmentation's slice of a cron tick (src/db/defrag.h).
+  void DefragCron();
   // Extra short expiry cycles while the cron's share of time can't keep up with expired keys.
   void ScheduleFastExpire();
   // Accounts one active expiry cycle that began at start_us (INFO stats, latency monitor).
@@ -651,6 +656,8 @@ class Server : public KeyspaceListener,
   std::mt19937_64 rng_{std::random_device{}()};
   CommandStatsTable command_stats_;
   LatencyMonitor latency_;
+  Defragmenter defrag_;
+  int64_t last_blocked_cron_us_ = 0;  // WhileBlockedCron's last run
   // oom-score-adj: the score written for the role the server last had (see Cron).
   OomScore oom_score_;
   OomRole oom_role_ = OomRole::kMaster;

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "util/allocator.h"
+
 namespace vireo {
 
 class CompactString {
@@ -64,6 +66,14 @@ class CompactString {
     return {heap_data(), heap_size()};
   }
   bool is_heap() const { return meta() & kHeapTag; }
+  // Active defragmentation: the heap bytes moved if the allocator says so. True if moved.
+  bool Defrag(allocator::DefragCounters& counters) {
+    if (!is_heap()) return false;
+    char* moved = allocator::Defrag(heap_data(), counters);
+    if (moved == nullptr) return false;
+    memcpy(bytes_, &moved, sizeof(moved));
+    return true;
+  }
   // Heap bytes owned beyond the object itself.
   size_t HeapUsage() const { return is_heap() ? heap_size() : 0; }
 

@@ -284,25 +284,19 @@ class HashTable {
   // symmetrically when shrinking, at worst re-reporting merged buckets).
   template <typename F>
   uint64_t Scan(uint64_t cursor, F&& fn) const {
-    using hash_table_internal::NextCursor;
-    if (tables_[0].buckets == nullptr) return 0;
-    if (!rehashing()) {
-      VisitChain(tables_[0].buckets[cursor & tables_[0].mask], fn);
-      return NextCursor(cursor, tables_[0].mask);
-    }
-    // Mid-resize, a node may live in either array. Visit the small array's bucket, then every
-    // bucket of the large array that the small one expands to (same low bits, all values of the
-    // extra high bits); the cursor advances past all of them together.
-    const Table* small = &tables_[0];
-    const Table* large = &tables_[1];
-    if (small->mask > large->mask) std::swap(small, large);
-    VisitChain(small->buckets[cursor & small->mask], fn);
-    const uint64_t extra_bits = small->mask ^ large->mask;
-    do {
-      VisitChain(large->buckets[cursor & large->mask], fn);
-      cursor = NextCursor(cursor, large->mask);
-    } while ((cursor & extra_bits) != 0);
-    return cursor;
+    return ScanBuckets(cursor, [&fn](Node* const& head) { VisitChain(head, fn); });
+  }
+
+  // Scan's walk for moving nodes in memory (active defragmentation): fn(Node*) returns the
+  // node's new address, a copy it made (`next` included) of the node it freed, or the node
+  // itself; the link that pointed at it is updated. Same cursor and guarantees as Scan.
+  template <typename F>
+  uint64_t ScanReplace(uint64_t cursor, F&& fn) {
+    return ScanBuckets(cursor, [&fn](Node* const& head) {
+      for (Node** link = const_cast<Node**>(&head); *link != nullptr; link = &(*link)->next) {
+        *link = fn(*link);
+      }
+    });
   }
 
   // Returns a random node, or nullptr if empty. `rand` is a caller-supplied random word.
@@ -445,6 +439,30 @@ class HashTable {
     size_ = std::exchange(other.size_, 0);
     rehash_index_ = std::exchange(other.rehash_index_, 0);
     seed_ = other.seed_;
+  }
+
+  // The bucket walk of Scan: visit(head) for each bucket the cursor stands for.
+  template <typename V>
+  uint64_t ScanBuckets(uint64_t cursor, V&& visit) const {
+    using hash_table_internal::NextCursor;
+    if (tables_[0].buckets == nullptr) return 0;
+    if (!rehashing()) {
+      visit(tables_[0].buckets[cursor & tables_[0].mask]);
+      return NextCursor(cursor, tables_[0].mask);
+    }
+    // Mid-resize, a node may live in either array. Visit the small array's bucket, then every
+    // bucket of the large array that the small one expands to (same low bits, all values of the
+    // extra high bits); the cursor advances past all of them together.
+    const Table* small = &tables_[0];
+    const Table* large = &tables_[1];
+    if (small->mask > large->mask) std::swap(small, large);
+    visit(small->buckets[cursor & small->mask]);
+    const uint64_t extra_bits = small->mask ^ large->mask;
+    do {
+      visit(large->buckets[cursor & large->mask]);
+      cursor = NextCursor(cursor, large->mask);
+    } while ((cursor & extra_bits) != 0);
+    return cursor;
   }
 
   template <typename F>

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "util/allocator.h"
+
 namespace vireo {
 
 class HeapObject {
@@ -16,6 +18,13 @@ class HeapObject {
   // Roughly how many allocations freeing it takes: values above a threshold are handed to the
   // background free thread (UNLINK, lazyfree-lazy-*), small ones are cheaper to free in place.
   virtual size_t FreeEffort() const { return 1; }
+  // Active defragmentation: moves the allocations the object owns that the allocator says to
+  // (allocator::Defrag), fixing its own pointers; the object itself stays where it is.
+  // Returns a cursor to continue from on the next call (0: the object is done), so a big
+  // object is handled over several calls of at most about `budget` allocations each.
+  virtual uint64_t Defrag(allocator::DefragCounters& counters, uint64_t cursor, size_t budget) {
+    return 0;
+  }
   // What OBJECT ENCODING answers ("listpack", "quicklist", "hashtable"...).
   virtual const char* EncodingName() const = 0;
 };

@@ -173,6 +173,29 @@ PackedList::~PackedList() {
 
 // ---- Node memory --------------------------------------------------------------------------
 
+uint64_t PackedList::Defrag(allocator::DefragCounters& counters, uint64_t cursor, size_t budget) {
+  // Where the last call stopped, if that node still exists (the list forgets it when it frees
+  // the node, and follows it when a realloc moves it); else found again by its number, which a
+  // write in between may have shifted (a node done twice or skipped: harmless).
+  Node* n = cursor != 0 ? defrag_next_ : head_;
+  if (cursor != 0 && n == nullptr) {
+    n = head_;
+    for (uint64_t i = 0; i < cursor && n != nullptr; ++i) n = n->next;
+  }
+  for (size_t done = 0; n != nullptr && done < budget; ++done, ++cursor) {
+    // A node is a plain block (entries are offsets into it): moved bytewise, neighbours
+    // relinked.
+    if (Node* m = allocator::Defrag(n, counters)) {
+      (m->prev != nullptr ? m->prev->next : head_) = m;
+      (m->next != nullptr ? m->next->prev : tail_) = m;
+      n = m;
+    }
+    n = n->next;
+  }
+  defrag_next_ = n;
+  return n == nullptr ? 0 : cursor;
+}
+
 PackedList::Node* PackedList::NewNode(size_t payload) {
   void* mem = malloc(sizeof(Node) + payload);
   if (mem == nullptr) throw std::bad_alloc();
@@ -183,6 +206,7 @@ PackedList::Node* PackedList::NewNode(size_t payload) {
 }
 
 void PackedList::FreeNode(Node* n) {
+  if (n == defrag_next_) defrag_next_ = nullptr;
   bytes_ -= malloc_usable_size(n);
   free(n);
 }
@@ -195,6 +219,7 @@ PackedList::Node* PackedList::Relayout(Node* n, size_t front, size_t back) {
   size_t old_usable = malloc_usable_size(n);
   Node* m = static_cast<Node*>(realloc(n, sizeof(Node) + front + n->used + back));
   if (m == nullptr) throw std::bad_alloc();
+  if (n == defrag_next_) defrag_next_ = m;
   size_t usable = malloc_usable_size(m);
   bytes_ = bytes_ - old_usable + usable;
   m->cap = static_cast<uint32_t>(usable - sizeof(Node));

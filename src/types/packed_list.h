@@ -132,6 +132,10 @@ class PackedList : public HeapObject {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // Active defragmentation: each node (one allocation) moved where the allocator says, at most
+  // `budget` nodes per call from node number `cursor`; returns the next cursor, 0 when done.
+  uint64_t Defrag(allocator::DefragCounters& counters, uint64_t cursor, size_t budget) override;
+
   void PushFront(std::string_view v);
   void PushBack(std::string_view v);
   // LPUSH/RPUSH with several elements, in argument order. Redis checks the listpack size
@@ -301,6 +305,8 @@ class PackedList : public HeapObject {
   // some other way: the offset (from base()) of every entry of tail_, so that PopBack need
   // not rescan the node.
   std::unique_ptr<packed_list_internal::OffsetDeque> tail_index_;
+  // The node an unfinished Defrag resumes from (null: none, or it was freed since).
+  Node* defrag_next_ = nullptr;
 };
 
 }  // namespace vireo

@@ -14,6 +14,9 @@
 // The counter is process-wide because the allocator is: two servers embedded in one process
 // see the sum of both.
 //
+// With jemalloc (the default build, VIREO_JEMALLOC) the same wrappers reach jemalloc through its
+// own entry points (mallocx, dallocx, rallocx) and count sallocx's usable size, as Redis does.
+//
 // Under AddressSanitizer the sanitizer owns malloc, so its own allocated-bytes figure is used.
 #pragma once
 
@@ -22,5 +25,16 @@
 namespace vireo {
 
 size_t AllocatedBytes();
+
+// The active defragmenter's move: a copy of ptr's allocation (same size) allocated past the
+// thread cache, so it lands in the fullest slab with room, and ptr freed the same way. Returns
+// the new pointer, or null when nothing was moved (allocation failure, or an allocator that
+// can't place it better: glibc, the sanitizer). The caller replaces every reference to ptr.
+void* MoveAllocation(void* ptr);
+
+// malloc and free past jemalloc's thread cache (plain malloc and free elsewhere): for a
+// defragmenter rebuilding an object in a fuller slab. Compatible with free / malloc.
+void* AllocateUncached(size_t size);
+void FreeUncached(void* ptr);
 
 }  // namespace vireo

@@ -61,8 +61,9 @@ TEST(ReplicationBuffer, ReadersShareOneCopy) {
   b.AddReader(2, 1);
   const std::string data(10 * kBlock, 'x');
   b.Append(data);
-  // One copy for both readers, however far behind they are.
-  EXPECT_LT(b.memory(), data.size() + kBlock);
+  // One copy for both readers, however far behind they are (each block counted as the
+  // allocator's size class holding it: jemalloc puts a 16 KB + 1 block in 20 KB).
+  EXPECT_LT(b.memory(), data.size() * 5 / 4 + 2 * kBlock);
   EXPECT_EQ(b.Unread(1), data.size());
   EXPECT_EQ(b.Held(2), data.size());
   std::string out;
