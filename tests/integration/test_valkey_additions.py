@@ -74,3 +74,133 @@ def test_script_show_command_info(plain):
     docs = plain.execute_command("COMMAND", "DOCS", "script|show")
     d = dict(zip(docs[1][0::2], docs[1][1::2]))
     assert d["since"] == "8.0.0" and d["group"] == "scripting"
+
+
+# ---- COMMANDLOG (Valkey 8.1) --------------------------------------------------------------
+
+def log_of(r, kind, count=-1):
+    return r.execute_command("COMMANDLOG", "GET", count, kind)
+
+
+def test_commandlog_large_request(r):
+    r.config_set("commandlog-request-larger-than", 100)
+    try:
+        r.execute_command("COMMANDLOG", "RESET", "large-request")
+        r.set("small", "x")
+        r.set("k", "v" * 200)
+        entries = log_of(r, "large-request")
+        assert len(entries) == 1
+        entry_id, ts, size, argv, peer, name = entries[0]
+        # *3 $3 SET $1 k $200 <200 bytes>: the request's RESP size.
+        assert size == 4 + 9 + 7 + 6 + 200 + 2
+        assert argv == [b"SET", b"k", b"v" * 128 + b"... (72 more bytes)"]
+        assert ts > 0 and b":" in peer and name == b""
+        assert r.execute_command("COMMANDLOG", "LEN", "large-request") == 1
+    finally:
+        r.config_set("commandlog-request-larger-than", 1024 * 1024)
+
+
+def test_commandlog_large_reply(r):
+    r.set("k", "v" * 200)
+    r.config_set("commandlog-reply-larger-than", 100)
+    try:
+        r.execute_command("COMMANDLOG", "RESET", "large-reply")
+        r.client_setname("big-reader")
+        r.get("k")
+        r.get("nokey")
+        entries = log_of(r, "large-reply", 10)
+        assert [(e[2], e[3], e[5]) for e in entries] == [(208, [b"GET", b"k"], b"big-reader")]  # $200 CRLF, value, CRLF
+        # Each log is reset alone.
+        r.execute_command("COMMANDLOG", "RESET", "large-reply")
+        assert r.execute_command("COMMANDLOG", "LEN", "large-reply") == 0
+    finally:
+        r.config_set("commandlog-reply-larger-than", 1024 * 1024)
+
+
+def test_commandlog_disabled_and_max_len(r):
+    r.config_set("commandlog-request-larger-than", 0)
+    r.config_set("commandlog-large-request-max-len", 2)
+    try:
+        for i in range(5):
+            r.set(f"k{i}", i)
+        entries = log_of(r, "large-request")
+        assert len(entries) == 2 and entries[0][0] > entries[1][0]
+        r.config_set("commandlog-request-larger-than", -1)
+        r.execute_command("COMMANDLOG", "RESET", "large-request")
+        r.set("k", "v" * 5000)
+        assert r.execute_command("COMMANDLOG", "LEN", "large-request") == 0
+    finally:
+        r.config_set("commandlog-request-larger-than", 1024 * 1024)
+        r.config_set("commandlog-large-request-max-len", 128)
+    assert r.config_get("commandlog-*") == {
+        "commandlog-request-larger-than": "1048576", "commandlog-large-request-max-len": "128",
+        "commandlog-reply-larger-than": "1048576", "commandlog-large-reply-max-len": "128",
+        # Valkey's aliases of slowlog-log-slower-than and slowlog-max-len.
+        "commandlog-execution-slower-than": "10000", "commandlog-slow-execution-max-len": "128"}
+
+
+def test_commandlog_slow_is_the_slowlog(r):
+    # Valkey's names of the slow log's options are aliases of Redis's.
+    r.config_set("commandlog-execution-slower-than", 0)
+    try:
+        assert r.config_get("slowlog-log-slower-than") == {"slowlog-log-slower-than": "0"}
+        r.slowlog_reset()
+        r.set("a", "1")
+        newest = log_of(r, "slow", 1)[0]
+        assert newest[3] == [b"SET", b"a", b"1"]
+        r.execute_command("COMMANDLOG", "RESET", "slow")
+        assert r.slowlog_len() <= 1  # only the RESET itself may be logged
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
+def test_commandlog_errors(raw):
+    assert err(raw, "COMMANDLOG", "GET", 1, "fast") == \
+        "ERR type should be one of the following: slow, large-request, large-reply"
+    assert err(raw, "COMMANDLOG", "LEN", "x") == \
+        "ERR type should be one of the following: slow, large-request, large-reply"
+    assert err(raw, "COMMANDLOG", "RESET", "x") == \
+        "ERR type should be one of the following: slow, large-request, large-reply"
+    # The count is checked before the type.
+    assert err(raw, "COMMANDLOG", "GET", -2, "x") == \
+        "ERR count should be greater than or equal to -1"
+    assert err(raw, "COMMANDLOG", "GET", "abc", "slow") == \
+        "ERR count should be greater than or equal to -1"
+    assert err(raw, "COMMANDLOG", "GET", 1) == \
+        "ERR wrong number of arguments for 'commandlog|get' command"
+    assert err(raw, "COMMANDLOG", "LEN") == \
+        "ERR wrong number of arguments for 'commandlog|len' command"
+    assert err(raw, "COMMANDLOG", "FOO").startswith("ERR unknown subcommand 'FOO'")
+    raw.execute("HELLO", "3")
+    assert raw.execute("COMMANDLOG", "LEN", "LARGE-REPLY").startswith(b":")
+    assert raw.execute("COMMANDLOG", "GET", "0", "slow") == b"*0\r\n"
+
+
+def test_commandlog_help_and_acl(r):
+    help_lines = [line.decode() for line in r.execute_command("COMMANDLOG", "HELP")]
+    assert help_lines[0].startswith("COMMANDLOG <subcommand>")
+    assert "GET <count> <type>" in help_lines and "RESET <type>" in help_lines
+    r.execute_command("ACL", "SETUSER", "noadmin", "on", "nopass", "+@all", "-@admin")
+    r.execute_command("AUTH", "noadmin", "x")
+    assert "no permissions" in call_error(r, "COMMANDLOG", "LEN", "slow")
+    assert r.execute_command("COMMANDLOG", "HELP")
+    r.execute_command("AUTH", "default", "x")
+    r.execute_command("ACL", "DELUSER", "noadmin")
+
+
+def test_commandlog_command_info(plain):
+    # valkey-io/valkey src/commands/commandlog*.json, as of 8.1 - 9.1 (9.2 made the arities
+    # negative for its RECENCY | MAGNITUDE option).
+    admin = ["@admin", "@dangerous", "@slow"]
+    rows = {("get",): 4, ("len",): 3, ("reset",): 3}
+    for (sub,), arity in rows.items():
+        assert info_row(plain, "commandlog", sub) == {
+            "arity": arity, "flags": ["admin", "loading", "stale"], "keys": [0, 0, 0],
+            "acl_categories": admin, "key_specs": []}, sub
+    assert info_row(plain, "commandlog", "help") == {
+        "arity": 2, "flags": ["loading", "stale"], "keys": [0, 0, 0],
+        "acl_categories": ["@slow"], "key_specs": []}
+    assert info_row(plain, "commandlog")["arity"] == -2
+    docs = plain.execute_command("COMMAND", "DOCS", "commandlog")
+    d = dict(zip(docs[1][0::2], docs[1][1::2]))
+    assert d["since"] == "8.1.0" and d["group"] == "server"
