@@ -31,6 +31,7 @@ CommandTable BuildCommandTable() {
   RegisterIntrospectionCommands(table);
   RegisterMemoryCommands(table);
   RegisterLatencyCommands(table);
+  RegisterCommandlogCommands(table);
   RegisterAclCommands(table);
   RegisterClusterClientCommands(table);
   RegisterMigrateCommands(table);

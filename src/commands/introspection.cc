@@ -1,4 +1,4 @@
-// Introspection: COMMAND, CLIENT, INFO, SLOWLOG, MONITOR.
+// Introspection: COMMAND, CLIENT, INFO, MONITOR (SLOWLOG is in commandlog.cc).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,7 +19,6 @@
 #include "server/command_context.h"
 #include "server/info.h"
 #include "server/monitors.h"
-#include "server/slowlog.h"
 #include "server/tracking.h"
 #include "util/clock.h"
 #include "util/glob.h"
@@ -27,13 +26,6 @@
 
 namespace vireo {
 namespace {
-
-// Redis's reply for handlers that parse their own subcommand arguments.
-void ReplySubcommandSyntaxError(CommandContext& ctx) {
-  ctx.reply.Error(
-      fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-                  ctx.arg(1).substr(0, 128), ToUpper(ctx.arg(0))));
-}
 
 // ---------------------------------------------------------------------------------------------
 // COMMAND
@@ -854,59 +846,10 @@ void ClientHelpCommand(CommandContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// INFO, SLOWLOG, MONITOR
+// INFO, MONITOR
 
 void InfoCommand(CommandContext& ctx) {
   ctx.reply.Verbatim(ctx.reports().Info(ctx.argv.subspan(1)));
-}
-
-void SlowlogGetCommand(CommandContext& ctx) {
-  if (ctx.argc() > 3) {
-    ReplySubcommandSyntaxError(ctx);
-    return;
-  }
-  const std::deque<SlowlogEntry>& log = ctx.slowlog().entries();
-  size_t count = 10;
-  if (ctx.argc() == 3) {
-    ArgParser args(ctx, 2);
-    const int64_t n =
-        args.IntInRange(-1, LONG_MAX, "ERR count should be greater than or equal to -1");
-    if (!args.Check()) return;
-    count = n == -1 ? log.size() : static_cast<size_t>(n);
-  }
-  count = std::min(count, log.size());
-  ReplyBuilder& r = ctx.reply;
-  r.Array(count);
-  for (size_t i = 0; i < count; ++i) {
-    const SlowlogEntry& e = log[i];
-    r.Array(6);
-    r.Integer(static_cast<int64_t>(e.id));
-    r.Integer(e.timestamp);
-    r.Integer(e.duration_us);
-    r.Array(e.argv.size());
-    for (const std::string& arg : e.argv) r.Bulk(arg);
-    r.Bulk(e.peer);
-    r.Bulk(e.client_name);
-  }
-}
-
-void SlowlogLenCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(ctx.slowlog().size()));
-}
-
-void SlowlogResetCommand(CommandContext& ctx) {
-  ctx.slowlog().Reset();
-  ctx.reply.Ok();
-}
-
-void SlowlogHelpCommand(CommandContext& ctx) {
-  ReplyHelp(ctx, "SLOWLOG",
-            {"GET [<count>]",
-             "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-             "    Entries are made of:",
-             "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-             "    client name", "LEN", "    Return the length of the slowlog.", "RESET",
-             "    Reset the slowlog."});
 }
 
 void MonitorCommand(CommandContext& ctx) {
@@ -1054,22 +997,6 @@ void RegisterIntrospectionCommands(CommandTable& table) {
   table.Add({"info", -1, kCmdLoading | kCmdStale, Keys(), kAclDangerous, "server", "1.0.0",
              "Returns information and statistics about the server.", "[section [section ...]]",
              InfoCommand, "O(1)"});
-
-  table.Add({"slowlog", -2, 0, Keys(), 0, "server", "2.2.12", "A container for slow log commands.",
-             "", nullptr, "Depends on subcommand."});
-  table.AddSubcommand(
-      "slowlog", {"get", -2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
-                  "Returns the slow log's entries.", "[count]", SlowlogGetCommand,
-                  "O(N) where N is the number of entries returned"});
-  table.AddSubcommand("slowlog", {"help", 2, kCmdLoading | kCmdStale, Keys(), 0, "server", "6.2.0",
-                                  kHelpSummary, "", SlowlogHelpCommand, "O(1)"});
-  table.AddSubcommand(
-      "slowlog", {"len", 2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
-                  "Returns the number of entries in the slow log.", "", SlowlogLenCommand, "O(1)"});
-  table.AddSubcommand(
-      "slowlog", {"reset", 2, kCmdAdmin | kCmdLoading | kCmdStale, Keys(), 0, "server", "2.2.12",
-                  "Clears all entries from the slow log.", "", SlowlogResetCommand,
-                  "O(N) where N is the number of entries in the slowlog"});
 
   table.Add({"monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Keys(), 0, "server",
              "1.0.0", "Listens for all requests received by the server in real-time.", "",

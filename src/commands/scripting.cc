@@ -219,6 +219,17 @@ void ScriptExistsCommand(CommandContext& ctx) {
   }
 }
 
+// SCRIPT SHOW sha1 (Valkey 8.0): the cached body. Valkey's error is its bare NOSCRIPT text,
+// without EVALSHA's "Please use EVAL." hint, for any SHA1 not cached (wrong length included).
+void ScriptShowCommand(CommandContext& ctx) {
+  const CachedScript* script = ctx.scripting().FindScript(ctx.arg(2));
+  if (script == nullptr) {
+    ctx.reply.Error("NOSCRIPT No matching script.");
+    return;
+  }
+  ctx.reply.Bulk(script->body);
+}
+
 void ScriptFlushCommand(CommandContext& ctx) {
   constexpr std::string_view kSyncOrAsync = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
   ArgParser args(ctx, 2);
@@ -299,7 +310,8 @@ void ScriptHelpCommand(CommandContext& ctx) {
              "    * ASYNC: Asynchronously flush the scripts cache.",
              "    * SYNC: Synchronously flush the scripts cache.", "KILL",
              "    Kill the currently executing Lua script.", "LOAD <script>",
-             "    Load a script into the scripts cache without executing it."});
+             "    Load a script into the scripts cache without executing it.", "SHOW <sha1>",
+             "    Show a script from the scripts cache."});
 }
 
 void ScriptContainer(CommandContext& ctx) {
@@ -376,6 +388,11 @@ void RegisterScriptingCommands(CommandTable& table) {
       "script", {"load", 3, kCmdNoScript | kCmdStale, Keys(), kAclScripting, kGroup, "2.6.0",
                  "Loads a server-side Lua script to the script cache.", "script", ScriptLoadCommand,
                  "O(N) with N being the length in bytes of the script body."});
+  // Valkey 8.0's row (src/commands/script-show.json): not in Redis, see docs/valkey-additions.md.
+  table.AddSubcommand("script", {"show", 3, kCmdNoScript | kCmdStale, Keys(),
+                                 kAclKeyspace | kAclRead | kAclScripting | kAclSlow, kGroup,
+                                 "8.0.0", "Show server-side Lua script in the script cache.",
+                                 "sha1", ScriptShowCommand, "O(1)."});
   RegisterFunctionCommands(table);
 }
 

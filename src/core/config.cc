@@ -393,9 +393,20 @@ void Config::Declare() {
   };
   o.push_back(std::move(hz));
 
-  o.push_back(Numeric("slowlog-log-slower-than", "", &ServerConfig::slowlog_log_slower_than, -1,
-                      kLongMax, kMut));
-  o.push_back(Numeric("slowlog-max-len", "", &ServerConfig::slowlog_max_len, 0, kLongMax, kMut));
+  // Valkey 8.1 renamed these commandlog-execution-slower-than and
+  // commandlog-slow-execution-max-len; Redis's names stay canonical, Valkey's are aliases.
+  o.push_back(Numeric("slowlog-log-slower-than", "commandlog-execution-slower-than",
+                      &ServerConfig::slowlog_log_slower_than, -1, kLongMax, kMut));
+  o.push_back(Numeric("slowlog-max-len", "commandlog-slow-execution-max-len",
+                      &ServerConfig::slowlog_max_len, 0, kLongMax, kMut));
+  o.push_back(Numeric("commandlog-request-larger-than", "",
+                      &ServerConfig::commandlog_request_larger_than, -1, kLongMax, kMut));
+  o.push_back(Numeric("commandlog-large-request-max-len", "",
+                      &ServerConfig::commandlog_large_request_max_len, 0, kLongMax, kMut));
+  o.push_back(Numeric("commandlog-reply-larger-than", "",
+                      &ServerConfig::commandlog_reply_larger_than, -1, kLongMax, kMut));
+  o.push_back(Numeric("commandlog-large-reply-max-len", "",
+                      &ServerConfig::commandlog_large_reply_max_len, 0, kLongMax, kMut));
 
   Option save = Special("save", Type::kList, kMut);
   save.get = [](const ServerConfig& c) { return c.save; };

@@ -84,6 +84,11 @@ struct ServerConfig {
   int hz = 10;  // always within 1..500: CONFIG SET accepts any value >= 0 and clamps, like Redis
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
+  // COMMANDLOG's size logs (Valkey 8.1): the threshold in bytes (-1 disables) and the length.
+  int64_t commandlog_request_larger_than = 1024 * 1024;
+  int64_t commandlog_large_request_max_len = 128;
+  int64_t commandlog_reply_larger_than = 1024 * 1024;
+  int64_t commandlog_large_reply_max_len = 128;
   std::string save = "3600 1 300 100 60 10000";  // as CONFIG GET shows save_params
   std::vector<std::pair<int64_t, int64_t>> save_params = {{3600, 1}, {300, 100}, {60, 10000}};
   bool appendonly = false;

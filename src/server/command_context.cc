@@ -28,6 +28,7 @@ Monitors& CommandContext::monitors() const { return server_.monitors(); }
 PubsubEngine& CommandContext::pubsub() const { return server_.pubsub(); }
 ClientEviction& CommandContext::client_eviction() const { return server_.client_eviction(); }
 Slowlog& CommandContext::slowlog() const { return server_.slowlog(); }
+Slowlog& CommandContext::commandlog(CommandlogType type) const { return server_.commandlog(type); }
 CommandClock& CommandContext::command_clock() const { return server_.command_clock(); }
 CommandStatsTable& CommandContext::command_stats() const { return server_.command_stats(); }
 LatencyMonitor& CommandContext::latency() const { return server_.latency(); }

@@ -40,6 +40,7 @@ class Monitors;
 class PubsubEngine;
 class ClientEviction;
 class Slowlog;
+enum class CommandlogType;
 class CommandClock;
 class CommandStatsTable;
 class LatencyMonitor;
@@ -91,36 +92,37 @@ class CommandContext {
   Config& config() const;               // core/config.h: CONFIG GET/SET/REWRITE
   Database& database(int index) const;  // db/database.h: any database by number
   int db_count() const;
-  std::mt19937_64& rng() const;               // random picks (RANDOMKEY, SPOP, ...)
-  ServerStats& stats() const;                 // server/server_stats.h
-  ProcessInfo& process() const;               // server/process_info.h: dirty, run id, hz, ...
-  ClientRegistry& clients() const;            // server/client_registry.h
-  BlockingService& blocking() const;          // server/blocking_service.h
-  ClientPause& client_pause() const;          // server/client_pause.h
-  MemoryView& memory() const;                 // server/memory_view.h
-  EventLoop& loop() const;                    // server/event_loop.h
-  ShutdownControl& shutdown() const;          // server/shutdown.h: SHUTDOWN, SHUTDOWN ABORT
-  ClusterServices& cluster_services() const;  // server/cluster_services.h
-  Tracking& tracking() const;                 // server/tracking.h
-  WatchedKeys& watched_keys() const;          // server/watched_keys.h
-  Monitors& monitors() const;                 // server/monitors.h
-  PubsubEngine& pubsub() const;               // server/pubsub.h
-  ClientEviction& client_eviction() const;    // server/client_eviction.h
-  Slowlog& slowlog() const;                   // server/slowlog.h
-  CommandClock& command_clock() const;        // server/command_clock.h
-  CommandStatsTable& command_stats() const;   // server/command_stats.h
-  LatencyMonitor& latency() const;            // core/latency_monitor.h
-  DebugSettings& debug_settings() const;      // server/debug_settings.h
-  AclRegistry& acl() const;                   // security/acl.h: users and the ACL log
-  AclService acl_service() const;             // server/acl_server.h
-  ServerReports reports() const;              // server/info.h: INFO, CLIENT LIST lines, memory
-  Scripting& scripting() const;               // scripting/scripting.h
-  PersistenceHost& persistence() const;       // persistence/snapshot.h's operations take it
-  Aof& aof() const;                           // persistence/aof.h
-  Replication& replication() const;           // replication/replication.h
-  Propagator& propagator() const;             // core/propagator.h
-  ChildProcesses& children() const;           // core/child_processes.h: forked children
-  TlsContext& tls() const;                    // security/tls.h
+  std::mt19937_64& rng() const;                    // random picks (RANDOMKEY, SPOP, ...)
+  ServerStats& stats() const;                      // server/server_stats.h
+  ProcessInfo& process() const;                    // server/process_info.h: dirty, run id, hz, ...
+  ClientRegistry& clients() const;                 // server/client_registry.h
+  BlockingService& blocking() const;               // server/blocking_service.h
+  ClientPause& client_pause() const;               // server/client_pause.h
+  MemoryView& memory() const;                      // server/memory_view.h
+  EventLoop& loop() const;                         // server/event_loop.h
+  ShutdownControl& shutdown() const;               // server/shutdown.h: SHUTDOWN, SHUTDOWN ABORT
+  ClusterServices& cluster_services() const;       // server/cluster_services.h
+  Tracking& tracking() const;                      // server/tracking.h
+  WatchedKeys& watched_keys() const;               // server/watched_keys.h
+  Monitors& monitors() const;                      // server/monitors.h
+  PubsubEngine& pubsub() const;                    // server/pubsub.h
+  ClientEviction& client_eviction() const;         // server/client_eviction.h
+  Slowlog& slowlog() const;                        // server/slowlog.h
+  Slowlog& commandlog(CommandlogType type) const;  // COMMANDLOG's logs, server/slowlog.h
+  CommandClock& command_clock() const;             // server/command_clock.h
+  CommandStatsTable& command_stats() const;        // server/command_stats.h
+  LatencyMonitor& latency() const;                 // core/latency_monitor.h
+  DebugSettings& debug_settings() const;           // server/debug_settings.h
+  AclRegistry& acl() const;                        // security/acl.h: users and the ACL log
+  AclService acl_service() const;                  // server/acl_server.h
+  ServerReports reports() const;                   // server/info.h: INFO, CLIENT LIST lines, memory
+  Scripting& scripting() const;                    // scripting/scripting.h
+  PersistenceHost& persistence() const;            // persistence/snapshot.h's operations take it
+  Aof& aof() const;                                // persistence/aof.h
+  Replication& replication() const;                // replication/replication.h
+  Propagator& propagator() const;                  // core/propagator.h
+  ChildProcesses& children() const;                // core/child_processes.h: forked children
+  TlsContext& tls() const;                         // security/tls.h
   cluster::ClusterState* cluster() const;    // cluster/cluster_state.h; nullptr unless cluster mode
   cluster::ClusterBus* cluster_bus() const;  // cluster/bus.h; nullptr unless cluster mode
   const CommandTable& commands() const;      // core/command_table.h

@@ -135,6 +135,24 @@ bool ScriptDeniedWhenStale(Scripting& scripting, const CommandSpec& spec,
   return !args[1].starts_with("#!");
 }
 
+size_t DecimalDigits(size_t n) {
+  size_t digits = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+// The command's size as a RESP multibulk request (what COMMANDLOG large-request measures):
+// "*<argc>\r\n" and "$<len>\r\n<arg>\r\n" per argument. An inline command or one a script
+// ran is measured as if it had been sent that way.
+size_t RequestBytes(std::span<const std::string_view> argv) {
+  size_t bytes = 3 + DecimalDigits(argv.size());
+  for (std::string_view arg : argv) bytes += 5 + DecimalDigits(arg.size()) + arg.size();
+  return bytes;
+}
+
 }  // namespace
 
 void Server::ExecuteCommand(Client& client, std::span<const std::string_view> argv) {
@@ -495,6 +513,8 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   error_mark_ = stats_.total_error_replies;
   uint64_t start = CpuTicks();
   uint64_t dirty_before = dirty_;
+  // COMMANDLOG large-reply: what this command appended to the reply buffer.
+  const size_t reply_mark = ctx.reply.buffer()->size();
   const uint64_t propagation_token = propagator_.BeginCall();
   // Whose command this is: a nested call runs for the client of the command around it (EXEC's
   // commands, a script's) unless it comes from a client of its own (DEBUG LOADAOF's replay
@@ -571,7 +591,14 @@ void Server::Call(Client& client, const CommandSpec& spec, std::span<const std::
   latency_.AddSampleIfNeeded(spec.has(kCmdFast) ? "fast-command" : "command", duration / 1000);
   ++stats_.total_commands_processed;
   ++client.commands_processed;
-  if (!spec.has(kCmdSkipSlowlog)) AddToSlowlog(client, argv, duration);
+  if (!spec.has(kCmdSkipSlowlog)) {
+    AddToSlowlog(client, argv, duration);
+    const size_t reply_end = ctx.reply.buffer()->size();
+    // A buffer written out and compacted meanwhile holds only the tail of the reply.
+    const size_t reply_bytes = reply_end >= reply_mark ? reply_end - reply_mark : reply_end;
+    AddToSizeLogs(client, argv, static_cast<int64_t>(RequestBytes(argv)),
+                  static_cast<int64_t>(reply_bytes));
+  }
 }
 
 std::optional<uint32_t> Server::ScriptDeclaredFlags(const CommandSpec& spec,

@@ -151,6 +151,17 @@ class Server : public KeyspaceListener,
   ClientEviction& client_eviction() { return client_eviction_; }
   // SLOWLOG (src/server/slowlog.h).
   Slowlog& slowlog() { return slowlog_; }
+  // COMMANDLOG's logs; kSlow is the SLOWLOG.
+  Slowlog& commandlog(CommandlogType type) {
+    switch (type) {
+      case CommandlogType::kLargeRequest:
+        return large_request_log_;
+      case CommandlogType::kLargeReply:
+        return large_reply_log_;
+      default:
+        return slowlog_;
+    }
+  }
 
   // Clients blocked on keys (src/server/blocking_service.h, src/server/blocking_clients.cc).
   BlockingService& blocking() { return *this; }
@@ -361,6 +372,15 @@ class Server : public KeyspaceListener,
                     int64_t duration_us) {
     slowlog_.Add(client, argv, duration_us, config_.values().slowlog_log_slower_than,
                  config_.values().slowlog_max_len);
+  }
+  // COMMANDLOG large-request / large-reply: the command's request and reply sizes in bytes.
+  void AddToSizeLogs(const Client& client, std::span<const std::string_view> argv,
+                     int64_t request_bytes, int64_t reply_bytes) {
+    const ServerConfig& c = config_.values();
+    large_request_log_.Add(client, argv, request_bytes, c.commandlog_request_larger_than,
+                           c.commandlog_large_request_max_len);
+    large_reply_log_.Add(client, argv, reply_bytes, c.commandlog_reply_larger_than,
+                         c.commandlog_large_reply_max_len);
   }
 
   // ScriptHost (src/scripting/script_host.h), in src/server/script_host.cc: the script's
@@ -588,6 +608,8 @@ class Server : public KeyspaceListener,
   ClientEviction client_eviction_{*this};
   WatchedKeys watched_keys_{dbs_};
   Slowlog slowlog_;
+  Slowlog large_request_log_;
+  Slowlog large_reply_log_;
   ServerStats stats_;
   uint64_t next_client_id_ = 1;
   int64_t start_time_ms_ = 0;

@@ -14,10 +14,14 @@ namespace vireo {
 
 class Client;
 
+// COMMANDLOG (Valkey 8.1) keeps three logs of this one shape: the slow log (SLOWLOG's own, as
+// in Valkey), and those of large requests and large replies, whose value is a size in bytes.
+enum class CommandlogType { kSlow = 0, kLargeRequest = 1, kLargeReply = 2 };
+
 struct SlowlogEntry {
   uint64_t id;
-  int64_t timestamp;  // unix seconds
-  int64_t duration_us;
+  int64_t timestamp;    // unix seconds
+  int64_t duration_us;  // the logged value: bytes in the large-request and large-reply logs
   std::vector<std::string> argv;
   std::string peer;
   std::string client_name;

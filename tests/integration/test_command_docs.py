@@ -327,6 +327,9 @@ REDIS_8_COMMANDS = {"xackdel", "xdelex", "xcfgset", "xnack", "xidmprecord", "hex
                     "bitrangeintarray"}
 # Redis 8.10 - 8.12's list and sorted-set moves.
 REDIS_8_COMMANDS |= {"lmovem", "blmovem", "zmove", "bzmove", "zmovemember"}
+# Valkey 8.0-9.1's non-cluster additions (docs/valkey-additions.md).
+REDIS_8_COMMANDS |= {"script|show", "commandlog", "commandlog|get", "commandlog|help",
+                     "commandlog|len", "commandlog|reset"}
 
 
 def test_every_command_is_a_redis_command(r):

@@ -21,6 +21,9 @@ REDIS8_ROWS = {name for name in json.loads(
     if not name.startswith("_")} | {"delifeq"}
 # Redis 8.12's sorted-set moves, after 8.10's table: checked in test_zset_moves.py.
 REDIS8_ROWS |= {"zmove", "bzmove", "zmovemember"}
+# Valkey 8.0-9.1's additions: checked against Valkey's table in test_valkey_additions.py.
+REDIS8_ROWS |= {"script|show", "commandlog", "commandlog|get", "commandlog|help",
+                "commandlog|len", "commandlog|reset"}
 
 REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")

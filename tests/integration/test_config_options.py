@@ -201,12 +201,18 @@ ONLY_72 = {"locale-collate", "set-max-listpack-entries", "set-max-listpack-value
 # Hidden in 7.2 but listed by 7.0's CONFIG GET *.
 HIDDEN_72 = {name for name, flags, *_ in REDIS72 if "h" in flags}
 # Newer than Redis 7.2 (Redis 8.6 stream idempotency).
-NEWER = {"stream-idmp-duration", "stream-idmp-maxsize"}
+NEWER = {"stream-idmp-duration", "stream-idmp-maxsize",
+         # Valkey 8.1's COMMANDLOG (docs/valkey-additions.md).
+         "commandlog-request-larger-than", "commandlog-large-request-max-len",
+         "commandlog-reply-larger-than", "commandlog-large-reply-max-len"}
+# Valkey 8.1's names of the slow log's options (Redis 7.0 has neither).
+VALKEY_ALIASES = {"commandlog-execution-slower-than", "commandlog-slow-execution-max-len"}
 ALIASES = {"slaveof", "slave-lazy-flush", "slave-serve-stale-data", "slave-read-only",
            "slave-ignore-maxmemory", "slave-priority", "slave-announce-ip", "slave-announce-port",
            "min-slaves-to-write", "min-slaves-max-lag", "repl-ping-slave-period",
            "list-max-ziplist-size", "hash-max-ziplist-entries", "hash-max-ziplist-value",
-           "zset-max-ziplist-entries", "zset-max-ziplist-value", "lua-time-limit"}
+           "zset-max-ziplist-entries", "zset-max-ziplist-value", "lua-time-limit",
+           *VALKEY_ALIASES}
 # Set by another part of the work (the TLS options' runtime mutability is in progress there).
 NOT_MINE = {"tls-port"}
 
@@ -528,7 +534,8 @@ def test_names_and_defaults_match_redis_server_70():
             h.cleanup()
     ours_names = {n for n in ours if not n.startswith("cluster-")}
     theirs_names = {n for n in theirs if not n.startswith("cluster-")}
-    expected = (theirs_names - HIDDEN_72) | (ONLY_72 - {"cluster-announce-human-nodename"}) | NEWER
+    expected = ((theirs_names - HIDDEN_72) | (ONLY_72 - {"cluster-announce-human-nodename"}) | NEWER
+                | VALKEY_ALIASES)
     assert ours_names == expected
     # Same defaults, except where the setting depends on the process or differs on purpose.
     differs = {
