@@ -1,5 +1,6 @@
 // XREAD and XREADGROUP, and their blocking forms, including XREADGROUP ... CLAIM (Redis 8.4):
-// a reader that first takes over idle pending entries of its group, then reads new ones.
+// a reader that first takes over idle pending entries of its group, then reads new ones, and
+// MAXCOUNT / MAXSIZE (Redis 8.10): one budget of entries and reply bytes for the whole command.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +27,8 @@ struct ReadArgs {
   bool group_mode = false;  // XREADGROUP
   int64_t timeout_ms = -1;  // -1: no BLOCK
   int64_t count = 0;        // 0: no limit
+  int64_t max_count = 0;    // MAXCOUNT; 0: none
+  int64_t max_size = 0;     // MAXSIZE; 0: none
   bool noack = false;
   int64_t claim_min_idle = -1;  // -1: no CLAIM
   std::string_view group;
@@ -55,6 +58,12 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
       args->timeout_ms = p.TimeoutMs(ctx.db.now_ms());
     } else if (p.OptionName("COUNT")) {
       args->count = std::max<int64_t>(p.Int(), 0);
+    } else if (p.OptionName("MAXCOUNT")) {
+      args->max_count = p.Int();
+      if (args->max_count <= 0) p.Fail("ERR MAXCOUNT must be a positive integer");
+    } else if (p.OptionName("MAXSIZE")) {
+      args->max_size = p.Int();
+      if (args->max_size <= 0) p.Fail("ERR MAXSIZE must be a positive integer");
     } else if (p.OptionName("STREAMS")) {
       args->streams_at = p.pos();
       size_t n = p.remaining();
@@ -85,8 +94,39 @@ bool ParseReadArgs(CommandContext& ctx, bool group_mode, ReadArgs* args) {
   }
   if (args->streams_at == 0) p.SyntaxError();
   if (group_mode && !has_group) p.Fail("ERR Missing GROUP option for XREADGROUP");
+  // MAXCOUNT caps the sum of per-stream COUNTs, so a smaller one is a contradiction.
+  if (args->max_count > 0 && args->count > args->max_count) {
+    p.Fail("ERR MAXCOUNT must be greater than or equal to COUNT");
+  }
   return p.Check();
 }
+
+// What is left of MAXCOUNT / MAXSIZE while the streams are served in order. MAXSIZE is checked
+// before each entry against the reply bytes already written, and only once an entry is out, so
+// one entry larger than MAXSIZE is still returned rather than an empty reply.
+class ReadBudget {
+ public:
+  static constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();
+  ReadBudget(const ReadArgs& args, ReplyBuilder& reply)
+      : max_count_(args.max_count > 0 ? static_cast<size_t>(args.max_count) : kUnlimited),
+        max_size_(args.max_size > 0 ? static_cast<size_t>(args.max_size) : kUnlimited),
+        reply_(reply),
+        start_(reply.DeferLength()) {}
+  bool Exhausted() const {
+    if (entries_ >= max_count_) return true;
+    return entries_ > 0 && max_size_ != kUnlimited && reply_.DeferLength() - start_ >= max_size_;
+  }
+  // How many more entries MAXCOUNT allows, within `limit` (kUnlimited: none).
+  size_t Cap(size_t limit) const { return std::min(limit, max_count_ - entries_); }
+  void Took() { ++entries_; }
+
+ private:
+  size_t max_count_;
+  size_t max_size_;
+  ReplyBuilder& reply_;
+  size_t start_;
+  size_t entries_ = 0;
+};
 
 // Serves an XREAD waiter once its stream has an entry after the ID it reads after.
 class XReadCondition : public WaitCondition {
@@ -229,7 +269,7 @@ void ReplyClaimEntry(ReplyBuilder& reply, const StreamEntryView& e, int64_t idle
 // as XGROUP SETID: exactly Redis 7.2's propagation. The caller opens the reply array.
 size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
                         std::string_view key, std::string_view group, size_t limit, bool noack,
-                        bool claim_format) {
+                        bool claim_format, ReadBudget& budget) {
   StreamID start = g.last_id;
   size_t n = 0;
   bool moved = false;
@@ -237,7 +277,9 @@ size_t ReplyNewForGroup(CommandContext& ctx, Stream& s, ConsumerGroup& g, Stream
   if (limit > 0 && start.Increment()) {
     Stream::Iterator it(s, start, StreamID::Max(), false);
     StreamEntryView e;
-    while (n < limit && it.Next(&e)) {
+    // The budget is checked before taking an entry: one not sent stays undelivered.
+    while (n < limit && !budget.Exhausted() && it.Next(&e)) {
+      budget.Took();
       if (e.id > g.last_id) {
         if (g.entries_read != ConsumerGroup::kInvalidEntriesRead &&
             !s.RangeHasTombstones(e.id, StreamID::Max())) {
@@ -319,8 +361,13 @@ std::vector<PendingEntry*> CollectClaimable(CommandContext& ctx, Stream& s, Cons
 // shown are the ones before this delivery (a NACKed entry has no delivery time: -1).
 size_t ReplyClaimed(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamConsumer& consumer,
                     std::string_view key, std::string_view group,
-                    const std::vector<PendingEntry*>& entries, int64_t now) {
+                    const std::vector<PendingEntry*>& entries, int64_t now, ReadBudget& budget) {
+  size_t n = 0;
   for (PendingEntry* p : entries) {
+    // Over MAXSIZE: the rest stay pending as they were.
+    if (budget.Exhausted()) break;
+    budget.Took();
+    ++n;
     int64_t idle = p->nacked() ? -1 : std::max<int64_t>(ElapsedMs(now, p->delivery_time_ms), 0);
     uint64_t previous = p->delivery_count;
     s.Range(p->id, p->id, false, 1, [&](const StreamEntryView& e) {
@@ -333,19 +380,20 @@ size_t ReplyClaimed(CommandContext& ctx, Stream& s, ConsumerGroup& g, StreamCons
     consumer.active_time_ms = now;
     ctx.PropagateInstead(XClaimPropagation(key, group, g, *p, p->id.ToString()));
   }
-  return entries.size();
+  return n;
 }
 
 // XREADGROUP with an ID: the consumer's own pending entries after `after`; entries deleted from
 // the stream meanwhile show as [id, nil].
 void ReplyConsumerHistory(CommandContext& ctx, Stream& s, StreamConsumer& consumer, StreamID after,
-                          size_t count) {
+                          size_t count, ReadBudget& budget) {
   size_t mark = ctx.reply.DeferLength();
   size_t n = 0;
   if (after.Increment()) {
     int64_t now = CommandTimeMs(ctx);
     for (auto it = consumer.pel.lower_bound(after);
-         it != consumer.pel.end() && (count == 0 || n < count); ++it) {
+         it != consumer.pel.end() && (count == 0 || n < count) && !budget.Exhausted(); ++it) {
+      budget.Took();
       PendingEntry* pending = it->second;
       size_t found = s.Range(it->first, it->first, false, 1, [&](const StreamEntryView& e) {
         ReplyEntry(ctx.reply, e);
@@ -434,7 +482,8 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
   // of COUNT entries (claimed and new together, across the streams in order); other streams
   // keep the per-stream COUNT of a plain read.
   bool claim = group_mode && args.claim_min_idle >= 0;
-  constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();
+  constexpr size_t kUnlimited = ReadBudget::kUnlimited;
+  ReadBudget budget(args, ctx.reply);
   size_t per_stream = args.count == 0 ? kUnlimited : static_cast<size_t>(args.count);
   size_t claim_budget = per_stream;
   size_t served = 0;
@@ -475,8 +524,8 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
         }
         if (claim) {
           claim_here = true;
-          claimable =
-              CollectClaimable(ctx, s, g, key, args.group, args.claim_min_idle, claim_budget, now);
+          claimable = CollectClaimable(ctx, s, g, key, args.group, args.claim_min_idle,
+                                       budget.Cap(claim_budget), now);
           serve = claim_budget > 0 && (serve || !claimable.empty());
         }
       }
@@ -484,7 +533,8 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
       StreamID last;
       serve = s.LastEntryId(&last) && last > after;
     }
-    if (!serve) continue;
+    // Streams after the budget ran out are left out of the reply, as streams with nothing new.
+    if (!serve || budget.Exhausted()) continue;
     if (served++ == 0) mark = ctx.reply.DeferLength();
     if (ctx.reply.resp3()) {
       ctx.reply.Bulk(key);
@@ -497,22 +547,26 @@ void ReadGeneric(CommandContext& ctx, bool group_mode) {
       size_t m = ctx.reply.DeferLength();
       size_t n = 0;
       if (start.Increment()) {
-        n = s.Range(start, StreamID::Max(), false, static_cast<size_t>(args.count),
-                    [&](const StreamEntryView& e) {
-                      ReplyEntry(ctx.reply, e);
-                      return true;
-                    });
+        Stream::Iterator it(s, start, StreamID::Max(), false);
+        StreamEntryView e;
+        while (n < per_stream && !budget.Exhausted() && it.Next(&e)) {
+          ReplyEntry(ctx.reply, e);
+          budget.Took();
+          ++n;
+        }
       }
       ctx.reply.SetDeferredArray(m, n);
     } else if (history) {
-      ReplyConsumerHistory(ctx, s, *consumer, after, static_cast<size_t>(args.count));
+      ReplyConsumerHistory(ctx, s, *consumer, after, static_cast<size_t>(args.count), budget);
       GroupStateWritten(ctx);
     } else {
       size_t m = ctx.reply.DeferLength();
       size_t limit = claim_here ? claim_budget : per_stream;
-      size_t n = ReplyClaimed(ctx, s, *groups[i], *consumer, key, args.group, claimable, now);
+      size_t n =
+          ReplyClaimed(ctx, s, *groups[i], *consumer, key, args.group, claimable, now, budget);
       n += ReplyNewForGroup(ctx, s, *groups[i], *consumer, key, args.group,
-                            limit == kUnlimited ? kUnlimited : limit - n, args.noack, claim_here);
+                            limit == kUnlimited ? kUnlimited : limit - n, args.noack, claim_here,
+                            budget);
       if (claim_here && claim_budget != kUnlimited) claim_budget -= n;
       ctx.reply.SetDeferredArray(m, n);
       GroupStateWritten(ctx);
@@ -576,7 +630,8 @@ std::vector<size_t> ReadKeys(std::span<const std::string_view> argv) {
     }
     if (IsArg(argv[i], "GROUP")) {
       i += 2;
-    } else if (IsArg(argv[i], "BLOCK") || IsArg(argv[i], "COUNT") || IsArg(argv[i], "CLAIM")) {
+    } else if (IsArg(argv[i], "BLOCK") || IsArg(argv[i], "COUNT") || IsArg(argv[i], "CLAIM") ||
+               IsArg(argv[i], "MAXCOUNT") || IsArg(argv[i], "MAXSIZE")) {
       ++i;
     }
   }
@@ -588,25 +643,30 @@ std::vector<size_t> ReadKeys(std::span<const std::string_view> argv) {
 void RegisterStreamReadCommands(CommandTable& table) {
   constexpr const char* kGroup = "stream";
   table.Add({"xread", -4, kCmdReadonly | kCmdBlocking,
-             Keys(KeysAfter("STREAMS", 1, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
-             "5.0.0",
+             Keys(KeysAfter("STREAMS", 1, -1, 1, 2, kKeyRO | kKeyAccess | kKeyIncomplete)),
+             kAclStream, kGroup, "5.0.0",
              "Returns messages from multiple streams with IDs greater than the ones requested. "
              "Blocks until a message is available otherwise.",
-             "[COUNT count] [BLOCK milliseconds] <STREAMS key [key ...] id:string [id:string ...]>",
+             "[COUNT count] [MAXCOUNT maxcount:integer] [MAXSIZE maxsize:integer] [BLOCK "
+             "milliseconds] <STREAMS "
+             "key [key ...] id:string [id:string ...]>",
              XReadCommand, "", ReadKeys});
-  table.Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking,
-             Keys(KeysAfter("STREAMS", 4, -1, 1, 2, kKeyRO | kKeyAccess)), kAclStream, kGroup,
-             "5.0.0",
-             "Returns new or historical messages from a stream for a consumer in a group. Blocks "
-             "until a message is available otherwise.",
-             "group-block=<GROUP group consumer> [COUNT count] [BLOCK milliseconds] "
-             "[CLAIM min-idle-time] [NOACK] <STREAMS key [key ...] id:string [id:string ...]>",
-             XReadGroupCommand,
-             "For each stream mentioned: O(M) with M being the number of elements returned. If M "
-             "is constant (e.g. always asking for the first 10 elements with COUNT), you can "
-             "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) "
-             "time in order to serve the N clients blocked on the stream getting new data.",
-             ReadKeys});
+  table.Add(
+      {"xreadgroup", -7, kCmdWrite | kCmdBlocking,
+       Keys(KeysAfter("STREAMS", 4, -1, 1, 2, kKeyRO | kKeyAccess | kKeyIncomplete)), kAclStream,
+       kGroup, "5.0.0",
+       "Returns new or historical messages from a stream for a consumer in a group. Blocks "
+       "until a message is available otherwise.",
+       "group-block=<GROUP group consumer> [COUNT count] [MAXCOUNT maxcount:integer] "
+       "[MAXSIZE maxsize:integer] "
+       "[BLOCK milliseconds] "
+       "[CLAIM min-idle-time:integer] [NOACK] <STREAMS key [key ...] id:string [id:string ...]>",
+       XReadGroupCommand,
+       "For each stream mentioned: O(M) with M being the number of elements returned. If M "
+       "is constant (e.g. always asking for the first 10 elements with COUNT), you can "
+       "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) "
+       "time in order to serve the N clients blocked on the stream getting new data.",
+       ReadKeys});
 }
 
 }  // namespace vireo

@@ -196,8 +196,8 @@ void SetGeneric(CommandContext& ctx, std::string_view key, std::string_view valu
   if (!looked_up) {
     entry = ctx.db.Set(key, Value::String(value), keep_ttl);
   } else if (entry != nullptr) {
-    entry->value = Value::String(value);
-    if (!keep_ttl) ctx.db.Persist(entry);
+    // Through Set, like the path above, so the overwrite raises "overwritten"/"type_changed".
+    entry = ctx.db.Set(key, Value::String(value), keep_ttl);
   } else {
     entry = ctx.db.Add(key, Value::String(value));
   }
@@ -283,12 +283,8 @@ void GetCommand(CommandContext& ctx) {
 void GetsetCommand(CommandContext& ctx) {
   DbEntry* entry;
   if (!ReplyGet(ctx, ctx.arg(1), &entry)) return;
-  if (entry != nullptr) {
-    entry->value = Value::String(ctx.arg(2));
-    ctx.db.Persist(entry);
-  } else {
-    ctx.db.Add(ctx.arg(1), Value::String(ctx.arg(2)));
-  }
+  // Set replaces the value and drops the TTL; an existing key raises "overwritten".
+  ctx.db.Set(ctx.arg(1), Value::String(ctx.arg(2)));
   KeyWritten(ctx, ctx.arg(1));
   Notify(ctx, kNotifyString, "set", ctx.arg(1));
   ctx.PropagateInstead({"SET", std::string(ctx.arg(1)), std::string(ctx.arg(2))});

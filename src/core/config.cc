@@ -143,9 +143,11 @@ struct EventLetter {
   uint32_t flag;
 };
 constexpr EventLetter kClassLetters[] = {
-    {'g', kNotifyGeneric}, {'$', kNotifyString}, {'l', kNotifyList},    {'s', kNotifySet},
-    {'h', kNotifyHash},    {'z', kNotifyZset},   {'x', kNotifyExpired}, {'e', kNotifyEvicted},
-    {'t', kNotifyStream},  {'d', kNotifyModule}, {'n', kNotifyNew},
+    {'g', kNotifyGeneric},     {'$', kNotifyString},  {'l', kNotifyList},
+    {'s', kNotifySet},         {'h', kNotifyHash},    {'z', kNotifyZset},
+    {'x', kNotifyExpired},     {'e', kNotifyEvicted}, {'t', kNotifyStream},
+    {'d', kNotifyModule},      {'n', kNotifyNew},     {'o', kNotifyOverwritten},
+    {'c', kNotifyTypeChanged},
 };
 
 bool ParseKeyspaceEvents(std::string_view s, uint32_t* out) {
@@ -180,8 +182,8 @@ bool ParseKeyspaceEvents(std::string_view s, uint32_t* out) {
 std::string FormatKeyspaceEvents(uint32_t flags) {
   std::string out;
   if ((flags & kNotifyAll) == kNotifyAll) {
-    // Redis prints a bare "A" here and so never shows 'n' next to it ("AKEn" reads back as
-    // "AKE"); the flag itself stays set.
+    // Redis prints a bare "A" here and so never shows 'n', 'o' or 'c' next to it ("AKEn" reads
+    // back as "AKE"); the flags themselves stay set.
     out += 'A';
   } else {
     for (const EventLetter& l : kClassLetters) {
@@ -545,7 +547,7 @@ void Config::Declare() {
   notify.set = [](ServerConfig& c, const std::vector<std::string>& args) {
     uint32_t flags;
     if (!ParseKeyspaceEvents(args[0], &flags)) {
-      return std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+      return std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdnoc'.");
     }
     c.notify_keyspace_flags = flags;
     c.notify_keyspace_events = FormatKeyspaceEvents(flags);

@@ -33,7 +33,10 @@ enum KeyspaceEventFlag : uint32_t {
   kNotifyKeyMiss = 1u << 11,  // m (not included in A)
   kNotifyModule = 1u << 12,   // d
   kNotifyNew = 1u << 13,      // n (not included in A)
-  // A: every class except m and n, as in Redis.
+  // Redis 8.2: a key's value replaced by a write that sets it, and that write changing its type.
+  kNotifyOverwritten = 1u << 14,  // o (not included in A)
+  kNotifyTypeChanged = 1u << 15,  // c (not included in A)
+  // A: every class except m, n, o and c, as in Redis.
   kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet | kNotifyHash |
                kNotifyZset | kNotifyExpired | kNotifyEvicted | kNotifyStream | kNotifyModule,
 };

@@ -263,6 +263,8 @@ DbEntry* Database::Add(std::string_view key, Value value) {
 DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   DbEntry* entry = Find(key);
   if (entry == nullptr) return Add(key, std::move(value));
+  const ValueType old_type = entry->value.type();
+  const ValueType new_type = value.type();
   if (options_->lazy_server_del && options_->freer != nullptr && LazyFreer::WorthIt(entry->value)) {
     Value old = std::move(entry->value);
     entry->value = std::move(value);
@@ -272,7 +274,10 @@ DbEntry* Database::Set(std::string_view key, Value value, bool keep_ttl) {
   }
   if (!keep_ttl) Persist(entry);
   NoteFieldTtls(entry);
-  if (listener_ != nullptr) listener_->OnKeyAdded(index_, key);
+  if (listener_ != nullptr) {
+    listener_->OnKeyOverwritten(index_, key, old_type, new_type);
+    listener_->OnKeyAdded(index_, key);
+  }
   return entry;
 }
 

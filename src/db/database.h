@@ -70,6 +70,11 @@ class KeyspaceListener {
   virtual void OnKeyAdded(int db, std::string_view key) = 0;
   // A key that didn't exist was created (keyspace event "new"). Called before OnKeyAdded.
   virtual void OnKeyCreated(int db, std::string_view key) {}
+  // An existing key's value was replaced whole by a write that sets the key (SET, MSET, the
+  // *STORE commands...: Set, not an in-place change); keyspace events "overwritten" and, when
+  // the type differs, "type_changed". Called before OnKeyAdded.
+  virtual void OnKeyOverwritten(int db, std::string_view key, ValueType old_type,
+                                ValueType new_type) {}
   // Fields of the hash at `key` were deleted because their TTL passed (lazily on lookup or by
   // the active cycle); key_deleted: that emptied the hash and the key is gone.
   virtual void OnHashFieldsExpired(int db, std::string_view key,

@@ -1237,6 +1237,12 @@ void Server::OnKeyCreated(int db, std::string_view key) {
   NotifyKeyspaceEvent(*this, kNotifyNew, "new", key, db);
 }
 
+void Server::OnKeyOverwritten(int db, std::string_view key, ValueType old_type,
+                              ValueType new_type) {
+  NotifyKeyspaceEvent(*this, kNotifyOverwritten, "overwritten", key, db);
+  if (old_type != new_type) NotifyKeyspaceEvent(*this, kNotifyTypeChanged, "type_changed", key, db);
+}
+
 void Server::OnKeyAdded(int db, std::string_view key) { blocking_.SignalKeyAsReady(db, key); }
 
 void Server::ResetClientState(Client& client) {

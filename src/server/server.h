@@ -253,6 +253,8 @@ class Server : public KeyspaceListener,
   void OnKeyExpired(int db, std::string_view key) override;
   void OnKeyAdded(int db, std::string_view key) override;
   void OnKeyCreated(int db, std::string_view key) override;
+  void OnKeyOverwritten(int db, std::string_view key, ValueType old_type,
+                        ValueType new_type) override;
   void OnHashFieldsExpired(int db, std::string_view key, std::span<const std::string> fields,
                            bool key_deleted) override;
 

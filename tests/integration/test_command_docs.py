@@ -384,7 +384,9 @@ def arg_names(args, prefix=""):
     ("latency|histogram", ["command"]),
     ("xack", ["key", "group", "id"]),
     ("xdel", ["key", "id"]),
-    ("xread", ["count", "milliseconds", "streams", "streams.key", "streams.id"]),
+    # MAXCOUNT and MAXSIZE: Redis 8.10.
+    ("xread", ["count", "maxcount", "maxsize", "milliseconds", "streams", "streams.key",
+               "streams.id"]),
 ])
 def test_docs_argument_names_as_redis_72(r, name, expected):
     assert arg_names(arg_tree(docs_of(r, name)[b"arguments"])) == expected

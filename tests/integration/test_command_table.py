@@ -102,6 +102,13 @@ KNOWN_72_CHANGES = {
     # 7.2 serves the slot map while loading.
     "cluster|shards": {"flags": ["loading", "stale"]},
     "cluster|slots": {"flags": ["loading", "stale"]},
+    # Redis 8.10 marks XREAD/XREADGROUP's key spec incomplete (a key named STREAMS can shift the
+    # keyword), as its own table has it (test_command_table_redis8.py).
+    **{name: {"key_specs": [{
+        "notes": "", "flags": ["RO", "access", "incomplete"],
+        "begin_search": {"type": "keyword", "spec": {"keyword": "STREAMS", "startfrom": start}},
+        "find_keys": {"type": "range", "spec": {"lastkey": -1, "keystep": 1, "limit": 2}}}]}
+       for name, start in (("xread", 1), ("xreadgroup", 4))},
 }
 
 # Commands Redis 7.0 lacks: 7.2 (WAITAOF, CLIENT NO-TOUCH, CLIENT SETINFO) and Redis 8.x stream
@@ -183,6 +190,10 @@ GETKEYS_CALLS = [
 KNOWN_72_GETKEYS = {
     "GET": "error: Invalid number of arguments specified for command",
     "PING": "error: The command has no key arguments",
+    # Redis 8.10's incomplete XREAD/XREADGROUP key spec (see KNOWN_72_CHANGES).
+    "XREAD COUNT 2 STREAMS s1 s2 0 0": [["s1", ["RO", "access", "incomplete"]],
+                                        ["s2", ["RO", "access", "incomplete"]]],
+    "XREADGROUP GROUP g c STREAMS s >": [["s", ["RO", "access", "incomplete"]]],
 }
 
 
@@ -266,6 +277,8 @@ KNOWN_DOCS_DIFFERENCES = {
     "set", "hscan", "zscan",
     # AGGREGATE COUNT (8.8).
     "zunion", "zinter", "zunionstore", "zinterstore",
+    # XREAD MAXCOUNT / MAXSIZE (8.10).
+    "xread",
 }
 
 

@@ -224,6 +224,12 @@ SCENARIOS = {
 
 def run_scenario(handle, name):
     flags, setup, commands, _ = SCENARIOS[name]
+    return run_events(handle, flags, setup, commands)
+
+
+def run_events(handle, flags, setup, commands, keyspace=False):
+    """The events `commands` publish with notify-keyspace-events `flags`, after `setup`; a
+    command's error is ignored."""
     r = handle.client()
     r.flushall()
     r.config_set("notify-keyspace-events", "")
@@ -237,7 +243,7 @@ def run_scenario(handle, name):
                 r.execute_command(*command)
             except redis.ResponseError:
                 pass
-        return log.collect()
+        return log.collect(keyspace=keyspace)
     finally:
         r.config_set("notify-keyspace-events", "")
         log.close()
@@ -334,7 +340,7 @@ def test_config_notify_keyspace_events(r):
             r.config_set("notify-keyspace-events", "Z")
         assert str(exc.value) == (
             "CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid "
-            "event class character. Use 'Ag$lshzxeKEtmdn'.")
+            "event class character. Use 'Ag$lshzxeKEtmdnoc'.")
     finally:
         r.config_set("notify-keyspace-events", "")
 

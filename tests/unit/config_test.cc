@@ -460,7 +460,7 @@ TEST_F(ConfigTest, SetValidationMessages) {
       failed("appendfsync", "argument(s) must be one of the following: everysec, always, no"));
   EXPECT_EQ(
       c.Set({{"notify-keyspace-events", "Q"}}),
-      failed("notify-keyspace-events", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
+      failed("notify-keyspace-events", "Invalid event class character. Use 'Ag$lshzxeKEtmdnoc'."));
   for (const char* bad : {"1 2 3", "0 1", "10 -1", "10 1x", " 10  5 "}) {
     EXPECT_EQ(c.Set({{"save", bad}}), failed("save", "Invalid save parameters")) << bad;
   }
