@@ -161,12 +161,34 @@ def test_auth_clients_optional_and_no(tls_server, certs):
     assert refused(tls_client(tls_server, certs, cert=None))
 
 
-def test_redis_cli_tls(tls_server, certs):
-    out = subprocess.run(
+def redis_cli_tls(h, certs, *args, **kw):
+    return subprocess.run(
         ["redis-cli", "--tls", "--cacert", certs / "ca.crt", "--cert", certs / "client.crt",
-         "--key", certs / "client.key", "-h", HOST, "-p", str(tls_server.tls_port), "ECHO", "hi"],
-        capture_output=True, text=True, timeout=10)
+         "--key", certs / "client.key", "-h", HOST, "-p", str(h.tls_port), *args],
+        capture_output=True, timeout=20, **kw)
+
+
+def test_redis_cli_tls(tls_server, certs):
+    out = redis_cli_tls(tls_server, certs, "ECHO", "hi", text=True)
     assert out.stdout.strip() == "hi", out.stderr
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_redis_cli_ldb_over_tls(tls_server, certs, tmp_path, sync):
+    """The async session's child continues the TLS session the server hands over: the server
+    closes its side without a close_notify, which would end the child's session."""
+    plain = redis.Redis(host=HOST, port=tls_server.port)
+    plain.set("k", "old")
+    script = tmp_path / "s.lua"
+    script.write_text("local a = 1\nredis.call('set', KEYS[1], ARGV[1])\nreturn a\n")
+    mode = ["--ldb-sync-mode"] if sync else ["--ldb"]
+    out = redis_cli_tls(tls_server, certs, *mode, "--eval", script, "k", ",", "new",
+                        input="step\nstep\ncontinue\n", text=True).stdout
+    for text in ("* Stopped at 2, stop reason = step over", "<redis> set k new", "(integer) 1"):
+        assert text in out, out
+    assert ("(Lua debugging session ended)" if sync else "rolled back") in out, out
+    assert plain.get("k") == (b"new" if sync else b"old")
+    assert plain.ping()
 
 
 def test_plaintext_on_the_tls_port_is_closed_others_served(tls_server, certs):
