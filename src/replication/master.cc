@@ -121,9 +121,6 @@ std::string Replication::SyncRefusal(const SyncRequest& request) {
   if (auto it = handshakes_.find(request.client_id);
       it != handshakes_.end() && it->second.rdb_exclude != 0) {
     if (!it->second.capa_eof) return "ERR Filtered replica requires EOF capability";
-    if (request.tls) {  // the snapshot child writes plain sockets only
-      return "ERR Filtered replica snapshots are not available over TLS";
-    }
   }
   // Our master hands over to us (its FAILOVER): we take over, then it continues as our replica.
   if (request.psync && request.failover) {
@@ -229,7 +226,8 @@ bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_a
 // ---- The RDB child of a full sync ------------------------------------------------------------
 
 void Replication::StartRdbChildIfWaiting() {
-  if (children_.active()) return;
+  // (A relay still sending the last image to TLS replicas counts as the child's work.)
+  if (children_.active() || relay_.active()) return;
   std::vector<uint64_t> waiting;
   bool all_eof = true;
   int64_t oldest_ms = 0;
@@ -241,10 +239,8 @@ void Replication::StartRdbChildIfWaiting() {
     if (!exclude) exclude = replica.rdb_exclude;
     if (replica.rdb_exclude != *exclude) continue;
     waiting.push_back(id);
-    const bool tls = host_.ClientTls(id) != nullptr;
     // (A SYNC client gets the EOF form only when filtered: redis-cli --functions-rdb.)
-    all_eof =
-        all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) && !tls;
+    all_eof = all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0);
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
@@ -262,6 +258,7 @@ void Replication::StartRdbChildIfWaiting() {
   // The stream after the fork starts with a SELECT: a replica knows no database yet.
   ForceSelect();
   std::vector<int> fds;
+  std::vector<uint64_t> relayed;  // diskless TLS replicas: their image goes through a pipe
   for (uint64_t id : waiting) {
     ReplicaState& replica = replicas_[id];
     if (!host_.ClientOpen(id)) continue;
@@ -280,7 +277,28 @@ void Replication::StartRdbChildIfWaiting() {
     // The stream from the fork on waits in the shared buffer until the snapshot is sent.
     if (!replica.rdb_only) buffer_.AddReader(id, offset + 1);
     host_.HoldClientOutput(id, true);
-    fds.push_back(fd);
+    if (diskless && host_.ClientTls(id) != nullptr) {
+      replica.relay = true;
+      replica.relay_sent = 0;
+      relayed.push_back(id);
+    } else {
+      fds.push_back(fd);
+    }
+  }
+  int relay_pipe[2] = {-1, -1};
+  if (!relayed.empty()) {
+    if (pipe2(relay_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+      spdlog::warn("Can't create the pipe for the diskless sync child: {}", strerror(errno));
+      for (uint64_t id : relayed) host_.CloseClientNow(id);
+      relayed.clear();
+    } else {
+      // To the child the pipe is one more socket to write the image to.
+      relay_ = SnapshotRelay{};
+      relay_.fd = relay_pipe[0];
+      relay_.report_index = fds.size();
+      relay_.ids = relayed;
+      fds.push_back(relay_pipe[1]);
+    }
   }
   if (fds.empty()) return;
 
@@ -330,6 +348,10 @@ void Replication::StartRdbChildIfWaiting() {
   pid_t pid = children_.Start(ChildKind::kRdb, std::move(body),
                               [this](const ChildExit& exit) { OnRdbChildDone(exit); });
   if (results_pipe[1] >= 0) close(results_pipe[1]);
+  if (relay_pipe[1] >= 0) {
+    close(relay_pipe[1]);  // the pipe ends when the child's copy closes
+    WatchRelayPipe(true);
+  }
   if (pid < 0) {
     spdlog::warn("Can't save in background: fork: {}", strerror(errno));
     OnRdbChildDone(ChildExit{});
@@ -367,7 +389,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   // Closing a replica removes it from replicas_: done after the walk.
   std::vector<uint64_t> to_close;
   for (auto& [id, replica] : replicas_) {
-    if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
+    if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd || replica.relay) continue;
     if (!host_.ClientOpen(id)) continue;
     size_t index = std::find(fds.begin(), fds.end(), host_.ClientSocket(id)) - fds.begin();
     if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
@@ -376,16 +398,9 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
       continue;
     }
     if (replica.diskless) {
-      if (index >= report.size() || report[index] != '1') {
-        spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(id));
+      if (!EndDisklessTransfer(id, replica, index < report.size() && report[index] == '1')) {
         to_close.push_back(id);
-        continue;
       }
-      spdlog::info(
-          "Streamed RDB transfer with replica {} succeeded (socket). Waiting for "
-          "REPLCONF ACK from replica to enable streaming",
-          host_.ClientAddress(id));
-      PutOnline(id, replica);
       continue;
     }
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -405,8 +420,27 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     host_.SendToClient(id, "");
   }
   for (uint64_t id : to_close) host_.CloseClientNow(id);
+  if (relay_.active()) {
+    relay_.child_done = true;
+    relay_.child_ok =
+        exit.ok() && relay_.report_index < report.size() && report[relay_.report_index] == '1';
+    FinishRelayIfDone();
+  }
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
+}
+
+bool Replication::EndDisklessTransfer(uint64_t client_id, ReplicaState& replica, bool ok) {
+  if (!ok) {
+    spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(client_id));
+    return false;
+  }
+  spdlog::info(
+      "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from "
+      "replica to enable streaming",
+      host_.ClientAddress(client_id));
+  PutOnline(client_id, replica);
+  return true;
 }
 
 void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
@@ -424,6 +458,7 @@ void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
 
 bool Replication::SendBulk(uint64_t client_id) {
   ReplicaState* replica = FindReplica(client_id);
+  if (replica != nullptr && replica->relay) return RelaySend(client_id, *replica);
   if (replica == nullptr || replica->bulk_fd < 0) {
     host_.SetClientBulkPending(client_id, false);
     return true;
@@ -487,6 +522,8 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   const bool was_diskless = it->second.diskless;
   buffer_.RemoveReader(client_id);
   replicas_.erase(it);
+  // The relay may have waited for this one alone to take its chunk: look at the pipe again.
+  if (relay_.fd >= 0) WatchRelayPipe(true);
   // The last replica a snapshot was made for is gone: the child works for nobody (a disk
   // snapshot is kept when save points want it anyway), as in Redis.
   if (was_waiting && !child_fds_.empty() &&
