@@ -734,6 +734,7 @@ void Replication::Cron() {
     last_ping_ms_ = now;
     if (!is_replica() && !replicas_.empty() && !host_.ReplicationStreamPaused()) FeedStream(kPing);
   }
+  DropStuckRelayReplicas();
   // Replicas waiting for a snapshot to start, or for a disk snapshot to be written, get a
   // newline a second so they don't time out (they skip newlines before the payload).
   for (auto& [id, replica] : replicas_) {

@@ -73,6 +73,9 @@ struct ReplicaState {
   // how much of the relay's current chunk this replica has taken.
   bool relay = false;
   size_t relay_sent = 0;
+  // Since when the replica hasn't taken the rest of the chunk (0: it isn't behind);
+  // repl-timeout applies, read at each cron, so a change during the transfer counts.
+  int64_t relay_stuck_since_ms = 0;
 };
 
 // The address a replica is known by (INFO, ROLE, FAILOVER TO): what it announced with
@@ -285,6 +288,8 @@ class Replication : public EffectSink {
   void RelayNextChunk();
   bool RelaySend(uint64_t client_id, ReplicaState& replica);
   void FinishRelayIfDone();
+  // From the cron: drops relayed replicas stuck for repl-timeout.
+  void DropStuckRelayReplicas();
   void WatchRelayPipe(bool on);
   const ServerConfig& cfg() const { return config_.values(); }
   // Replica side: follow host:port from now on (REPLICAOF host port).

@@ -9,9 +9,11 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "replication/replication.h"
 #include "security/tls.h"
+#include "util/clock.h"
 
 namespace vireo {
 
@@ -77,7 +79,10 @@ bool Replication::RelaySend(uint64_t client_id, ReplicaState& replica) {
     const ssize_t n = tls->Write(relay_.chunk.data() + replica.relay_sent,
                                  relay_.chunk.size() - replica.relay_sent);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (replica.relay_stuck_since_ms == 0) replica.relay_stuck_since_ms = NowMs();
+      return true;
+    }
     if (n <= 0) {
       spdlog::warn("Diskless rdb transfer, write error sending DB to replica: {}",
                    n < 0 ? strerror(errno) : "EOF");
@@ -86,9 +91,25 @@ bool Replication::RelaySend(uint64_t client_id, ReplicaState& replica) {
     replica.relay_sent += static_cast<size_t>(n);
     host_.CountReplicationOutput(static_cast<uint64_t>(n));
   }
+  replica.relay_stuck_since_ms = 0;
   host_.SetClientBulkPending(client_id, false);
   RelayNextChunk();
   return true;
+}
+
+void Replication::DropStuckRelayReplicas() {
+  const int64_t now = NowMs();
+  std::vector<uint64_t> stuck;
+  for (const auto& [id, replica] : replicas_) {
+    if (replica.relay && replica.relay_stuck_since_ms != 0 &&
+        now - replica.relay_stuck_since_ms > cfg().repl_timeout * 1000) {
+      stuck.push_back(id);
+    }
+  }
+  for (uint64_t id : stuck) {
+    spdlog::warn("Disconnecting timedout replica (full sync): {}", host_.ClientAddress(id));
+    host_.CloseClientNow(id);
+  }
 }
 
 void Replication::FinishRelayIfDone() {

@@ -8,7 +8,9 @@ the server doesn't trust."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -659,6 +661,28 @@ def test_diskless_sync_to_a_tls_replica_that_drops(certs, procs):  # noqa: F811
     r.replicaof(HOST, tls_port)
     wait_in_sync(m, r, timeout=30)
     assert r.dbsize() == m.dbsize()
+
+
+def test_relayed_replica_stuck_for_repl_timeout_is_dropped(certs, procs):  # noqa: F811
+    """A TLS replica that stops reading mid-transfer is dropped after repl-timeout (read at
+    each cron, so lowering it during the transfer counts), the others go on."""
+    master, m, tls_port = _diskless_master(certs, procs, 0, "--repl-diskless-sync-delay", "0",
+                                           "--rdbcompression", "no")
+    m.execute_command("DEBUG", "POPULATE", 20000, "k", 2000)  # ~40 MB: more than the buffers
+    replica = start_server(["--repl-diskless-load", "swapdb", *_replica_tls_args(certs)])
+    procs.append(replica)
+    r = replica.client()
+    r.replicaof(HOST, tls_port)
+    wait_for(lambda: "Loading DB in memory" in replica.log_text(100000))
+    os.kill(replica.proc.pid, signal.SIGSTOP)
+    try:
+        m.config_set("repl-timeout", "2")
+        wait_for(lambda: "Disconnecting timedout replica (full sync)" in master.log_text(100000),
+                 timeout=30)
+        wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=30)
+        assert m.ping()
+    finally:
+        os.kill(replica.proc.pid, signal.SIGCONT)
 
 
 def test_filtered_snapshot_over_tls(tls_server, certs, tmp_path, procs):  # noqa: F811
