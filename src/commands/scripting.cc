@@ -169,6 +169,9 @@ void DebugEval(CommandContext& ctx, bool ro) {
   debugger.EndSession();
   if (forked) {
     WriteQueuedOutput(client);  // the script's reply
+    // A TLS session ends with a close_notify, as the server's closes do: a client that then
+    // sends its own (redis-cli when it exits) finds the connection closed in order, not reset.
+    client.tls.reset();
     _exit(0);
   }
   spdlog::info("Redis synchronous debugging eval session ended");

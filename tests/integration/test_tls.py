@@ -184,11 +184,12 @@ def test_redis_cli_ldb_over_tls(tls_server, certs, tmp_path, sync):
     script = tmp_path / "s.lua"
     script.write_text("local a = 1\nredis.call('set', KEYS[1], ARGV[1])\nreturn a\n")
     mode = ["--ldb-sync-mode"] if sync else ["--ldb"]
-    out = redis_cli_tls(tls_server, certs, *mode, "--eval", script, "k", ",", "new",
-                        input="step\nstep\ncontinue\n", text=True).stdout
+    proc = redis_cli_tls(tls_server, certs, *mode, "--eval", script, "k", ",", "new",
+                         input="step\nstep\ncontinue\n", text=True)
+    out = proc.stdout
     for text in ("* Stopped at 2, stop reason = step over", "<redis> set k new", "(integer) 1"):
         assert text in out, out
-    assert ("(Lua debugging session ended)" if sync else "rolled back") in out, out
+    assert ("(Lua debugging session ended)" if sync else "rolled back") in out, (proc.returncode, out)
     assert plain.get("k") == (b"new" if sync else b"old")
     assert plain.ping()
 
