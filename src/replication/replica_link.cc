@@ -500,7 +500,7 @@ void ReplicaLink::ReadPayload() {
     if (n <= 0) {
       spdlog::warn("I/O error trying to sync with MASTER: {}",
                    n < 0 ? strerror(errno) : "connection lost");
-      Drop();
+      DropAndReconnect();
       return;
     }
     last_io_ms_ = NowMs();
@@ -591,7 +591,7 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
     // Our ID and offset no longer describe our (empty) data.
     replication_.ChangeReplicationId();
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    Drop();
+    DropAndReconnect();
     return;
   }
   if (rename(temp_path_.c_str(), cfg().dbfilename.c_str()) != 0) {
@@ -704,7 +704,7 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
       replication_.ChangeReplicationId();
     }
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    Drop();
+    DropAndReconnect();
     return;
   }
   if (swap) {
@@ -853,6 +853,13 @@ void ReplicaLink::Drop() {
   expected_replies_.clear();
   ack_requested_ = false;
   state_ = State::kConnect;
+}
+
+void ReplicaLink::DropAndReconnect() {
+  Drop();
+  if (server_.ShuttingDown()) return;
+  spdlog::info("Reconnecting to MASTER {}:{} after failure", host_, port_);
+  Connect();
 }
 
 void ReplicaLink::Cron() {
