@@ -1,15 +1,13 @@
 // The master side of replication: replicas are clients that sent SYNC or PSYNC.
 //
 // A full resync forks one RDB child for every replica waiting at that moment. With
-// repl-diskless-sync (and replicas that announced `capa eof`) the child writes the snapshot
-// straight to their sockets, framed as `$EOF:<mark>` ... `<mark>`; otherwise it writes the
-// dump file, which the parent then sends as `$<length>` + bytes, from the write path
-// (SendBulk), without reading it into memory. Either way the stream from the fork on
+// repl-diskless-sync (and replicas that announced `capa eof`) the child writes the snapshot,
+// framed as `$EOF:<mark>` ... `<mark>`, into a pipe the server relays to their sockets
+// (snapshot_relay.cc); otherwise it writes the dump file, which the parent then sends as
+// `$<length>` + bytes, from the write path (SendBulk), without reading it into memory (read in
+// chunks for a TLS replica instead of sendfile). Either way the stream from the fork on
 // accumulates in the replica's output buffer, held back until the snapshot has been sent, so
 // the replica applies the stream from exactly the offset it was told in +FULLRESYNC.
-//
-// A replica connected over TLS gets a disk sync: the child can't write into the parent's TLS
-// session, so the parent sends the file through it (read in chunks instead of sendfile).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -226,7 +224,7 @@ bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_a
 // ---- The RDB child of a full sync ------------------------------------------------------------
 
 void Replication::StartRdbChildIfWaiting() {
-  // (A relay still sending the last image to TLS replicas counts as the child's work.)
+  // (A relay still sending the last image counts as the child's work.)
   if (children_.active() || relay_.active()) return;
   std::vector<uint64_t> waiting;
   bool all_eof = true;
@@ -258,7 +256,7 @@ void Replication::StartRdbChildIfWaiting() {
   // The stream after the fork starts with a SELECT: a replica knows no database yet.
   ForceSelect();
   std::vector<int> fds;
-  std::vector<uint64_t> relayed;  // diskless TLS replicas: their image goes through a pipe
+  std::vector<uint64_t> relayed;  // diskless: the image goes through the relay pipe
   for (uint64_t id : waiting) {
     ReplicaState& replica = replicas_[id];
     if (!host_.ClientOpen(id)) continue;
@@ -277,7 +275,7 @@ void Replication::StartRdbChildIfWaiting() {
     // The stream from the fork on waits in the shared buffer until the snapshot is sent.
     if (!replica.rdb_only) buffer_.AddReader(id, offset + 1);
     host_.HoldClientOutput(id, true);
-    if (diskless && host_.ClientTls(id) != nullptr) {
+    if (diskless) {
       replica.relay = true;
       replica.relay_sent = 0;
       relayed.push_back(id);
@@ -422,6 +420,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   for (uint64_t id : to_close) host_.CloseClientNow(id);
   if (relay_.active()) {
     relay_.child_done = true;
+    relay_.child_failed = !exit.ok();
     relay_.child_ok =
         exit.ok() && relay_.report_index < report.size() && report[relay_.report_index] == '1';
     FinishRelayIfDone();

@@ -68,8 +68,8 @@ struct ReplicaState {
   int64_t bulk_offset = 0;
   int64_t bulk_size = 0;
   std::string bulk_preamble;
-  // Diskless sync over TLS: the child can't write into the parent's TLS session, so it writes
-  // the image into a pipe the server relays to such replicas (SnapshotRelay). relay_sent:
+  // Diskless sync: the child writes the image into a pipe the server relays to the replicas
+  // (SnapshotRelay). relay_sent:
   // how much of the relay's current chunk this replica has taken.
   bool relay = false;
   size_t relay_sent = 0;
@@ -221,7 +221,7 @@ class Replication : public EffectSink {
   // Disk sync, from the server's write path: sends the next part of the dump to a replica
   // whose client has bulk_pending (then its held stream). False on a write error.
   bool SendBulk(uint64_t client_id);
-  // The relay pipe of a diskless sync to TLS replicas has bytes (or its end) to read
+  // The relay pipe of a diskless sync has bytes (or its end) to read
   // (ReplicationHost::WatchSnapshotPipe).
   void OnSnapshotPipeReadable() { RelayNextChunk(); }
 
@@ -282,7 +282,7 @@ class Replication : public EffectSink {
   // A diskless image was sent to the replica (`ok`) or not: online, or false (the caller
   // drops it).
   bool EndDisklessTransfer(uint64_t client_id, ReplicaState& replica, bool ok);
-  // The relay to TLS replicas (snapshot_relay.cc): reads the next chunk from the pipe once
+  // The relay of a diskless image (snapshot_relay.cc): reads the next chunk from the pipe once
   // every replica took the last one; writes a replica's part of the chunk; ends the
   // transfer when both the pipe and the child are done.
   void RelayNextChunk();
@@ -316,8 +316,8 @@ class Replication : public EffectSink {
   std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
   std::vector<int> child_fds_;                   // the sockets a diskless child writes to
   int results_pipe_read_ = -1;  // the diskless child reports which replicas got it all
-  // A diskless image relayed to TLS replicas: Redis sends every diskless image this way (the
-  // child writes a pipe, the server the sockets); here only TLS replicas need it.
+  // A diskless image relayed to the replicas, as Redis sends it (the child writes a pipe, the
+  // server the sockets).
   struct SnapshotRelay {
     int fd = -1;              // the pipe's read end (-1: read to its end, or none)
     bool watched = false;     // fd is on the loop
@@ -325,7 +325,8 @@ class Replication : public EffectSink {
     std::string chunk;        // what the replicas are being sent now
     std::vector<uint64_t> ids;
     bool child_done = false;
-    bool child_ok = false;  // the child wrote the whole image into the pipe
+    bool child_ok = false;      // the child wrote the whole image into the pipe
+    bool child_failed = false;  // it exited with an error (or a signal)
     bool active() const { return fd >= 0 || !ids.empty(); }
   };
   SnapshotRelay relay_;

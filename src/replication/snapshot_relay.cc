@@ -1,9 +1,8 @@
-// A diskless sync to TLS replicas. The forked child can't write into a TLS session (its
-// state lives in the server), so it writes the image into a pipe, and the server relays it to
-// those replicas, as Redis does for every diskless sync: one chunk at a time, the next read
-// only when every replica has taken the last one, so the pipe (and the child) wait for the
-// slowest replica instead of the server buffering the image. Plain replicas of the same
-// child still get the image from the child directly.
+// A diskless sync. The forked child writes the image into a pipe, and the server relays it to
+// the replicas, as Redis does: one chunk at a time, the next read only when every replica has
+// taken the last one, so the pipe (and the child) wait for the slowest replica instead of the
+// server buffering the image. The server owns the sockets (and the TLS sessions, which the
+// child couldn't write into), so it applies repl-timeout as it stands now.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -74,10 +73,11 @@ void Replication::RelayNextChunk() {
 
 bool Replication::RelaySend(uint64_t client_id, ReplicaState& replica) {
   TlsSession* tls = host_.ClientTls(client_id);
-  if (tls == nullptr) return false;
+  const int fd = host_.ClientSocket(client_id);
   while (replica.relay_sent < relay_.chunk.size()) {
-    const ssize_t n = tls->Write(relay_.chunk.data() + replica.relay_sent,
-                                 relay_.chunk.size() - replica.relay_sent);
+    const char* data = relay_.chunk.data() + replica.relay_sent;
+    const size_t size = relay_.chunk.size() - replica.relay_sent;
+    const ssize_t n = tls != nullptr ? tls->Write(data, size) : write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (replica.relay_stuck_since_ms == 0) replica.relay_stuck_since_ms = NowMs();
@@ -116,12 +116,18 @@ void Replication::FinishRelayIfDone() {
   if (relay_.fd >= 0 || !relay_.child_done) return;
   std::vector<uint64_t> ids = std::move(relay_.ids);
   const bool ok = relay_.child_ok;
+  const bool child_failed = relay_.child_failed;
   relay_ = SnapshotRelay{};
   for (uint64_t id : ids) {
     ReplicaState* replica = FindReplica(id);
     if (replica == nullptr || !replica->relay || !host_.ClientOpen(id)) continue;
     replica->relay = false;
     host_.SetClientBulkPending(id, false);
+    if (child_failed) {
+      spdlog::warn("SYNC failed. BGSAVE child returned an error");
+      host_.CloseClientNow(id);
+      continue;
+    }
     if (!EndDisklessTransfer(id, *replica, ok)) host_.CloseClientNow(id);
   }
   StartRdbChildIfWaiting();

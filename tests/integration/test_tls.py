@@ -666,16 +666,19 @@ def test_diskless_sync_to_a_tls_replica_that_drops(certs, procs):  # noqa: F811
     assert r.dbsize() == m.dbsize()
 
 
-def test_relayed_replica_stuck_for_repl_timeout_is_dropped(certs, procs):  # noqa: F811
-    """A TLS replica that stops reading mid-transfer is dropped after repl-timeout (read at
-    each cron, so lowering it during the transfer counts), the others go on."""
+@pytest.mark.parametrize("tls", [True, False])
+def test_relayed_replica_stuck_for_repl_timeout_is_dropped(certs, procs, tls):  # noqa: F811
+    """A replica (TLS or plain: every diskless image is relayed) that stops reading
+    mid-transfer is dropped after repl-timeout (read at each cron, so lowering it during the
+    transfer counts), the others go on."""
     master, m, tls_port = _diskless_master(certs, procs, 0, "--repl-diskless-sync-delay", "0",
                                            "--rdbcompression", "no")
     m.execute_command("DEBUG", "POPULATE", 20000, "k", 2000)  # ~40 MB: more than the buffers
-    replica = start_server(["--repl-diskless-load", "swapdb", *_replica_tls_args(certs)])
+    replica = start_server(["--repl-diskless-load", "swapdb",
+                            *(_replica_tls_args(certs) if tls else [])])
     procs.append(replica)
     r = replica.client()
-    r.replicaof(HOST, tls_port)
+    r.replicaof(HOST, tls_port if tls else master.port)
     wait_for(lambda: "Loading DB in memory" in replica.log_text(100000))
     os.kill(replica.proc.pid, signal.SIGSTOP)
     try:
