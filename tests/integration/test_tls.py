@@ -623,8 +623,8 @@ def _diskless_master(certs, procs, keys, *extra):  # noqa: F811
 
 @pytest.mark.parametrize("load", ["disabled", "swapdb", "on-empty-db"])
 def test_diskless_sync_to_tls_and_plain_replicas_from_one_child(certs, procs, load):  # noqa: F811
-    """The child writes the plain replica's socket itself and a pipe the server relays to the
-    TLS replica; both get the whole image (Redis sends TLS replicas diskless images too)."""
+    """One child's image, relayed by the server to a TLS and a plain replica; both get all of
+    it (Redis sends TLS replicas diskless images too)."""
     master, m, tls_port = _diskless_master(certs, procs, 20000,  # several pipe chunks
                                            "--repl-diskless-sync-delay", "30",
                                            "--repl-diskless-sync-max-replicas", "2")
