@@ -18,6 +18,7 @@
 #include "commands/numkeys.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
+#include "security/tls.h"
 #include "server/client.h"
 #include "server/client_registry.h"
 #include "server/command_context.h"
@@ -139,6 +140,9 @@ void DebugEval(CommandContext& ctx, bool ro) {
       // The child answers from now on; kClientLuaDebug keeps the close from shutting the
       // connection down under it.
       client.output_written = client.output().size();
+      // The child continues the TLS session from its copy: closing ours must not send the
+      // close_notify that would end it (Redis frees it unsent too).
+      if (client.tls) client.tls->Abandon();
       ctx.clients().CloseClient(client);
       return;
     }
@@ -165,6 +169,9 @@ void DebugEval(CommandContext& ctx, bool ro) {
   debugger.EndSession();
   if (forked) {
     WriteQueuedOutput(client);  // the script's reply
+    // A TLS session ends with a close_notify, as the server's closes do: a client that then
+    // sends its own (redis-cli when it exits) finds the connection closed in order, not reset.
+    client.tls.reset();
     _exit(0);
   }
   spdlog::info("Redis synchronous debugging eval session ended");

@@ -1,29 +1,24 @@
 // The master side of replication: replicas are clients that sent SYNC or PSYNC.
 //
 // A full resync forks one RDB child for every replica waiting at that moment. With
-// repl-diskless-sync (and replicas that announced `capa eof`) the child writes the snapshot
-// straight to their sockets, framed as `$EOF:<mark>` ... `<mark>`; otherwise it writes the
-// dump file, which the parent then sends as `$<length>` + bytes, from the write path
-// (SendBulk), without reading it into memory. Either way the stream from the fork on
+// repl-diskless-sync (and replicas that announced `capa eof`) the child writes the snapshot,
+// framed as `$EOF:<mark>` ... `<mark>`, into a pipe the server relays to their sockets
+// (snapshot_relay.cc); otherwise it writes the dump file, which the parent then sends as
+// `$<length>` + bytes, from the write path (SendBulk), without reading it into memory (read in
+// chunks for a TLS replica instead of sendfile). Either way the stream from the fork on
 // accumulates in the replica's output buffer, held back until the snapshot has been sent, so
 // the replica applies the stream from exactly the offset it was told in +FULLRESYNC.
-//
-// A replica connected over TLS gets a disk sync: the child can't write into the parent's TLS
-// session, so the parent sends the file through it (read in chunks instead of sendfile).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <new>
 #include <optional>
 
 #include "persistence/rdb.h"
@@ -63,35 +58,24 @@ ssize_t WriteSocket(int fd, TlsSession* tls, const void* buf, size_t n) {
 // Writes all of `bytes` to a non-blocking socket, waiting up to `timeout_ms` for room each
 // time it is full. For the forked child (which owns nothing else) and tiny control replies.
 // `tls`: write through the client's TLS session rather than to the bare `fd`.
-// `stalled_since`, when given, tells the server how the write goes: the monotonic ms of the
-// last progress while bytes are still to go, 0 once they are all written (or given up).
-bool WriteFully(int fd, std::string_view bytes, int timeout_ms, TlsSession* tls = nullptr,
-                std::atomic<int64_t>* stalled_since = nullptr) {
-  auto note = [stalled_since](int64_t ms) {
-    if (stalled_since != nullptr) stalled_since->store(ms, std::memory_order_relaxed);
-  };
+bool WriteFully(int fd, std::string_view bytes, int timeout_ms, TlsSession* tls = nullptr) {
   while (!bytes.empty()) {
     ssize_t n = WriteSocket(fd, tls, bytes.data(), bytes.size());
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
-      if (!bytes.empty()) note(MonotonicUs() / 1000);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (stalled_since != nullptr && stalled_since->load(std::memory_order_relaxed) == 0) {
-        note(MonotonicUs() / 1000);
-      }
       // A TLS write can wait for the socket to be readable (never with renegotiation off).
       const bool read = tls != nullptr && !tls->wants_write();
       pollfd p{fd, static_cast<short>(read ? POLLIN : POLLOUT), 0};
-      if (poll(&p, 1, timeout_ms) <= 0) break;
+      if (poll(&p, 1, timeout_ms) <= 0) return false;
       continue;
     }
-    break;
+    return false;
   }
-  note(0);
-  return bytes.empty();
+  return true;
 }
 
 // sendfile(2) for a TLS connection: the file's bytes at *offset, encrypted. A write that
@@ -135,9 +119,6 @@ std::string Replication::SyncRefusal(const SyncRequest& request) {
   if (auto it = handshakes_.find(request.client_id);
       it != handshakes_.end() && it->second.rdb_exclude != 0) {
     if (!it->second.capa_eof) return "ERR Filtered replica requires EOF capability";
-    if (request.tls) {  // the snapshot child writes plain sockets only
-      return "ERR Filtered replica snapshots are not available over TLS";
-    }
   }
   // Our master hands over to us (its FAILOVER): we take over, then it continues as our replica.
   if (request.psync && request.failover) {
@@ -243,7 +224,8 @@ bool Replication::TryPartialResync(uint64_t client_id, std::string_view client_a
 // ---- The RDB child of a full sync ------------------------------------------------------------
 
 void Replication::StartRdbChildIfWaiting() {
-  if (children_.active()) return;
+  // (A relay still sending the last image counts as the child's work.)
+  if (children_.active() || relay_.active()) return;
   std::vector<uint64_t> waiting;
   bool all_eof = true;
   int64_t oldest_ms = 0;
@@ -255,10 +237,8 @@ void Replication::StartRdbChildIfWaiting() {
     if (!exclude) exclude = replica.rdb_exclude;
     if (replica.rdb_exclude != *exclude) continue;
     waiting.push_back(id);
-    const bool tls = host_.ClientTls(id) != nullptr;
     // (A SYNC client gets the EOF form only when filtered: redis-cli --functions-rdb.)
-    all_eof =
-        all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0) && !tls;
+    all_eof = all_eof && replica.capa_eof && (!replica.old_sync || replica.rdb_exclude != 0);
     if (oldest_ms == 0 || replica.wait_since_ms < oldest_ms) oldest_ms = replica.wait_since_ms;
   }
   if (waiting.empty()) return;
@@ -276,6 +256,7 @@ void Replication::StartRdbChildIfWaiting() {
   // The stream after the fork starts with a SELECT: a replica knows no database yet.
   ForceSelect();
   std::vector<int> fds;
+  std::vector<uint64_t> relayed;  // diskless: the image goes through the relay pipe
   for (uint64_t id : waiting) {
     ReplicaState& replica = replicas_[id];
     if (!host_.ClientOpen(id)) continue;
@@ -294,7 +275,28 @@ void Replication::StartRdbChildIfWaiting() {
     // The stream from the fork on waits in the shared buffer until the snapshot is sent.
     if (!replica.rdb_only) buffer_.AddReader(id, offset + 1);
     host_.HoldClientOutput(id, true);
-    fds.push_back(fd);
+    if (diskless) {
+      replica.relay = true;
+      replica.relay_sent = 0;
+      relayed.push_back(id);
+    } else {
+      fds.push_back(fd);
+    }
+  }
+  int relay_pipe[2] = {-1, -1};
+  if (!relayed.empty()) {
+    if (pipe2(relay_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+      spdlog::warn("Can't create the pipe for the diskless sync child: {}", strerror(errno));
+      for (uint64_t id : relayed) host_.CloseClientNow(id);
+      relayed.clear();
+    } else {
+      // To the child the pipe is one more socket to write the image to.
+      relay_ = SnapshotRelay{};
+      relay_.fd = relay_pipe[0];
+      relay_.report_index = fds.size();
+      relay_.ids = relayed;
+      fds.push_back(relay_pipe[1]);
+    }
   }
   if (fds.empty()) return;
 
@@ -314,19 +316,14 @@ void Replication::StartRdbChildIfWaiting() {
     }
     const int timeout_ms = static_cast<int>(std::min<int64_t>(c.repl_timeout, 3600) * 1000);
     const int report_fd = results_pipe[1];
-    MapTransferStalls(fds.size());
-    std::atomic<int64_t>* stalls = transfer_stalls_;
-    body = [this, fds, mark, options, timeout_ms, report_fd, stalls]() mutable {
+    body = [this, fds, mark, options, timeout_ms, report_fd]() mutable {
       // Each replica's socket gets the whole image; one that stops reading is dropped, the
       // others go on.
       std::vector<bool> ok(fds.size(), true);
       auto send_all = [&](std::string_view bytes) {
         bool any = false;
         for (size_t i = 0; i < fds.size(); ++i) {
-          if (ok[i]) {
-            ok[i] = WriteFully(fds[i], bytes, timeout_ms, nullptr,
-                               stalls != nullptr ? &stalls[i] : nullptr);
-          }
+          if (ok[i]) ok[i] = WriteFully(fds[i], bytes, timeout_ms);
           any = any || ok[i];
         }
         return any ? std::string() : std::string("all replicas failed");
@@ -349,6 +346,10 @@ void Replication::StartRdbChildIfWaiting() {
   pid_t pid = children_.Start(ChildKind::kRdb, std::move(body),
                               [this](const ChildExit& exit) { OnRdbChildDone(exit); });
   if (results_pipe[1] >= 0) close(results_pipe[1]);
+  if (relay_pipe[1] >= 0) {
+    close(relay_pipe[1]);  // the pipe ends when the child's copy closes
+    WatchRelayPipe(true);
+  }
   if (pid < 0) {
     spdlog::warn("Can't save in background: fork: {}", strerror(errno));
     OnRdbChildDone(ChildExit{});
@@ -369,7 +370,6 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   }
   std::vector<int> fds = std::move(child_fds_);
   child_fds_.clear();
-  UnmapTransferStalls();
   const std::string path = host_.RdbFilePath();
   if (!report.empty()) {
     // Redis's line for the end of a transfer to sockets (it reads the child's output through
@@ -387,7 +387,7 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
   // Closing a replica removes it from replicas_: done after the walk.
   std::vector<uint64_t> to_close;
   for (auto& [id, replica] : replicas_) {
-    if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd) continue;
+    if (replica.phase != ReplicaState::Phase::kWaitBgsaveEnd || replica.relay) continue;
     if (!host_.ClientOpen(id)) continue;
     size_t index = std::find(fds.begin(), fds.end(), host_.ClientSocket(id)) - fds.begin();
     if (!exit.ok() && (!replica.diskless || index >= report.size() || report[index] != '1')) {
@@ -396,16 +396,9 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
       continue;
     }
     if (replica.diskless) {
-      if (index >= report.size() || report[index] != '1') {
-        spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(id));
+      if (!EndDisklessTransfer(id, replica, index < report.size() && report[index] == '1')) {
         to_close.push_back(id);
-        continue;
       }
-      spdlog::info(
-          "Streamed RDB transfer with replica {} succeeded (socket). Waiting for "
-          "REPLCONF ACK from replica to enable streaming",
-          host_.ClientAddress(id));
-      PutOnline(id, replica);
       continue;
     }
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -425,36 +418,28 @@ void Replication::OnRdbChildDone(const ChildExit& exit) {
     host_.SendToClient(id, "");
   }
   for (uint64_t id : to_close) host_.CloseClientNow(id);
+  if (relay_.active()) {
+    relay_.child_done = true;
+    relay_.child_failed = !exit.ok();
+    relay_.child_ok =
+        exit.ok() && relay_.report_index < report.size() && report[relay_.report_index] == '1';
+    FinishRelayIfDone();
+  }
   // Replicas that arrived while this child ran get the next one.
   StartRdbChildIfWaiting();
 }
 
-void Replication::MapTransferStalls(size_t replicas) {
-  UnmapTransferStalls();
-  const size_t bytes = replicas * sizeof(std::atomic<int64_t>);
-  void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  // Without it the transfer just goes on as before, bounded by the child's own timeout.
-  if (shared == MAP_FAILED) return;
-  transfer_stalls_ = static_cast<std::atomic<int64_t>*>(shared);
-  for (size_t i = 0; i < replicas; ++i) new (&transfer_stalls_[i]) std::atomic<int64_t>(0);
-  transfer_slots_ = replicas;
-}
-
-void Replication::UnmapTransferStalls() {
-  if (transfer_stalls_ == nullptr) return;
-  munmap(transfer_stalls_, transfer_slots_ * sizeof(std::atomic<int64_t>));
-  transfer_stalls_ = nullptr;
-  transfer_slots_ = 0;
-}
-
-bool Replication::TransferTimedOut(uint64_t client_id, int64_t now_mono_ms) const {
-  if (transfer_stalls_ == nullptr) return false;
-  const size_t index =
-      std::find(child_fds_.begin(), child_fds_.end(), host_.ClientSocket(client_id)) -
-      child_fds_.begin();
-  if (index >= transfer_slots_) return false;
-  const int64_t since = transfer_stalls_[index].load(std::memory_order_relaxed);
-  return since != 0 && now_mono_ms - since > cfg().repl_timeout * 1000;
+bool Replication::EndDisklessTransfer(uint64_t client_id, ReplicaState& replica, bool ok) {
+  if (!ok) {
+    spdlog::warn("Diskless rdb transfer to replica {} failed", host_.ClientAddress(client_id));
+    return false;
+  }
+  spdlog::info(
+      "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from "
+      "replica to enable streaming",
+      host_.ClientAddress(client_id));
+  PutOnline(client_id, replica);
+  return true;
 }
 
 void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
@@ -472,6 +457,7 @@ void Replication::PutOnline(uint64_t client_id, ReplicaState& replica) {
 
 bool Replication::SendBulk(uint64_t client_id) {
   ReplicaState* replica = FindReplica(client_id);
+  if (replica != nullptr && replica->relay) return RelaySend(client_id, *replica);
   if (replica == nullptr || replica->bulk_fd < 0) {
     host_.SetClientBulkPending(client_id, false);
     return true;
@@ -542,6 +528,8 @@ void Replication::OnClientClosed(uint64_t client_id, std::string_view client_add
   const bool was_diskless = it->second.diskless;
   buffer_.RemoveReader(client_id);
   replicas_.erase(it);
+  // The relay may have waited for this one alone to take its chunk: look at the pipe again.
+  if (relay_.fd >= 0) WatchRelayPipe(true);
   // The last replica a snapshot was made for is gone: the child works for nobody (a disk
   // snapshot is kept when save points want it anyway), as in Redis.
   if (was_waiting && !child_fds_.empty() &&
@@ -752,6 +740,7 @@ void Replication::Cron() {
     last_ping_ms_ = now;
     if (!is_replica() && !replicas_.empty() && !host_.ReplicationStreamPaused()) FeedStream(kPing);
   }
+  DropStuckRelayReplicas();
   // Replicas waiting for a snapshot to start, or for a disk snapshot to be written, get a
   // newline a second so they don't time out (they skip newlines before the payload).
   for (auto& [id, replica] : replicas_) {
@@ -766,24 +755,6 @@ void Replication::Cron() {
     if (replica.phase == ReplicaState::Phase::kOnline && !replica.old_sync && !replica.rdb_only &&
         now - replica.ack_time_ms > c.repl_timeout * 1000) {
       spdlog::warn("Disconnecting timedout replica (streaming sync): {}", host_.ClientAddress(id));
-      host_.CloseClientNow(id);
-    }
-  }
-  // A diskless transfer that a replica stopped reading: the child's write to it has made no
-  // progress for repl-timeout (as it is now: a changed one applies to a transfer under way).
-  // Closing the connection shuts the socket the child shares, so the child drops that replica
-  // and goes on with the others (or is killed with the last one).
-  if (transfer_stalls_ != nullptr) {
-    const int64_t now_mono = MonotonicUs() / 1000;
-    std::vector<uint64_t> stalled;
-    for (const auto& [id, replica] : replicas_) {
-      if (replica.phase == ReplicaState::Phase::kWaitBgsaveEnd && replica.diskless &&
-          host_.ClientOpen(id) && TransferTimedOut(id, now_mono)) {
-        stalled.push_back(id);
-      }
-    }
-    for (uint64_t id : stalled) {
-      spdlog::warn("Disconnecting timedout replica (full sync): {}", host_.ClientAddress(id));
       host_.CloseClientNow(id);
     }
   }

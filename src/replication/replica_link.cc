@@ -500,7 +500,7 @@ void ReplicaLink::ReadPayload() {
     if (n <= 0) {
       spdlog::warn("I/O error trying to sync with MASTER: {}",
                    n < 0 ? strerror(errno) : "connection lost");
-      FailTransfer();
+      DropAndReconnect();
       return;
     }
     last_io_ms_ = NowMs();
@@ -527,7 +527,7 @@ void ReplicaLink::FeedPayload(std::string_view data) {
   }
   if (payload_.state() == SyncPayloadReader::State::kError) {
     spdlog::warn("{}", payload_.error());
-    FailTransfer();
+    DropAndReconnect();
     return;
   }
   if (diskless_load_) {
@@ -545,7 +545,7 @@ void ReplicaLink::FeedPayload(std::string_view data) {
           "Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA "
           "synchronization: {}",
           n < 0 ? strerror(errno) : "short write");
-      FailTransfer();
+      DropAndReconnect();
       return;
     }
     out.remove_prefix(static_cast<size_t>(n));
@@ -591,7 +591,7 @@ void ReplicaLink::FinishFullSync(std::string_view rest) {
     // Our ID and offset no longer describe our (empty) data.
     replication_.ChangeReplicationId();
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    FailTransfer();
+    DropAndReconnect();
     return;
   }
   if (rename(temp_path_.c_str(), cfg().dbfilename.c_str()) != 0) {
@@ -704,7 +704,7 @@ void ReplicaLink::LoadFromSocket(std::string first_bytes, std::string_view strea
       replication_.ChangeReplicationId();
     }
     if (aof_on) replication_.config_.Set({{"appendonly", "yes"}});
-    FailTransfer();
+    DropAndReconnect();
     return;
   }
   if (swap) {
@@ -855,10 +855,8 @@ void ReplicaLink::Drop() {
   state_ = State::kConnect;
 }
 
-void ReplicaLink::FailTransfer() {
+void ReplicaLink::DropAndReconnect() {
   Drop();
-  // Straight away rather than at the next second's cron, as Redis does after a failed sync: a
-  // master that keeps cutting transfers short would otherwise cost a second each time.
   if (server_.ShuttingDown()) return;
   spdlog::info("Reconnecting to MASTER {}:{} after failure", host_, port_);
   Connect();
@@ -880,7 +878,7 @@ void ReplicaLink::Cron() {
     case State::kReceivePsync:
       if (now - last_io_ms_ > timeout_ms) {
         spdlog::warn("Timeout connecting to the MASTER...");
-        FailTransfer();
+        DropAndReconnect();
       }
       return;
     case State::kTransfer:
@@ -888,7 +886,7 @@ void ReplicaLink::Cron() {
         spdlog::warn(
             "Timeout receiving bulk data from MASTER... If the problem persists try to set the "
             "'repl-timeout' parameter in redis.conf to a larger value.");
-        FailTransfer();
+        DropAndReconnect();
       }
       return;
     case State::kConnected: {

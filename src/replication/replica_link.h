@@ -107,8 +107,9 @@ class ReplicaLink {
   // Closes the link socket (or the master client), discards a half-read payload; the cron
   // reconnects.
   void Drop();
-  // A full sync failed (or timed out): drops the link and connects again at once.
-  void FailTransfer();
+  // A full sync failed in its transfer or load: drop, and connect again now rather than at
+  // the next cron, as Redis does (a master that cuts transfers short gets tried again at once).
+  void DropAndReconnect();
   void DropTransfer();
 
   const ServerConfig& cfg() const { return replication_.cfg(); }

@@ -15,7 +15,6 @@
 // handshake, loading the RDB, and the master client whose commands are applied.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,6 +68,14 @@ struct ReplicaState {
   int64_t bulk_offset = 0;
   int64_t bulk_size = 0;
   std::string bulk_preamble;
+  // Diskless sync: the child writes the image into a pipe the server relays to the replicas
+  // (SnapshotRelay). relay_sent:
+  // how much of the relay's current chunk this replica has taken.
+  bool relay = false;
+  size_t relay_sent = 0;
+  // Since when the replica hasn't taken the rest of the chunk (0: it isn't behind);
+  // repl-timeout applies, read at each cron, so a change during the transfer counts.
+  int64_t relay_stuck_since_ms = 0;
 };
 
 // The address a replica is known by (INFO, ROLE, FAILOVER TO): what it announced with
@@ -214,6 +221,9 @@ class Replication : public EffectSink {
   // Disk sync, from the server's write path: sends the next part of the dump to a replica
   // whose client has bulk_pending (then its held stream). False on a write error.
   bool SendBulk(uint64_t client_id);
+  // The relay pipe of a diskless sync has bytes (or its end) to read
+  // (ReplicationHost::WatchSnapshotPipe).
+  void OnSnapshotPipeReadable() { RelayNextChunk(); }
 
   // ---- Both sides ----
   RoleInfo Role();
@@ -269,6 +279,18 @@ class Replication : public EffectSink {
   void StartRdbChildIfWaiting();
   void OnRdbChildDone(const ChildExit& exit);
   void PutOnline(uint64_t client_id, ReplicaState& replica);
+  // A diskless image was sent to the replica (`ok`) or not: online, or false (the caller
+  // drops it).
+  bool EndDisklessTransfer(uint64_t client_id, ReplicaState& replica, bool ok);
+  // The relay of a diskless image (snapshot_relay.cc): reads the next chunk from the pipe once
+  // every replica took the last one; writes a replica's part of the chunk; ends the
+  // transfer when both the pipe and the child are done.
+  void RelayNextChunk();
+  bool RelaySend(uint64_t client_id, ReplicaState& replica);
+  void FinishRelayIfDone();
+  // From the cron: drops relayed replicas stuck for repl-timeout.
+  void DropStuckRelayReplicas();
+  void WatchRelayPipe(bool on);
   const ServerConfig& cfg() const { return config_.values(); }
   // Replica side: follow host:port from now on (REPLICAOF host port).
   void SetMaster(std::string host, int port, bool from_rdb = false);
@@ -293,15 +315,21 @@ class Replication : public EffectSink {
   std::map<uint64_t, ReplicaState> replicas_;    // by client id
   std::map<uint64_t, ReplicaState> handshakes_;  // REPLCONF settings before SYNC/PSYNC
   std::vector<int> child_fds_;                   // the sockets a diskless child writes to
-  // Shared with the diskless child (mapped before the fork), one slot per child_fds_ entry:
-  // when its write to that replica last progressed with bytes still to go (monotonic ms, 0
-  // when none are pending). The cron drops replicas stalled past repl-timeout.
-  std::atomic<int64_t>* transfer_stalls_ = nullptr;
-  size_t transfer_slots_ = 0;
-  void MapTransferStalls(size_t replicas);
-  void UnmapTransferStalls();
-  bool TransferTimedOut(uint64_t client_id, int64_t now_mono_ms) const;
-  int results_pipe_read_ = -1;             // the diskless child reports which replicas got it all
+  int results_pipe_read_ = -1;  // the diskless child reports which replicas got it all
+  // A diskless image relayed to the replicas, as Redis sends it (the child writes a pipe, the
+  // server the sockets).
+  struct SnapshotRelay {
+    int fd = -1;              // the pipe's read end (-1: read to its end, or none)
+    bool watched = false;     // fd is on the loop
+    size_t report_index = 0;  // the pipe's place in the child's report
+    std::string chunk;        // what the replicas are being sent now
+    std::vector<uint64_t> ids;
+    bool child_done = false;
+    bool child_ok = false;      // the child wrote the whole image into the pipe
+    bool child_failed = false;  // it exited with an error (or a signal)
+    bool active() const { return fd >= 0 || !ids.empty(); }
+  };
+  SnapshotRelay relay_;
   bool acks_changed_ = false;              // an ACK arrived: WAIT clients may be done
   std::vector<uint64_t> waiting_clients_;  // blocked in WAIT
   int64_t last_fsynced_reploff_ = -1;      // the AOF's, when WAIT clients last looked

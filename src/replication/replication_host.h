@@ -59,6 +59,9 @@ class ReplicationHost {
   virtual void HoldClientOutput(uint64_t id, bool held) = 0;
   // Disk sync: the write path sends the dump (Replication::SendBulk) before its output.
   virtual void SetClientBulkPending(uint64_t id, bool pending) = 0;
+  // The pipe a diskless sync child writes for TLS replicas: on the loop (readable, calls
+  // Replication::OnSnapshotPipeReadable) or off it.
+  virtual void WatchSnapshotPipe(int fd, bool on) = 0;
   // WAIT / WAITAOF: a blocked client runs its command again (it replies or blocks again with
   // its original deadline); nothing if it is gone or no longer blocked.
   virtual void RerunBlockedClient(uint64_t id) = 0;

@@ -156,7 +156,7 @@ int ParseTlsProtocols(std::string_view text) {
 
 TlsSession::~TlsSession() {
   // A close_notify if the socket takes it at once; never wait for the peer's.
-  if (handshake_done_) {
+  if (handshake_done_ && !abandoned_) {
     ERR_clear_error();
     SSL_shutdown(ssl_);
   }

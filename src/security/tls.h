@@ -55,6 +55,10 @@ class TlsSession {
   // An estimate of what OpenSSL holds for this connection, for client eviction and CLIENT
   // LIST tot-mem (OpenSSL has no API that reports it).
   size_t MemoryUsage() const;
+  // The connection now belongs to another process (the forked child of an async Lua debugging
+  // session holds a copy of this session): freeing it here must not send a close_notify,
+  // which would end the child's session under it.
+  void Abandon() { abandoned_ = true; }
 
  private:
   ssize_t Result(int ret);
@@ -62,6 +66,7 @@ class TlsSession {
   SSL* ssl_;
   bool handshake_done_ = false;
   bool wants_write_ = false;
+  bool abandoned_ = false;
   std::string error_;
 };
 

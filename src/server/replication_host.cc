@@ -2,6 +2,7 @@
 // names clients by id, and reaches the loop, the databases, loading and persistence through
 // these.
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 
 #include <climits>
 
@@ -77,6 +78,14 @@ void Server::HoldClientOutput(uint64_t id, bool held) {
 
 void Server::SetClientBulkPending(uint64_t id, bool pending) {
   if (Client* c = FindClient(id)) c->bulk_pending = pending;
+}
+
+void Server::WatchSnapshotPipe(int fd, bool on) {
+  if (on) {
+    WatchSocket(fd, kSnapshotPipeTag, EPOLLIN);
+  } else {
+    UnwatchSocket(fd);
+  }
 }
 
 void Server::RerunBlockedClient(uint64_t id) {

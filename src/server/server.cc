@@ -918,6 +918,10 @@ void Server::OnSocketEvent(uint64_t tag, uint32_t events) {
     if (ReplicaLink* link = replication_->link()) link->OnSocketEvent(events);
     return;
   }
+  if (tag == kSnapshotPipeTag) {
+    replication_->OnSnapshotPipeReadable();
+    return;
+  }
   if ((tag & cluster::ClusterBus::kTag) != 0) {
     if (cluster_bus_) cluster_bus_->OnSocketEvent(tag & ~cluster::ClusterBus::kTag, events);
     return;

@@ -240,6 +240,8 @@ class Server : public KeyspaceListener,
   // reads the RDB (ReplicationHost::WatchLinkSocket); then it becomes a client (kClientMaster)
   // whose commands are applied.
   static constexpr uint64_t kReplicaLinkTag = 1ull << 61;
+  // The pipe a diskless sync child writes for TLS replicas (ReplicationHost::WatchSnapshotPipe).
+  static constexpr uint64_t kSnapshotPipeTag = 1ull << 59;
 
   // Cluster mode's command path: slot routing, redirections, MIGRATE's connections
   // (src/server/cluster_services.h).
@@ -459,6 +461,7 @@ class Server : public KeyspaceListener,
   void MarkReplicaClient(uint64_t id) override;
   void HoldClientOutput(uint64_t id, bool held) override;
   void SetClientBulkPending(uint64_t id, bool pending) override;
+  void WatchSnapshotPipe(int fd, bool on) override;
   void RerunBlockedClient(uint64_t id) override;
   void UnblockClientsForRoleChange() override;
   void WatchLinkSocket(int fd, uint32_t events) override;  // adds, or changes the events

@@ -286,3 +286,23 @@ def test_watchdog_reports_a_load_that_holds_the_loop(procs, rdb_source):  # noqa
         wait_for(reported_after_a_stall, timeout=5)
     finally:
         fake.close()
+
+
+def test_a_load_cut_short_reconnects_at_once(procs):  # noqa: F811
+    """The master drops the replica mid-load: the replica connects again right away
+    ("Reconnecting to MASTER ... after failure", as Redis), not at its next once-a-second
+    attempt, and completes the sync."""
+    master = start_vireo(procs, "--repl-diskless-sync", "yes", "--rdbcompression", "no")
+    m = master.client()
+    m.execute_command("DEBUG", "POPULATE", 20000, "k", 1000)  # 20 MB: more than the buffers
+    replica = start_vireo(procs, "--repl-diskless-load", "swapdb", "--key-load-delay", "100")
+    s = replica.client()
+    s.execute_command("REPLICAOF", HOST, master.port)
+    wait_for(lambda: log_count(replica, "Loading DB in memory") == 1)
+    assert m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+    wait_for(lambda: log_count(replica, f"Reconnecting to MASTER {HOST}:{master.port} after "
+                                        "failure") == 1)
+    s.config_set("key-load-delay", "0")
+    wait_link_up(s, timeout=SYNC_TIMEOUT)
+    wait_in_sync(m, s)
+    assert s.dbsize() == 20000

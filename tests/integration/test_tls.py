@@ -8,7 +8,9 @@ the server doesn't trust."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -161,12 +163,37 @@ def test_auth_clients_optional_and_no(tls_server, certs):
     assert refused(tls_client(tls_server, certs, cert=None))
 
 
-def test_redis_cli_tls(tls_server, certs):
-    out = subprocess.run(
+def redis_cli_tls(h, certs, *args, **kw):
+    return subprocess.run(
         ["redis-cli", "--tls", "--cacert", certs / "ca.crt", "--cert", certs / "client.crt",
-         "--key", certs / "client.key", "-h", HOST, "-p", str(tls_server.tls_port), "ECHO", "hi"],
-        capture_output=True, text=True, timeout=10)
+         "--key", certs / "client.key", "-h", HOST, "-p", str(h.tls_port), *args],
+        capture_output=True, timeout=20, **kw)
+
+
+def test_redis_cli_tls(tls_server, certs):
+    out = redis_cli_tls(tls_server, certs, "ECHO", "hi", text=True)
     assert out.stdout.strip() == "hi", out.stderr
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_redis_cli_ldb_over_tls(tls_server, certs, tmp_path, sync):
+    """The async session's child continues the TLS session the server hands over: the server
+    closes its side without a close_notify, which would end the child's session."""
+    plain = redis.Redis(host=HOST, port=tls_server.port)
+    plain.set("k", "old")
+    script = tmp_path / "s.lua"
+    script.write_text("local a = 1\nredis.call('set', KEYS[1], ARGV[1])\nreturn a\n")
+    mode = ["--ldb-sync-mode"] if sync else ["--ldb"]
+    proc = redis_cli_tls(tls_server, certs, *mode, "--eval", script, "k", ",", "new",
+                         input="step\nstep\ncontinue\n", text=True)
+    out = proc.stdout
+    for text in ("* Stopped at 2, stop reason = step over", "<redis> set k new", "(integer) 1"):
+        assert text in out, out
+    assert ("(Lua debugging session ended)" if sync else "rolled back") in out, out
+    # The session's end is an orderly TLS close (redis-cli used to die of SIGPIPE at exit).
+    assert proc.returncode == 0, proc.stderr
+    assert plain.get("k") == (b"new" if sync else b"old")
+    assert plain.ping()
 
 
 def test_plaintext_on_the_tls_port_is_closed_others_served(tls_server, certs):
@@ -580,3 +607,124 @@ def test_a_handshake_that_never_finishes_is_logged_and_closed(tls_server, certs)
         assert len(plain.client_list()) == 1
     finally:
         stalled.close()
+
+
+# ---- Diskless snapshots over TLS (relayed through the server) -------------------------------
+
+
+def _diskless_master(certs, procs, keys, *extra):  # noqa: F811
+    tls_port = free_port()
+    master = start_server(tls_args(certs, tls_port, "--repl-diskless-sync", "yes", *extra))
+    procs.append(master)
+    m = master.client()
+    _fill(m, keys)
+    return master, m, tls_port
+
+
+@pytest.mark.parametrize("load", ["disabled", "swapdb", "on-empty-db"])
+def test_diskless_sync_to_tls_and_plain_replicas_from_one_child(certs, procs, load):  # noqa: F811
+    """One child's image, relayed by the server to a TLS and a plain replica; both get all of
+    it (Redis sends TLS replicas diskless images too)."""
+    master, m, tls_port = _diskless_master(certs, procs, 20000,  # several pipe chunks
+                                           "--repl-diskless-sync-delay", "30",
+                                           "--repl-diskless-sync-max-replicas", "2")
+    tls_replica = start_server(["--repl-diskless-load", load, *_replica_tls_args(certs)])
+    plain_replica = start_server(["--repl-diskless-load", load])
+    procs += [tls_replica, plain_replica]
+    t, p = tls_replica.client(), plain_replica.client()
+    t.replicaof(HOST, tls_port)
+    p.replicaof(HOST, master.port)
+    for r in (t, p):
+        wait_in_sync(m, r, timeout=30)
+        assert r.dbsize() == m.dbsize() and r.get("big") == m.get("big")
+    wait_for(lambda: master.log_text(100000).count("Streamed RDB transfer with replica") == 2)
+    log = master.log_text(100000)
+    assert log.count("Starting BGSAVE for SYNC with target: replicas sockets") == 1, log
+    m.set("after", "sync")
+    for r in (t, p):
+        wait_in_sync(m, r)
+        assert r.get("after") == b"sync"
+
+
+def test_diskless_sync_to_a_tls_replica_that_drops(certs, procs):  # noqa: F811
+    """A TLS replica gone mid-transfer: the child is killed (it has no one left), the server
+    goes on serving, and the next replica gets a fresh image through a new relay."""
+    master, m, tls_port = _diskless_master(certs, procs, 200, "--repl-diskless-sync-delay", "0",
+                                           "--rdb-key-save-delay", "200")
+    replica = start_server(_replica_tls_args(certs))
+    procs.append(replica)
+    r = replica.client()
+    r.replicaof(HOST, tls_port)
+    wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 1)
+    r.replicaof("no", "one")
+    wait_for(lambda: "last replica dropped, killing fork child" in master.log_text(100000))
+    wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    assert m.ping()
+    m.config_set("rdb-key-save-delay", "0")
+    r.replicaof(HOST, tls_port)
+    wait_in_sync(m, r, timeout=30)
+    assert r.dbsize() == m.dbsize()
+
+
+@pytest.mark.parametrize("tls", [True, False])
+def test_relayed_replica_stuck_for_repl_timeout_is_dropped(certs, procs, tls):  # noqa: F811
+    """A replica (TLS or plain: every diskless image is relayed) that stops reading
+    mid-transfer is dropped after repl-timeout (read at each cron, so lowering it during the
+    transfer counts), the others go on."""
+    master, m, tls_port = _diskless_master(certs, procs, 0, "--repl-diskless-sync-delay", "0",
+                                           "--rdbcompression", "no")
+    m.execute_command("DEBUG", "POPULATE", 20000, "k", 2000)  # ~40 MB: more than the buffers
+    replica = start_server(["--repl-diskless-load", "swapdb",
+                            *(_replica_tls_args(certs) if tls else [])])
+    procs.append(replica)
+    r = replica.client()
+    r.replicaof(HOST, tls_port if tls else master.port)
+    wait_for(lambda: "Loading DB in memory" in replica.log_text(100000))
+    os.kill(replica.proc.pid, signal.SIGSTOP)
+    try:
+        m.config_set("repl-timeout", "2")
+        wait_for(lambda: "Disconnecting timedout replica (full sync)" in master.log_text(100000),
+                 timeout=30)
+        wait_for(lambda: m.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=30)
+        assert m.ping()
+    finally:
+        os.kill(replica.proc.pid, signal.SIGCONT)
+
+
+def test_filtered_snapshot_over_tls(tls_server, certs, tmp_path, procs):  # noqa: F811
+    """redis-cli --functions-rdb over TLS: REPLCONF rdb-filter-only functions, the image
+    relayed from the child through the server (it used to be refused over TLS)."""
+    plain = redis.Redis(host=HOST, port=tls_server.port)
+    plain.set("k", "v")
+    plain.function_load("#!lua name=tlslib\nredis.register_function('f', function() return 1 end)")
+    out = redis_cli_tls(tls_server, certs, "--functions-rdb", tmp_path / "f.rdb", text=True)
+    assert "Transfer finished with success" in out.stderr + out.stdout, out.stderr
+    # The snapshot holds the library and no keys.
+    loaded = start_server(["--dir", tmp_path, "--dbfilename", "f.rdb"])
+    procs.append(loaded)
+    c = loaded.client()
+    assert c.dbsize() == 0
+    libs = c.function_list()
+    assert len(libs) == 1 and b"tlslib" in libs[0], libs
+    # And the whole dataset, as redis-cli --rdb asks for it.
+    out = redis_cli_tls(tls_server, certs, "--rdb", tmp_path / "all.rdb", text=True)
+    assert "Transfer finished with success" in out.stderr + out.stdout, out.stderr
+
+
+def test_redis_cli_replica_over_tls_diskless(tls_server, certs):
+    plain = redis.Redis(host=HOST, port=tls_server.port)
+    plain.config_set("repl-diskless-sync", "yes")
+    plain.config_set("repl-diskless-sync-delay", "0")
+    proc = subprocess.Popen(
+        ["redis-cli", "--tls", "--cacert", certs / "ca.crt", "--cert", certs / "client.crt",
+         "--key", certs / "client.key", "-h", HOST, "-p", str(tls_server.tls_port), "--replica"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # Online once the relayed image went through (redis-cli buffers what it prints).
+        wait_for(lambda: plain.info("replication")["connected_slaves"] == 1 and
+                 plain.info("replication")["slave0"]["state"] == "online")
+        assert "Streamed RDB transfer with replica" in tls_server.log_text(100000)
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
