@@ -62,6 +62,7 @@ class FakeHost : public ReplicationHost {
   void UnblockClientsForRoleChange() override {}
   void WatchLinkSocket(int, uint32_t) override {}
   void UnwatchLinkSocket(int) override {}
+  void WatchSnapshotPipe(int, bool) override {}
   std::unique_ptr<TlsSession> ConnectTls(int) override { return nullptr; }
   uint64_t AdoptMasterConnection(int, std::unique_ptr<TlsSession>, int) override { return 0; }
   void InjectClientInput(uint64_t, std::string_view) override {}
