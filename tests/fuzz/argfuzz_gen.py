@@ -402,8 +402,8 @@ NEWER_OPTIONS = {
     "zrevrank": {b"WITHSCORE"},
     "xadd": {b"IDMP", b"IDMPAUTO", b"KEEPREF", b"DELREF", b"ACKED"},
     "xtrim": {b"KEEPREF", b"DELREF", b"ACKED"},
-    "xreadgroup": {b"CLAIM"},
-    "xread": {b"+"},  # 7.4: "+" reads the last entry
+    "xreadgroup": {b"CLAIM", b"MAXCOUNT", b"MAXSIZE"},  # 8.4, 8.10
+    "xread": {b"+", b"MAXCOUNT", b"MAXSIZE"},  # 7.4: "+" reads the last entry; 8.10
     "set": {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"},  # 8.4
     "hscan": {b"NOVALUES"},  # 7.4
     "zscan": {b"NOSCORES"},  # Valkey 8.0
@@ -509,8 +509,9 @@ def comparable_form(entry: Entry, argv: list[bytes]) -> list[bytes] | None:
     if name == "bitop" and len(argv) > 1 and argv[1].upper() in NEWER_BITOPS:
         return None  # Redis 7.0 refuses the operation and leaves the destination alone
     newer = NEWER_OPTIONS.get(name)
-    if newer and any(a.upper() in newer for a in argv[2:]):
-        # Redis 7.0 refuses the option and leaves the key alone while vireo writes it.
+    if newer and any(a.upper() in newer for a in argv[1:]):
+        # Redis 7.0 refuses the option and leaves the key alone while vireo writes it. (From
+        # argv[1]: XREAD takes options before its keys.)
         return None
     if any(NUL_NUMBER.match(a) for a in argv[1:]):
         return None
