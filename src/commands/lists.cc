@@ -13,6 +13,7 @@
 
 #include "commands/families.h"
 #include "commands/helpers.h"
+#include "commands/move_lookup.h"
 #include "commands/mpop_args.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
@@ -356,15 +357,9 @@ void LPosCommand(CommandContext& ctx) {
 // before anything is popped.
 bool LookupMoveLists(CommandContext& ctx, std::string_view src, std::string_view dst,
                      PackedList** source, DbEntry** dst_entry) {
-  auto [list, wrong_type] = ReadList(ctx, src);
-  if (wrong_type) return false;
-  *source = list;
-  *dst_entry = nullptr;
-  if (list == nullptr) return true;
-  auto [entry, dst_wrong_type] = LookupTyped(ctx, dst, ValueType::kList);
-  if (dst_wrong_type) return false;
-  *dst_entry = entry;
-  return true;
+  return LookupMoveKeys(
+      ctx, src, dst, ValueType::kList,
+      [](CommandContext& c, std::string_view key) { return ReadList(c, key); }, source, dst_entry);
 }
 
 // After the elements moved: deletes an emptied source (or lets it shrink back to a listpack),

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "commands/families.h"
+#include "commands/move_lookup.h"
 #include "commands/zset_common.h"
 #include "core/arg_parser.h"
 #include "core/command_table.h"
@@ -28,15 +29,7 @@ constexpr const char* kCountError = "ERR count should be greater than 0";
 // when the source exists (redis.io: "If source exists and either key holds another type").
 bool LookupMoveSets(CommandContext& ctx, std::string_view src, std::string_view dst, ZSet** source,
                     DbEntry** dst_entry) {
-  auto [z, wrong_type] = LookupZset(ctx, src);
-  if (wrong_type) return false;
-  *source = z;
-  *dst_entry = nullptr;
-  if (z == nullptr) return true;
-  auto [entry, dst_wrong_type] = LookupTyped(ctx, dst, ValueType::kZSet);
-  if (dst_wrong_type) return false;
-  *dst_entry = entry;
-  return true;
+  return LookupMoveKeys(ctx, src, dst, ValueType::kZSet, LookupZset, source, dst_entry);
 }
 
 // Adds the moved members to the destination (creating it when needed), deletes an emptied
